@@ -1,0 +1,165 @@
+"""The partition of individuals into groups a release makes indistinguishable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+
+__all__ = ["Partition", "encode_values"]
+
+
+def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Encode arbitrary values to integer codes.
+
+    Returns ``(codes, domain)`` where ``domain[codes] == values`` and ``domain`` is
+    sorted (numbers numerically, strings lexically), so the codes of an ordered attribute
+    follow its order.  Missing values raise :class:`InputError`.
+
+    Examples
+    --------
+    >>> codes, domain = encode_values(["b", "a", "b"])
+    >>> codes.tolist(), domain.tolist()
+    ([1, 0, 1], ['a', 'b'])
+    """
+    series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype") else values)
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
+    try:
+        domain, codes = np.unique(series.to_numpy(), return_inverse=True)
+    except TypeError as exc:  # mixed, unorderable types
+        raise InputError(f"values of mixed types cannot be ordered: {exc}") from exc
+    return codes.astype(np.int64).reshape(-1), domain
+
+
+class Partition:
+    """One integer group label per individual; ``-1`` marks a suppressed individual.
+
+    Groups are numbered ``0 .. n_groups - 1``.  Every release is described by such a
+    partition: records sharing generalized quasi-identifiers, users sharing a cloaked
+    region and window, nodes of one degree, users of one query-log cluster.
+
+    Parameters
+    ----------
+    labels : array of int
+        Group of each individual, ``-1`` for suppressed.  Labels are renumbered to be
+        consecutive, in order of first appearance.
+
+    Examples
+    --------
+    >>> p = Partition([0, 0, 5, 5, 5, -1])
+    >>> p.n, p.n_groups, p.sizes.tolist(), p.n_suppressed
+    (6, 2, [2, 3], 1)
+    """
+
+    def __init__(self, labels: Sequence[int] | np.ndarray) -> None:
+        raw = np.asarray(labels)
+        if raw.ndim != 1:
+            raise InputError("partition labels must be one-dimensional")
+        if raw.size and not np.issubdtype(raw.dtype, np.integer):
+            raise InputError("partition labels must be integers")
+        raw = raw.astype(np.int64, copy=False)
+        kept = raw >= 0
+        labels_out = np.full(raw.shape, -1, dtype=np.int64)
+        if kept.any():
+            uniq, first, inverse = np.unique(raw[kept], return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.size)
+            labels_out[kept] = rank[inverse.reshape(-1)]
+        self.labels = labels_out
+        self._sizes = np.bincount(labels_out[kept], minlength=0) if kept.any() else np.zeros(0, np.int64)
+
+    @classmethod
+    def from_keys(cls, keys: Any, suppressed: np.ndarray | None = None) -> Partition:
+        """Group individuals whose key columns are all equal.
+
+        Parameters
+        ----------
+        keys : 2-D array (n, q), DataFrame, or 1-D array
+            Generalized quasi-identifier values (any hashable values) of each individual.
+        suppressed : bool array (n,), optional
+            Individuals to mark ``-1`` whatever their keys.
+
+        Examples
+        --------
+        >>> Partition.from_keys([[1, "a"], [1, "a"], [2, "a"]]).sizes.tolist()
+        [2, 1]
+        """
+        frame = keys if isinstance(keys, pd.DataFrame) else pd.DataFrame(
+            np.asarray(keys, dtype=object).reshape(len(keys), -1)
+            if not isinstance(keys, np.ndarray) or keys.dtype == object
+            else keys.reshape(len(keys), -1)
+        )
+        if frame.shape[1] == 0:
+            labels = np.zeros(len(frame), dtype=np.int64)
+        else:
+            labels = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+        labels = labels.astype(np.int64)
+        if suppressed is not None:
+            labels = np.where(np.asarray(suppressed, dtype=bool), -1, labels)
+        return cls(labels)
+
+    @property
+    def n(self) -> int:
+        """Number of individuals, suppressed ones included."""
+        return int(self.labels.size)
+
+    @property
+    def n_groups(self) -> int:
+        return int(self._sizes.size)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Size of each group (suppressed individuals excluded)."""
+        return self._sizes
+
+    @property
+    def n_suppressed(self) -> int:
+        return int((self.labels < 0).sum())
+
+    @property
+    def n_released(self) -> int:
+        return self.n - self.n_suppressed
+
+    def members(self, group: int) -> np.ndarray:
+        """Indices of the individuals in ``group``."""
+        return np.flatnonzero(self.labels == group)
+
+    def size_of_each(self) -> np.ndarray:
+        """Size of each individual's group (0 for suppressed individuals)."""
+        out = np.zeros(self.n, dtype=np.int64)
+        kept = self.labels >= 0
+        out[kept] = self._sizes[self.labels[kept]]
+        return out
+
+    def contingency(self, sensitive: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Groups x sensitive-values counts.
+
+        Parameters
+        ----------
+        sensitive : array (n,)
+            The sensitive value of every individual (suppressed ones included).
+
+        Returns
+        -------
+        counts : int array (n_groups, n_values)
+        domain : array (n_values,)
+            The sensitive values, sorted, in column order.  The domain is that of all
+            individuals, so suppressed ones still count in table-wide distributions.
+        """
+        codes, domain = encode_values(sensitive)
+        if codes.size != self.n:
+            raise InputError(f"{codes.size} sensitive values for {self.n} individuals")
+        kept = self.labels >= 0
+        flat = self.labels[kept] * domain.size + codes[kept]
+        counts = np.bincount(flat, minlength=self.n_groups * domain.size)
+        return counts.reshape(self.n_groups, domain.size), domain
+
+    def __repr__(self) -> str:
+        return f"Partition(n={self.n}, n_groups={self.n_groups}, n_suppressed={self.n_suppressed})"

@@ -1,0 +1,218 @@
+"""The :class:`Release` every anonymizer returns, and the results of privacy checks."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import VerificationError
+
+__all__ = ["CheckResult", "Verification", "Release", "to_jsonable"]
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays, sets, tuples and NaN/inf to plain JSON values."""
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [to_jsonable(v) for v in items]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return to_jsonable(value.to_dict())
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+@dataclass
+class CheckResult:
+    """Outcome of checking one privacy model against one release.
+
+    Attributes
+    ----------
+    model : str
+        The model with its parameters, e.g. ``"k-anonymity(k=5)"``.
+    passed : bool
+    worst : float
+        The worst value over all groups, in the model's own terms (the smallest group
+        for k-anonymity, the smallest l, the largest EMD for t-closeness).
+    threshold : float
+        The parameter the worst value is compared with.
+    n_groups : int
+        Number of groups checked.
+    failing_groups : numpy.ndarray
+        Indices of the groups that fail.
+    details : dict
+        Anything else worth reporting.
+    """
+
+    model: str
+    passed: bool
+    worst: float
+    threshold: float
+    n_groups: int
+    failing_groups: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(
+            {
+                "model": self.model,
+                "passed": bool(self.passed),
+                "worst": self.worst,
+                "threshold": self.threshold,
+                "n_groups": self.n_groups,
+                "n_failing_groups": int(len(self.failing_groups)),
+                "details": self.details,
+            }
+        )
+
+
+@dataclass
+class Verification:
+    """All model checks of one release; truthy when every check passed."""
+
+    checks: list[CheckResult]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def failures(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"passed": self.passed, "checks": [c.to_dict() for c in self.checks]}
+
+
+Verifier = Callable[[Any], Sequence[CheckResult]]
+
+
+@dataclass
+class Release:
+    """An anonymized release with everything needed to judge it.
+
+    Parameters
+    ----------
+    data : Any
+        The anonymized data in its native type (DataFrame, list of item sets, networkx
+        graph, ...).
+    datatype : str
+        ``"tabular"``, ``"transactions"``, ``"location"``, ``"graphs"`` or ``"querylogs"``.
+    verifier : callable
+        ``verifier(data) -> list[CheckResult]``: re-checks every privacy model from the
+        published data alone, without trusting the algorithm that produced it.
+    models : list
+        The privacy models requested (objects with ``to_dict()`` or plain descriptions).
+    partition : Partition, optional
+        The partition of individuals the algorithm produced.
+    parameters : dict
+        Algorithm and its parameters, as given.
+    utility, risk : dict
+        Measures, each keyed ``"before"`` / ``"after"`` where both exist (risk), or by
+        metric name (utility).
+    timings : dict
+        Wall seconds per step.
+    suppressed : int
+        Individuals (records, users, fixes, transactions) left out of ``data``.
+    n_individuals : int
+        Individuals in the input.
+    info : dict
+        Algorithm-specific results worth reporting (the chosen transformation, edits...).
+
+    Examples
+    --------
+    >>> from structanon import Partition
+    >>> from structanon.models import KAnonymity
+    >>> model = KAnonymity(2)
+    >>> r = Release(data=[1, 1, 2, 2], datatype="tabular", models=[model],
+    ...             verifier=lambda d: [model.check(Partition.from_keys(d))])
+    >>> r.verify().passed
+    True
+    """
+
+    data: Any
+    datatype: str
+    verifier: Verifier
+    models: list[Any] = field(default_factory=list)
+    partition: Any = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    utility: dict[str, Any] = field(default_factory=dict)
+    risk: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    suppressed: int = 0
+    n_individuals: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+    checks: Verification | None = None
+
+    def verify(self, strict: bool = False) -> Verification:
+        """Re-check every privacy model from :attr:`data` alone.
+
+        Parameters
+        ----------
+        strict : bool
+            Raise :class:`VerificationError` when any check fails.
+
+        Returns
+        -------
+        Verification
+            Also stored in :attr:`checks`.
+        """
+        result = Verification(list(self.verifier(self.data)))
+        self.checks = result
+        if strict and not result.passed:
+            failed = "; ".join(
+                f"{c.model}: worst {c.worst:g} vs {c.threshold:g}, "
+                f"{len(c.failing_groups)} failing group(s)"
+                for c in result.failures()
+            )
+            raise VerificationError(f"release fails its privacy model: {failed}")
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the data, as plain JSON-ready values."""
+        checks = self.checks if self.checks is not None else self.verify()
+        return to_jsonable(
+            {
+                "datatype": self.datatype,
+                "models": [m.to_dict() if hasattr(m, "to_dict") else str(m) for m in self.models],
+                "parameters": self.parameters,
+                "verification": checks.to_dict(),
+                "n_individuals": self.n_individuals,
+                "suppressed": self.suppressed,
+                "partition": None
+                if self.partition is None
+                else {
+                    "n_groups": self.partition.n_groups,
+                    "min_group_size": int(self.partition.sizes.min()) if self.partition.n_groups else 0,
+                    "n_suppressed": self.partition.n_suppressed,
+                },
+                "utility": self.utility,
+                "risk": self.risk,
+                "timings": self.timings,
+                "info": self.info,
+            }
+        )
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def summary(self) -> str:
+        """A readable multi-line summary (model checks, utility, risk, timings)."""
+        from .report import format_summary
+
+        return format_summary(self)
