@@ -1,11 +1,14 @@
 """structanon: structure-aware anonymization (shared core)."""
 
+from . import distances, io, metrics, models, report, risk
 from .errors import InfeasibleError, InputError, StructanonError, VerificationError
+from .hierarchy import Hierarchy
 from .partition import Partition
 from .release import CheckResult, Release, Verification
 
 __all__ = [
     "CheckResult",
+    "Hierarchy",
     "InfeasibleError",
     "InputError",
     "Partition",
@@ -13,5 +16,11 @@ __all__ = [
     "StructanonError",
     "Verification",
     "VerificationError",
+    "distances",
+    "io",
+    "metrics",
+    "models",
+    "report",
+    "risk",
 ]
 __version__ = "0.1.0"

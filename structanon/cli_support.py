@@ -1,0 +1,63 @@
+"""Helpers shared by every package's command line: errors to exit codes, summaries, progress."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from tqdm import tqdm
+
+from .errors import StructanonError
+from .release import Release
+from .report import format_summary, write_report
+
+__all__ = ["handle_errors", "emit_release", "progress", "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
+
+EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def handle_errors(func: F) -> F:
+    """Turn structanon errors into a one-line message on stderr and the error's exit code.
+
+    Input errors exit 2, infeasible requests 3, failed verification 4.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except StructanonError as exc:
+            kind = type(exc).__name__
+            click.echo(f"error ({kind}): {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_release(release: Release, report: str | Path | None = None,
+                 figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
+                 quiet: bool = False) -> None:
+    """Print the release summary and write the report, if asked.
+
+    ``figures`` may be a callable, so figures are only drawn for HTML reports.
+    """
+    if not quiet:
+        click.echo(format_summary(release))
+    if report is not None:
+        path = Path(report)
+        figs = figures() if callable(figures) and path.suffix.lower() in (".html", ".htm") else (
+            figures if not callable(figures) else ())
+        write_report(release, path, figs)
+        if not quiet:
+            click.echo(f"report written to {path}")
+
+
+def progress(iterable: Iterable[Any], desc: str = "", total: int | None = None, **kwargs: Any) -> Iterable[Any]:
+    """A tqdm progress bar on stderr, hidden when stderr is not a terminal."""
+    return tqdm(iterable, desc=desc, total=total, file=sys.stderr,
+                disable=kwargs.pop("disable", None if sys.stderr.isatty() else True), **kwargs)
