@@ -1,0 +1,250 @@
+"""The generalization lattice of full-domain recodings, over integer-encoded data.
+
+A *node* of the lattice is one generalization level per quasi-identifier.  The data are
+encoded once into leaf codes; every node's equivalence classes are then computed on the
+distinct (leaf-code tuple, sensitive value) rows with their multiplicities, by a
+mixed-radix combination of the per-attribute generalized codes.  A node's class table is
+rolled up from the smallest cached class table of a finer node when one exists, so higher
+nodes cost in proportion to the classes of a lower node instead of the records.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from structanon import Hierarchy
+
+__all__ = ["ClassTable", "EncodedTable", "dense_groups"]
+
+_MAX_KEY = np.int64(1) << 62
+
+
+def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Map non-negative int64 keys to dense ids ``0..m-1`` (ordered by key)."""
+    if keys.size == 0:
+        return keys.astype(np.int64), 0
+    top = int(keys.max()) + 1
+    if top <= max(4 * keys.size, 1 << 16):
+        present = np.zeros(top, dtype=bool)
+        present[keys] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return rank[keys], int(rank[-1]) + 1
+    uniq, inverse = np.unique(keys, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64), int(uniq.size)
+
+
+def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Dense group id of each row of integer ``columns`` (column j takes values < radices[j]).
+
+    Columns are combined by mixed-radix arithmetic; the running key is re-densified
+    whenever the next multiplication could overflow int64.
+
+    Examples
+    --------
+    >>> ids, m = dense_groups([np.array([0, 1, 0]), np.array([2, 2, 2])], [2, 3])
+    >>> ids.tolist(), m
+    ([0, 1, 0], 2)
+    """
+    if not columns:
+        raise ValueError("dense_groups needs at least one column")
+    key = np.asarray(columns[0], dtype=np.int64)
+    span = int(radices[0])
+    for col, radix in zip(columns[1:], radices[1:]):
+        radix = max(int(radix), 1)
+        if span * radix >= _MAX_KEY:
+            key, span = _densify(key)
+        key = key * radix + np.asarray(col, dtype=np.int64)
+        span *= radix
+    return _densify(key)
+
+
+@dataclass
+class ClassTable:
+    """Equivalence classes of one lattice node.
+
+    Attributes
+    ----------
+    codes : int array (g, q)
+        Generalized node code of each class, per quasi-identifier.
+    sizes : int array (g,)
+        Records per class.
+    contingency : int array (g, s) or None
+        Records per class and sensitive value.
+    """
+
+    codes: np.ndarray
+    sizes: np.ndarray
+    contingency: np.ndarray | None
+
+    @property
+    def n_classes(self) -> int:
+        return int(self.sizes.size)
+
+
+class EncodedTable:
+    """Quasi-identifiers encoded once, for fast evaluation of lattice nodes.
+
+    Parameters
+    ----------
+    leaf_codes : list of int arrays (n,)
+        Leaf code of every record, one array per quasi-identifier.
+    hierarchies : list of Hierarchy
+        One per quasi-identifier, in the same order.
+    sensitive_codes : int array (n,), optional
+        Code of every record's sensitive value.
+    n_sensitive : int
+        Size of the sensitive domain.
+    cache_budget : int
+        Number of class-table rows kept for roll-ups.
+    """
+
+    def __init__(
+        self,
+        leaf_codes: Sequence[np.ndarray],
+        hierarchies: Sequence[Hierarchy],
+        sensitive_codes: np.ndarray | None = None,
+        n_sensitive: int = 0,
+        cache_budget: int = 4_000_000,
+    ) -> None:
+        self.hierarchies = list(hierarchies)
+        self.q = len(self.hierarchies)
+        self.heights = np.array([h.height for h in self.hierarchies], dtype=np.int64)
+        self.n = int(len(leaf_codes[0])) if self.q else 0
+        self.n_sensitive = int(n_sensitive)
+        self.has_sensitive = sensitive_codes is not None
+        # level maps: leaf code -> node code at each level, and node counts per level
+        self.maps = [h.node_codes for h in self.hierarchies]
+        self.n_nodes = [[h.n_nodes(lv) for lv in range(h.height + 1)] for h in self.hierarchies]
+        columns = [np.asarray(c, dtype=np.int64) for c in leaf_codes]
+        radices = [h.leaves.size for h in self.hierarchies]
+        if self.has_sensitive:
+            columns.append(np.asarray(sensitive_codes, dtype=np.int64))
+            radices.append(max(self.n_sensitive, 1))
+        ids, m = dense_groups(columns, radices)
+        first = np.full(m, -1, dtype=np.int64)
+        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
+        self.base_leaf_codes = np.stack([c[first] for c in columns[: self.q]], axis=1)
+        self.base_sensitive = columns[-1][first] if self.has_sensitive else None
+        self.base_weight = np.bincount(ids, minlength=m).astype(np.int64)
+        self.record_base = ids
+        self._up: dict[tuple[int, int, int], np.ndarray] = {}
+        self._cache: OrderedDict[tuple[int, ...], tuple[int, ClassTable]] = OrderedDict()
+        self._cache_rows = 0
+        self._slot_nodes = np.zeros((64, self.q), dtype=np.int64)
+        self._slot_rows = np.full(64, np.iinfo(np.int64).max, dtype=np.int64)
+        self._free: list[int] = list(range(63, -1, -1))
+        self.cache_budget = int(cache_budget)
+        self.evaluations = 0
+        self.rollups = 0
+
+    # -------------------------------------------------------------- generalization
+    def up_map(self, q: int, src: int, dst: int) -> np.ndarray:
+        """Node code at level ``dst`` of each node of level ``src`` (src <= dst) of QI ``q``."""
+        key = (q, src, dst)
+        out = self._up.get(key)
+        if out is None:
+            codes = self.maps[q]
+            out = np.zeros(self.n_nodes[q][src], dtype=np.int64)
+            out[codes[:, src]] = codes[:, dst]
+            self._up[key] = out
+        return out
+
+    def record_codes(self, levels: Sequence[int]) -> np.ndarray:
+        """Generalized node codes (n, q) of every record under ``levels``."""
+        leaf = self.base_leaf_codes[self.record_base]
+        return np.stack([self.maps[j][leaf[:, j], levels[j]] for j in range(self.q)], axis=1)
+
+    def record_classes(self, levels: Sequence[int]) -> tuple[np.ndarray, ClassTable]:
+        """Class id of every record under ``levels`` and the node's class table."""
+        base_class, table = self._from_base(tuple(int(v) for v in levels))
+        return base_class[self.record_base], table
+
+    # -------------------------------------------------------------- class tables
+    def classes(self, levels: Sequence[int]) -> ClassTable:
+        """Class table of a node, rolled up from the cheapest cached finer node."""
+        node = tuple(int(v) for v in levels)
+        hit = self._cache.get(node)
+        if hit is not None:
+            self._cache.move_to_end(node)
+            return hit[1]
+        self.evaluations += 1
+        finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
+        rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
+        best = int(np.argmin(rows))
+        if rows[best] < self.base_weight.size:
+            self.rollups += 1
+            src = tuple(int(v) for v in self._slot_nodes[best])
+            table = self._roll_up(src, self._cache[src][1], node)
+        else:
+            table = self._from_base(node)[1]
+        self._remember(node, table)
+        return table
+
+    def _group(
+        self, gen: list[np.ndarray], weight: np.ndarray, sens: np.ndarray | None,
+        node: tuple[int, ...], contingency: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, ClassTable]:
+        radices = [self.n_nodes[j][node[j]] for j in range(self.q)]
+        ids, m = dense_groups(gen, radices) if self.q else (np.zeros(weight.size, np.int64), 1)
+        sizes = np.bincount(ids, weights=weight, minlength=m).astype(np.int64)
+        first = np.full(m, -1, dtype=np.int64)
+        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
+        codes = np.stack([g[first] for g in gen], axis=1) if self.q else np.zeros((m, 0), np.int64)
+        cont = None
+        if contingency is not None:
+            cont = np.zeros((m, contingency.shape[1]), dtype=np.int64)
+            np.add.at(cont, ids, contingency)
+        elif sens is not None:
+            s = max(self.n_sensitive, 1)
+            cont = np.bincount(ids * s + sens, weights=weight, minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        return ids, ClassTable(codes, sizes, cont)
+
+    def _from_base(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
+        gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
+        return self._group(gen, self.base_weight, self.base_sensitive, node)
+
+    def _roll_up(self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]) -> ClassTable:
+        gen = [
+            table.codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            for j in range(self.q)
+        ]
+        if table.contingency is None:
+            return self._group(gen, table.sizes, None, node)[1]
+        # roll the contingency up with one bincount per sensitive column block
+        radices = [self.n_nodes[j][node[j]] for j in range(self.q)]
+        ids, m = dense_groups(gen, radices)
+        sizes = np.bincount(ids, weights=table.sizes, minlength=m).astype(np.int64)
+        first = np.full(m, -1, dtype=np.int64)
+        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
+        codes = np.stack([g[first] for g in gen], axis=1)
+        s = table.contingency.shape[1]
+        flat = (ids[:, None] * s + np.arange(s)[None, :]).reshape(-1)
+        cont = np.bincount(flat, weights=table.contingency.reshape(-1), minlength=m * s)
+        return ClassTable(codes, sizes, cont.astype(np.int64).reshape(m, s))
+
+    def _remember(self, node: tuple[int, ...], table: ClassTable) -> None:
+        rows = table.n_classes
+        if rows > self.cache_budget:
+            return
+        if not self._free:
+            size = self._slot_rows.size
+            self._slot_nodes = np.concatenate([self._slot_nodes, np.zeros_like(self._slot_nodes)])
+            self._slot_rows = np.concatenate(
+                [self._slot_rows, np.full(size, np.iinfo(np.int64).max, dtype=np.int64)]
+            )
+            self._free = list(range(2 * size - 1, size - 1, -1))
+        slot = self._free.pop()
+        self._slot_nodes[slot] = node
+        self._slot_rows[slot] = rows
+        self._cache[node] = (slot, table)
+        self._cache_rows += rows
+        while self._cache_rows > self.cache_budget and self._cache:
+            _, (old_slot, old) = self._cache.popitem(last=False)
+            self._slot_rows[old_slot] = np.iinfo(np.int64).max
+            self._free.append(old_slot)
+            self._cache_rows -= old.n_classes
