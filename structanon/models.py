@@ -157,7 +157,7 @@ class DistinctLDiversity(PrivacyModel):
     name = "distinct-l-diversity"
     requires_sensitive = True
 
-    def __init__(self, l: int) -> None:  # noqa: E741 - the model's own name for it
+    def __init__(self, l: int) -> None:
         self.l = _positive_int("l", l)
 
     @property
@@ -185,7 +185,7 @@ class EntropyLDiversity(PrivacyModel):
     name = "entropy-l-diversity"
     requires_sensitive = True
 
-    def __init__(self, l: float) -> None:  # noqa: E741
+    def __init__(self, l: float) -> None:
         if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or l < 1:
             raise InputError(f"l must be a number >= 1, got {l!r}")
         self.l = float(l)
@@ -223,7 +223,7 @@ class RecursiveCLDiversity(PrivacyModel):
     requires_sensitive = True
     higher_is_better = False
 
-    def __init__(self, c: float, l: int) -> None:  # noqa: E741
+    def __init__(self, c: float, l: int) -> None:
         if isinstance(c, bool) or not isinstance(c, (int, float, np.number)) or c <= 0:
             raise InputError(f"c must be a positive number, got {c!r}")
         self.c = float(c)
