@@ -1,3 +1,10 @@
-"""structanon.location: see docs/location.md (work in progress)."""
+"""structanon.location: grid cloaking of GPS location logs (see docs/location.md).
 
-__all__: list[str] = []
+Every published (region, time window) of a cloaked log covers at least ``k`` distinct
+users.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
+Casper half-cells (adaptive), published as shapely polygons in WGS84.
+"""
+
+from ._cloak import cloak, verify_cloaked
+
+__all__ = ["cloak", "verify_cloaked"]

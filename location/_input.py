@@ -1,0 +1,133 @@
+"""Validation and parsing of location fixes (user, time, latitude, longitude)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from structanon.errors import InputError
+
+__all__ = ["Fixes", "parse_fixes", "parse_window"]
+
+_REASONS = (
+    "missing user",
+    "unparseable or missing time",
+    "missing or non-numeric latitude/longitude",
+    "latitude outside [-90, 90]",
+    "longitude outside [-180, 180]",
+)
+
+
+@dataclass
+class Fixes:
+    """Valid fixes as arrays, with what was dropped."""
+
+    index: pd.Index
+    user: np.ndarray  # user identifiers as given (object or integer array)
+    t_ns: np.ndarray  # int64 nanoseconds since the Unix epoch, UTC
+    lat: np.ndarray
+    lon: np.ndarray
+    n_input: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    first_dropped: list[int] = field(default_factory=list)
+
+    @property
+    def n_dropped(self) -> int:
+        return self.n_input - len(self.index)
+
+
+def parse_window(window: str | pd.Timedelta | int) -> int:
+    """Window length in nanoseconds from ``"15min"``, ``"1h"``, a Timedelta or seconds."""
+    try:
+        if isinstance(window, (int, float, np.integer, np.floating)) and not isinstance(window, bool):
+            td = pd.Timedelta(seconds=float(window))
+        else:
+            td = pd.Timedelta(window)
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"window must be a duration such as '15min' or '1h': {exc}",
+                         value=window) from exc
+    if pd.isna(td) or td.value <= 0:
+        raise InputError("window must be a positive duration", value=window)
+    return int(td.value)
+
+
+def _parse_times(col: pd.Series) -> np.ndarray:
+    """UTC epoch nanoseconds (int64), or NaN-marked as ``np.iinfo(int64).min``."""
+    nat = np.iinfo(np.int64).min
+    if isinstance(col.dtype, pd.DatetimeTZDtype):
+        return pd.DatetimeIndex(col).tz_convert("UTC").as_unit("ns").asi8.copy()
+    if pd.api.types.is_datetime64_dtype(col.dtype):  # naive: taken as UTC
+        return col.astype("datetime64[ns]").to_numpy().view(np.int64).copy()
+    numeric = pd.to_numeric(col, errors="coerce") if col.dtype == object else col
+    if pd.api.types.is_numeric_dtype(numeric.dtype) and (
+        col.dtype != object or numeric.notna().sum() == col.notna().sum()
+    ):
+        secs = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
+        out = np.full(len(secs), nat, dtype=np.int64)
+        ok = np.isfinite(secs) & (np.abs(secs) < 9.2e9)
+        out[ok] = np.round(secs[ok] * 1e9).astype(np.int64)
+        return out
+    parsed = pd.to_datetime(col, utc=True, errors="coerce", format="ISO8601")
+    return pd.DatetimeIndex(parsed).as_unit("ns").asi8.copy()
+
+
+def parse_fixes(
+    df: pd.DataFrame,
+    user: str,
+    time: str,
+    lat: str,
+    lon: str,
+    drop_invalid: bool = False,
+    source: str | None = None,
+) -> Fixes:
+    """Check and convert the four columns; reject or drop invalid rows.
+
+    Times: numbers (or numeric strings) are epoch seconds; strings are ISO 8601, with
+    their UTC offsets respected; naive times are taken as UTC.  Row positions are reported
+    as file lines (header = line 1) when ``source`` names the file the rows came from.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"expected a pandas or dask DataFrame, got {type(df).__name__}")
+    for role, name in (("user", user), ("time", time), ("lat", lat), ("lon", lon)):
+        if name not in df.columns:
+            raise InputError(
+                f"no {role} column {name!r}; columns are {list(map(str, df.columns))}",
+                column=name,
+            )
+    n = len(df)
+    users = df[user]
+    bad_user = users.isna().to_numpy()
+    if users.dtype == object or pd.api.types.is_string_dtype(users.dtype):
+        bad_user |= (users.astype(str).str.strip() == "").to_numpy()
+    t_ns = _parse_times(df[time])
+    bad_time = t_ns == np.iinfo(np.int64).min
+    la = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    lo = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    bad_num = ~(np.isfinite(la) & np.isfinite(lo))
+    with np.errstate(invalid="ignore"):
+        bad_lat = ~bad_num & (np.abs(la) > 90)
+        bad_lon = ~bad_num & ~bad_lat & (np.abs(lo) > 180)
+    masks = (bad_user, bad_time & ~bad_user, bad_num & ~bad_user & ~bad_time,
+             bad_lat & ~bad_user & ~bad_time, bad_lon & ~bad_user & ~bad_time)
+    bad = np.zeros(n, dtype=bool)
+    for m in masks:
+        bad |= m
+    dropped = {reason: int(m.sum()) for reason, m in zip(_REASONS, masks) if m.any()}
+    first = np.flatnonzero(bad)
+    if first.size and not drop_invalid:
+        pos = int(first[0])
+        reason = next(r for r, m in zip(_REASONS, masks) if m[pos])
+        column = {0: user, 1: time}.get(_REASONS.index(reason), lat if bad_lat[pos] else lon)
+        where = {"line": pos + 2, "path": source} if source else {"row": df.index[pos]}
+        raise InputError(
+            f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} "
+            "(use drop_invalid / --drop-invalid to drop and count them)",
+            column=column, **where,
+        )
+    keep = ~bad
+    first_lines = [int(p) + 2 if source else int(p) for p in first[:10]]
+    user_values = users.to_numpy()[keep]
+    return Fixes(df.index[keep], user_values, t_ns[keep], la[keep], lo[keep], n, dropped,
+                 first_lines)
