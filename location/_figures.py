@@ -1,0 +1,65 @@
+"""Report figures: region map coloured by user count, region areas, unicity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from structanon import Release
+
+from .io import regions_table
+
+
+def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str, Any]]:
+    """(title, matplotlib Figure) pairs for the HTML report of a cloaking release."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PatchCollection
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
+    data = release.data.compute() if hasattr(release.data, "dask") else release.data
+    figures: list[tuple[str, Any]] = []
+    regions = regions_table(data)
+    if len(regions):
+        shown = regions.nsmallest(max_regions, "area_km2").iloc[::-1]
+        import shapely
+
+        b = shapely.bounds(np.asarray(shown["region"].to_numpy()))
+        fig, ax = plt.subplots(figsize=(7, 6))
+        patches = [Rectangle((w, s), e - w, n - s) for w, s, e, n in b]
+        coll = PatchCollection(patches, cmap="viridis", edgecolor="none", alpha=0.8,
+                               norm=LogNorm(vmin=1, vmax=max(2, shown["n_users"].max())))
+        coll.set_array(shown["n_users"].to_numpy())
+        ax.add_collection(coll)
+        dense = regions["area_km2"] <= regions["area_km2"].quantile(0.9)
+        bd = shapely.bounds(np.asarray(regions.loc[dense, "region"].to_numpy()))
+        ax.set_xlim(bd[:, 0].min(), bd[:, 2].max())
+        ax.set_ylim(bd[:, 1].min(), bd[:, 3].max())
+        ax.set_xlabel("longitude")
+        ax.set_ylabel("latitude")
+        fig.colorbar(coll, ax=ax, label="distinct users (all windows)")
+        ax.set_title(f"{len(regions):,} published regions (90% smallest in view)")
+        figures.append(("Regions coloured by user count", fig))
+        fig, ax = plt.subplots(figsize=(7, 4))
+        areas = regions["area_km2"].to_numpy()
+        ax.hist(areas, bins=np.logspace(np.log10(areas.min()), np.log10(areas.max() * 1.01), 30))
+        ax.set_xscale("log")
+        ax.set_xlabel("region area (km²)")
+        ax.set_ylabel("regions")
+        figures.append(("Region area distribution", fig))
+    if release.risk.get("before") and release.risk.get("after"):
+        keys = [k for k in release.risk["before"] if k.startswith("unicity")]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        x = np.arange(len(keys))
+        ax.bar(x - 0.2, [release.risk["before"][k] for k in keys], 0.4, label="original cells")
+        ax.bar(x + 0.2, [release.risk["after"][k] for k in keys], 0.4, label="cloaked regions")
+        ax.set_xticks(x, [k.replace("unicity_", "") for k in keys])
+        ax.set_ylabel("share of users unique")
+        ax.set_ylim(0, 1.05)
+        ax.legend()
+        figures.append(("Unicity before and after cloaking", fig))
+    return figures

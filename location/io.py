@@ -1,0 +1,90 @@
+"""File formats of location logs: fixes in, cloaked fixes and region GeoJSON out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import shapely
+
+from structanon.errors import InputError
+from structanon.io import atomic_write, read_table, write_table
+
+from .metrics import region_areas
+
+__all__ = ["read_fixes", "cloaked_table", "write_cloaked", "regions_table", "write_geojson"]
+
+
+def read_fixes(path: str | Path, columns: list[str] | None = None,
+               sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV/TSV (optionally gzipped) or Parquet log of fixes.
+
+    The user column is read as text, so ids such as ``007`` keep their leading zeros;
+    the row order is the file's, so row ``i`` is line ``i + 2``.
+    """
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return read_table(path, columns=columns)
+    dtype = {columns[0]: str} if columns else None
+    return read_table(path, sep=sep, dtype=dtype, columns=columns)
+
+
+def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
+    """The release as a flat table: region as WKT plus its bounds, window in ISO 8601 UTC."""
+    polys = np.asarray(data["region"].to_numpy())
+    bounds = shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
+    return pd.DataFrame({
+        "user": data["user"].to_numpy(),
+        "window": data["window"],
+        "region_id": data["region_id"].to_numpy(),
+        "region_wkt": shapely.to_wkt(polys, rounding_precision=-1) if len(polys) else [],
+        "west": bounds[:, 0], "south": bounds[:, 1], "east": bounds[:, 2], "north": bounds[:, 3],
+    }, index=data.index)
+
+
+def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
+    """Write the cloaked fixes atomically (CSV/TSV/Parquet by extension; WKT regions)."""
+    table = cloaked_table(data)
+    if Path(path).suffix.lower() not in (".parquet", ".pq"):
+        table["window"] = table["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    write_table(table, path)
+
+
+def regions_table(data: pd.DataFrame) -> pd.DataFrame:
+    """One row per published region: distinct users, fixes, windows, fewest users per window.
+
+    Computed from the release alone.
+    """
+    if len(data) == 0:
+        return pd.DataFrame(columns=["region_id", "n_users", "n_fixes", "n_windows",
+                                     "min_users_per_window", "area_km2", "region"])
+    g = data.groupby("region_id")
+    per_window = data.groupby(["region_id", "window"])["user"].nunique()
+    out = pd.DataFrame({
+        "n_users": g["user"].nunique(),
+        "n_fixes": g.size(),
+        "n_windows": g["window"].nunique(),
+        "min_users_per_window": per_window.groupby(level=0).min(),
+    })
+    out["area_km2"] = region_areas(data).loc[out.index] / 1e6
+    out["region"] = data.drop_duplicates("region_id").set_index("region_id")["region"]
+    return out.reset_index()
+
+
+def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
+    """GeoJSON FeatureCollection of the published regions with their user counts."""
+    regions = regions_table(data)
+    geoms = json.loads(shapely.to_geojson(shapely.geometrycollections(
+        np.asarray(regions["region"].to_numpy())))) if len(regions) else {"geometries": []}
+    features: list[dict[str, Any]] = []
+    for row, geom in zip(regions.drop(columns="region").to_dict("records"), geoms["geometries"]):
+        props = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        props["region_id"] = str(props["region_id"])
+        features.append({"type": "Feature", "geometry": geom, "properties": props})
+    if Path(path).suffix.lower() not in (".geojson", ".json"):
+        raise InputError("GeoJSON output must end in .geojson or .json", path=str(path))
+    with atomic_write(path) as fh:
+        json.dump({"type": "FeatureCollection", "features": features}, fh)
