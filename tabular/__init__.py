@@ -1,3 +1,10 @@
-"""structanon.tabular: see docs/tabular.md (work in progress)."""
+"""tabular: k-anonymity, l-diversity and t-closeness for microdata tables.
 
-__all__: list[str] = []
+``tabular.anonymize(df, quasi_identifiers, sensitive, models, algorithm=...)`` returns a
+verified :class:`structanon.Release`; see ``docs/tabular.md``.
+"""
+
+from ._anonymize import ALGORITHMS, NUMERIC, TabularRelease, anonymize
+from ._optimal import QUALITY_MODELS
+
+__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "QUALITY_MODELS", "TabularRelease"]

@@ -28,7 +28,7 @@ def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
     if keys.size == 0:
         return keys.astype(np.int64), 0
     top = int(keys.max()) + 1
-    if top <= max(4 * keys.size, 1 << 16):
+    if top <= 8 * keys.size + 1024:
         present = np.zeros(top, dtype=bool)
         present[keys] = True
         rank = np.cumsum(present, dtype=np.int64) - 1

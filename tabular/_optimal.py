@@ -42,15 +42,19 @@ class NodeOutcome:
 
 
 def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.ndarray | None,
-                  levels: tuple[int, ...] = ()) -> NodeOutcome:
+                  levels: tuple[int, ...] = (), limit: int | None = None) -> NodeOutcome:
     """Test every class against every model; suppress the failing classes.
 
-    t-closeness is measured against the sensitive distribution of the records that are
-    released, as a verifier reading only the output would measure it: after suppression
-    the reference is recomputed on the kept classes and the test repeated until no kept
-    class fails (the kept set only shrinks, so this ends).
+    Models are applied in turn to the classes that passed the previous ones (cheap tests
+    first).  t-closeness is measured against the sensitive distribution of the records
+    that are released, as a verifier reading only the output would measure it: after
+    suppression the reference is recomputed on the kept classes and the test repeated
+    until no kept class fails (the kept set only shrinks, so this ends).  With ``limit``,
+    the repetition stops as soon as more than ``limit`` records are suppressed (the node
+    is then infeasible whatever further passes would find).
     """
     ok = np.ones(table.n_classes, dtype=bool)
+    ordered = sorted(models, key=lambda m: (isinstance(m, TCloseness), m.requires_sensitive))
     uses_reference = any(isinstance(m, TCloseness) for m in models)
     while ok.any():
         kept = np.flatnonzero(ok)
@@ -58,15 +62,19 @@ def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.
         if uses_reference and table.contingency is not None:
             reference = table.contingency[kept].sum(axis=0)
         passed = np.ones(kept.size, dtype=bool)
-        for model in models:
-            if model.requires_sensitive:
-                passed &= model.group_ok(table.contingency[kept], reference, domain)
-            else:
-                passed &= model.group_ok(table.sizes[kept])
+        for model in ordered:
+            alive = np.flatnonzero(passed)
+            if alive.size == 0:
+                break
+            rows = kept[alive]
+            counts = table.contingency[rows] if model.requires_sensitive else table.sizes[rows]
+            passed[alive[~model.group_ok(counts, reference, domain)]] = False
         if passed.all():
             break
         ok[kept[~passed]] = False
         if not uses_reference:
+            break
+        if limit is not None and int(table.sizes[~ok].sum()) > limit:
             break
     suppressed = int(table.sizes[~ok].sum())
     return NodeOutcome(levels, table, ok, suppressed)
@@ -117,14 +125,16 @@ def quality(outcome: NodeOutcome, metric: str, enc: EncodedTable, shares: list[l
     raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
 
 
+def _monotone_with_suppression(model: PrivacyModel) -> bool:
+    # Merging a passing class with a failing one keeps it passing only for k-anonymity and
+    # distinct l-diversity; the other models are monotone only without suppression.
+    return type(model) in (KAnonymity, DistinctLDiversity)
+
+
 def _predicate_monotone(models: Sequence[PrivacyModel], max_suppressed: int) -> bool:
     if not all(getattr(m, "monotone", False) for m in models):
         return False
-    if max_suppressed == 0:
-        return True
-    # With suppression, merging a passing class with a failing one keeps it passing only
-    # for k-anonymity and distinct l-diversity.
-    return all(type(m) in (KAnonymity, DistinctLDiversity) for m in models)
+    return max_suppressed == 0 or all(_monotone_with_suppression(m) for m in models)
 
 
 @dataclass
@@ -140,6 +150,65 @@ class LatticeSearch:
     monotone: bool
     feasible: int
     ties: list[tuple[int, ...]] = field(default_factory=list)
+
+
+class _Lattice:
+    """All nodes of the lattice as an array, with cone (generalization) queries."""
+
+    def __init__(self, heights: np.ndarray) -> None:
+        self.dims = heights + 1
+        q = heights.size
+        self.n_nodes = int(np.prod(self.dims)) if q else 1
+        self.grid = (np.indices(tuple(self.dims.tolist())).reshape(q, -1).T if q
+                     else np.zeros((1, 0), dtype=np.int64))
+        self.strides = np.ones(q, dtype=np.int64)
+        for j in range(q - 2, -1, -1):
+            self.strides[j] = self.strides[j + 1] * self.dims[j + 1]
+        self.level_sum = self.grid.sum(axis=1)
+
+    def node(self, i: int) -> tuple[int, ...]:
+        return tuple(int(v) for v in self.grid[i])
+
+    def above(self, i: int) -> np.ndarray:
+        return np.all(self.grid >= self.grid[i], axis=1)
+
+    def minimal(self, member: np.ndarray) -> np.ndarray:
+        """Members none of whose direct predecessors is a member."""
+        out = member.copy()
+        index = np.arange(self.n_nodes)
+        for j in range(self.grid.shape[1]):
+            has_pred = self.grid[:, j] > 0
+            pred = np.where(has_pred, index - self.strides[j], 0)
+            out &= ~(has_pred & member[pred])
+        return out
+
+
+def _lower_bounds(lattice: _Lattice, metric: str, enc: EncodedTable,
+                  shares: list[list[np.ndarray]]) -> np.ndarray | None:
+    """Per node, a lower bound of the score valid whatever is suppressed (None: use DM*)."""
+    grid = lattice.grid
+    if metric == "height":
+        return lattice.level_sum.astype(float)
+    if metric == "precision":
+        h = np.maximum(enc.heights, 1)
+        return (grid / h).mean(axis=1) if enc.q else np.zeros(1)
+    if metric == "loss":
+        # generalization-only loss: per attribute and level a sum over records of the share
+        product = np.ones(lattice.n_nodes)
+        n = float(enc.n)
+        for j in range(enc.q):
+            counts = np.bincount(enc.base_leaf_codes[:, j], weights=enc.base_weight,
+                                 minlength=enc.hierarchies[j].leaves.size)
+            low = n / enc.hierarchies[j].leaves.size
+            per_level = np.array([
+                float((counts * shares[j][lv][enc.maps[j][:, lv]]).sum())
+                for lv in range(int(enc.heights[j]) + 1)
+            ])
+            value = np.clip((per_level - low) / (n - low), 0, None) if n > low else \
+                np.zeros(per_level.size)
+            product *= (value[grid[:, j]] + 1.0) ** (1.0 / enc.q)
+        return product - 1.0
+    return None
 
 
 def optimal_generalization(
@@ -165,23 +234,34 @@ def optimal_generalization(
     ------
     InfeasibleError
         When even the most general node is infeasible.
+
+    Notes
+    -----
+    1. Feasibility under the models that are monotone (all of them without suppression;
+       k-anonymity and distinct l-diversity with it) is resolved for every node by
+       predictive tagging and binary search on paths.
+    2. When both feasibility and the quality model are monotone, only the minimal
+       feasible nodes are scored.  Otherwise the nodes left are visited by branch and
+       bound: in order of a lower bound of their score (the score ignoring suppression,
+       which only adds loss; DM* is exact and visited in level order, pruning every
+       generalization of a node scoring worse than the best so far), fully evaluated,
+       and the search stops when no bound can beat the best feasible score.
     """
     if metric not in QUALITY_MODELS:
         raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    heights = enc.heights
-    dims = heights + 1
-    n_nodes = int(np.prod(dims)) if enc.q else 1
-    grid = np.indices(tuple(dims.tolist())).reshape(enc.q, -1).T if enc.q else np.zeros((1, 0), int)
-    strides = np.ones(enc.q, dtype=np.int64)
-    for j in range(enc.q - 2, -1, -1):
-        strides[j] = strides[j + 1] * dims[j + 1]
+    lattice = _Lattice(enc.heights)
+    n_nodes = lattice.n_nodes
     outcomes: dict[int, NodeOutcome] = {}
+    monotone = _predicate_monotone(models, max_suppressed)
+    pruning_models = list(models) if monotone else [
+        m for m in models if getattr(m, "monotone", False) and _monotone_with_suppression(m)
+    ]
 
     def evaluate(i: int) -> NodeOutcome:
         out = outcomes.get(i)
         if out is None:
-            node = tuple(int(v) for v in grid[i])
-            out = class_outcome(enc.classes(node), models, domain, node)
+            node = lattice.node(i)
+            out = class_outcome(enc.classes(node), models, domain, node, max_suppressed)
             outcomes[i] = out
         return out
 
@@ -196,50 +276,79 @@ def optimal_generalization(
             f"limit {max_suppressed})"
         )
     status = np.zeros(n_nodes, dtype=np.int8)  # 1 feasible, -1 infeasible, 0 unknown
-    monotone = _predicate_monotone(models, max_suppressed)
     if monotone:
-        _flash(grid, dims, strides, status, lambda i: feasible(evaluate(i)))
+        _flash(lattice, status, lambda i: feasible(evaluate(i)))
+    elif pruning_models:
+        def sub_feasible(i: int) -> bool:
+            node = lattice.node(i)
+            out = class_outcome(enc.classes(node), pruning_models, domain, node)
+            return out.suppressed <= max_suppressed and out.released > 0
+
+        _flash(lattice, status, sub_feasible)
     else:
-        for i in range(n_nodes):
-            status[i] = 1 if feasible(evaluate(i)) else -1
-    checked = len(outcomes)
-    feasible_idx = np.flatnonzero(status == 1)
+        status[:] = 1  # every node is a candidate
+    candidates = np.flatnonzero(status == 1)
     metric_monotone = metric in ("discernibility", "height") or max_suppressed == 0
-    if monotone and metric_monotone:
-        minimal = np.ones(n_nodes, dtype=bool)
-        for j in range(enc.q):
-            has_pred = grid[:, j] > 0
-            pred = np.where(has_pred, np.arange(n_nodes) - strides[j], 0)
-            minimal &= ~(has_pred & (status[pred] == 1))
-        candidates = np.flatnonzero(minimal & (status == 1))
-    else:
-        candidates = feasible_idx
     shares = [
         [h.leaf_counts(lv) / h.leaves.size for lv in range(h.height + 1)] for h in enc.hierarchies
     ]
-    scores = np.array([quality(evaluate(int(i)), metric, enc, shares) for i in candidates])
+    scored: dict[int, float] = {}
+    if monotone and metric_monotone:
+        for i in np.flatnonzero(lattice.minimal(status == 1)):
+            scored[int(i)] = quality(evaluate(int(i)), metric, enc, shares)
+    else:
+        bounds = _lower_bounds(lattice, metric, enc, shares)
+        best = np.inf
+        if bounds is None:  # DM*: exact and monotone, visit in level order and prune cones
+            alive = np.zeros(n_nodes, dtype=bool)
+            alive[candidates] = True
+            for i in candidates[np.argsort(lattice.level_sum[candidates], kind="stable")]:
+                i = int(i)
+                if not alive[i]:
+                    continue
+                dm = float((enc.classes(lattice.node(i)).sizes.astype(np.float64) ** 2).sum())
+                if dm > best * (1 + 1e-12):
+                    alive &= ~lattice.above(i)
+                    continue
+                out = evaluate(i)
+                if feasible(out):
+                    scored[i] = dm
+                    best = min(best, dm)
+                    above = lattice.above(i)
+                    above[i] = False
+                    alive &= ~above
+        else:
+            for i in candidates[np.argsort(bounds[candidates], kind="stable")]:
+                i = int(i)
+                if bounds[i] > best + 1e-12 * max(1.0, abs(best)):
+                    break
+                out = evaluate(i)
+                if feasible(out):
+                    scored[i] = quality(out, metric, enc, shares)
+                    best = min(best, scored[i])
+    index = np.array(sorted(scored), dtype=np.int64)
+    scores = np.array([scored[int(i)] for i in index])
     best_score = float(scores.min())
     tol = 1e-12 * max(1.0, abs(best_score))
-    tied = candidates[scores <= best_score + tol]
-    tied = tied[np.lexsort((tied, grid[tied].sum(axis=1)))]
-    best = evaluate(int(tied[0]))
+    tied = index[scores <= best_score + tol]
+    tied = tied[np.lexsort((tied, lattice.level_sum[tied]))]
     return LatticeSearch(
-        best=best,
+        best=evaluate(int(tied[0])),
         score=best_score,
         metric=metric,
         n_nodes=n_nodes,
-        checked=checked,
-        scored=int(candidates.size),
+        checked=len(outcomes),
+        scored=int(index.size),
         monotone=monotone,
-        feasible=int(feasible_idx.size),
-        ties=[tuple(int(v) for v in grid[i]) for i in tied],
+        feasible=int(candidates.size),
+        ties=[lattice.node(int(i)) for i in tied],
     )
 
 
-def _flash(grid: np.ndarray, dims: np.ndarray, strides: np.ndarray, status: np.ndarray,
-           is_feasible) -> None:
+def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     """Tag every node feasible / infeasible with binary searches on upward paths."""
-    order = np.argsort(grid.sum(axis=1), kind="stable")
+    grid, dims, strides = lattice.grid, lattice.dims, lattice.strides
+    order = np.argsort(lattice.level_sum, kind="stable")
     q = grid.shape[1]
 
     def tag(i: int, ok: bool) -> None:
