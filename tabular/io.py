@@ -1,0 +1,108 @@
+"""File formats of microdata tables: tables (CSV / TSV / Parquet) and ARX hierarchies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from structanon import Hierarchy, InputError
+from structanon.io import read_table, write_table
+
+__all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
+           "parse_assignments"]
+
+
+def read_microdata(path: str | Path, sep: str | None = None,
+                   columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Read a microdata table (CSV / TSV, optionally compressed, or Parquet).
+
+    Parameters
+    ----------
+    path : path
+    sep : str, optional
+        Field separator of text files (default ``","``, tab for ``.tsv``).
+    columns : list of str, optional
+        Columns that must be present; an :class:`InputError` names the first one missing.
+    """
+    df = read_table(path, sep=sep)
+    for column in columns or ():
+        if column not in df.columns:
+            raise InputError(f"column not in the file (columns: {list(df.columns)})",
+                             column=column, path=str(path))
+    return df
+
+
+def write_microdata(df: pd.DataFrame, path: str | Path, sep: str | None = None) -> None:
+    """Write a released table atomically (temp file + rename)."""
+    write_table(df, path, sep=sep)
+
+
+def find_hierarchy(directory: str | Path, column: str) -> Path | None:
+    """The ARX hierarchy file of ``column`` in ``directory``: ``*hierarchy_<column>.csv``."""
+    directory = Path(directory)
+    matches = sorted(directory.glob(f"*hierarchy_{column}.csv")) + sorted(
+        directory.glob(f"{column}.csv"))
+    return matches[0] if matches else None
+
+
+def load_hierarchies(
+    columns: Iterable[str],
+    files: Mapping[str, str | Path] | None = None,
+    directory: str | Path | None = None,
+    sep: str = ";",
+    numeric: Iterable[str] = (),
+) -> dict[str, Hierarchy | str]:
+    """Hierarchy (or ``"numeric"``) of each quasi-identifier.
+
+    Parameters
+    ----------
+    columns : iterable of str
+        The quasi-identifiers, in order.
+    files : dict column -> path, optional
+        Explicit ARX hierarchy files (``leaf;level1;...;*``).
+    directory : path, optional
+        Where to look for ``*hierarchy_<column>.csv`` for the columns not in ``files``.
+    sep : str
+        Separator of the hierarchy files.
+    numeric : iterable of str
+        Columns to treat as numbers (Mondrian ranges) instead of by a hierarchy.
+
+    Raises
+    ------
+    InputError
+        A column with neither a hierarchy nor a numeric marking, or a file naming a column
+        that is not a quasi-identifier.
+    """
+    columns = list(columns)
+    files = dict(files or {})
+    numeric = set(numeric)
+    for column in list(files) + list(numeric):
+        if column not in columns:
+            raise InputError("hierarchy or numeric marking for a column that is not a "
+                             "quasi-identifier", column=column)
+    out: dict[str, Hierarchy | str] = {}
+    for column in columns:
+        if column in numeric:
+            out[column] = "numeric"
+            continue
+        path = files.get(column)
+        if path is None and directory is not None:
+            path = find_hierarchy(directory, column)
+        if path is None:
+            raise InputError("quasi-identifier has no hierarchy (give --hierarchy COLUMN=FILE, "
+                             "--hierarchy-dir, or --numeric for Mondrian)", column=column)
+        out[column] = Hierarchy.from_csv(path, sep=sep, name=column)
+    return out
+
+
+def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
+    """Parse ``COLUMN=VALUE`` command-line items."""
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise InputError(f"{option} expects COLUMN=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
