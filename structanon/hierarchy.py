@@ -29,6 +29,10 @@ def value_labels(values: Any) -> np.ndarray:
             arr = arr.astype(np.int64)
     if arr.dtype.kind in "iub":
         return arr.astype(str).astype(object)
+    if arr.dtype.kind in "OUS" and arr.size:
+        kind = pd.api.types.infer_dtype(arr.reshape(-1), skipna=False)
+        if kind == "string":  # the common case, all str: no per-value work
+            return arr.astype(object)
     out = np.empty(arr.shape, dtype=object)
     flat = arr.reshape(-1)
     res = out.reshape(-1)

@@ -30,11 +30,15 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     missing = series.isna().to_numpy()
     if missing.any():
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
+    codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
+    uniques = np.asarray(uniques, dtype=series.dtype if series.dtype != object else object)
     try:
-        domain, codes = np.unique(series.to_numpy(), return_inverse=True)
+        order = np.argsort(uniques, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
         raise InputError(f"values of mixed types cannot be ordered: {exc}") from exc
-    return codes.astype(np.int64).reshape(-1), domain
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[codes].astype(np.int64), uniques[order]
 
 
 class Partition:
