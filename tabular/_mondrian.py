@@ -18,7 +18,6 @@ import pandas as pd
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import PrivacyModel
-from structanon.partition import Partition, encode_values
 
 __all__ = ["mondrian"]
 
@@ -43,6 +42,41 @@ class _Dimension:
         return int(self.values.size if self.numeric else self.n_leaves)
 
 
+def encode_column(column: pd.Series, name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted integer codes of a column: ``(codes, domain)`` with ``domain[codes] == column``.
+
+    The same result as :func:`structanon.partition.encode_values`, computed by hashing
+    (``pandas.factorize``) and sorting only the distinct values, so it stays fast on
+    millions of rows.  Missing values and unorderable mixed types raise
+    :class:`InputError` naming the column and the (0-based) row.
+    """
+    codes, uniques = pd.factorize(pd.Series(column).reset_index(drop=True), use_na_sentinel=True)
+    if (codes < 0).any():
+        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
+    uniques = np.asarray(uniques, dtype=object) if uniques.dtype.kind not in "biuf" else \
+        np.asarray(uniques)
+    try:
+        order = np.argsort(uniques, kind="stable")
+    except TypeError as exc:
+        raise InputError(f"values of mixed types cannot be ordered: {exc}", column=name) from None
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[codes], uniques[order]
+
+
+def _leaf_codes(hierarchy: Hierarchy, column: pd.Series, name: str) -> np.ndarray:
+    """Hierarchy leaf code of every value, looking up each distinct value once."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    if (codes < 0).any():
+        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
+    try:
+        leaf_of_unique = hierarchy.encode(np.asarray(uniques), column=name)
+    except InputError as exc:  # report the row of the first offending record
+        row = int(np.flatnonzero(codes == exc.row)[0])
+        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
+    return leaf_of_unique[codes]
+
+
 def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
     values = column.to_numpy()
     if column.dtype == bool or not pd.api.types.is_numeric_dtype(column.dtype):
@@ -58,12 +92,12 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
     if missing.size:
         raise InputError("numeric quasi-identifier holds a missing or infinite value",
                          column=name, row=int(missing[0]))
-    domain, codes = np.unique(values, return_inverse=True)
-    return _Dimension(name, True, codes.reshape(-1).astype(np.int64), values=domain)
+    codes, domain = encode_column(values, name)
+    return _Dimension(name, True, codes, values=domain.astype(float))
 
 
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
-    leaves = hierarchy.encode(column, column=name)
+    leaves = _leaf_codes(hierarchy, column, name)
     ancestors = hierarchy.node_codes
     labels = [hierarchy.labels(level) for level in range(hierarchy.height + 1)]
     if hierarchy.n_nodes(hierarchy.height) > 1:  # several roots: add a common top
@@ -102,6 +136,15 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     return models
 
 
+def _factorize_sorted(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` reversed, by hashing then sorting the uniques."""
+    codes, uniques = pd.factorize(key)
+    order = np.argsort(uniques)
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank[codes], uniques[order]
+
+
 def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
     """Distinct QI tuples: (tuple id of each record, (n_tuples, d) codes)."""
     sizes = [d.n_codes for d in dims]
@@ -109,7 +152,7 @@ def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
         key = np.zeros(dims[0].codes.size, dtype=np.int64)
         for d, size in zip(dims, sizes):
             key = key * size + d.codes
-        uniq, tuple_of = np.unique(key, return_inverse=True)
+        tuple_of, uniq = _factorize_sorted(key)
         codes = np.empty((uniq.size, len(dims)), dtype=np.int64)
         for j in range(len(dims) - 1, -1, -1):
             codes[:, j] = uniq % sizes[j]
@@ -369,7 +412,7 @@ def mondrian(
     >>> out["age"].tolist()
     ['25-26', '25-27', '25-26', '27-28', '25-27', '27-28']
     >>> labels.tolist()
-    [0, 2, 0, 1, 2, 1]
+    [0, 1, 0, 2, 1, 2]
 
     Notes
     -----
@@ -394,12 +437,10 @@ def mondrian(
     reference = domain = None
     pairs = (np.zeros(0, np.int64),) * 3
     if any(m.requires_sensitive for m in models):
-        try:
-            sens_codes, domain = encode_values(df[sensitive].to_numpy())
-        except InputError as exc:
-            raise InputError(exc.message, column=sensitive, row=exc.row) from None
+        sens_codes, domain = encode_column(df[sensitive], sensitive)
         reference = np.bincount(sens_codes, minlength=domain.size).astype(float)
-        pair_key, pair_w = np.unique(tuple_of * domain.size + sens_codes, return_counts=True)
+        pair_of, pair_key = _factorize_sorted(tuple_of * domain.size + sens_codes)
+        pair_w = np.bincount(pair_of, minlength=pair_key.size)
         pairs = (pair_key // domain.size, pair_key % domain.size, pair_w.astype(float))
     cutter = _Cutter(dims, item_codes, weights, pairs, reference, domain, models, remainder)
     everyone = np.zeros(item_codes.shape[0], dtype=np.int64)
@@ -411,8 +452,12 @@ def mondrian(
     item_label = cutter.run()
     row_label = item_label[tuple_of]
     n_classes = int(item_label.max()) + 1
-    generalized = df.copy()
+    generalized = df.copy(deep=False)  # QI columns are replaced, not written into
     for j, dim in enumerate(dims):
         published = _publish(dim, item_codes[:, j], item_label, n_classes)
         generalized[dim.name] = published[row_label]
-    return generalized, Partition(row_label).labels  # classes numbered by first row
+    first_row = np.full(n_classes, row_label.size)
+    np.minimum.at(first_row, row_label, np.arange(row_label.size))
+    renumber = np.empty(n_classes, dtype=np.int64)
+    renumber[np.argsort(first_row)] = np.arange(n_classes)
+    return generalized, renumber[row_label]  # classes numbered by their first row
