@@ -1,0 +1,259 @@
+"""Realize an anonymized degree sequence on the original graph (Liu & Terzi 2008, section 5).
+
+Nodes are the integers ``0 .. n-1``; the original edges are given once each (``u < v``).
+Three strategies share one realization step, a constrained Havel-Hakimi: the node with
+the largest remaining increase is joined to the nodes with the largest remaining
+increases that are not already its neighbours.
+
+* ``supergraph`` (additions only): whatever the realization leaves over is joined to
+  non-neighbours chosen so their degree classes stay at least ``k`` strong, and the degree
+  sequence of the result is anonymized again; repeated until nothing is left over.
+* ``probing`` (additions only): on a leftover, restart from the original graph with
+  the degree sequence perturbed (a few non-neighbours of each stuck node raised by one)
+  so the dynamic program gives it partners; after ``max_probes`` it finishes as
+  ``supergraph`` does.
+* ``swap`` (additions and deletions): each leftover pair ``(u, w)`` is served by removing
+  an edge ``(x, y)`` and adding ``(u, x), (w, y)``, which keeps the degrees of ``x, y``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from structanon.errors import InfeasibleError
+
+from ._sequence import anonymize_degree_sequence
+
+__all__ = ["Construction", "construct"]
+
+CONSTRUCTS = ("supergraph", "swap", "probing")
+
+
+@dataclass
+class Construction:
+    """Result of a construction: the edits and how they were found."""
+
+    added: np.ndarray  # (a, 2) int64, u < v
+    removed: np.ndarray  # (r, 2) int64, u < v, original edges only
+    target: np.ndarray  # degree of every node after the edits
+    first_target: np.ndarray  # the anonymized sequence of the original degrees
+    rounds: int = 1
+    probes: int = 0
+    repairs: int = 0
+    swaps: int = 0
+    log: list[str] = field(default_factory=list)
+
+
+class _Overlay:
+    """The original graph (CSR, sorted rows) plus added and removed edges."""
+
+    def __init__(self, n: int, edges: np.ndarray) -> None:
+        self.n = n
+        both = np.concatenate([edges, edges[:, ::-1]]) if edges.size else np.zeros((0, 2), np.int64)
+        mat = sp.csr_matrix(
+            (np.ones(len(both), dtype=np.int8), (both[:, 0], both[:, 1])), shape=(n, n)
+        )
+        mat.sort_indices()
+        self.indptr, self.indices = mat.indptr.astype(np.int64), mat.indices.astype(np.int64)
+        self.added: dict[int, list[int]] = {}
+        self.added_pairs: list[tuple[int, int]] = []
+        self.removed: set[tuple[int, int]] = set()
+        self.degree = np.diff(self.indptr).astype(np.int64)
+
+    def original_neighbors(self, v: int) -> np.ndarray:
+        return self.indices[self.indptr[v]:self.indptr[v + 1]]
+
+    def neighbors(self, v: int) -> np.ndarray:
+        nb = self.original_neighbors(v)
+        if self.removed:
+            nb = np.array([w for w in nb.tolist() if (min(v, w), max(v, w)) not in self.removed],
+                          dtype=np.int64)
+        extra = self.added.get(v)
+        return np.concatenate([nb, np.asarray(extra, dtype=np.int64)]) if extra else nb
+
+    def has_edge(self, a: int, b: int) -> bool:
+        key = (min(a, b), max(a, b))
+        if key in self.removed:
+            return False
+        row = self.original_neighbors(a)
+        i = np.searchsorted(row, b)
+        if i < row.size and row[i] == b:
+            return True
+        return b in self.added.get(a, ())
+
+    def add(self, u: int, v: int) -> None:
+        key = (min(u, v), max(u, v))
+        if key in self.removed:  # re-adding a removed original edge cancels the removal
+            self.removed.discard(key)
+        else:
+            self.added.setdefault(u, []).append(v)
+            self.added.setdefault(v, []).append(u)
+            self.added_pairs.append(key)
+        self.degree[u] += 1
+        self.degree[v] += 1
+
+    def remove(self, u: int, v: int) -> None:
+        key = (min(u, v), max(u, v))
+        if v in self.added.get(u, ()):
+            self.added[u].remove(v)
+            self.added[v].remove(u)
+            self.added_pairs.remove(key)
+        else:
+            self.removed.add(key)
+        self.degree[u] -= 1
+        self.degree[v] -= 1
+
+    def edits(self) -> tuple[np.ndarray, np.ndarray]:
+        added = np.array(sorted(self.added_pairs), dtype=np.int64).reshape(-1, 2)
+        removed = np.array(sorted(self.removed), dtype=np.int64).reshape(-1, 2)
+        return added, removed
+
+
+def _realize(graph: _Overlay, residual: np.ndarray) -> np.ndarray:
+    """Add edges for ``residual``; return what could not be placed (per node)."""
+    res = residual.astype(np.int64).copy()
+    leftover = np.zeros_like(res)
+    active = np.flatnonzero(res > 0)
+    while active.size:
+        i = int(np.argmax(res[active]))
+        v = int(active[i])
+        need = int(res[v])
+        others = np.delete(active, i)
+        cand = others[~np.isin(others, graph.neighbors(v))]
+        if cand.size > need:
+            top = np.argpartition(-res[cand], need - 1)[:need]
+            cand = cand[top]
+        for w in cand.tolist():
+            graph.add(v, w)
+        res[cand] -= 1
+        res[v] = 0
+        if need > cand.size:
+            leftover[v] = need - cand.size
+        active = others[res[others] > 0]
+    return leftover
+
+
+def _anonymize(deg: np.ndarray, k: int, method: str, seed) -> np.ndarray:
+    return anonymize_degree_sequence(deg, k, method=method, even=(method == "dp"), seed=seed)
+
+
+def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Generator) -> int:
+    """Join each leftover unit to a non-neighbour whose degree class can spare it.
+
+    A node of degree ``D`` can spare one unit when its class keeps at least ``k`` members and
+    class ``D + 1`` reaches ``k``; such nodes are taken first, lowest degree first, at most
+    ``count(D) - k`` per class.  Anything still short is fixed by the next round.
+    """
+    deg_final = graph.degree + leftover
+    order = rng.permutation(graph.n)
+    added = 0
+    for u in np.flatnonzero(leftover).tolist():
+        need = int(leftover[u])
+        counts = np.bincount(deg_final, minlength=int(deg_final.max()) + 2)
+        free = np.ones(graph.n, dtype=bool)
+        free[graph.neighbors(u)] = False
+        free[u] = False
+        free &= leftover == 0
+        cand = order[free[order]]
+        if cand.size < need:
+            raise InfeasibleError(f"node {u} cannot gain {need} more neighbours")
+        d = deg_final[cand]
+        srt = np.argsort(d, kind="stable")
+        cand, d = cand[srt], d[srt]
+        first = np.searchsorted(d, d, side="left")
+        rank = np.arange(d.size) - first
+        spare = (rank < counts[d] - k) & (counts[d + 1] >= k - 1)
+        picks = cand[spare][:need]
+        if picks.size < need:
+            rest = cand[~spare]
+            rest = rest[np.argsort(-counts[deg_final[rest]], kind="stable")][: need - picks.size]
+            picks = np.concatenate([picks, rest])
+        for w in picks.tolist():
+            graph.add(u, w)
+        deg_final[picks] += 1
+        added += picks.size
+    return added
+
+
+def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
+          edges: np.ndarray, max_tries: int = 20000) -> tuple[int, np.ndarray]:
+    """Serve leftover units in pairs by edge swaps; return (swaps done, units still left)."""
+    left = leftover.copy()
+    units = np.repeat(np.arange(graph.n), left)
+    swaps = 0
+    for j in range(0, units.size - 1, 2):
+        u, w = int(units[j]), int(units[j + 1])
+        done = False
+        for _ in range(max_tries):
+            x, y = (int(a) for a in edges[rng.integers(len(edges))])
+            if rng.random() < 0.5:
+                x, y = y, x
+            if len({u, w, x, y} if u != w else {u, x, y}) < (4 if u != w else 3):
+                continue
+            if not graph.has_edge(x, y) or graph.has_edge(u, x) or graph.has_edge(w, y):
+                continue
+            graph.remove(x, y)
+            graph.add(u, x)
+            graph.add(w, y)
+            left[u] -= 1
+            left[w] -= 1
+            swaps += 1
+            done = True
+            break
+        if not done:
+            break
+    return swaps, left
+
+
+def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
+              strategy: str = "supergraph", seed=None, max_rounds: int = 200,
+              max_probes: int = 20) -> Construction:
+    """Edit the graph (``n`` nodes, ``edges`` u < v) until its degrees are k-anonymous."""
+    rng = np.random.default_rng(seed)
+    base = _Overlay(n, edges)
+    deg0 = base.degree.copy()
+    first = _anonymize(deg0, k, method, seed)
+    log: list[str] = []
+    graph = base
+    probes = repairs = swaps = 0
+    if strategy == "probing":
+        noise = np.zeros(n, dtype=np.int64)
+        target = first
+        for probes in range(max_probes + 1):  # noqa: B007 - the count is reported
+            graph = _Overlay(n, edges) if probes else base
+            leftover = _realize(graph, target - deg0)
+            if not leftover.any():
+                break
+            if probes == max_probes:
+                log.append(f"probing: {max_probes} probes failed; repairing")
+                break
+            for u in np.flatnonzero(leftover).tolist():
+                free = np.ones(n, dtype=bool)
+                free[base.neighbors(u)] = False
+                free[u] = False
+                cand = np.flatnonzero(free)
+                low = cand[np.argsort(deg0[cand] + noise[cand], kind="stable")[: 4 * int(leftover[u])]]
+                noise[rng.choice(low, size=min(low.size, int(leftover[u])), replace=False)] += 1
+            target = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
+    else:
+        leftover = _realize(graph, first - deg0)
+    rounds = 1
+    while leftover.any():
+        if strategy == "swap":
+            done, leftover = _swap(graph, leftover, rng, edges)
+            swaps += done
+            if not leftover.any():
+                break
+        repairs += _repair(graph, leftover, k, rng)
+        if rounds >= max_rounds:
+            raise InfeasibleError(f"no k-degree anonymous graph found within {max_rounds} rounds")
+        rounds += 1
+        target = _anonymize(graph.degree.copy(), k, method, seed)
+        leftover = _realize(graph, target - graph.degree)
+    added, removed = graph.edits()
+    return Construction(added=added, removed=removed, target=graph.degree.copy(),
+                        first_target=first, rounds=rounds, probes=probes, repairs=repairs,
+                        swaps=swaps, log=log)
