@@ -1,0 +1,44 @@
+"""Shared fixtures of the tabular tests: the bundled Adult sample and the shared Adult data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from structanon import Hierarchy
+
+QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
+BUNDLED = Path(__file__).resolve().parents[2] / "tabular" / "data"
+SHARED_ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
+
+
+def _hierarchies(directory: Path, columns=QIS) -> dict[str, Hierarchy]:
+    return {c: Hierarchy.from_csv(directory / f"adult_hierarchy_{c}.csv", name=c)
+            for c in columns}
+
+
+@pytest.fixture(scope="session")
+def adult_sample() -> pd.DataFrame:
+    """The bundled 5,000-record Adult sample."""
+    return pd.read_csv(BUNDLED / "adult_sample.csv", sep=";")
+
+
+@pytest.fixture(scope="session")
+def adult_sample_hierarchies() -> dict[str, Hierarchy]:
+    return _hierarchies(BUNDLED)
+
+
+@pytest.fixture(scope="session")
+def adult_full() -> pd.DataFrame:
+    """The full 30,162-record Adult table from ../shared/data (skipped when absent)."""
+    path = SHARED_ADULT / "adult.csv"
+    if not path.exists():
+        pytest.skip("shared Adult data not available")
+    return pd.read_csv(path, sep=";")
+
+
+@pytest.fixture(scope="session")
+def adult_full_hierarchies(adult_full) -> dict[str, Hierarchy]:
+    return _hierarchies(SHARED_ADULT)
