@@ -37,7 +37,8 @@ def verify_cloaked(data: pd.DataFrame, k: int) -> list:
     Also checks that each ``region_id`` always carries the same polygon bounds.
     """
     if hasattr(data, "dask"):
-        keys = data[["region_id", "window", "user"]].drop_duplicates().compute()
+        keys = (data[["region_id", "window", "user"]]
+                .map_partitions(pd.DataFrame.drop_duplicates).compute().drop_duplicates())
         geoms = None
     else:
         keys = data[["region_id", "window", "user"]].drop_duplicates()

@@ -93,10 +93,12 @@ def unicity(df: pd.DataFrame, p: int, user: str = "user", place: str = "region_i
     return float((full.reindex(np.arange(sample.size), fill_value=0) == 1).mean())
 
 
-def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_id") -> float:
+def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_id",
+                    weight: str | None = None) -> float:
     """Share of users whose most visited place (a home proxy) is nobody else's.
 
-    The most visited place is the one with the most fixes (ties: smallest place code).
+    The most visited place is the one with the most fixes (ties: smallest place code);
+    with ``weight``, each row counts as that many fixes.
 
     Examples
     --------
@@ -107,7 +109,9 @@ def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_i
     """
     u, _ = pd.factorize(df[user], sort=True)
     pl, _ = pd.factorize(df[place], sort=True)
-    counts = pd.DataFrame({"u": u, "pl": pl}).groupby(["u", "pl"]).size().reset_index(name="n")
+    w = df[weight].to_numpy() if weight else np.ones(len(df), dtype=np.int64)
+    counts = (pd.DataFrame({"u": u, "pl": pl, "n": w}).groupby(["u", "pl"])["n"].sum()
+              .reset_index())
     counts = counts.sort_values(["u", "n", "pl"], ascending=[True, False, True], kind="stable")
     home = counts.drop_duplicates("u")["pl"].to_numpy()
     if home.size == 0:
@@ -129,6 +133,8 @@ def risk_summary(before: pd.DataFrame, after: pd.DataFrame, ps: tuple[int, ...] 
         for p in ps:
             res[f"unicity_p{p}"] = (unicity(df, p, "user", "place", "window", n_users, seed)
                                     if len(df) else float("nan"))
-        res["home_unique_share"] = home_uniqueness(df, "user", "place") if len(df) else float("nan")
+        weight = "weight" if "weight" in df.columns else None
+        res["home_unique_share"] = (home_uniqueness(df, "user", "place", weight) if len(df)
+                                    else float("nan"))
         out[name] = res
     return out

@@ -1,0 +1,150 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+import location
+from location._grid import CloakingGrid
+from structanon.errors import InfeasibleError, InputError
+
+T0 = "2024-05-01T10:00:00Z"
+
+
+def _log(points, times=None):
+    """points: list of (user, lat, lon)."""
+    users, lats, lons = zip(*points)
+    return pd.DataFrame({"user": users, "time": times or [T0] * len(points), "lat": lats,
+                         "lon": lons})
+
+
+def test_release_shape_and_independent_recount(small_log, key, recount, assert_contains):
+    for method in ("fixed", "adaptive"):
+        r = location.cloak(small_log, k=5, window="15min", method=method, pseudonymizer=key,
+                           seed=0)
+        d = r.data
+        assert list(d.columns) == ["user", "window", "region_id", "region"]
+        assert not {"lat", "lon"} & set(d.columns)
+        assert d.index.is_unique and d.index.isin(small_log.index).all()
+        assert len(d) + r.suppressed == len(small_log) == r.n_individuals
+        assert min(recount(d).values()) >= 5
+        assert_contains(d, small_log)
+        assert str(d["window"].dt.tz) == "UTC"
+        assert (d["window"].dt.minute % 15 == 0).all()
+        assert r.checks.passed and r.partition.n_suppressed == r.suppressed
+
+
+def test_users_are_pseudonymized_with_the_key(small_log, key):
+    r = location.cloak(small_log, k=5, pseudonymizer=key)
+    expected = key.pseudonymize(small_log.loc[r.data.index, "user"].astype(str))
+    assert (r.data["user"].to_numpy() == expected).all()
+    assert not set(small_log["user"].astype(str)) & set(r.data["user"])
+
+
+def test_dense_cell_stays_at_level_zero():
+    # three users within a few metres: one 100 m cell holds them all
+    r = location.cloak(_log([("a", 40.0, 116.0), ("b", 40.00001, 116.00001),
+                             ("c", 40.00002, 116.0)]), k=3)
+    level, kind, _, _ = CloakingGrid.decode(r.data["region_id"].to_numpy())
+    assert r.suppressed == 0 and (level == 0).all() and r.data["region_id"].nunique() == 1
+
+
+def test_outlier_is_merged_upwards_not_suppressed(recount, assert_contains):
+    pts = [(u, 40.0 + i * 1e-5, 116.0) for i, u in enumerate("abc")] + [("d", 40.2, 116.3)]
+    r = location.cloak(_log(pts), k=3, method="fixed")
+    assert r.suppressed == 0
+    # the outlier's leftover (1 user) joined the group of a, b, c at the top
+    assert r.data["region_id"].nunique() == 1
+    assert recount(r.data) == {(int(r.data["region_id"].iloc[0]), r.data["window"].iloc[0]): 4}
+    assert_contains(r.data, _log(pts))
+
+
+def test_window_with_too_few_users_is_suppressed_and_counted():
+    pts = [("a", 40.0, 116.0), ("b", 40.0, 116.0), ("c", 40.0, 116.0), ("a", 40.0, 116.0)]
+    times = [T0, T0, T0, "2024-05-01T12:00:00Z"]
+    r = location.cloak(_log(pts, times), k=2)
+    assert r.suppressed == 1 and len(r.data) == 3 and 3 not in r.data.index
+    assert r.info["fixes_suppressed_by_cloaking"] == 1
+
+
+def test_adaptive_uses_casper_half_cells(recount, assert_contains):
+    # two level-0 cells side by side, 2 users each: k=4 needs both, which is the wide half
+    grid = CloakingGrid.fit(116.0, 116.02, 40.0, 40.02, cell_size=100.0)
+    lon_e, lat_e = grid.lon_edges(), grid.lat_edges()
+    # choose a parent block at level 1 and place users in its two lower cells
+    x, y = 2 * 8, 2 * 8
+    left = 0.5 * (lon_e[x] + lon_e[x + 1])
+    right = 0.5 * (lon_e[x + 1] + lon_e[x + 2])
+    lat = 0.5 * (lat_e[y] + lat_e[y + 1])
+    pts = [("a", lat, left), ("b", lat, left), ("c", lat, right), ("d", lat, right)]
+    # four users at each corner fix the grid's extent and are 4-anonymous by themselves
+    pts += [(f"e{i}", 40.0, 116.0) for i in range(4)] + [(f"f{i}", 40.02, 116.02) for i in range(4)]
+    df = _log(pts)
+    fixed = location.cloak(df, k=4, method="fixed", cell_size=100.0)
+    adaptive = location.cloak(df, k=4, method="adaptive", cell_size=100.0)
+    for r in (fixed, adaptive):
+        assert min(recount(r.data).values()) >= 4
+        assert_contains(r.data, df)
+    lv, kind, _, _ = CloakingGrid.decode(adaptive.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+    assert (lv == 1).all() and (kind == 1).all()  # wide half of a level-1 parent
+    flv, fkind, _, _ = CloakingGrid.decode(fixed.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+    assert (flv == 1).all() and (fkind == 0).all()  # the whole level-1 square
+    a_area = location.metrics.region_areas(adaptive.data.loc[[0]]).iloc[0]
+    f_area = location.metrics.region_areas(fixed.data.loc[[0]]).iloc[0]
+    assert a_area == pytest.approx(f_area / 2)
+
+
+def test_time_zones_and_epoch_seconds_agree(key):
+    base = _log([(u, 40.0, 116.0) for u in "abcd"])
+    iso_utc = base.assign(time=["2024-05-01T10:14:59Z", "2024-05-01T10:15:00Z"] * 2)
+    iso_off = base.assign(time=["2024-05-01T12:14:59+02:00", "2024-05-01T12:15:00+02:00"] * 2)
+    epoch = base.assign(time=[1714558499, 1714558500] * 2)
+    naive = base.assign(time=pd.to_datetime(["2024-05-01 10:14:59", "2024-05-01 10:15:00"] * 2))
+    results = [location.cloak(d, k=2, pseudonymizer=key).data for d in (iso_utc, iso_off, epoch,
+                                                                         naive)]
+    for d in results[1:]:
+        pd.testing.assert_frame_equal(d.drop(columns="region"), results[0].drop(columns="region"))
+    assert results[0]["window"].nunique() == 2
+
+
+def test_invalid_rows_rejected_with_line_or_dropped_and_counted():
+    df = _log([("a", 40.0, 116.0), ("b", 95.0, 116.0), ("c", 40.0, 116.0), (None, 40.0, 116.0),
+               ("d", 40.0, 200.0), ("e", float("nan"), 116.0)])
+    df.loc[2, "time"] = "not a time"
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.line == 3 and err.value.column == "lat"
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1)
+    assert err.value.row == 1
+    r = location.cloak(df, k=1, drop_invalid=True)
+    assert len(r.data) == 1 and r.suppressed == 5 and r.n_individuals == 6
+    assert r.info["invalid_reasons"] == {
+        "missing user": 1, "unparseable or missing time": 1,
+        "missing or non-numeric latitude/longitude": 1, "latitude outside [-90, 90]": 1,
+        "longitude outside [-180, 180]": 1}
+
+
+def test_parameter_and_feasibility_errors():
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
+    with pytest.raises(InfeasibleError):
+        location.cloak(df, k=3)
+    for bad in ({"k": 0}, {"k": 2.5}, {"k": 2, "method": "grid"}, {"k": 2, "window": "-5min"},
+                {"k": 2, "window": "soon"}, {"k": 2, "user": "uid"}):
+        with pytest.raises(InputError):
+            location.cloak(df, **bad)
+
+
+def test_deterministic_and_index_preserved(small_log, key):
+    shuffled = small_log.sample(frac=1.0, random_state=3)
+    a = location.cloak(small_log, k=4, method="adaptive", pseudonymizer=key).data
+    b = location.cloak(shuffled, k=4, method="adaptive", pseudonymizer=key).data
+    pd.testing.assert_frame_equal(a.drop(columns="region"),
+                                  b.drop(columns="region").loc[a.index])
+
+
+def test_larger_k_gives_larger_regions(small_log, key):
+    areas = []
+    for k in (2, 5, 20):
+        r = location.cloak(small_log, k=k, method="fixed", pseudonymizer=key, seed=0)
+        areas.append(r.utility["fix_weighted_mean_km2"])
+    assert areas[0] <= areas[1] <= areas[2]
+    assert np.isfinite(areas).all()

@@ -1,0 +1,52 @@
+import numpy as np
+import pandas as pd
+import pytest
+import shapely
+
+import location
+from location.synthetic import synthetic_log
+from structanon.errors import InputError
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.mark.parametrize("method", ["fixed", "adaptive"])
+def test_dask_matches_pandas(client, key, method, recount):
+    df = synthetic_log(30_000, 250, seed=11)
+    df["user"] = "user-" + df["user"].astype(str)
+    # a sparse window: its leftovers are merged or suppressed the same way on both paths
+    df.loc[df.index[:3], "time"] = pd.Timestamp("2024-05-03T00:00:00Z")
+    expected = location.cloak(df, k=5, window="30min", method=method, pseudonymizer=key)
+    got = location.cloak(dd.from_pandas(df, npartitions=5), k=5, window="30min", method=method,
+                         pseudonymizer=key)
+    assert hasattr(got.data, "dask")
+    data = got.data.compute().sort_index()
+    want = expected.data.sort_index()
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.drop(columns="region"))
+    assert (shapely.bounds(np.asarray(data["region"].to_numpy()))
+            == shapely.bounds(np.asarray(want["region"].to_numpy()))).all()
+    assert got.suppressed == expected.suppressed == 3
+    assert got.info["fixes_published_per_level"] == expected.info["fixes_published_per_level"]
+    assert got.checks.passed and min(recount(data).values()) >= 5
+    assert got.risk["after"]["home_unique_share"] == expected.risk["after"]["home_unique_share"]
+
+
+def test_dask_invalid_rows(client, key):
+    df = synthetic_log(2_000, 40, seed=1)
+    df.loc[1500, "lat"] = -91.0
+    ddf = dd.from_pandas(df, npartitions=3)
+    with pytest.raises(InputError, match="1 invalid"):
+        location.cloak(ddf, k=3, pseudonymizer=key)
+    r = location.cloak(ddf, k=3, pseudonymizer=key, drop_invalid=True)
+    p = location.cloak(df, k=3, pseudonymizer=key, drop_invalid=True)
+    assert r.suppressed == p.suppressed and r.info["invalid_reasons"] == p.info["invalid_reasons"]
+    assert len(r.data.compute()) == len(p.data)
