@@ -137,7 +137,14 @@ def _realize(graph: _Overlay, residual: np.ndarray) -> np.ndarray:
 
 
 def _anonymize(deg: np.ndarray, k: int, method: str, seed) -> np.ndarray:
-    return anonymize_degree_sequence(deg, k, method=method, even=(method == "dp"), seed=seed)
+    """Anonymized sequence, with an even sum where consecutive groups allow one (DP only);
+    an odd one is fixed by the repair rounds."""
+    if method == "dp":
+        try:
+            return anonymize_degree_sequence(deg, k, method="dp", even=True, seed=seed)
+        except InfeasibleError:
+            pass
+    return anonymize_degree_sequence(deg, k, method=method, seed=seed)
 
 
 def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Generator) -> int:

@@ -289,12 +289,12 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
 
     Examples
     --------
-    >>> G = nx.star_graph(4)
+    >>> G = nx.Graph([(0, 1), (1, 2), (2, 3), (3, 4), (1, 3)])
     >>> r = k_degree_anonymize(G, k=2, relabel=False, seed=1, utility=False)
     >>> sorted(d for _, d in r.data.degree())
-    [2, 2, 2, 2, 4]
+    [2, 2, 2, 3, 3]
     >>> r.info["edges_added"], r.info["lower_bound_edges"], set(G.edges()) <= set(r.data.edges())
-    (2, 2, True)
+    (1, 1, True)
 
     Notes
     -----

@@ -1,0 +1,97 @@
+"""Reading and writing graph exports; malformed input names its line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import networkx as nx
+import pytest
+
+from graphs import read_graph, write_graph
+from structanon.errors import InputError
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_snap_edge_list_with_comments(tmp_path):
+    p = _write(tmp_path / "g.txt", "# Directed graph\n% other comment\n1 2\n2 1\n2\t3 7\n4 4\n\n")
+    g = read_graph(p)
+    assert sorted(g.edges()) == [(1, 2), (2, 3)]
+    assert sorted(g.nodes()) == [1, 2, 3, 4]
+    assert g.graph["input_report"] == {"self_loops": 1, "duplicate_edges": 1, "edge_rows": 4}
+
+
+def test_gzip_edge_list(tmp_path):
+    p = tmp_path / "g.txt.gz"
+    p.write_bytes(gzip.compress(b"1 2\n2 3\n"))
+    assert read_graph(p).number_of_edges() == 2
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [("1 2\n3\n", 2), ("1 2\n# c\nalice bob\n", 3), ("1 2\n2 x3\n", 2)],
+)
+def test_malformed_lines_named(tmp_path, text, line):
+    p = _write(tmp_path / "bad.txt", text)
+    with pytest.raises(InputError, match=f"line {line}") as info:
+        read_graph(p)
+    assert info.value.line == line
+
+
+def test_empty_edge_list(tmp_path):
+    with pytest.raises(InputError, match="no edges"):
+        read_graph(_write(tmp_path / "e.txt", "# nothing\n"))
+
+
+def test_csv_with_header(tmp_path):
+    p = _write(tmp_path / "g.csv", "source,target,weight\nann,bob,1\nbob,cat,2\ncat,ann,3\nbob,ann,1\n")
+    g = read_graph(p)
+    assert g.number_of_edges() == 3 and set(g.nodes()) == {"ann", "bob", "cat"}
+    assert g.graph["input_report"]["duplicate_edges"] == 1
+    with pytest.raises(InputError, match="line 3"):
+        read_graph(_write(tmp_path / "b.csv", "source,target\n1,2\n3,\n"))
+    with pytest.raises(InputError, match="source"):
+        read_graph(_write(tmp_path / "c.csv", "a,b\n1,2\n"))
+
+
+@pytest.mark.parametrize("ext", ["graphml", "gexf", "json", "csv", "txt", "txt.gz"])
+def test_round_trip(tmp_path, ext):
+    g = nx.karate_club_graph()
+    g = nx.relabel_nodes(g, {i: i + 1 for i in g})
+    p = tmp_path / f"g.{ext}"
+    write_graph(g, p)
+    back = read_graph(p)
+    assert {frozenset(map(int, e)) for e in back.edges()} == {frozenset(e) for e in g.edges()}
+
+
+def test_directed_refused(tmp_path):
+    p = tmp_path / "d.graphml"
+    nx.write_graphml(nx.DiGraph([(1, 2), (2, 1), (2, 3)]), p)
+    with pytest.raises(InputError, match="directed"):
+        read_graph(p)
+    g = read_graph(p, as_undirected=True)
+    assert g.number_of_edges() == 2
+    assert g.graph["input_report"]["duplicate_edges"] == 1
+
+
+def test_node_link_json_links_key(tmp_path):
+    p = tmp_path / "g.json"
+    p.write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
+                             "nodes": [{"id": 1}, {"id": 2}], "links": [{"source": 1, "target": 2}]}))
+    assert read_graph(p).number_of_edges() == 1
+    p.write_text("{not json")
+    with pytest.raises(InputError):
+        read_graph(p)
+
+
+def test_format_errors(tmp_path):
+    with pytest.raises(InputError, match="format"):
+        read_graph(tmp_path / "g.xyz")
+    with pytest.raises(InputError, match="format"):
+        read_graph(tmp_path / "g.txt", format="pajek")
+    with pytest.raises(InputError, match="not found"):
+        read_graph(tmp_path / "missing.txt")

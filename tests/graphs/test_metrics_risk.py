@@ -1,0 +1,76 @@
+"""Utility measures against networkx, and candidate sets against brute force."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphs import candidate_sets, graph_utility, structural_risk
+from graphs.metrics import _adjacency, _betweenness, degree_assortativity
+
+
+def _edges(g):
+    return np.sort(np.array(list(g.edges()), dtype=np.int64).reshape(-1, 2), axis=1)
+
+
+def test_identical_graphs():
+    g = nx.karate_club_graph()
+    u = graph_utility(g, g.copy(), seed=0)
+    assert u["degree_emd"] == 0 and u["degree_ks"] == 0 and u["edge_jaccard"] == 1
+    for key in ("pagerank_spearman", "eigenvector_spearman", "closeness_spearman",
+                "betweenness_spearman"):
+        assert u[key] == pytest.approx(1.0)
+    assert u["community_nmi"] == pytest.approx(1.0) and u["community_ari"] == pytest.approx(1.0)
+
+
+def test_measures_match_networkx():
+    g = nx.connected_watts_strogatz_graph(60, 4, 0.3, seed=1)
+    h = g.copy()
+    h.add_edges_from([(0, 30), (5, 40), (7, 50)])
+    u = graph_utility(g, h, seed=0, sources=60)
+    for i, graph in enumerate((g, h)):
+        assert u["avg_clustering"][i] == pytest.approx(nx.average_clustering(graph))
+        assert u["transitivity"][i] == pytest.approx(nx.transitivity(graph))
+        assert u["avg_shortest_path"][i] == pytest.approx(nx.average_shortest_path_length(graph))
+        assert u["assortativity"][i] == pytest.approx(nx.degree_assortativity_coefficient(graph))
+    assert u["edge_jaccard"] == pytest.approx(g.number_of_edges() / h.number_of_edges())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 25), st.floats(0.05, 0.6), st.integers(0, 1000))
+def test_betweenness_matches_networkx(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    ours = _betweenness(_adjacency(n, _edges(g)), np.arange(n), batch=4) / 2
+    ref = nx.betweenness_centrality(g, normalized=False)
+    assert np.allclose(ours, [ref[i] for i in range(n)])
+
+
+def test_assortativity_star():
+    assert degree_assortativity(4, np.array([[0, 1], [0, 2], [0, 3]])) == pytest.approx(-1.0)
+
+
+def test_graphs_must_share_nodes():
+    with pytest.raises(ValueError):
+        graph_utility(nx.path_graph(3), nx.path_graph(4))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 25), st.floats(0.0, 0.6), st.integers(0, 1000))
+def test_candidate_sets_brute_force(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    e = _edges(g)
+    deg = dict(g.degree())
+    key = {v: (deg[v], tuple(sorted(deg[w] for w in g[v]))) for v in g}
+    by_degree, by_neigh = Counter(deg.values()), Counter(key.values())
+    assert candidate_sets(n, e).tolist() == [by_degree[deg[v]] for v in range(n)]
+    assert candidate_sets(n, e, "neighbourhood").tolist() == [by_neigh[key[v]] for v in range(n)]
+    risk = structural_risk(g)
+    assert risk["degree"]["share_unique"] == pytest.approx(
+        sum(by_degree[deg[v]] == 1 for v in g) / n)
+    assert risk["neighbourhood"]["prosecutor_max"] == pytest.approx(
+        max(1 / by_neigh[key[v]] for v in g))
