@@ -1,3 +1,68 @@
-"""structanon.transactions: see docs/transactions.md (work in progress)."""
+"""transactions: anonymization of set-valued data (market baskets, click streams).
 
-__all__: list[str] = []
+Public functions
+----------------
+km_anonymize
+    k^m-anonymity by item generalization (Apriori Anonymization, or local recoding).
+k_anonymize
+    k-anonymity of whole transactions (Partition, top-down local generalization).
+band_matrix
+    Band-matrix grouping for sensitive items (CAHD), privacy degree p.
+read_transactions, write_transactions
+    FIMI, long CSV and JSON-lines files.
+item_taxonomy
+    The item taxonomy (given or automatic) bound to a data set, for the metrics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._data import encode_baskets
+from ._taxonomy import Taxonomy, resolve_taxonomy
+from .apriori import km_anonymize
+from .band import band_matrix
+from .io import read_transactions, write_transactions
+from .partition import k_anonymize
+
+__all__ = [
+    "Taxonomy",
+    "band_matrix",
+    "item_taxonomy",
+    "k_anonymize",
+    "km_anonymize",
+    "read_transactions",
+    "write_transactions",
+]
+
+
+def item_taxonomy(transactions: Any, hierarchy: Any = None, fanout: int | None = None,
+                  order: str = "id") -> Taxonomy:
+    """The item taxonomy an anonymizer would use for these transactions.
+
+    Parameters
+    ----------
+    transactions : iterable of sets
+    hierarchy : Hierarchy, dict, path or None
+        A :class:`structanon.Hierarchy`, a nested dict, a ``.json`` or ARX ``.csv`` path;
+        ``None`` builds a balanced tree over the items.
+    fanout : int, optional
+        Children per node of the automatic tree (default 5).
+    order : {"id", "frequency"}
+        Item order of the automatic tree.
+
+    Returns
+    -------
+    Taxonomy
+
+    Examples
+    --------
+    >>> tax = item_taxonomy([{1, 2}, {3, 4}], fanout=2)
+    >>> tax.height, [str(x) for x in tax.labels[tax.n_leaves:]]
+    (2, ['1..2', '3..4', '*'])
+    """
+    b = encode_baskets(transactions)
+    counts = np.bincount(b.codes, minlength=b.domain.size)
+    return resolve_taxonomy(hierarchy, b.domain, counts, fanout, order)

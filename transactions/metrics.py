@@ -1,0 +1,296 @@
+"""Utility of anonymized set-valued data.
+
+Every function compares the original transactions with a published release (one entry
+per original transaction: a set of labels, or ``None`` if suppressed) under the item
+taxonomy used to produce it (see :func:`transactions.item_taxonomy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from structanon.errors import InputError
+
+from ._data import Baskets, count_itemsets, decode_keys, encode_baskets
+from ._query import NodeIndex, published_nodes, sample_queries
+from ._taxonomy import Taxonomy
+
+__all__ = [
+    "ncp",
+    "utility_loss",
+    "support_error",
+    "top_itemsets_error",
+    "frequent_itemset_preservation",
+    "band_query_error",
+    "summarize_errors",
+]
+
+
+def _prepare(original: Any, published: Sequence[Any], taxonomy: Taxonomy
+             ) -> tuple[Baskets, np.ndarray, np.ndarray, np.ndarray]:
+    b = encode_baskets(original, name="original")
+    if len(published) != b.n:
+        raise InputError(f"release has {len(published)} entries for {b.n} original transactions")
+    if b.domain.size != taxonomy.n_items or not all(
+            str(x) == str(y) for x, y in zip(b.domain.tolist(), taxonomy.domain.tolist())):
+        raise InputError("the taxonomy was built for different data (item domains differ)")
+    indptr, nodes, suppressed = published_nodes(published, taxonomy)
+    return b, indptr, nodes, suppressed
+
+
+def _cover(b: Baskets, indptr: np.ndarray, nodes: np.ndarray, tax: Taxonomy) -> np.ndarray:
+    """For each original occurrence, the deepest published node covering it (-1 if none)."""
+    rows = b.rows.astype(np.int64)
+    pub_rows = np.repeat(np.arange(b.n, dtype=np.int64), np.diff(indptr))
+    pub_keys = pub_rows * tax.n_nodes + nodes
+    pub_keys.sort()
+    found = np.full(b.nnz, -1, dtype=np.int64)
+    leaves = b.codes.astype(np.int64)
+    for d in range(tax.height, -1, -1):  # deepest cover first
+        cand = tax.anc[leaves, d]
+        keys = rows * tax.n_nodes + cand
+        pos = np.searchsorted(pub_keys, keys)
+        hit = (pos < pub_keys.size) & (pub_keys[np.minimum(pos, pub_keys.size - 1)] == keys)
+        hit &= (found < 0) & (tax.depth[leaves] >= d)
+        found[hit] = cand[hit]
+    return found
+
+
+def ncp(original: Any, published: Sequence[Any], taxonomy: Taxonomy) -> float:
+    """Normalized certainty penalty over item occurrences (Terrovitis et al. 2008).
+
+    Parameters
+    ----------
+    original : iterable of item sets
+    published : sequence of sets of labels (None = suppressed)
+    taxonomy : Taxonomy
+        The item taxonomy of the release.
+
+    Returns
+    -------
+    float
+        In [0, 1]; suppressed or uncovered occurrences count 1.
+
+    Notes
+    -----
+    .. math:: NCP = \\frac{\\sum_{o} |leaves(g(o))| / |I| \\cdot [g(o) \\text{ not a leaf}]}
+              {\\#\\text{occurrences}}
+
+    where :math:`g(o)` is the label an item occurrence is published as.
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}, {"a", "c"}]
+    >>> tax = transactions.item_taxonomy(data, fanout=2)
+    >>> ncp(data, [{"a", "b"}, {"a", "c"}], tax)
+    0.0
+    """
+    b, indptr, nodes, _s = _prepare(original, published, taxonomy)
+    if b.nnz == 0:
+        return 0.0
+    found = _cover(b, indptr, nodes, taxonomy)
+    per = np.where(found >= 0, taxonomy.ncp[np.maximum(found, 0)], 1.0)
+    return float(per.mean())
+
+
+def utility_loss(original: Any, published: Sequence[Any], taxonomy: Taxonomy) -> float:
+    """Share of item occurrences not published as themselves (generalized or suppressed).
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}, {"a", "c"}]
+    >>> tax = transactions.item_taxonomy(data, fanout=2)
+    >>> utility_loss(data, [{"a", "b"}, None], tax)
+    0.5
+    """
+    b, indptr, nodes, _s = _prepare(original, published, taxonomy)
+    if b.nnz == 0:
+        return 0.0
+    found = _cover(b, indptr, nodes, taxonomy)
+    return float((found != b.codes).mean())
+
+
+def summarize_errors(errors: np.ndarray) -> dict[str, Any]:
+    if errors.size == 0:
+        return {"queries": 0}
+    return {"queries": int(errors.size), "mean": float(errors.mean()),
+            "median": float(np.median(errors)), "p90": float(np.quantile(errors, 0.9)),
+            "max": float(errors.max())}
+
+
+def _relative_errors(b, indptr, nodes, tax, queries):
+    true = NodeIndex.of_baskets(b, tax.n_nodes).matches(queries, None)
+    est = NodeIndex(indptr, nodes, tax.n_nodes).matches(queries, tax, weighted=True)
+    return np.abs(est - true) / np.maximum(true, 1.0)
+
+
+def support_error(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
+                  sizes: Sequence[int] = (1, 2), n_queries: int = 300, seed: int | None = 0,
+                  return_errors: bool = False) -> dict[str, Any]:
+    """Relative error of the supports of random itemsets, estimated from the release.
+
+    Each query is ``size`` items drawn from a random original transaction (seeded).  The
+    estimate assumes items are uniform within a generalized node.
+
+    Notes
+    -----
+    .. math:: \\hat s(Q) = \\sum_{t'} \\prod_{q \\in Q} \\frac{[g_{t'}(q)]}{|leaves(g_{t'}(q))|},
+              \\quad RE = |\\hat s(Q) - s(Q)| / s(Q)
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}, {"a", "c"}]
+    >>> tax = transactions.item_taxonomy(data, fanout=2)
+    >>> support_error(data, data, tax, sizes=(1,), n_queries=5)["by_size"]["1"]["mean"]
+    0.0
+    """
+    b, indptr, nodes, _s = _prepare(original, published, taxonomy)
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {"by_size": {}}
+    every = []
+    for size in sizes:
+        q = sample_queries(b, int(size), n_queries, rng)
+        err = _relative_errors(b, indptr, nodes, taxonomy, q) if q.size else np.zeros(0)
+        out["by_size"][str(size)] = summarize_errors(err)
+        every.append(err)
+    allerr = np.concatenate(every) if every else np.zeros(0)
+    out.update(summarize_errors(allerr))
+    if return_errors:
+        out["errors"] = allerr
+    return out
+
+
+def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
+                       top: int = 100, max_size: int = 2) -> dict[str, Any]:
+    """Relative support error of the ``top`` most frequent original itemsets (sizes 1..max_size).
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}, {"a", "c"}]
+    >>> tax = transactions.item_taxonomy(data, fanout=2)
+    >>> top_itemsets_error(data, data, tax, top=3)["mean"]
+    0.0
+    """
+    b, indptr, nodes, _s = _prepare(original, published, taxonomy)
+    cands = []
+    for size in range(1, max_size + 1):
+        keys, counts = count_itemsets(b.indptr, b.codes, size, taxonomy.n_nodes)
+        if counts.size:
+            best = np.lexsort((keys, -counts))[:top]
+            for row, c in zip(decode_keys(keys[best], size, taxonomy.n_nodes).tolist(),
+                              counts[best].tolist()):
+                cands.append((c, row))
+    cands.sort(key=lambda x: (-x[0], len(x[1]), x[1]))
+    cands = cands[:top]
+    errs = []
+    for size in range(1, max_size + 1):
+        q = np.array([r for _c, r in cands if len(r) == size], dtype=np.int64).reshape(-1, size)
+        if q.size:
+            errs.append(_relative_errors(b, indptr, nodes, taxonomy, q))
+    return summarize_errors(np.concatenate(errs) if errs else np.zeros(0))
+
+
+def frequent_itemset_preservation(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
+                                  min_support: float = 0.01, max_size: int = 2) -> dict[str, Any]:
+    """Precision and recall of the frequent itemsets mined from the release at item level.
+
+    ``min_support`` is a fraction of the transactions (< 1) or a count (>= 1).  Itemsets
+    of the release count only when all their labels are original items.
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}, {"a", "c"}, {"a", "b"}]
+    >>> tax = transactions.item_taxonomy(data, fanout=2)
+    >>> frequent_itemset_preservation(data, data, tax, min_support=2)["recall"]
+    1.0
+    """
+    b, indptr, nodes, _s = _prepare(original, published, taxonomy)
+    threshold = min_support * b.n if min_support < 1 else float(min_support)
+    leaf_only = nodes < taxonomy.n_items
+    rows = np.repeat(np.arange(b.n, dtype=np.int64), np.diff(indptr))[leaf_only]
+    pub_ptr = np.zeros(b.n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=b.n), out=pub_ptr[1:])
+    pub_codes = nodes[leaf_only]
+    n_true = n_pub = n_both = 0
+    for size in range(1, max_size + 1):
+        k1, c1 = count_itemsets(b.indptr, b.codes, size, taxonomy.n_nodes)
+        k2, c2 = count_itemsets(pub_ptr, pub_codes, size, taxonomy.n_nodes)
+        f1, f2 = k1[c1 >= threshold], k2[c2 >= threshold]
+        n_true += f1.size
+        n_pub += f2.size
+        n_both += np.intersect1d(f1, f2).size
+    precision = n_both / n_pub if n_pub else 1.0
+    recall = n_both / n_true if n_true else 1.0
+    return {"min_support": threshold, "frequent_original": n_true, "frequent_release": n_pub,
+            "precision": float(precision), "recall": float(recall)}
+
+
+def band_query_error(original: Any, data: dict[str, Any], n_queries: int = 300,
+                     qi_size: int = 1, seed: int | None = 0) -> dict[str, Any]:
+    """Relative error of count queries "QI items and one sensitive item" on a band-matrix release.
+
+    Each query takes ``qi_size`` quasi-identifying items and one sensitive item of a random
+    original transaction holding a sensitive item.  The release answers with
+    :math:`\\sum_g |\\{t \\in g: Q \\subseteq t\\}| \\cdot c_g(s) / |g|`.
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "x"}, {"a"}, {"b"}, {"b", "y"}]
+    >>> rel = transactions.band_matrix(data, ["x", "y"], p=2)
+    >>> band_query_error(data, rel.data, n_queries=5)["queries"]
+    5
+    """
+    b = encode_baskets(original, name="original")
+    qi = data["qi"]
+    if len(qi) != b.n:
+        raise InputError(f"release has {len(qi)} entries for {b.n} original transactions")
+    sensitive = {str(s) for s in data["sensitive_items"]}
+    is_sens_item = np.array([str(x) in sensitive for x in b.domain.tolist()], dtype=bool)
+    group = np.asarray(data["group"], dtype=np.int64)
+    sizes = np.bincount(group[group >= 0], minlength=len(data["sensitive_counts"]))
+    code_of = {str(x): i for i, x in enumerate(b.domain.tolist())}
+    rng = np.random.default_rng(seed)
+    occ_sens = is_sens_item[b.codes]
+    rows_with = np.unique(b.rows[occ_sens])
+    holders = [r for r in rows_with.tolist()
+               if (~is_sens_item[b.codes[b.indptr[r]:b.indptr[r + 1]]]).sum() >= qi_size]
+    if not holders:
+        return {"queries": 0}
+    from scipy import sparse as sp
+
+    mat = sp.csc_matrix((np.ones(b.nnz), (b.rows, b.codes)), shape=(b.n, b.domain.size))
+    pub_rows, pub_cols = [], []
+    for i, t in enumerate(qi):
+        if t is not None:
+            for x in t:
+                pub_rows.append(i)
+                pub_cols.append(code_of[str(x)])
+    pub = sp.csc_matrix((np.ones(len(pub_rows)), (pub_rows, pub_cols)), shape=(b.n, b.domain.size))
+    frac = {}
+    for g, summary in enumerate(data["sensitive_counts"]):
+        for s, c in summary.items():
+            frac.setdefault(str(s), np.zeros(len(sizes)))[g] = c / sizes[g]
+    errs = []
+    for r in rng.choice(np.asarray(holders), size=n_queries, replace=True).tolist():
+        items = b.codes[b.indptr[r]:b.indptr[r + 1]]
+        qs = items[~is_sens_item[items]]
+        ss = items[is_sens_item[items]]
+        q = rng.choice(qs, size=qi_size, replace=False)
+        s = int(rng.choice(ss))
+        true_rows = np.asarray(mat[:, q].sum(axis=1)).reshape(-1) == qi_size
+        true = float((true_rows & (np.asarray(mat[:, s].todense()).reshape(-1) > 0)).sum())
+        match = np.flatnonzero(np.asarray(pub[:, q].sum(axis=1)).reshape(-1) == qi_size)
+        g = group[match]
+        f = frac.get(str(b.domain[s]), np.zeros(len(sizes)))
+        est = float(f[g[g >= 0]].sum())
+        errs.append(abs(est - true) / max(true, 1.0))
+    return summarize_errors(np.asarray(errs))
