@@ -39,7 +39,10 @@ def band_order(b: Baskets, qi_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     """Row order and column order making the QI matrix banded; with bandwidth statistics."""
     a = _qi_matrix(b, qi_mask)
     co = (a.T @ a).tocsr()
-    col_order = reverse_cuthill_mckee(co, symmetric_mode=True).astype(np.int64)
+    if co.shape[0] == 0:
+        col_order = np.zeros(0, dtype=np.int64)
+    else:
+        col_order = reverse_cuthill_mckee(co, symmetric_mode=True).astype(np.int64)
     col_pos = np.empty_like(col_order)
     col_pos[col_order] = np.arange(col_order.size)
     coo = a.tocoo()

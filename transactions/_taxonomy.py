@@ -151,12 +151,14 @@ class Taxonomy:
         span = [(names[i], names[i]) for i in perm]
         depth_no = 0
         while len(level) > fanout:
-            depth_no += 1
             bounds = list(range(0, len(level), fanout))
             if len(level) - bounds[-1] == 1 and len(bounds) > 1:
                 bounds.pop()
             bounds.append(len(level))
+            if len(bounds) == 2:  # one group only: its node would be the root's single child
+                break
             new_level, new_span = [], []
+            depth_no += 1
             for g in range(len(bounds) - 1):
                 lo, hi = bounds[g], bounds[g + 1]
                 first, last = span[lo][0], span[hi - 1][1]

@@ -55,7 +55,8 @@ def read_transactions(path: str | Path, format: str | None = None,
         FIMI style (one transaction per line, items separated by spaces or commas; an
         empty line is an empty transaction), long CSV (columns ``tid,item``; transactions
         in order of first appearance), or JSON lines (each line a JSON array of items or
-        an object with an ``"items"`` array).  ``.gz`` is read transparently.
+        an object with an ``"items"`` array; ``null`` lines, suppressed transactions of a
+        release, are skipped and counted).  ``.gz`` is read transparently.
     format : {"fimi", "csv", "jsonl"}, optional
         Default: from the file name (see :func:`detect_format`).
     return_stats : bool
@@ -96,6 +97,7 @@ def read_transactions(path: str | Path, format: str | None = None,
         raw = _typed(raw)
     elif fmt == "jsonl":
         raw = []
+        nulls = 0
         with _open_text(path) as fh:
             for i, line in enumerate(fh, start=1):
                 if not line.strip():
@@ -104,6 +106,9 @@ def read_transactions(path: str | Path, format: str | None = None,
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=i) from None
+                if obj is None:  # a suppressed transaction of a published release
+                    nulls += 1
+                    continue
                 if isinstance(obj, dict):
                     obj = obj.get("items")
                 if not isinstance(obj, list):
@@ -140,6 +145,8 @@ def read_transactions(path: str | Path, format: str | None = None,
     if return_stats:
         stats = {"transactions": len(out), "empty_transactions": sum(1 for t in out if not t),
                  "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out)}
+        if fmt == "jsonl" and nulls:
+            stats["null_lines_skipped"] = nulls
         return out, stats
     return out
 

@@ -44,7 +44,7 @@ def candidate_sizes(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
     >>> import transactions
     >>> data = [{"a", "b"}, {"a", "c"}]
     >>> tax = transactions.item_taxonomy(data, fanout=2)
-    >>> before, after, _ = candidate_sizes(data, [{"a"}, {"a"}], tax, m=2)
+    >>> before, after, _ = candidate_sizes(data, [{"*"}, {"*"}], tax, m=2)
     >>> before.tolist(), after.tolist()
     ([1.0, 1.0], [2.0, 2.0])
     """
@@ -101,7 +101,7 @@ def attack_risk(original: Any, published: Sequence[Any], taxonomy: Taxonomy, m: 
     >>> import transactions
     >>> data = [{"a", "b"}, {"a", "c"}]
     >>> tax = transactions.item_taxonomy(data, fanout=2)
-    >>> attack_risk(data, [{"a"}, {"a"}], tax, m=1, k=2)["after"]["share_below_k"]
+    >>> attack_risk(data, [{"*"}, {"*"}], tax, m=1, k=2)["after"]["share_below_k"]
     0.0
     """
     before, after, _rows = candidate_sizes(original, published, taxonomy, m, n_targets, seed)

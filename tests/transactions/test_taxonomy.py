@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+
+from structanon import Hierarchy
+from structanon.errors import InputError
+from transactions import item_taxonomy
+from transactions._taxonomy import Taxonomy
+
+
+def test_balanced_tree_shape():
+    tax = item_taxonomy([set(range(12))], fanout=3)
+    assert tax.n_items == 12 and tax.labels[tax.root] == "*"
+    # 12 leaves -> 4 nodes of 3 -> root (a single group of 4 is not added as a level)
+    assert tax.height == 2
+    assert tax.size[tax.root] == 12
+    internal = tax.labels[~tax.is_leaf].tolist()
+    assert "0..2" in internal and "9..11" in internal
+    # every internal node has at least two children
+    kids = np.bincount(tax.parent[tax.parent >= 0], minlength=tax.n_nodes)
+    assert (kids[~tax.is_leaf] >= 2).all()
+
+
+def test_balanced_no_single_child_groups():
+    tax = item_taxonomy([set(range(7))], fanout=3)
+    kids = np.bincount(tax.parent[tax.parent >= 0], minlength=tax.n_nodes)
+    assert (kids[~tax.is_leaf] >= 2).all()
+
+
+def test_frequency_order_groups_frequent_items():
+    data = [{0, 5}, {0, 5}, {0, 5}, {1}, {2}, {3}]
+    tax = item_taxonomy(data, fanout=2, order="frequency")
+    i0, i5 = list(tax.domain).index(0), list(tax.domain).index(5)
+    assert tax.parent[i0] == tax.parent[i5]
+
+
+def test_from_nested_dict_matches_independent_ancestors(checks):
+    GROCERIES, ancestors_from_dict = checks.GROCERIES, checks.ancestors_from_dict
+    data = [{"beer", "milk"}, {"apple"}]
+    tax = item_taxonomy(data, hierarchy=GROCERIES)
+    anc = ancestors_from_dict(GROCERIES)
+    for i, item in enumerate(tax.domain.tolist()):
+        path = [str(tax.labels[x]) for x in tax.anc[i, : tax.depth[i] + 1]][::-1][1:]
+        assert path == anc[item]
+    assert tax.n_leaves == 10 and tax.size[tax.root] == 10
+
+
+def test_from_arx_csv(tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text("beer;alcohol;*\nwine;alcohol;*\nmilk;dairy;*\n")
+    tax = item_taxonomy([{"beer", "milk"}], hierarchy=str(path))
+    assert tax.height == 2 and sorted(tax.labels[~tax.is_leaf].tolist()) == ["*", "alcohol", "dairy"]
+
+
+def test_from_hierarchy_object_and_json(tmp_path, checks):
+    GROCERIES = checks.GROCERIES
+    h = Hierarchy.from_dict(GROCERIES)
+    assert item_taxonomy([{"beer"}], hierarchy=h).n_leaves == 10
+    import json
+
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(GROCERIES))
+    assert item_taxonomy([{"beer"}], hierarchy=p).n_leaves == 10
+
+
+def test_item_missing_from_taxonomy_is_named(checks):
+    GROCERIES = checks.GROCERIES
+    with pytest.raises(InputError, match="tofu"):
+        item_taxonomy([{"beer", "tofu"}], hierarchy=GROCERIES)
+
+
+def test_bad_fanout():
+    with pytest.raises(InputError, match="fanout"):
+        item_taxonomy([{1, 2}], fanout=1)
+    with pytest.raises(InputError):
+        Taxonomy.balanced(np.array([1, 2], dtype=object), 2, order="size")
