@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from structanon.errors import InputError
+
 from ._grid import CloakingGrid
 
 __all__ = ["Triples", "dense_codes", "assign_regions", "METHODS"]
@@ -21,22 +23,26 @@ METHODS = ("fixed", "adaptive")
 
 
 def dense_codes(*arrays: np.ndarray) -> tuple[np.ndarray, int]:
-    """Dense int64 group ids (0..n-1) of rows of several non-negative int arrays."""
+    """Dense int64 group ids (0..n-1, in order of first appearance) of rows of int arrays.
+
+    The arrays (non-negative) are packed into one int64 key where their ranges allow,
+    else densified pairwise; either way a single hash pass per step, no sort.
+    """
     codes = np.zeros(len(arrays[0]), dtype=np.int64)
     n = 1
     for a in arrays:
         a = np.asarray(a, dtype=np.int64)
         span = int(a.max()) + 1 if a.size else 1
         if n * span >= 2**62:
-            codes, uniq = pd.factorize(codes, sort=True)
+            codes, uniq = pd.factorize(codes, sort=False)
             n = len(uniq)
             if n * span >= 2**62:
-                a, ua = pd.factorize(a, sort=True)
+                a, ua = pd.factorize(a, sort=False)
                 span = len(ua)
         codes = codes * span + a
         n *= span
-    codes, uniq = pd.factorize(codes, sort=True)
-    return codes.astype(np.int64), len(uniq)
+    codes, uniq = pd.factorize(codes, sort=False)
+    return codes.astype(np.int64, copy=False), len(uniq)
 
 
 @dataclass
@@ -66,45 +72,79 @@ class Triples:
         return cls(*(agg[c].to_numpy(dtype=np.int64) for c in ("ix", "iy", "w", "u", "weight")))
 
 
-def _distinct_per_group(g: np.ndarray, n_groups: int, u: np.ndarray) -> np.ndarray:
-    nu = int(u.max()) + 1 if u.size else 1
-    pairs = pd.unique(g * nu + u)
-    return np.bincount(pairs // nu, minlength=n_groups)
+def _spread_bits(v: np.ndarray) -> np.ndarray:
+    """Spread the bits of values < 2^32 to the even bit positions (Morton interleave)."""
+    v = v.astype(np.uint64)
+    for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
+                        (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
+                        (1, 0x5555555555555555)):
+        v = (v | (v << np.uint64(shift))) & np.uint64(mask)
+    return v
 
 
-def _count(cx, cy, w, u):
-    g, n = dense_codes(cx, cy, w - w.min())
-    return g, _distinct_per_group(g, n, u)
+def _bits(values: np.ndarray) -> int:
+    return int(values.max()).bit_length() if values.size else 0
 
 
-def _half_step(t: Triples, r: np.ndarray, level: int, k: int, region: np.ndarray,
-               grid: CloakingGrid) -> tuple[np.ndarray, int]:
-    """Casper's step between levels ``level - 1`` and ``level``: publish half-parents.
+class _Order:
+    """Residual triples in two sort orders over one Morton code, as packed int64 keys.
 
-    Each parent cell (per window) is split either into its two rows (wide halves) or its
-    two columns (tall halves), whichever publishes more fixes (ties: wide); every half of
-    the chosen split holding >= k distinct residual users is published.
+    Key ``a`` = (window, user, morton): the triples of one user in one window and one
+    cell of any level are adjacent, and ``key_a >> s`` is equal exactly for triples
+    sharing window, user and cell (the low ``s`` Morton bits dropped).  Key ``b`` =
+    (window, morton): the triples of one (cell, window) at any level, or of one half-cell,
+    form a run.  ``x_low`` puts the x bit below the y bit of each level (wide halves are
+    runs), otherwise y is below x (tall halves are runs).
     """
-    ix, iy, w, u = t.ix[r], t.iy[r], t.w[r], t.u[r]
-    fine = level - 1
-    wide_x, wide_y = ix >> level, iy >> fine
-    tall_x, tall_y = ix >> fine, iy >> level
-    gw, cw = _count(wide_x, wide_y, w, u)
-    gt, ct = _count(tall_x, tall_y, w, u)
-    wide_ok, tall_ok = cw[gw] >= k, ct[gt] >= k
-    if not (wide_ok.any() or tall_ok.any()):
-        return r, 0
-    gp, n_parent = dense_codes(ix >> level, iy >> level, w - w.min())
-    weight = t.weight[r]
-    score_w = np.bincount(gp, weights=weight * wide_ok, minlength=n_parent)
-    score_t = np.bincount(gp, weights=weight * tall_ok, minlength=n_parent)
-    use_tall = score_t[gp] > score_w[gp]
-    pub_w = ~use_tall & wide_ok
-    pub_t = use_tall & tall_ok
-    region[r[pub_w]] = grid.encode(level, 1, wide_x[pub_w], wide_y[pub_w])
-    region[r[pub_t]] = grid.encode(level, 2, tall_x[pub_t], tall_y[pub_t])
-    published = pub_w | pub_t
-    return r[~published], int(t.weight[r[published]].sum())
+
+    def __init__(self, t: Triples, wd: np.ndarray, x_low: bool, top: int) -> None:
+        lo, hi = (t.ix, t.iy) if x_low else (t.iy, t.ix)
+        morton = (_spread_bits(lo) | (_spread_bits(hi) << np.uint64(1))).astype(np.int64)
+        mbits = max(_bits(morton), 2 * top)  # shifts go up to 2 * top
+        wbits, ubits = _bits(wd), _bits(t.u)
+        if wbits + ubits + mbits <= 62:
+            prefix = (wd << ubits) | t.u
+        else:  # rank of the (window, user) pair, in the same order
+            _, prefix = np.unique((wd << ubits) | t.u, return_inverse=True)
+            prefix = prefix.reshape(-1).astype(np.int64)
+        if max(_bits(prefix), wbits) + mbits > 62:
+            raise InputError(
+                "too many (window, user) pairs for this grid resolution: increase cell_size, "
+                "lengthen the window or cloak the log in parts")
+        key_a = (prefix << mbits) | morton
+        key_b = (wd << mbits) | morton
+        a, b = np.argsort(key_a), np.argsort(key_b)
+        self.a = {"idx": a, "key": key_a[a]}
+        self.b = {"idx": b, "key": key_b[b], "weight": t.weight[b]}
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Residual triple indices in order ``b``."""
+        return self.b["idx"]
+
+    def drop(self, published: np.ndarray) -> None:
+        for arrays in (self.a, self.b):
+            keep = ~published[arrays["idx"]]
+            for name in arrays:
+                arrays[name] = arrays[name][keep]
+
+    def groups(self, shift: int) -> tuple[np.ndarray, int]:
+        """Run id, along ``b``, of each residual triple's (morton >> shift, window) group."""
+        key = self.b["key"] >> shift
+        start = np.ones(key.size, dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=start[1:])
+        gid = np.cumsum(start) - 1
+        return gid, int(gid[-1]) + 1 if gid.size else 0
+
+    def distinct_users(self, shift: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(gid, counts)``: group run id along ``b`` and distinct users per group."""
+        key = self.a["key"] >> shift
+        first = np.ones(key.size, dtype=bool)
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        flag = np.zeros(m, dtype=bool)
+        flag[self.a["idx"]] = first
+        gid, n = self.groups(shift)
+        return gid, np.bincount(gid, weights=flag[self.b["idx"]], minlength=n)
 
 
 def _borrow_at_top(t: Triples, r: np.ndarray, k: int, region: np.ndarray,
@@ -144,29 +184,68 @@ def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple
 
     Bottom-up over the pyramid: at each level, the residual triples (not yet published in
     a smaller region) are grouped by (cell, window); groups with >= k distinct users are
-    published, the rest move up.  ``adaptive`` first tries Casper's half-parent regions.
+    published, the rest move up.  ``adaptive`` first tries Casper's half-parent regions:
+    each parent (per window) is split into its two rows (wide halves) or its two columns
+    (tall halves), whichever publishes more fixes (ties: wide), and every half of the chosen
+    split holding >= k distinct residual users is published.
+
+    Grouping needs no hashing: triples are sorted once by Morton code (per window), so
+    every cell of every level, and every half-cell, is a contiguous run.
     """
     m = len(t.weight)
     region = np.full(m, -1, dtype=np.int64)
-    r = np.arange(m, dtype=np.int64)
+    if m == 0:
+        return region, {"fixes_published_per_level": {}, "groups_merged_at_top": 0}
+    wd = t.w - t.w.min()
+    xo = _Order(t, wd, x_low=True, top=grid.top)
+    yo = _Order(t, wd, x_low=False, top=grid.top) if method == "adaptive" else None
+    orders = [o for o in (xo, yo) if o is not None]
     per_level: dict[str, int] = {}
+
+    def publish(rows: np.ndarray, codes: np.ndarray, label: str) -> None:
+        region[rows] = codes
+        per_level[label] = per_level.get(label, 0) + int(t.weight[rows].sum())
+
     for level in range(grid.top + 1):
-        if r.size == 0:
+        if xo.rows.size == 0:
             break
-        if method == "adaptive" and level >= 1:
-            r, published = _half_step(t, r, level, k, region, grid)
-            if published:
-                per_level[f"half{level}"] = published
-            if r.size == 0:
-                break
-        cx, cy = t.ix[r] >> level, t.iy[r] >> level
-        g, counts = _count(cx, cy, t.w[r], t.u[r])
-        ok = counts[g] >= k
-        region[r[ok]] = grid.encode(level, 0, cx[ok], cy[ok])
-        if ok.any():
-            per_level[str(level)] = int(t.weight[r[ok]].sum())
-        r = r[~ok]
+        if yo is not None and level >= 1:
+            fine = level - 1
+            gw, cw = xo.distinct_users(2 * level - 1, m)
+            gt, ct = yo.distinct_users(2 * level - 1, m)
+            tall_ok = np.zeros(m, dtype=bool)
+            tall_ok[yo.rows] = ct[gt] >= k
+            wide_ok_b = cw[gw] >= k
+            tall_ok_b = tall_ok[xo.rows]
+            if wide_ok_b.any() or tall_ok_b.any():
+                gp, n_parent = xo.groups(2 * level)
+                weight = xo.b["weight"]
+                score_w = np.bincount(gp, weights=weight * wide_ok_b, minlength=n_parent)
+                score_t = np.bincount(gp, weights=weight * tall_ok_b, minlength=n_parent)
+                use_tall = score_t[gp] > score_w[gp]
+                rows_w = xo.rows[~use_tall & wide_ok_b]
+                rows_t = xo.rows[use_tall & tall_ok_b]
+                if rows_w.size:
+                    publish(rows_w, grid.encode(level, 1, t.ix[rows_w] >> level,
+                                                t.iy[rows_w] >> fine), f"half{level}")
+                if rows_t.size:
+                    publish(rows_t, grid.encode(level, 2, t.ix[rows_t] >> fine,
+                                                t.iy[rows_t] >> level), f"half{level}")
+                published = region >= 0
+                for o in orders:
+                    o.drop(published)
+                if xo.rows.size == 0:
+                    break
+        gid, counts = xo.distinct_users(2 * level, m)
+        rows = xo.rows[counts[gid] >= k]
+        if rows.size:
+            publish(rows, grid.encode(level, 0, t.ix[rows] >> level, t.iy[rows] >> level),
+                    str(level))
+            published = region >= 0
+            for o in orders:
+                o.drop(published)
     merged = 0
+    r = np.sort(xo.rows)
     if r.size:
         r, merged = _borrow_at_top(t, r, k, region, grid)
     stats = {"fixes_published_per_level": per_level, "groups_merged_at_top": merged}
