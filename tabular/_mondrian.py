@@ -116,13 +116,14 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     if len(df) == 0:
         raise InputError("df has no rows")
     if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
-        raise InputError("quasi_identifiers must be a non-empty dict column -> Hierarchy | 'numeric'")
+        raise InputError("quasi_identifiers must be a non-empty dict: "
+                         "column -> Hierarchy | 'numeric'")
     for col, spec in quasi_identifiers.items():
         if col not in df.columns:
             raise InputError("quasi-identifier not in the table", column=col)
         if not (isinstance(spec, Hierarchy) or spec == NUMERIC):
-            raise InputError(f"quasi-identifier spec must be a Hierarchy or 'numeric', got {spec!r}",
-                             column=col)
+            raise InputError("quasi-identifier spec must be a Hierarchy or 'numeric', "
+                             f"got {spec!r}", column=col)
     models = list(models)
     if not models or not all(isinstance(m, PrivacyModel) for m in models):
         raise InputError("models must be a non-empty sequence of structanon privacy models")
@@ -130,7 +131,8 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
         if sensitive not in df.columns:
             raise InputError("sensitive attribute not in the table", column=sensitive)
         if sensitive in quasi_identifiers:
-            raise InputError("the sensitive attribute cannot be a quasi-identifier", column=sensitive)
+            raise InputError("the sensitive attribute cannot be a quasi-identifier",
+                             column=sensitive)
     elif any(m.requires_sensitive for m in models):
         raise InputError("a model needs the sensitive attribute, but sensitive is None")
     return models

@@ -132,7 +132,8 @@ def local_suppression(
     the R package sdcMicro. J. Stat. Softw. 67(4), 2015 (local suppression).
     """
     if not isinstance(generalized, pd.DataFrame):
-        raise InputError(f"generalized must be a pandas DataFrame, got {type(generalized).__name__}")
+        raise InputError("generalized must be a pandas DataFrame, "
+                         f"got {type(generalized).__name__}")
     qis = list(quasi_identifiers)
     if not qis:
         raise InputError("quasi_identifiers must name at least one column")

@@ -133,7 +133,8 @@ def test_linkage_matches_brute_force(data, n):
     orig = pd.DataFrame({"age": ages, "sex": sexes})
     widths = data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
     released = pd.DataFrame({
-        "age": [str(a) if w == 0 else f"{a - w // 2}-{a - w // 2 + w}" for a, w in zip(ages, widths)],
+        "age": [str(a) if w == 0 else f"{a - w // 2}-{a - w // 2 + w}"
+                for a, w in zip(ages, widths)],
         "sex": sexes,
     })
     keep = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
