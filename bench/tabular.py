@@ -194,6 +194,8 @@ def main() -> None:
     parser.add_argument("--scale", type=int, nargs="+", default=None)
     parser.add_argument("--tools", nargs="+", default=["optimal", "mondrian", "datafly",
                                                        "anonypy", "anjana"])
+    parser.add_argument("--cases", choices=["quick", "full"], default=None,
+                        help="k=5 cases only (quick) or all (default: full unless --quick)")
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--record", default="tabular",
                         help="RESULTS.md section to write (default: tabular)")
@@ -204,7 +206,8 @@ def main() -> None:
         return
     adult_dir = adult_csv.parent
     scales = args.scale or ([1] if args.quick else [1, 10, 100])
-    cases = CASES_QUICK if args.quick else CASES_FULL
+    cases = CASES_QUICK if (args.cases or ("quick" if args.quick else "full")) == "quick" \
+        else CASES_FULL
     base = pd.read_csv(adult_csv, sep=";")
     tmp = Path(tempfile.mkdtemp(prefix="bench-tabular-"))
     rows = []

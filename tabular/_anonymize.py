@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,9 @@ def _mixed_type_row(column: pd.Series) -> int | None:
     """Row (position) of the first value whose type differs from the column's majority."""
     if column.dtype != object:
         return None
+    kind = pd.api.types.infer_dtype(column, skipna=True)
+    if not kind.startswith("mixed") or kind == "mixed-integer-float":
+        return None
     kinds = column.map(lambda v: "str" if isinstance(v, str) else (
         "num" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else
         type(v).__name__)).to_numpy()
@@ -60,11 +63,31 @@ def _mixed_type_row(column: pd.Series) -> int | None:
     return int(np.flatnonzero(kinds != majority)[0])
 
 
-def _validate_column(df: pd.DataFrame, column: str, role: str) -> None:
+def encode_column(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
+    """Leaf codes of a column: each distinct value is looked up once (hash factorization).
+
+    Raises
+    ------
+    InputError
+        Naming the column and the first row holding a value absent from the hierarchy.
+    """
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    if (codes < 0).any():
+        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
+    try:
+        leaf = hierarchy.encode(np.asarray(uniques, dtype=object), column=name)
+    except InputError as exc:
+        row = None if exc.row is None else int(np.flatnonzero(codes == exc.row)[0])
+        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
+    return leaf[codes]
+
+
+def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = True) -> None:
     if column not in df.columns:
         raise InputError(f"{role} column not in the table (columns: {list(df.columns)})",
                          column=column)
-    missing = df[column].isna().to_numpy()
+    # (quasi-identifiers: missing values are reported by the encoders, per column and row)
+    missing = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
     if missing.any():
         raise InputError(f"missing value in {role} column", column=column,
                          row=int(np.flatnonzero(missing)[0]))
@@ -125,7 +148,7 @@ def _validate(
         needs = [m.describe() for m in models if m.requires_sensitive]
         raise InputError(f"{', '.join(needs)} need(s) a sensitive column (sensitive=...)")
     for column in quasi_identifiers:
-        _validate_column(df, column, "quasi-identifier")
+        _validate_column(df, column, "quasi-identifier", missing=False)
     for m in models:
         if isinstance(m, KAnonymity) and m.k > len(df):
             raise InfeasibleError(f"k={m.k} exceeds the number of records ({len(df)})")
@@ -162,11 +185,16 @@ def _make_verifier(qis: list[str], sensitive: str | None, models: list[PrivacyMo
 def _full_domain(
     df: pd.DataFrame, qi: dict[str, Hierarchy], sensitive: str | None, models: list[PrivacyModel],
     algorithm: str, max_suppressed: int, metric: str, timings: dict[str, float],
-) -> tuple[pd.DataFrame, np.ndarray, dict[str, Any]]:
-    """Run optimal / datafly: returns (generalized rows, class label per row or -1, info)."""
+) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any]]:
+    """Run optimal / datafly.
+
+    Returns ``(take, labels, info)``: ``take(column, rows)`` gives the generalized values of
+    a QI column for the given rows (all rows for None); ``labels`` the class of each row,
+    -1 where suppressed.
+    """
     start = time.perf_counter()
     names = list(qi)
-    codes = [qi[c].encode(df[c], column=c) for c in names]
+    codes = [encode_column(df[c], qi[c], c) for c in names]
     sens_codes = domain = None
     if any(m.requires_sensitive for m in models):
         sens_codes, domain = encode_values(df[sensitive].to_numpy())
@@ -194,13 +222,19 @@ def _full_domain(
     if fresh.suppressed != outcome.suppressed:
         raise VerificationError("class tables disagree on the chosen node")
     labels = np.where(fresh.ok[record_class], record_class, -1)
-    generalized = df.copy()
-    gen_codes = enc.record_codes(levels)
-    for j, c in enumerate(names):
-        generalized[c] = qi[c].labels(levels[j])[gen_codes[:, j]]
+    # generalized labels of each distinct row, taken per record only when published
+    base_labels = {
+        c: qi[c].labels(levels[j])[enc.maps[j][enc.base_leaf_codes[:, j], levels[j]]]
+        for j, c in enumerate(names)
+    }
+
+    def take(column: str, rows: np.ndarray | None) -> np.ndarray:
+        index = enc.record_base if rows is None else enc.record_base[rows]
+        return base_labels[column][index]
+
     info["transformation"] = {c: int(lv) for c, lv in zip(names, levels)}
     timings["publish"] = time.perf_counter() - start
-    return generalized, labels, info
+    return take, labels, info
 
 
 def anonymize(
@@ -297,7 +331,9 @@ def anonymize(
                        metric, identifiers)
     timings: dict[str, float] = {}
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, pseudonymizer)
-    data = data.reset_index(drop=True)
+    if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or \
+            data.index.step != 1:
+        data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)
     n = len(data)
     max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
@@ -307,18 +343,29 @@ def anonymize(
         start = time.perf_counter()
         generalized, labels = mondrian(data, dict(quasi_identifiers), sensitive, models, seed=seed)
         labels = np.asarray(labels, dtype=np.int64)
-        generalized = generalized.reset_index(drop=True)
+        mondrian_columns = {c: generalized[c].to_numpy() for c in qis}
+
+        def take(column: str, rows: np.ndarray | None) -> np.ndarray:
+            values = mondrian_columns[column]
+            return values if rows is None else values[rows]
+
         timings["search"] = time.perf_counter() - start
         info: dict[str, Any] = {"transformation": None}
     else:
-        generalized, labels, info = _full_domain(
+        take, labels, info = _full_domain(
             data, dict(quasi_identifiers), sensitive, models, algorithm, max_suppressed, metric,
             timings)
+    start = time.perf_counter()
     kept = labels >= 0
     partition = Partition(labels)
     rng = np.random.default_rng(seed)
     order = rng.permutation(np.flatnonzero(kept))
-    published = generalized.iloc[order].reset_index(drop=True)
+    published = pd.DataFrame({
+        c: take(c, order) if c in quasi_identifiers else
+        data[c].iloc[order].reset_index(drop=True)
+        for c in data.columns
+    })
+    timings["shuffle"] = time.perf_counter() - start
     release = TabularRelease(
         data=published,
         datatype="tabular",
@@ -338,6 +385,7 @@ def anonymize(
     timings["verify"] = time.perf_counter() - start
     if utility:
         start = time.perf_counter()
+        generalized = data.assign(**{c: take(c, None) for c in qis})
         release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
                                          info.get("transformation"), seed)
         before = Partition.from_keys(data[qis])
