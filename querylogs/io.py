@@ -1,0 +1,330 @@
+"""Reading and writing search query logs.
+
+The AOL 2006 format is five tab-separated fields per line, ``AnonID  Query  QueryTime
+ItemRank  ClickURL``; a query without a click has empty rank and URL, a query with several
+clicks is repeated once per click.  :func:`read_log` parses it (header optional) and generic
+CSV / TSV / Parquet files with a column mapping into one DataFrame with the columns
+``user``, ``query``, ``time``, ``rank`` and ``url``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io as _io
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from structanon.errors import InputError
+
+__all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
+
+LOG_COLUMNS = ["user", "query", "time", "rank", "url"]
+_AOL_NAMES = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "ItemRank",
+              "url": "ClickURL"}
+_FORMATS = ("aol", "csv", "parquet")
+_BAD_LINES = ("report", "skip", "raise")
+_MAX_LISTED = 100
+
+
+def _read_bytes(path: Path) -> bytes:
+    with open(path, "rb") as handle:
+        head = handle.read(2)
+    opener = gzip.open if head == b"\x1f\x8b" else open
+    with opener(path, "rb") as handle:
+        return handle.read()
+
+
+def _decode(raw: bytes, encoding: str) -> tuple[str, list[int]]:
+    """Decode, replacing undecodable bytes; return the text and the 1-based bad line numbers."""
+    try:
+        return raw.decode(encoding), []
+    except UnicodeDecodeError:
+        pass
+    bad = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            line.decode(encoding)
+        except UnicodeDecodeError:
+            bad.append(number)
+    return raw.decode(encoding, errors="replace"), bad
+
+
+def parse_report(log: pd.DataFrame) -> dict:
+    """The parse statistics :func:`read_log` attached to ``log`` (empty dict if none)."""
+    return dict(log.attrs.get("parse", {}))
+
+
+def read_log(
+    path: str | Path,
+    format: str = "aol",
+    *,
+    columns: Mapping[str, str] | None = None,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    on_bad_lines: str = "report",
+) -> pd.DataFrame:
+    """Read a search query log into a DataFrame.
+
+    Parameters
+    ----------
+    path : str or Path
+        The log file (``.gz`` accepted for text formats).
+    format : {"aol", "csv", "parquet"}
+        ``"aol"``: tab-separated ``AnonID Query QueryTime ItemRank ClickURL``, header
+        optional, empty rank and URL where there was no click (a line cut after the time
+        is accepted too).  ``"csv"``: a delimited text file with a header row (``sep``
+        guessed from the suffix: tab for ``.tsv``/``.txt``, else comma); a ``.parquet``
+        path is read as Parquet.  ``"parquet"``: an Apache Parquet file.
+    columns : mapping, optional
+        For csv/parquet: our column name -> the file's column name, e.g.
+        ``{"user": "uid", "query": "q", "time": "ts", "url": "clicked"}``.  Columns not
+        mapped are looked up under our name and then under the AOL name; ``rank`` and
+        ``url`` may be absent.
+    sep : str, optional
+        Field separator for csv.
+    encoding : str
+        Text encoding; undecodable bytes are replaced by U+FFFD and counted, never fatal.
+    on_bad_lines : {"report", "skip", "raise"}
+        What to do with a malformed line (wrong number of fields, empty user, unparsable
+        time or rank): ``"report"`` drops it and warns with the line numbers, ``"skip"``
+        drops it silently, ``"raise"`` raises :class:`~structanon.errors.InputError`
+        naming the line.  Dropped lines are always counted in the parse report.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``user`` (str), ``query`` (str), ``time`` (datetime64), ``rank``
+        (nullable Int64) and ``url`` (str, missing where there was no click), one row per
+        input line.  ``log.attrs["parse"]`` (see :func:`parse_report`) holds the counts of
+        lines, rows, malformed lines and encoding errors, with the first line numbers of
+        each.
+
+    Raises
+    ------
+    InputError
+        Unknown ``format`` / ``on_bad_lines``, a missing required column, or (with
+        ``on_bad_lines="raise"``) a malformed line.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> text = "AnonID\\tQuery\\tQueryTime\\tItemRank\\tClickURL\\n"
+    >>> text += "7\\tweather\\t2006-03-01 07:17:12\\t1\\thttp://www.weather.com\\n"
+    >>> text += "7\\tnews\\t2006-03-01 08:00:00\\t\\t\\n"
+    >>> path = os.path.join(tempfile.mkdtemp(), "log.tsv")
+    >>> _ = open(path, "w").write(text)
+    >>> log = read_log(path)
+    >>> log[["user", "query", "url"]].values.tolist()
+    [['7', 'weather', 'http://www.weather.com'], ['7', 'news', nan]]
+
+    Notes
+    -----
+    Line numbers are 1-based and count the header.  For csv/parquet input the reported
+    "line" is the data row number plus one (the header being line 1).
+    """
+    if format not in _FORMATS:
+        raise InputError(f"format must be one of {_FORMATS}", value=format)
+    if on_bad_lines not in _BAD_LINES:
+        raise InputError(f"on_bad_lines must be one of {_BAD_LINES}", value=on_bad_lines)
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file", path=str(path))
+    if format == "aol":
+        fields, numbers, report = _split_aol(path, encoding)
+    else:
+        fields, numbers, report = _read_table(path, format, columns, sep, encoding)
+    log, bad, n_bad = _build(fields, numbers)
+    report["malformed"] = report.get("malformed", 0) + n_bad
+    listed = report.setdefault("malformed_lines", [])
+    listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
+    report["rows"] = len(log)
+    if report["malformed"]:
+        if on_bad_lines == "raise":
+            number, reason = report["malformed_lines"][0]
+            raise InputError(f"malformed line: {reason}", line=number, path=str(path))
+        if on_bad_lines == "report":
+            shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
+            warnings.warn(
+                f"{path}: {report['malformed']} malformed line(s) skipped (lines {shown}"
+                f"{', ...' if report['malformed'] > 10 else ''})",
+                stacklevel=2,
+            )
+    if report.get("encoding_errors") and on_bad_lines == "report":
+        warnings.warn(
+            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
+            f"(replaced by U+FFFD)", stacklevel=2,
+        )
+    log.attrs["parse"] = report
+    return log
+
+
+def _split_aol(path: Path, encoding: str):
+    text, bad_encoding = _decode(_read_bytes(path), encoding)
+    lines = pd.Series(text.split("\n"), dtype=object)
+    numbers = np.arange(1, len(lines) + 1)
+    lines = lines.str.rstrip("\r")
+    nonblank = (lines.str.strip() != "").to_numpy()
+    report = {
+        "format": "aol",
+        "lines": int(nonblank.sum()),
+        "blank_lines": int((~nonblank[:-1]).sum()) if len(lines) else 0,
+        "encoding_errors": len(bad_encoding),
+        "encoding_error_lines": bad_encoding[:_MAX_LISTED],
+        "header": False,
+    }
+    lines, numbers = lines[nonblank], numbers[nonblank]
+    if len(lines) and lines.iloc[0].split("\t", 1)[0].strip().lower() == "anonid":
+        report["header"] = True
+        report["lines"] -= 1
+        lines, numbers = lines.iloc[1:], numbers[1:]
+    tabs = lines.str.count("\t").to_numpy()
+    good = (tabs == 4) | (tabs == 2)
+    malformed = [(int(n), f"{t + 1} tab-separated fields, expected 5")
+                 for n, t in zip(numbers[~good][:_MAX_LISTED], tabs[~good][:_MAX_LISTED])]
+    report["malformed"] = int((~good).sum())
+    report["malformed_lines"] = malformed
+    lines, numbers = lines[good], numbers[good]
+    parts = lines.str.split("\t", n=4, expand=True) if len(lines) else pd.DataFrame(
+        columns=range(5))
+    for missing in range(parts.shape[1], 5):
+        parts[missing] = ""
+    parts = parts.fillna("")
+    fields = {name: parts[i].to_numpy(dtype=object) for i, name in enumerate(LOG_COLUMNS)}
+    return fields, numbers, report
+
+
+def _read_table(path, format, columns, sep, encoding):
+    suffixes = "".join(path.suffixes).lower()
+    if format == "parquet" or ".parquet" in suffixes:
+        frame = pd.read_parquet(path)
+        kind = "parquet"
+    else:
+        if sep is None:
+            sep = "\t" if (".tsv" in suffixes or ".txt" in suffixes) else ","
+        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
+                            encoding=encoding, encoding_errors="replace")
+        kind = "csv"
+    mapping = dict(columns or {})
+    unknown = set(mapping) - set(LOG_COLUMNS)
+    if unknown:
+        raise InputError(f"unknown log column(s) in mapping: {sorted(unknown)}; "
+                         f"expected some of {LOG_COLUMNS}", column=sorted(unknown)[0])
+    lowered = {str(c).lower(): c for c in frame.columns}
+    fields = {}
+    for name in LOG_COLUMNS:
+        source = mapping.get(name)
+        if source is None:
+            source = lowered.get(name, lowered.get(_AOL_NAMES[name].lower()))
+        if source is None or source not in frame.columns:
+            if name in ("rank", "url") and name not in mapping:
+                fields[name] = np.full(len(frame), "", dtype=object)
+                continue
+            raise InputError(f"required column for {name!r} not found in {list(frame.columns)}",
+                             column=str(source if source is not None else name), path=str(path))
+        values = frame[source]
+        if name == "time" and pd.api.types.is_datetime64_any_dtype(values):
+            fields[name] = values.to_numpy()
+        else:
+            fields[name] = values.astype(object).where(values.notna(), "").astype(str).to_numpy(
+                dtype=object)
+    text_cols = [fields[c] for c in ("user", "query", "url")]
+    replaced = np.zeros(len(frame), dtype=bool)
+    for col in text_cols:
+        replaced |= pd.Series(col, dtype=object).str.contains("\ufffd", regex=False).to_numpy()
+    bad_rows = (np.flatnonzero(replaced) + 2).tolist()
+    report = {"format": kind, "lines": len(frame), "header": True,
+              "encoding_errors": len(bad_rows), "encoding_error_lines": bad_rows[:_MAX_LISTED],
+              "malformed": 0, "malformed_lines": []}
+    return fields, np.arange(2, len(frame) + 2), report
+
+
+def _build(fields, numbers):
+    """Validate the split fields; return the log, the first (line, reason) and the bad count."""
+    user = pd.Series(fields["user"], dtype=object).str.strip()
+    query = pd.Series(fields["query"], dtype=object)
+    raw_time = fields["time"]
+    if np.issubdtype(np.asarray(raw_time).dtype, np.datetime64):
+        time = pd.Series(pd.to_datetime(raw_time))
+    else:
+        time = pd.Series(pd.to_datetime(pd.Series(raw_time, dtype=object).str.strip(),
+                                        format="ISO8601", errors="coerce"))
+    rank_text = pd.Series(fields["rank"], dtype=object).str.strip()
+    rank = pd.to_numeric(rank_text.where(rank_text != ""), errors="coerce")
+    url = pd.Series(fields["url"], dtype=object).str.strip()
+    reasons = np.full(len(user), "", dtype=object)
+    checks = [
+        ((rank_text.ne("") & (rank.isna() | (rank % 1 != 0))).to_numpy(), "rank is not an integer"),
+        (time.isna().to_numpy(), "time is not a date-time"),
+        (user.eq("").to_numpy(), "user is empty"),
+    ]
+    for mask, reason in checks:
+        reasons[mask] = reason
+    bad_mask = reasons != ""
+    bad = [(int(n), str(r)) for n, r in zip(np.asarray(numbers)[bad_mask][:_MAX_LISTED],
+                                            reasons[bad_mask][:_MAX_LISTED])]
+    keep = ~bad_mask
+    log = pd.DataFrame({
+        "user": user[keep].to_numpy(dtype=object),
+        "query": query[keep].to_numpy(dtype=object),
+        "time": time[keep].to_numpy(),
+        "rank": pd.array(rank[keep].to_numpy(), dtype="Int64"),
+        "url": url[keep].where(url[keep] != "").to_numpy(dtype=object),
+    })
+    return log, bad, int(bad_mask.sum())
+
+
+def write_log(log: pd.DataFrame, path: str | Path) -> Path:
+    """Write a (published) log atomically as TSV (``.tsv``/``.txt``/``.gz``), CSV or Parquet.
+
+    Parameters
+    ----------
+    log : DataFrame
+        Columns ``user``, ``query``, ``time`` and optionally ``url``.
+    path : str or Path
+        Output path; the format follows the suffix (``.parquet``, ``.csv``, else TSV).
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> log = pd.DataFrame({"user": ["a"], "query": ["news"],
+    ...                     "time": pd.to_datetime(["2006-03-01"]), "url": [None]})
+    >>> out = write_log(log, os.path.join(tempfile.mkdtemp(), "out.tsv"))
+    >>> out.read_text().splitlines()
+    ['user\\tquery\\ttime\\turl', 'a\\tnews\\t2006-03-01\\t']
+    """
+    path = Path(path)
+    missing = [c for c in ("user", "query", "time") if c not in log.columns]
+    if missing:
+        raise InputError("log lacks a required column", column=missing[0])
+    frame = log[[c for c in ("user", "query", "time", "url") if c in log.columns]].copy()
+    suffixes = "".join(path.suffixes).lower()
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        if ".parquet" in suffixes:
+            frame.to_parquet(tmp, index=False)
+        else:
+            if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+                times = frame["time"]
+                midnight = (times == times.dt.normalize()).all()
+                frame["time"] = times.dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
+            sep = "," if ".csv" in suffixes else "\t"
+            buffer = _io.StringIO()
+            frame.to_csv(buffer, sep=sep, index=False, na_rep="")
+            data = buffer.getvalue().encode("utf-8")
+            if suffixes.endswith(".gz"):
+                data = gzip.compress(data, mtime=0)
+            tmp.write_bytes(data)
+        tmp.replace(path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
