@@ -237,6 +237,27 @@ def _full_domain(
     return take, labels, info
 
 
+def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[PrivacyModel],
+                      algorithm: str, info: dict[str, Any]):
+    """Replace record suppression by cell suppression (k-anonymity only)."""
+    if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
+        raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
+                         "k-anonymity as the only model")
+    from ._suppression import local_suppression
+
+    k = max(m.k for m in models)
+    table = pd.DataFrame({c: take(c, None) for c in qis})
+    fixed, n_cells = local_suppression(table, qis, k)
+    columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
+    info["locally_suppressed_cells"] = int(n_cells)
+    info["records_touched_by_local_suppression"] = int((labels < 0).sum())
+
+    def take_fixed(column: str, rows: np.ndarray | None) -> np.ndarray:
+        return columns[column] if rows is None else columns[column][rows]
+
+    return take_fixed, Partition.from_keys(fixed[qis]).labels
+
+
 def anonymize(
     df: pd.DataFrame,
     quasi_identifiers: Mapping[str, Hierarchy | str],
@@ -251,6 +272,8 @@ def anonymize(
     drop_identifiers: bool = False,
     pseudonymizer: Pseudonymizer | None = None,
     utility: bool = True,
+    local_suppression: bool = False,
+    linkage: bool = False,
 ) -> TabularRelease:
     """Anonymize a microdata table so it satisfies every given privacy model.
 
@@ -281,6 +304,14 @@ def anonymize(
         Key to use for the pseudonyms (default: a fresh random key, never written).
     utility : bool
         Compute utility and risk measures (skip for raw speed).
+    local_suppression : bool
+        ``optimal`` / ``datafly`` with k-anonymity only: instead of removing the records of
+        the classes that still fail after global recoding (at most ``suppression_limit``),
+        keep them and blank a few of their QI cells (``"*"``, sdcMicro-style local
+        suppression); the number of blanked cells is in ``info``.
+    linkage : bool
+        Add the distance-based record-linkage attack (each original record linked to its
+        nearest released record) to ``risk`` before and after; quadratic in the records.
 
     Returns
     -------
@@ -355,6 +386,8 @@ def anonymize(
         take, labels, info = _full_domain(
             data, dict(quasi_identifiers), sensitive, models, algorithm, max_suppressed, metric,
             timings)
+    if local_suppression:
+        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info)
     start = time.perf_counter()
     kept = labels >= 0
     partition = Partition(labels)
@@ -392,6 +425,15 @@ def anonymize(
         release.risk = {"before": core_risk.reidentification_risk(before),
                         "after": core_risk.reidentification_risk(partition)}
         timings["utility_and_risk"] = time.perf_counter() - start
+    if linkage:
+        from .risk import record_linkage
+
+        start = time.perf_counter()
+        spec = dict(quasi_identifiers)
+        release.risk.setdefault("before", {})["record_linkage"] = record_linkage(data, data, spec)
+        release.risk.setdefault("after", {})["record_linkage"] = record_linkage(
+            data, published, spec, true_index=order)
+        timings["record_linkage"] = time.perf_counter() - start
     timings["total"] = time.perf_counter() - t0
     release.timings = timings
     return release

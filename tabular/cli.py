@@ -104,7 +104,8 @@ def release_figures(release: Release) -> list[tuple[str, Any]]:
         fig.tight_layout()
         figures.append(("Information loss per quasi-identifier", fig))
     if release.risk.get("before") and release.risk.get("after"):
-        keys = ["prosecutor_max", "prosecutor_avg", "marketer", "share_above_threshold"]
+        keys = ["prosecutor_max", "prosecutor_avg", "marketer", "share_above_threshold",
+                "record_linkage"]
         before = [release.risk["before"].get(k, 0) for k in keys]
         after = [release.risk["after"].get(k, 0) for k in keys]
         fig, ax = plt.subplots(figsize=(6, 3.2))
@@ -174,12 +175,18 @@ def _common(func):
               help="Pseudonym key file (default: $STRUCTANON_PSEUDONYM_KEY, else a random key).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
               help="Anonymized table to write (.csv, .tsv, .parquet).")
+@click.option("--local-suppression", is_flag=True,
+              help="Blank QI cells of the last violating records instead of removing them "
+                   "(k-anonymity, optimal / datafly).")
+@click.option("--linkage", is_flag=True,
+              help="Also run the record-linkage attack before/after (quadratic in records).")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @handle_errors
 def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
                       sensitive, report, k, l_div, l_variant, c, t, t_distance,
                       sensitive_hierarchy, suppression_limit, algorithm, metric, seed,
-                      identifiers, drop_identifiers, key_file, output, quiet) -> None:
+                      identifiers, drop_identifiers, key_file, output, local_suppression,
+                      linkage, quiet) -> None:
     """Anonymize INPUT and write the verified release to --output."""
     columns = _split(qi)
     if not columns:
@@ -194,7 +201,8 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
     release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
                         suppression_limit=suppression_limit, metric=metric, seed=seed,
                         identifiers=list(identifiers), drop_identifiers=drop_identifiers,
-                        pseudonymizer=pseudonymizer)
+                        pseudonymizer=pseudonymizer, local_suppression=local_suppression,
+                        linkage=linkage)
     tab_io.write_microdata(release.data, output,
                            sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
     emit_release(release, report, lambda: release_figures(release), quiet=quiet)
@@ -266,7 +274,8 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     df = tab_io.read_microdata(DATA / "adult_sample.csv", sep=";")
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
     release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
-                        algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed)
+                        algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
+                        linkage=True)
     tab_io.write_microdata(release.data, output_dir / "adult_anonymized.csv", sep=";")
     from structanon.report import write_report
 

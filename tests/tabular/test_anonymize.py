@@ -151,3 +151,24 @@ def test_any_valid_input_gives_a_verified_release_or_infeasible(problem):
     assert len(release.data) + release.suppressed == len(df)
     if algorithm != "mondrian":
         assert release.suppressed <= limit * len(df) + 1e-9
+
+
+def test_local_suppression_keeps_every_record_and_blanks_cells():
+    df = table(60, seed=2)
+    release = tabular.anonymize(df, QI, models=[KAnonymity(3)], suppression_limit=0.2,
+                                local_suppression=True, seed=0, utility=False)
+    assert release.suppressed == 0 and len(release.data) == len(df)
+    independent_check(release.data, QI, k=3)
+    blanked = int((release.data[list(QI)] == "*").to_numpy().sum())
+    assert blanked >= release.info["locally_suppressed_cells"] > 0
+    with pytest.raises(InputError, match="local_suppression"):
+        tabular.anonymize(df, QI, "disease", [KAnonymity(2), DistinctLDiversity(2)],
+                          local_suppression=True)
+
+
+def test_record_linkage_risk_drops():
+    df = table(80, seed=4)
+    release = tabular.anonymize(df, QI, models=[KAnonymity(5)], linkage=True, seed=0)
+    before = release.risk["before"]["record_linkage"]
+    after = release.risk["after"]["record_linkage"]
+    assert after <= 1 / 5 + 1e-9 < before
