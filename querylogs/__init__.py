@@ -1,3 +1,34 @@
-"""structanon.querylogs: see docs/querylogs.md (work in progress)."""
+"""structanon.querylogs: clustering-based anonymization of web search logs.
 
-__all__: list[str] = []
+Read a log (:func:`read_log`), cluster its queries into search intents from the
+query-URL click graph (:func:`cluster_intents`), group users with similar intents into
+clusters of at least ``k`` (:func:`mdav`) and publish, for every cluster, one query multiset
+shared by all its members, with the fewest additions plus suppressions (:func:`anonymize`).
+"""
+
+from ._anonymize import GRANULARITIES, anonymize, generalize_times
+from ._verify import user_signatures, verify_log
+from .identifiers import contains_identifier, detect_identifiers
+from .intents import click_graph, cluster_intents, normalize_queries, query_similarity
+from .io import parse_report, read_log, write_log
+from .microaggregation import mdav
+from .synthetic import synthetic_log
+
+__all__ = [
+    "GRANULARITIES",
+    "anonymize",
+    "click_graph",
+    "cluster_intents",
+    "contains_identifier",
+    "detect_identifiers",
+    "generalize_times",
+    "mdav",
+    "normalize_queries",
+    "parse_report",
+    "query_similarity",
+    "read_log",
+    "synthetic_log",
+    "user_signatures",
+    "verify_log",
+    "write_log",
+]
