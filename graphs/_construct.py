@@ -59,7 +59,8 @@ class _Overlay:
         mat.sort_indices()
         self.indptr, self.indices = mat.indptr.astype(np.int64), mat.indices.astype(np.int64)
         self.added: dict[int, list[int]] = {}
-        self.added_pairs: list[tuple[int, int]] = []
+        self.added_chunks: list[np.ndarray] = []
+        self.cancelled: set[tuple[int, int]] = set()
         self.removed: set[tuple[int, int]] = set()
         self.degree = np.diff(self.indptr).astype(np.int64)
 
@@ -85,29 +86,48 @@ class _Overlay:
         return b in self.added.get(a, ())
 
     def add(self, u: int, v: int) -> None:
-        key = (min(u, v), max(u, v))
-        if key in self.removed:  # re-adding a removed original edge cancels the removal
-            self.removed.discard(key)
-        else:
-            self.added.setdefault(u, []).append(v)
-            self.added.setdefault(v, []).append(u)
-            self.added_pairs.append(key)
-        self.degree[u] += 1
-        self.degree[v] += 1
+        self.add_star(u, np.array([v], dtype=np.int64))
+
+    def add_star(self, v: int, ws: np.ndarray) -> None:
+        """Join ``v`` to every node of ``ws`` (none of them a current neighbour)."""
+        if ws.size == 0:
+            return
+        wl = ws.tolist()
+        if self.removed:  # re-adding a removed original edge cancels the removal
+            back = [w for w in wl if (min(v, w), max(v, w)) in self.removed]
+            for w in back:
+                self.removed.discard((min(v, w), max(v, w)))
+                self.degree[v] += 1
+                self.degree[w] += 1
+            if back:
+                wl = [w for w in wl if w not in set(back)]
+                ws = np.asarray(wl, dtype=np.int64)
+        self.added.setdefault(v, []).extend(wl)
+        get = self.added.setdefault
+        for w in wl:
+            get(w, []).append(v)
+        self.added_chunks.append(np.stack([np.minimum(ws, v), np.maximum(ws, v)], axis=1))
+        np.add.at(self.degree, ws, 1)
+        self.degree[v] += ws.size
 
     def remove(self, u: int, v: int) -> None:
         key = (min(u, v), max(u, v))
         if v in self.added.get(u, ()):
             self.added[u].remove(v)
             self.added[v].remove(u)
-            self.added_pairs.remove(key)
+            self.cancelled.add(key)
         else:
             self.removed.add(key)
         self.degree[u] -= 1
         self.degree[v] -= 1
 
     def edits(self) -> tuple[np.ndarray, np.ndarray]:
-        added = np.array(sorted(self.added_pairs), dtype=np.int64).reshape(-1, 2)
+        added = (np.concatenate(self.added_chunks) if self.added_chunks
+                 else np.zeros((0, 2), dtype=np.int64))
+        if self.cancelled:
+            drop = np.array([tuple(p) in self.cancelled for p in added.tolist()], dtype=bool)
+            added = added[~drop]
+        added = added[np.lexsort((added[:, 1], added[:, 0]))]
         removed = np.array(sorted(self.removed), dtype=np.int64).reshape(-1, 2)
         return added, removed
 
@@ -126,8 +146,7 @@ def _realize(graph: _Overlay, residual: np.ndarray) -> np.ndarray:
         if cand.size > need:
             top = np.argpartition(-res[cand], need - 1)[:need]
             cand = cand[top]
-        for w in cand.tolist():
-            graph.add(v, w)
+        graph.add_star(v, cand)
         res[cand] -= 1
         res[v] = 0
         if need > cand.size:
@@ -168,18 +187,18 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         if cand.size < need:
             raise InfeasibleError(f"node {u} cannot gain {need} more neighbours")
         d = deg_final[cand]
-        srt = np.argsort(d, kind="stable")
+        small = d.astype(np.int16) if d.max() < 2**15 else d  # radix sort for small ints
+        srt = np.argsort(small, kind="stable")
         cand, d = cand[srt], d[srt]
-        first = np.searchsorted(d, d, side="left")
-        rank = np.arange(d.size) - first
+        starts = np.r_[0, np.flatnonzero(d[1:] != d[:-1]) + 1]
+        rank = np.arange(d.size) - np.repeat(starts, np.diff(np.r_[starts, d.size]))
         spare = (rank < counts[d] - k) & (counts[d + 1] >= k - 1)
         picks = cand[spare][:need]
         if picks.size < need:
             rest = cand[~spare]
             rest = rest[np.argsort(-counts[deg_final[rest]], kind="stable")][: need - picks.size]
             picks = np.concatenate([picks, rest])
-        for w in picks.tolist():
-            graph.add(u, w)
+        graph.add_star(u, picks)
         deg_final[picks] += 1
         added += picks.size
     return added

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
 from collections.abc import Sequence
@@ -125,6 +127,19 @@ def _sequence_bound(n: int, edges: np.ndarray, residual: np.ndarray) -> int:
     return math.ceil((total + max(outside_a, outside_b)) / 2)
 
 
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while millions of small objects are built (it
+    would otherwise rescan the whole heap many times); it is restored afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _validate_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise InputError(f"parameter '{name}' must be one of {tuple(allowed)}, got {value!r}")
@@ -154,7 +169,8 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
     if missing_attrs:
         raise InputError(f"no node has the attribute(s) {missing_attrs} asked to be kept")
     index = {v: i for i, v in enumerate(nodes)}
-    edges = _edge_array(graph, index)
+    with _no_gc():
+        edges = _edge_array(graph, index)
     timings["prepare"] = time.perf_counter() - start
 
     t = time.perf_counter()
@@ -170,16 +186,20 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
     final = _final_edges(n, edges, built.added, built.removed)
     order = np.argsort(np.asarray(labels)) if relabel else np.arange(n)
     published = nx.Graph()
-    for i in order.tolist():
-        attrs = {a: graph.nodes[nodes[i]][a] for a in keep_attributes if a in graph.nodes[nodes[i]]}
-        published.add_node(labels[i], **attrs)
-    if relabel:
-        lab = np.asarray(labels, dtype=np.int64)
-        pub = np.sort(lab[final], axis=1)
-        pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
-        published.add_edges_from(pub.tolist())
-    else:
-        published.add_edges_from((nodes[u], nodes[v]) for u, v in final.tolist())
+    with _no_gc():
+        if keep_attributes:
+            published.add_nodes_from(
+                (labels[i], {a: graph.nodes[nodes[i]][a] for a in keep_attributes
+                             if a in graph.nodes[nodes[i]]}) for i in order.tolist())
+        else:
+            published.add_nodes_from(labels[i] for i in order.tolist())
+        if relabel:
+            lab = np.asarray(labels, dtype=np.int64)
+            pub = np.sort(lab[final], axis=1)
+            pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
+            published.add_edges_from(pub.tolist())
+        else:
+            published.add_edges_from((nodes[u], nodes[v]) for u, v in final.tolist())
     mapping = dict(zip(nodes, labels))
     timings["publish"] = time.perf_counter() - t
 
