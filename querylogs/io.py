@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from structanon.errors import InputError
+from structanon.io import atomic_path
 
 __all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
 
@@ -277,15 +278,17 @@ def _build(fields, numbers):
     return log, bad, int(bad_mask.sum())
 
 
-def write_log(log: pd.DataFrame, path: str | Path) -> Path:
+def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path:
     """Write a (published) log atomically as TSV (``.tsv``/``.txt``/``.gz``), CSV or Parquet.
 
     Parameters
     ----------
     log : DataFrame
-        Columns ``user``, ``query``, ``time`` and optionally ``url``.
+        Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).
     path : str or Path
         Output path; the format follows the suffix (``.parquet``, ``.csv``, else TSV).
+    aol : bool
+        Write the AOL layout instead: ``AnonID Query QueryTime ItemRank ClickURL``.
 
     Returns
     -------
@@ -305,26 +308,28 @@ def write_log(log: pd.DataFrame, path: str | Path) -> Path:
     missing = [c for c in ("user", "query", "time") if c not in log.columns]
     if missing:
         raise InputError("log lacks a required column", column=missing[0])
-    frame = log[[c for c in ("user", "query", "time", "url") if c in log.columns]].copy()
+    wanted = ("user", "query", "time", "rank", "url") if aol else ("user", "query", "time", "url")
+    frame = log[[c for c in wanted if c in log.columns]].copy()
+    if aol:
+        for column in ("rank", "url"):
+            if column not in frame.columns:
+                frame[column] = None
+        frame = frame[list(wanted)]
     suffixes = "".join(path.suffixes).lower()
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with atomic_path(path) as tmp:
         if ".parquet" in suffixes:
             frame.to_parquet(tmp, index=False)
-        else:
-            if pd.api.types.is_datetime64_any_dtype(frame["time"]):
-                times = frame["time"]
-                midnight = (times == times.dt.normalize()).all()
-                frame["time"] = times.dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
-            sep = "," if ".csv" in suffixes else "\t"
-            buffer = _io.StringIO()
-            frame.to_csv(buffer, sep=sep, index=False, na_rep="")
-            data = buffer.getvalue().encode("utf-8")
-            if suffixes.endswith(".gz"):
-                data = gzip.compress(data, mtime=0)
-            tmp.write_bytes(data)
-        tmp.replace(path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+            return path
+        if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+            times = frame["time"]
+            midnight = (not aol) and bool((times == times.dt.normalize()).all())
+            frame["time"] = times.dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
+        if aol:
+            frame.columns = [_AOL_NAMES[c] for c in wanted]
+        buffer = _io.StringIO()
+        frame.to_csv(buffer, sep="," if ".csv" in suffixes else "\t", index=False, na_rep="")
+        data = buffer.getvalue().encode("utf-8")
+        if suffixes.endswith(".gz"):
+            data = gzip.compress(data, mtime=0)
+        tmp.write_bytes(data)
     return path

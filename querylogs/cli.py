@@ -1,0 +1,181 @@
+"""Command line: ``structanon querylogs anonymize | inspect | synthesize``, and the demo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+
+from structanon import Release
+from structanon.cli_support import emit_release, handle_errors
+from structanon.errors import InputError
+from structanon.io import Pseudonymizer
+
+from ._anonymize import GRANULARITIES, anonymize
+from .io import parse_report, read_log, write_log
+from .risk import query_set_uniqueness, random_query_uniqueness
+from .synthetic import synthetic_log
+
+__all__ = ["cli", "demo", "figures_for"]
+
+
+def figures_for(release: Release) -> list[tuple[str, Any]]:
+    """Cluster sizes, additions / suppressions per cluster and uniqueness before / after."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    clusters = release.info["clusters"]
+    sizes = np.asarray(clusters["size"])
+    figs = []
+    fig, ax = plt.subplots(figsize=(5, 3))
+    values, counts = np.unique(sizes, return_counts=True)
+    ax.bar(values.astype(str), counts)
+    ax.set_xlabel("users per cluster")
+    ax.set_ylabel("clusters")
+    figs.append(("Cluster sizes", fig))
+    fig, ax = plt.subplots(figsize=(5, 3))
+    order = np.argsort(-(np.asarray(clusters["added"]) + np.asarray(clusters["suppressed"])))
+    ax.bar(np.arange(order.size), np.asarray(clusters["suppressed"])[order], label="suppressed",
+           width=1.0)
+    ax.bar(np.arange(order.size), np.asarray(clusters["added"])[order],
+           bottom=np.asarray(clusters["suppressed"])[order], label="added", width=1.0)
+    ax.set_xlabel("cluster (by total edits)")
+    ax.set_ylabel("queries")
+    ax.legend()
+    figs.append(("Queries added and suppressed per cluster", fig))
+    if release.risk:
+        before, after = release.risk["before"], release.risk["after"]
+        keys = [key for key in before if key.startswith("unique_by")]
+        fig, ax = plt.subplots(figsize=(6, 3))
+        x = np.arange(len(keys))
+        ax.bar(x - 0.2, [before[key] for key in keys], width=0.4, label="before")
+        ax.bar(x + 0.2, [after[key] for key in keys], width=0.4, label="after")
+        ax.set_xticks(x, [key.replace("unique_by_", "") for key in keys])
+        ax.set_ylabel("share of users unique")
+        ax.legend()
+        figs.append(("Users unique by their queries, before and after", fig))
+    return figs
+
+
+def _columns(spec: str | None) -> dict[str, str] | None:
+    if not spec:
+        return None
+    mapping = {}
+    for item in spec.split(","):
+        if "=" not in item:
+            raise InputError("--columns expects ours=theirs pairs, e.g. user=uid,query=q",
+                             value=item)
+        ours, theirs = item.split("=", 1)
+        mapping[ours.strip()] = theirs.strip()
+    return mapping
+
+
+@click.group(name="querylogs", context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Clustering-based anonymization of web search logs (AOL format, CSV, Parquet)."""
+
+
+_format_option = click.option("--format", "fmt", type=click.Choice(["aol", "csv", "parquet"]),
+                              default="aol", show_default=True, help="Input format.")
+_columns_option = click.option("--columns", default=None,
+                               help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u")
+
+
+@cli.command(short_help="Anonymize a search log (user k-anonymity by query multisets).")
+@click.argument("input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-k", type=int, required=True, help="Minimum users sharing each published log.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Published log (.tsv, .csv, .parquet; .gz for compressed text).")
+@_format_option
+@_columns_option
+@click.option("--sep", default=None, help="Field separator for csv input.")
+@click.option("--time-granularity", type=click.Choice(list(GRANULARITIES)), default="day",
+              show_default=True)
+@click.option("--seed", type=int, default=None, help="Random seed.")
+@click.option("--key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Pseudonym key (else $STRUCTANON_PSEUDONYM_KEY, else random).")
+@click.option("--keep-identifiers", is_flag=True,
+              help="Do not suppress queries with phone numbers, e-mails, SSNs, addresses.")
+@click.option("--tie-break", type=click.Choice(["suppress", "add"]), default="suppress",
+              show_default=True)
+@click.option("--on-bad-lines", type=click.Choice(["report", "skip", "raise"]), default="report",
+              show_default=True)
+@click.option("--no-assess", is_flag=True, help="Skip utility and risk measures.")
+@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a JSON or HTML report.")
+@handle_errors
+def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, seed, key_file,
+                  keep_identifiers, tie_break, on_bad_lines, no_assess, report):
+    """Anonymize INPUT_PATH into OUTPUT so each user is indistinguishable from k-1 others."""
+    log = read_log(input_path, fmt, columns=_columns(columns), sep=sep,
+                   on_bad_lines=on_bad_lines)
+    parsed = parse_report(log)
+    if parsed.get("malformed") or parsed.get("encoding_errors"):
+        click.echo(f"input: {parsed['malformed']} malformed line(s) skipped, "
+                   f"{parsed['encoding_errors']} line(s) with encoding errors", err=True)
+    release = anonymize(log, k, time_granularity=time_granularity, seed=seed,
+                        pseudonymizer=Pseudonymizer.from_config(key_file),
+                        suppress_identifiers=not keep_identifiers, tie_break=tie_break,
+                        assess=not no_assess)
+    release.info["input"] = parsed
+    write_log(release.data, output)
+    emit_release(release, report, figures=lambda: figures_for(release))
+    click.echo(f"published log written to {output}")
+
+
+anonymize_cmd.name = "anonymize"
+
+
+@cli.command(short_help="Parse a log and report its size and uniqueness.")
+@click.argument("input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_format_option
+@_columns_option
+@click.option("-p", "ps", type=int, multiple=True, default=(1, 3, 5), show_default=True,
+              help="Known queries for the uniqueness measure (repeatable).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@handle_errors
+def inspect(input_path, fmt, columns, ps, seed):
+    """Print parse statistics and how many users their queries single out."""
+    log = read_log(input_path, fmt, columns=_columns(columns), on_bad_lines="skip")
+    parsed = parse_report(log)
+    click.echo(f"lines {parsed.get('lines', 0):,}, rows {parsed['rows']:,}, "
+               f"malformed {parsed['malformed']:,}, encoding errors {parsed['encoding_errors']:,}")
+    if parsed["malformed_lines"]:
+        shown = ", ".join(f"{n} ({why})" for n, why in parsed["malformed_lines"][:10])
+        click.echo(f"first malformed lines: {shown}")
+    click.echo(f"users {log['user'].nunique():,}, distinct queries {log['query'].nunique():,}, "
+               f"rows with a click {int(log['url'].notna().sum()):,}")
+    click.echo(f"unique by whole query set: {query_set_uniqueness(log):.4f}")
+    for p in ps:
+        click.echo(f"unique by {p} random queries: {random_query_uniqueness(log, p, seed):.4f}")
+
+
+@cli.command(short_help="Write a seeded synthetic AOL-format log.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--users", type=int, default=1000, show_default=True)
+@click.option("--lines", type=int, default=100_000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@handle_errors
+def synthesize(output, users, lines, seed):
+    """Write a synthetic log (Zipf queries over topics, with clicks) in the AOL format."""
+    log = synthetic_log(users, lines, seed=seed)
+    write_log(log, output, aol=True)
+    click.echo(f"{len(log):,} lines for {users:,} users written to {output}")
+
+
+def demo(output_dir: Path, seed: int = 0) -> Release:
+    """Anonymize a synthetic 300-user log generated on the fly (k=5); write the published
+    log, a JSON report and an HTML report into ``output_dir``."""
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    log = synthetic_log(300, 30_000, seed=seed)
+    release = anonymize(log, 5, seed=seed)
+    write_log(release.data, output_dir / "log_anon.tsv")
+    emit_release(release, output_dir / "report.json", quiet=True)
+    emit_release(release, output_dir / "report.html", figures=lambda: figures_for(release),
+                 quiet=True)
+    return release
