@@ -271,7 +271,7 @@ def anonymize(
     identifiers: Sequence[str] = (),
     drop_identifiers: bool = False,
     pseudonymizer: Pseudonymizer | None = None,
-    utility: bool = True,
+    utility: bool | str = True,
     local_suppression: bool = False,
     linkage: bool = False,
 ) -> TabularRelease:
@@ -302,8 +302,10 @@ def anonymize(
         else, or dropped with ``drop_identifiers=True``.
     pseudonymizer : structanon.io.Pseudonymizer, optional
         Key to use for the pseudonyms (default: a fresh random key, never written).
-    utility : bool
-        Compute utility and risk measures (skip for raw speed).
+    utility : bool or "full"
+        Compute utility and risk measures (``False`` skips them for raw speed; ``"full"``
+        adds the accuracy of a classifier predicting ``sensitive``, trained on the release
+        vs on the original).
     local_suppression : bool
         ``optimal`` / ``datafly`` with k-anonymity only: instead of removing the records of
         the classes that still fail after global recoding (at most ``suppression_limit``),
@@ -420,7 +422,8 @@ def anonymize(
         start = time.perf_counter()
         generalized = data.assign(**{c: take(c, None) for c in qis})
         release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
-                                         info.get("transformation"), seed)
+                                         info.get("transformation"), seed,
+                                         target=sensitive if utility == "full" else None)
         before = Partition.from_keys(data[qis])
         release.risk = {"before": core_risk.reidentification_risk(before),
                         "after": core_risk.reidentification_risk(partition)}
@@ -443,6 +446,7 @@ def utility_report(
     original: pd.DataFrame, generalized: pd.DataFrame, labels: np.ndarray,
     quasi_identifiers: Mapping[str, Hierarchy | str], models: Sequence[PrivacyModel],
     transformation: Mapping[str, int] | None, seed: int | None = None,
+    target: str | None = None,
 ) -> dict[str, Any]:
     """The utility measures of a release (rows of ``generalized`` aligned with ``original``)."""
     qis = list(quasi_identifiers)
@@ -471,6 +475,9 @@ def utility_report(
     numeric = [c for c in qis if pd.api.types.is_numeric_dtype(original[c])]
     if numeric:
         out["sse"] = tab_metrics.sse(original, labels, numeric)
+    if target is not None and released.shape[0] >= 10:
+        out["classifier_accuracy"] = tab_metrics.classifier_accuracy(
+            original[kept], released, qis, target, seed=0 if seed is None else seed)
     if released.shape[0] and len(qis) >= 1:
         out["count_query_error"] = tab_metrics.count_query_error(
             original, released, quasi_identifiers, n_queries=100,

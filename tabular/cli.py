@@ -180,13 +180,16 @@ def _common(func):
                    "(k-anonymity, optimal / datafly).")
 @click.option("--linkage", is_flag=True,
               help="Also run the record-linkage attack before/after (quadratic in records).")
+@click.option("--classifier", is_flag=True,
+              help="Also measure a classifier's accuracy on the sensitive column, release vs "
+                   "original.")
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @handle_errors
 def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
                       sensitive, report, k, l_div, l_variant, c, t, t_distance,
                       sensitive_hierarchy, suppression_limit, algorithm, metric, seed,
                       identifiers, drop_identifiers, key_file, output, local_suppression,
-                      linkage, quiet) -> None:
+                      linkage, classifier, quiet) -> None:
     """Anonymize INPUT and write the verified release to --output."""
     columns = _split(qi)
     if not columns:
@@ -202,7 +205,7 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
                         suppression_limit=suppression_limit, metric=metric, seed=seed,
                         identifiers=list(identifiers), drop_identifiers=drop_identifiers,
                         pseudonymizer=pseudonymizer, local_suppression=local_suppression,
-                        linkage=linkage)
+                        linkage=linkage, utility="full" if classifier else True)
     tab_io.write_microdata(release.data, output,
                            sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
     emit_release(release, report, lambda: release_figures(release), quiet=quiet)
@@ -275,7 +278,7 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
     release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
                         algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
-                        linkage=True)
+                        linkage=True, utility="full")
     tab_io.write_microdata(release.data, output_dir / "adult_anonymized.csv", sep=";")
     from structanon.report import write_report
 

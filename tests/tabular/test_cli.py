@@ -99,3 +99,5 @@ def test_demo_writes_outputs_and_verifies(tmp_path):
     assert (tmp_path / "adult_anonymized.csv").exists()
     assert json.loads((tmp_path / "report.json").read_text())["verification"]["passed"]
     assert (tmp_path / "report.html").exists()
+    assert "classifier_accuracy" in release.utility
+    assert release.risk["after"]["record_linkage"] < release.risk["before"]["record_linkage"]
