@@ -129,3 +129,16 @@ def test_deterministic():
     a = transactions.km_anonymize(data, k=4, m=2, evaluate=False)
     b = transactions.km_anonymize(data, k=4, m=2, evaluate=False)
     assert a.data == b.data
+
+
+def test_pandas_series_input_and_json_taxonomy(tmp_path, groceries, checks):
+    import json
+
+    import pandas as pd
+
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps({"*": checks.GROCERIES}))
+    rel = transactions.km_anonymize(pd.Series(groceries), k=3, m=1, hierarchy=path,
+                                    evaluate=False)
+    assert checks.km_violations(rel.data, 3, 1) == []
+    assert rel.parameters["taxonomy"] == "hierarchy"

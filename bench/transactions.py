@@ -1,0 +1,159 @@
+"""Benchmark of the transactions package on FIMI retail and BMS-WebView-1.
+
+Usage::
+
+    /work/venv/bin/python bench/transactions.py [--quick]
+
+Each case runs in a forked child (time and peak memory are its own).  The wall time
+reported first is the anonymizer's own (encode + anonymize + verify, from the release's
+timings); utility is computed afterwards in the same child, so the peak memory covers both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _harness import machine_line, markdown_table, measure, record_section, shared_data  # noqa: E402
+
+
+def _load(rel: str, limit: int | None):
+    from transactions import read_transactions
+
+    path = shared_data(rel)
+    if path is None:
+        return None
+    data = read_transactions(path)
+    return data[:limit] if limit else data
+
+
+def _km_case(rel, limit, k, m, method):
+    from transactions import km_anonymize, metrics
+
+    data = _load(rel, limit)
+    t0 = time.perf_counter()
+    release = km_anonymize(data, k=k, m=m, method=method, evaluate=False)
+    anon = time.perf_counter() - t0
+    tax = release.taxonomy
+    t0 = time.perf_counter()
+    err = metrics.support_error(data, release.data, tax, sizes=(1, 2), n_queries=200, seed=0)
+    top = metrics.top_itemsets_error(data, release.data, tax, top=50, max_size=2)
+    fis = metrics.frequent_itemset_preservation(data, release.data, tax, min_support=0.005)
+    ev = time.perf_counter() - t0
+    return {"n": len(data), "seconds": anon, "timings": release.timings,
+            "ncp": release.utility["ncp"], "support_error": err["mean"],
+            "top50_error": top["mean"], "fi_recall": fis["recall"],
+            "fi_precision": fis["precision"], "passed": release.checks.passed, "eval_s": ev}
+
+
+def _k_case(rel, limit, k):
+    from transactions import k_anonymize, metrics
+
+    data = _load(rel, limit)
+    t0 = time.perf_counter()
+    release = k_anonymize(data, k=k, evaluate=False)
+    anon = time.perf_counter() - t0
+    tax = release.taxonomy
+    err = metrics.support_error(data, release.data, tax, sizes=(1, 2), n_queries=200, seed=0)
+    fis = metrics.frequent_itemset_preservation(data, release.data, tax, min_support=0.005)
+    return {"n": len(data), "seconds": anon, "ncp": release.utility["ncp"],
+            "support_error": err["mean"], "fi_recall": fis["recall"],
+            "groups": release.info["partition"]["groups"], "passed": release.checks.passed}
+
+
+def _band_case(rel, limit, p, n_sensitive):
+    import numpy as np
+
+    from transactions import band_matrix, metrics, risk
+
+    data = _load(rel, limit)
+    counts: dict = {}
+    for t in data:
+        for x in t:
+            counts[x] = counts.get(x, 0) + 1
+    # sensitive items: ranks 50, 60, ... of the frequency order (moderately common items)
+    ranked = sorted(counts, key=lambda x: (-counts[x], x))
+    sensitive = [ranked[i] for i in range(50, 50 + 10 * n_sensitive, 10)]
+    t0 = time.perf_counter()
+    release = band_matrix(data, sensitive, p=p, evaluate=False)
+    anon = time.perf_counter() - t0
+    err = metrics.band_query_error(data, release.data, n_queries=200, seed=0)
+    link = risk.band_linkage_risk(data, release.data, m=2, n_targets=200, seed=0)
+    groups = np.asarray(release.data["group"])
+    return {"n": len(data), "seconds": anon, "sensitive": len(sensitive),
+            "groups": int(groups.max()) + 1, "suppressed": release.suppressed,
+            "query_error": err.get("mean", float("nan")),
+            "p_before": link["before"]["max_probability"],
+            "p_after": link["after"]["max_probability"], "passed": release.checks.passed,
+            "bandwidth": (release.info["band"]["cooccurrence_bandwidth_before"],
+                          release.info["band"]["cooccurrence_bandwidth_after"])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="first 20,000 baskets, fewer cases")
+    args = parser.parse_args()
+    limit = 20_000 if args.quick else None
+    ks = (10,) if args.quick else (5, 10, 50)
+    ms = (1, 2) if args.quick else (1, 2, 3)
+    cmd = "/work/venv/bin/python bench/transactions.py" + (" --quick" if args.quick else "")
+    sections = [f"Machine: {machine_line()}; shared with other jobs while measuring, so times "
+                f"are indicative.  Command: `{cmd}`.  Automatic taxonomy: balanced tree, fan-out 5,"
+                " items by id (as in the ARX figures in PEERS.md).  Time = encode + anonymize + "
+                "verify from the output; peak RSS of the child process (includes the utility "
+                "evaluation).  NCP over item occurrences; support error = mean relative error "
+                "of 200 random 1- and 2-itemsets; top-50 = the 50 most frequent 1-/2-itemsets; "
+                "FI recall/precision at support 0.5%."]
+    for rel, name in (("retail/retail.dat", "FIMI retail"), ("bms/BMS-WebView-1.dat", "BMS-WebView-1")):
+        if shared_data(rel) is None:
+            sections.append(f"{name}: data absent, skipped.")
+            continue
+        rows = []
+        for method in ("apriori", "local"):
+            for k in ks:
+                for m in ms:
+                    if method == "local" and (k != 10 or m != 2):
+                        continue
+                    try:
+                        res, _wall, peak = measure(_km_case, rel, limit, k, m, method, timeout=600)
+                    except (TimeoutError, RuntimeError) as exc:
+                        rows.append([method, k, m, "-", f"failed: {str(exc)[:60]}", "", "", "", "", ""])
+                        continue
+                    rows.append([method, k, m, res["n"], round(res["seconds"], 2), round(peak),
+                                 f"{100 * res['ncp']:.3f}%", round(res["support_error"], 3),
+                                 round(res["top50_error"], 3), round(res["fi_recall"], 3)])
+                    print(name, rows[-1], flush=True)
+        sections.append(f"### {name}: k^m-anonymity\n\n" + markdown_table(
+            ["method", "k", "m", "baskets", "time s", "peak MiB", "NCP", "support err",
+             "top-50 err", "FI recall"], rows))
+        rows = []
+        for k in ks:
+            res, _wall, peak = measure(_k_case, rel, limit, k, timeout=600)
+            rows.append([k, res["n"], round(res["seconds"], 2), round(peak),
+                         f"{100 * res['ncp']:.2f}%", res["groups"], round(res["support_error"], 3),
+                         round(res["fi_recall"], 3)])
+            print(name, rows[-1], flush=True)
+        sections.append(f"### {name}: k-anonymity (Partition)\n\n" + markdown_table(
+            ["k", "baskets", "time s", "peak MiB", "NCP", "groups", "support err", "FI recall"],
+            rows))
+        rows = []
+        for p in ((5,) if args.quick else (5, 10)):
+            res, _wall, peak = measure(_band_case, rel, limit, p, 5, timeout=600)
+            rows.append([p, res["n"], res["sensitive"], round(res["seconds"], 2), round(peak),
+                         res["groups"], res["suppressed"], round(res["query_error"], 3),
+                         round(res["p_before"], 3), round(res["p_after"], 3),
+                         f"{res['bandwidth'][0]} -> {res['bandwidth'][1]}"])
+            print(name, rows[-1], flush=True)
+        sections.append(f"### {name}: band matrix (CAHD)\n\n" + markdown_table(
+            ["p", "baskets", "sensitive items", "time s", "peak MiB", "groups", "suppressed",
+             "count-query err", "max P(link) before", "after", "co-occurrence bandwidth"], rows))
+    record_section("transactions", "## transactions\n\n" + "\n\n".join(sections))
+
+
+if __name__ == "__main__":
+    main()
