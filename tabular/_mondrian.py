@@ -22,6 +22,8 @@ from structanon.models import PrivacyModel
 __all__ = ["mondrian"]
 
 NUMERIC = "numeric"
+ORDINAL = "ordinal"
+SET_SEPARATOR = ","
 
 
 @dataclass
@@ -36,6 +38,7 @@ class _Dimension:
     labels: list[np.ndarray] | None = None  # categorical: node labels per level
     leaf_counts: np.ndarray | None = None  # categorical: (levels, nodes) leaves under a node
     n_leaves: int = 0
+    ordinal: np.ndarray | None = None  # ordinal: sorted distinct values (as labels)
 
     @property
     def n_codes(self) -> int:
@@ -96,6 +99,14 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
     return _Dimension(name, True, codes, values=domain.astype(float))
 
 
+def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
+    codes, domain = encode_column(column, name)
+    names = np.array([_format_number(v) if isinstance(v, (int, float, np.number)) else str(v)
+                      for v in domain.tolist()], dtype=object)
+    return _Dimension(name, True, codes, values=np.arange(domain.size, dtype=float),
+                      ordinal=names)
+
+
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
     leaves = _leaf_codes(hierarchy, column, name)
     ancestors = hierarchy.node_codes
@@ -121,9 +132,9 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     for col, spec in quasi_identifiers.items():
         if col not in df.columns:
             raise InputError("quasi-identifier not in the table", column=col)
-        if not (isinstance(spec, Hierarchy) or spec == NUMERIC):
-            raise InputError("quasi-identifier spec must be a Hierarchy or 'numeric', "
-                             f"got {spec!r}", column=col)
+        if not (isinstance(spec, Hierarchy) or spec in (NUMERIC, ORDINAL)):
+            raise InputError("quasi-identifier spec must be a Hierarchy, 'numeric' or "
+                             f"'ordinal', got {spec!r}", column=col)
     models = list(models)
     if not models or not all(isinstance(m, PrivacyModel) for m in models):
         raise InputError("models must be a non-empty sequence of structanon privacy models")
@@ -238,6 +249,16 @@ class _Cutter:
                 post = (left_w * (dim.values[left_hi] - dim.values[lo])
                         + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
                 gains[:, j] = part_weight * widths[:, j] - post / self.width_scale[j]
+                if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
+                    seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
+                    ends = np.r_[starts[1:], items.size] - 1
+                    distinct = seen[ends] - seen[starts] + 1
+                    left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
+                    right_d = seen[ends] - seen[np.minimum(split, items.size - 1)] + 1
+                    scale = max(dim.n_codes - 1, 1)
+                    widths[:, j] = (distinct - 1) / scale
+                    gains[:, j] = (part_weight * (distinct - 1) - left_w * (left_d - 1)
+                                   - (part_weight - left_w) * (right_d - 1)) / scale
             else:
                 anc = dim.ancestors[c]  # (items, levels) node codes
                 lca = np.full(n_parts, anc.shape[1] - 1)
@@ -343,6 +364,13 @@ def _format_number(v: float) -> str:
 
 def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_classes: int):
     """Published value of each class: the range of its values, or their lowest common ancestor."""
+    if dim.ordinal is not None:  # the set of values present, in order
+        pairs = np.unique(label * dim.n_codes + item_codes)
+        owner, codes = pairs // dim.n_codes, pairs % dim.n_codes
+        bounds = np.searchsorted(owner, np.arange(n_classes + 1))
+        names = dim.ordinal[codes]
+        return np.array([SET_SEPARATOR.join(names[a:b]) for a, b in
+                         zip(bounds[:-1].tolist(), bounds[1:].tolist())], dtype=object)
     if dim.numeric:
         lo = np.full(n_classes, np.iinfo(np.int64).max)
         hi = np.full(n_classes, -1)
@@ -392,9 +420,12 @@ def mondrian(
     df : pandas.DataFrame
         The table; its index is kept.
     quasi_identifiers : dict
-        Column -> :class:`structanon.Hierarchy` (categorical, cut along the hierarchy) or
-        ``"numeric"`` (cut at the median, published as a range ``"lo-hi"``).  Ties between
-        equally wide dimensions go to the one listed first.
+        Column -> :class:`structanon.Hierarchy` (categorical, cut along the hierarchy),
+        ``"numeric"`` (cut at the median, published as a range ``"lo-hi"``) or
+        ``"ordinal"`` (a categorical QI without hierarchy: its values in sorted order are
+        cut at the median like numbers, and published as the comma-separated set of the
+        values present in the class, e.g. ``"Bachelors,HS-grad"``; LeFevre's imposed
+        order).  Ties between equally wide dimensions go to the one listed first.
     sensitive : str or None
         Sensitive column, needed by l-diversity and t-closeness.
     models : sequence of PrivacyModel
@@ -417,7 +448,7 @@ def mondrian(
     generalized : pandas.DataFrame
         ``df`` (same index and columns, rows in the same order) with each QI replaced by
         its published value as a string: the lowest common ancestor label of the class's
-        values, or ``"lo-hi"`` (the single value when ``lo == hi``).
+        values, ``"lo-hi"`` (the single value when ``lo == hi``), or the value set.
     labels : numpy.ndarray of int
         The equivalence class of each row, numbered from 0.
 
@@ -445,7 +476,8 @@ def mondrian(
     -----
     The normalized width of a partition on a numeric QI is ``(max - min) / (max_T - min_T)``
     over the partition's and the table's values; on a categorical QI it is
-    ``|leaves(lca)| / |leaves|`` (0 when all values are equal).  The cut is *strict*: the
+    ``|leaves(lca)| / |leaves|`` (0 when all values are equal); on an ordinal QI
+    ``(distinct - 1) / (D - 1)`` for ``distinct`` of the column's ``D`` values.  The cut is *strict*: the
     parts' regions do not overlap, and each is again a product of intervals / subtrees.
     The gain of a cut is :math:`W \cdot NCP(P) - \sum_i w_i \cdot NCP(P_i)` over its parts
     with record counts :math:`w_i`, where a numeric NCP is the normalized range and a
@@ -465,8 +497,12 @@ def mondrian(
     dims = []
     for col, spec in quasi_identifiers.items():
         column = df[col].reset_index(drop=True)
-        dims.append(_numeric_dimension(col, column) if spec == NUMERIC
-                    else _categorical_dimension(col, column, spec))
+        if spec == NUMERIC:
+            dims.append(_numeric_dimension(col, column))
+        elif spec == ORDINAL:
+            dims.append(_ordinal_dimension(col, column))
+        else:
+            dims.append(_categorical_dimension(col, column, spec))
     tuple_of, item_codes = _collapse(dims)
     weights = np.bincount(tuple_of).astype(float)
     reference = domain = None

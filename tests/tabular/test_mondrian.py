@@ -127,6 +127,17 @@ def test_pool_takes_smallest_passing_child_when_needed():
     assert out["v"].tolist() == ["a"] * 5 + ["*"] * 4
 
 
+def test_ordinal_values_are_cut_in_order_and_published_as_sets():
+    df = pd.DataFrame({"edu": ["b", "a", "c", "a", "d", "c", "d", "b"], "n": range(8)})
+    out, labels = mondrian(df, {"edu": "ordinal"}, None, [KAnonymity(2)])
+    assert out["edu"].tolist() == ["b", "a", "c", "a", "d", "c", "d", "b"]
+    out, labels = mondrian(df, {"edu": "ordinal"}, None, [KAnonymity(3)])
+    assert out["edu"].tolist() == ["a,b", "a,b", "c,d", "a,b", "c,d", "c,d", "c,d", "a,b"]
+    years = pd.DataFrame({"year": [1990, 1991, 1991, 2000, 2000, 2001]})
+    out, _ = mondrian(years, {"year": "ordinal"}, None, [KAnonymity(3)])
+    assert out["year"].tolist() == ["1990,1991"] * 3 + ["2000,2001"] * 3
+
+
 def test_categorical_lca_is_published():
     h = Hierarchy([["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"], ["d", "y", "*"]])
     df = pd.DataFrame({"v": ["a", "b", "a", "b", "c", "c"], "n": [1, 2, 3, 4, 5, 6]})
@@ -161,7 +172,7 @@ def test_bad_arguments():
     with pytest.raises(InputError, match="not in the table"):
         mondrian(df, {"Nope": "numeric"}, None, [KAnonymity(2)])
     with pytest.raises(InputError, match="spec"):
-        mondrian(df, {"Age": "ordinal"}, None, [KAnonymity(2)])
+        mondrian(df, {"Age": "interval"}, None, [KAnonymity(2)])
     with pytest.raises(InputError, match="sensitive"):
         mondrian(df, {"Age": "numeric"}, None, [DistinctLDiversity(2)])
     with pytest.raises(InputError, match="models"):
@@ -211,7 +222,8 @@ def tables(draw):
     ages = draw(st.lists(st.integers(0, 12), min_size=n, max_size=n))
     cats = draw(st.lists(st.sampled_from(list(TAXONOMY.leaves)), min_size=n, max_size=n))
     sens = draw(st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=n, max_size=n))
-    return pd.DataFrame({"age": ages, "cat": cats, "s": sens},
+    grades = draw(st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=n, max_size=n))
+    return pd.DataFrame({"age": ages, "cat": cats, "grade": grades, "s": sens},
                         index=np.arange(n) * 3 + 7)  # a gapped index
 
 
@@ -240,7 +252,7 @@ def _emd_equal(group: pd.Series, table: pd.Series) -> float:
 @given(df=tables(), k=st.integers(1, 5), kind=MODEL_CHOICES, remainder=st.booleans(),
        criterion=st.sampled_from(["width", "gain"]))
 def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, criterion):
-    qis = {"age": "numeric", "cat": TAXONOMY}
+    qis = {"age": "numeric", "cat": TAXONOMY, "grade": "ordinal"}
     models = _models(kind, k)
     if not _whole_table_ok(df, kind, k):
         with pytest.raises(InfeasibleError):
@@ -251,23 +263,24 @@ def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, c
     assert labels.shape == (len(df),) and labels.min() == 0
     released = out.reset_index(drop=True)
     # classes are exactly the groups of identical published QI values
-    keys = released.groupby(["age", "cat"], sort=False).ngroup().to_numpy()
+    keys = released.groupby(list(qis), sort=False).ngroup().to_numpy()
     assert classes_of(keys) == classes_of(labels)
-    for _, group in released.groupby(["age", "cat"]):
+    for _, group in released.groupby(list(qis)):
         assert len(group) >= k
         if kind == "distinct":
             assert group["s"].nunique() >= 2
         if kind == "t":
             assert _emd_equal(group["s"], df["s"]) <= 0.4 + 1e-9
     # each published value covers the original value
-    for (orig_age, orig_cat), (pub_age, pub_cat) in zip(df[["age", "cat"]].to_numpy(),
-                                                        out[["age", "cat"]].to_numpy()):
+    for (orig_age, orig_cat, orig_grade), (pub_age, pub_cat, pub_grade) in zip(
+            df[list(qis)].to_numpy(), out[list(qis)].to_numpy()):
+        assert orig_grade in pub_grade.split(",")
         lo, _, hi = pub_age.partition("-")
         assert int(lo) <= orig_age <= int(hi or lo)
         level = [lv for lv in range(TAXONOMY.height + 1)
                  if TAXONOMY.generalize([orig_cat], lv)[0] == pub_cat]
         assert level, (orig_cat, pub_cat)
-    assert pycanon.k_anonymity(released, ["age", "cat"]) >= k
+    assert pycanon.k_anonymity(released, list(qis)) >= k
 
 
 # --------------------------------------------------------------------------- Adult + pycanon
