@@ -73,16 +73,19 @@ _TRIPLES_META = pd.DataFrame({"ix": pd.Series(dtype=np.int64), "iy": pd.Series(d
                               "weight": pd.Series(dtype=np.int64)})
 
 
-def _label(pdf, cols, grid, window_ns, mapping: pd.DataFrame, pseudonyms: dict) -> pd.DataFrame:
+def _label(pdf, cols, grid, window_ns, lookup: dict) -> pd.DataFrame:
+    """Each valid fix of the partition with its triple's region (suppressed fixes dropped)."""
     f, ix, iy, w, user = _keys(pdf, cols, grid, window_ns)
-    keys = pd.DataFrame({"ix": ix, "iy": iy, "w": w, "user": user})
-    region = keys.merge(mapping, on=["ix", "iy", "w", "user"], how="left")["region"].to_numpy()
+    # sorted arrays and searchsorted: thread-safe, unlike a shared pandas Index's hash engine
+    u = np.searchsorted(lookup["users"], np.asarray(user, dtype=str))
+    key = ((ix * grid.ny + iy) * lookup["n_windows"] + (w - lookup["w0"])) * lookup["n_users"] + u
+    region = lookup["region"][np.searchsorted(lookup["keys"], key)]
     kept = region >= 0
-    region = region[kept].astype(np.int64)
+    region = region[kept]
     uniq, inv = np.unique(region, return_inverse=True)
     polys = grid.polygons(uniq)[inv.reshape(-1)] if uniq.size else np.zeros(0, dtype=object)
     return pd.DataFrame({
-        "user": pd.Series(user[kept]).map(pseudonyms).to_numpy(dtype=object),
+        "user": lookup["pseudonyms"][u[kept]],
         "window": pd.to_datetime(w[kept] * window_ns, unit="ns", utc=True),
         "region_id": region,
         "region": polys,
@@ -133,14 +136,23 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     region, stats_assign = assign_regions(triples, grid, k, method)
     timings["assign"] = _time.perf_counter() - t1
     pseud = pseudonymizer or Pseudonymizer()
-    pseudonyms = dict(zip(users.tolist(), pseud.pseudonymize(np.asarray(users, dtype=object))))
-    mapping = parts[["ix", "iy", "w", "user"]].assign(region=region)
+    w0 = int(triples.w.min())
+    n_windows = int(triples.w.max()) - w0 + 1
+    if grid.nx * grid.ny * n_windows * len(users) >= 2**62:
+        raise InputError("too many cells x windows x users to index the dask path: increase "
+                         "cell_size or window, or cloak the log in parts")
+    keys = (((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(users)
+            + triples.u)
+    order = np.argsort(keys)
+    lookup = {"users": np.asarray(users, dtype=str), "keys": keys[order], "region": region[order],
+              "w0": w0,
+              "n_windows": n_windows, "n_users": len(users),
+              "pseudonyms": pseud.pseudonymize(np.asarray(users, dtype=object))}
     meta = pd.DataFrame({"user": pd.Series(dtype=object),
                          "window": pd.Series(dtype="datetime64[ns, UTC]"),
                          "region_id": pd.Series(dtype=np.int64),
                          "region": pd.Series(dtype=object)})
-    data = ddf.map_partitions(_label, cols, grid, window_ns, delayed(mapping),
-                              delayed(pseudonyms), meta=meta)
+    data = ddf.map_partitions(_label, cols, grid, window_ns, delayed(lookup), meta=meta)
     weight = triples.weight
     kept = region >= 0
     n_suppressed = int(weight[~kept].sum())
