@@ -320,4 +320,5 @@ def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
                 for r, g in parts)
     return parts, {"parts": len(parts), "splits_tried": tried, "splits_accepted": accepted,
                    "global_cost": info0["cost"], "cost": total,
+                   "refine_whole_data": info0["refine"],
                    "occurrences": float(occ_all.sum())}

@@ -151,14 +151,15 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
         gens = np.stack([g for _r, g in parts])
         occ_nodes = gens[part_of_row[rows_of_occ], b.codes]
         cut = gens[0] if len(parts) == 1 else None
-        info["local"] = {key: stats[key] for key in ("parts", "splits_tried", "splits_accepted")}
+        info["local"] = {key: stats[key] for key in ("parts", "splits_tried", "splits_accepted",
+                                                      "refine_whole_data")}
         info["local"]["part_sizes"] = [int(r.size) for r, _g in parts]
     timings["anonymize"] = time.perf_counter() - t0
     published = publish_sets(b, tax, occ_nodes)
     if cut is not None:
         used = np.unique(cut[b.codes]) if b.nnz else np.zeros(0, np.int64)
         generalized = used[~tax.is_leaf[used]]
-        info["cut"] = {"generalized_nodes": int(generalized.size),
+        info["generalization"] = {"generalized_nodes": int(generalized.size),
                        "items_published_as_themselves": int(tax.is_leaf[used].sum()),
                        "nodes": [str(tax.labels[g]) for g in generalized[:200].tolist()],
                        "depth_histogram": np.bincount(tax.depth[used],

@@ -34,6 +34,19 @@ def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
     import matplotlib.pyplot as plt
 
     figs = []
+    if isinstance(release.data, dict):  # band matrix
+        groups = np.asarray(release.data["group"])
+        sizes = np.bincount(groups[groups >= 0], minlength=len(release.data["sensitive_counts"]))
+        share = np.array([max(c.values()) / s if c else 0.0
+                          for c, s in zip(release.data["sensitive_counts"], sizes)])
+        fig, ax = plt.subplots(figsize=(5, 3))
+        ax.hist(share, bins=20)
+        ax.axvline(1.0 / release.data["p"], color="k", ls="--", label="1/p")
+        ax.set_xlabel("largest sensitive-item share in a group")
+        ax.set_ylabel("groups")
+        ax.legend()
+        figs.append(("Sensitive-item share per group", fig))
+        return figs
     tax = getattr(release, "taxonomy", None)
     if tax is not None:
         from ._query import published_nodes
@@ -168,7 +181,7 @@ def band_cmd(input_path, sensitive, p, alpha, output, seed, fmt, report):
         names = [x.strip() for x in sensitive.split(",") if x.strip()]
     release = band_matrix(data, names, p=p, alpha=alpha, seed=seed)
     _write_band(release.data, Path(output))
-    emit_release(release, report)
+    emit_release(release, report, figures=lambda: figures_for(release, data))
     click.echo(f"groups written to {output}")
 
 

@@ -49,7 +49,9 @@ def test_k_anonymize_and_band_commands(tmp_path, basket_file):
                                    str(tmp_path / "k.dat")])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(cli, ["band", str(basket_file), "--sensitive", "10,8", "-p", "3",
-                                   "-o", str(tmp_path / "band.json")])
+                                   "-o", str(tmp_path / "band.json"), "--report",
+                                   str(tmp_path / "band.html")])
+    assert "data:image/png;base64" in (tmp_path / "band.html").read_text()
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "band.json").read_text())
     assert len(doc["transactions"]) == 60 and doc["p"] == 3
