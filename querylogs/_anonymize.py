@@ -176,6 +176,7 @@ def anonymize(
     click_threshold: float = 0.5,
     term_threshold: float = 0.5,
     max_url_queries: int | None = 200,
+    max_intent_size: int | None = 200,
     tie_break: str = "suppress",
     risk_p: tuple[int, ...] = (1, 3, 5),
     assess: bool = True,
@@ -200,7 +201,7 @@ def anonymize(
         Suppress queries carrying a phone number, e-mail address, SSN or street address.
     identifier_kinds : tuple of str, optional
         Subset of :data:`querylogs.identifiers.IDENTIFIER_PATTERNS` to detect.
-    click_threshold, term_threshold, max_url_queries :
+    click_threshold, term_threshold, max_url_queries, max_intent_size :
         Intent clustering parameters, see :func:`querylogs.cluster_intents`.
     tie_break : {"suppress", "add"}
         With an even group size any count between the two middle values is optimal;
@@ -298,7 +299,7 @@ def anonymize(
                            kept_vocab.size)
     intent_labels, intent_stats = cluster_intents(
         kept_vocab, graph, click_threshold=click_threshold, term_threshold=term_threshold,
-        max_url_queries=max_url_queries)
+        max_url_queries=max_url_queries, max_intent_size=max_intent_size)
     timings["intents"] = _time.perf_counter() - clock
 
     clock = _time.perf_counter()
@@ -362,7 +363,8 @@ def anonymize(
                     "suppress_identifiers": suppress_identifiers,
                     "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
                     "click_threshold": click_threshold, "term_threshold": term_threshold,
-                    "max_url_queries": max_url_queries, "tie_break": tie_break},
+                    "max_url_queries": max_url_queries,
+                    "max_intent_size": max_intent_size, "tie_break": tie_break},
         timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
     )
     release.verify(strict=True)

@@ -192,6 +192,7 @@ def cluster_intents(
     term_threshold: float = 0.5,
     max_url_queries: int | None = 200,
     max_term_share: float = 0.05,
+    max_intent_size: int | None = 200,
 ) -> tuple[np.ndarray, dict]:
     """Cluster queries into search intents.
 
@@ -210,6 +211,11 @@ def cluster_intents(
         Hub-URL cut, see :func:`query_similarity`.
     max_term_share : float
         Terms found in more than this share of distinct queries are ignored.
+    max_intent_size : int or None
+        A component larger than this is split by raising the click threshold inside it
+        (steps of 0.1 up to 1.0), so chains of similar pairs do not merge unrelated queries
+        into one giant intent.  Components that stay larger at 1.0 (queries with identical
+        click vectors) are kept whole.
 
     Returns
     -------
@@ -249,6 +255,8 @@ def cluster_intents(
         raise InputError("term_threshold must be in (0, 1]", value=term_threshold)
     if not 0.0 < max_term_share <= 1.0:
         raise InputError("max_term_share must be in (0, 1]", value=max_term_share)
+    if max_intent_size is not None and max_intent_size < 1:
+        raise InputError("max_intent_size must be positive or None", value=max_intent_size)
     if max_url_queries is not None and max_url_queries < 1:
         raise InputError("max_url_queries must be positive or None", value=max_url_queries)
     pruned, n_hubs = _prune_hubs(sp.csr_matrix(graph, dtype=np.float64), max_url_queries)
@@ -256,8 +264,29 @@ def cluster_intents(
     clickless = np.flatnonzero(np.diff(pruned.indptr) == 0)
     src, dst = _term_attachments(vocabulary, clickless, term_threshold,
                                  max_term_share if n > 20 else 1.0)
-    links = similar + sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
-    n_intents, labels = connected_components(links, directed=False)
+    attach = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+    n_intents, labels = connected_components(similar + attach, directed=False)
+    refinements = 0
+    if max_intent_size is not None:
+        sim = similar.tocoo()
+        levels = np.round(np.arange(click_threshold + 0.1, 1.0 + 1e-9, 0.1), 6)
+        for level in np.append(levels[levels < 1.0], 1.0):
+            sizes = np.bincount(labels, minlength=n_intents)
+            big = sizes[labels] > max_intent_size
+            if not big.any():
+                break
+            refinements += 1
+            keep = (big[sim.row] & (labels[sim.row] == labels[sim.col])
+                    & (sim.data >= level - 1e-9))
+            keep_attach = big[src] & (labels[src] == labels[dst])
+            sub = sp.csr_matrix((np.ones(int(keep.sum() + keep_attach.sum())),
+                                 (np.r_[sim.row[keep], src[keep_attach]],
+                                  np.r_[sim.col[keep], dst[keep_attach]])), shape=(n, n))
+            _, pieces = connected_components(sub, directed=False)
+            # nodes outside big components keep their label; big ones get fresh labels
+            key = np.where(big, n_intents + pieces, labels)
+            labels = np.unique(key, return_inverse=True)[1].reshape(-1)
+            n_intents = int(labels.max()) + 1 if n else 0
     sizes = np.bincount(labels, minlength=n_intents)
     stats = {
         "n_queries": int(n),
@@ -268,5 +297,6 @@ def cluster_intents(
         "term_links": int(src.size),
         "hub_urls_ignored": n_hubs,
         "queries_without_clicks": int(clickless.size),
+        "refinement_levels": refinements,
     }
     return labels.astype(np.int64), stats

@@ -1,0 +1,133 @@
+import gzip
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from querylogs import parse_report, read_log, write_log
+from structanon.errors import InputError
+
+HEADER = "AnonID\tQuery\tQueryTime\tItemRank\tClickURL\n"
+ROWS = [
+    "142\trentdirect.com\t2006-03-01 07:17:12\t\t\n",
+    "142\twww.prescriptionfortime.com\t2006-03-12 12:31:06\t1\thttp://www.a.com\n",
+    "142\twww.prescriptionfortime.com\t2006-03-12 12:31:06\t3\thttp://www.b.com\n",
+    "217\tlottery\t2006-03-01 11:58:51\t1\thttp://www.lottery.com\n",
+]
+
+
+def write(tmp_path, text, name="log.tsv", binary=False):
+    path = tmp_path / name
+    if binary:
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def test_aol_with_header(tmp_path):
+    log = read_log(write(tmp_path, HEADER + "".join(ROWS)))
+    assert list(log.columns) == ["user", "query", "time", "rank", "url"]
+    assert len(log) == 4
+    assert log["url"].isna().tolist() == [True, False, False, False]
+    assert log["rank"].isna().tolist() == [True, False, False, False]
+    assert log["rank"].iloc[2] == 3
+    assert log["time"].iloc[0] == pd.Timestamp("2006-03-01 07:17:12")
+    assert parse_report(log)["header"] is True
+
+
+def test_aol_without_header_and_cut_lines(tmp_path):
+    text = "".join(ROWS) + "300\tno click cut\t2006-03-02 10:00:00\n"
+    log = read_log(write(tmp_path, text))
+    assert len(log) == 5
+    assert log["user"].tolist()[-1] == "300" and pd.isna(log["url"].iloc[-1])
+    assert parse_report(log)["header"] is False
+
+
+def test_malformed_lines_reported_by_number(tmp_path):
+    lines = [HEADER, ROWS[0], "only\ttwo\n", ROWS[1], "9\tq\tnot a time\t\t\n",
+             "9\tq\t2006-03-01 00:00:00\tx\thttp://u\n", "\tq\t2006-03-01 00:00:00\t\t\n", ROWS[3]]
+    path = write(tmp_path, "".join(lines))
+    with pytest.warns(UserWarning, match="4 malformed"):
+        log = read_log(path)
+    report = parse_report(log)
+    assert len(log) == 3
+    assert report["malformed"] == 4
+    assert [n for n, _ in report["malformed_lines"]] == [3, 5, 6, 7]
+    reasons = dict(report["malformed_lines"])
+    assert "time" in reasons[5] and "rank" in reasons[6] and "user" in reasons[7]
+    with pytest.raises(InputError) as info:
+        read_log(path, on_bad_lines="raise")
+    assert info.value.line == 3
+
+
+def test_encoding_errors_counted_not_fatal(tmp_path):
+    raw = (HEADER + ROWS[0]).encode() + b"5\tcaf\xe9 \xff\t2006-03-01 01:00:00\t\t\n" + \
+        "".join(ROWS[1:]).encode()
+    with pytest.warns(UserWarning, match="undecodable"):
+        log = read_log(write(tmp_path, raw, binary=True))
+    report = parse_report(log)
+    assert len(log) == 5
+    assert report["encoding_errors"] == 1 and report["encoding_error_lines"] == [3]
+    assert "\ufffd" in log["query"].iloc[1]
+    assert log["user"].iloc[-1] == "217"  # parsing went on past the bad line
+
+
+def test_gzip_and_crlf(tmp_path):
+    data = gzip.compress((HEADER + "".join(ROWS)).replace("\n", "\r\n").encode())
+    log = read_log(write(tmp_path, data, "log.txt.gz", binary=True))
+    assert len(log) == 4 and log["url"].iloc[3] == "http://www.lottery.com"
+
+
+def test_csv_with_mapping_and_parquet(tmp_path):
+    frame = pd.DataFrame({"uid": ["a", "b"], "q": ["x", "y"],
+                          "ts": ["2006-03-01 10:00:00", "2006-03-02 11:00:00"],
+                          "clicked": ["http://x", ""]})
+    path = tmp_path / "log.csv"
+    frame.to_csv(path, index=False)
+    mapping = {"user": "uid", "query": "q", "time": "ts", "url": "clicked"}
+    log = read_log(path, "csv", columns=mapping)
+    assert log["user"].tolist() == ["a", "b"] and pd.isna(log["url"].iloc[1])
+    assert log["rank"].isna().all()
+    frame.to_parquet(tmp_path / "log.parquet")
+    log2 = read_log(tmp_path / "log.parquet", "parquet", columns=mapping)
+    pd.testing.assert_frame_equal(log, log2, check_like=True)
+    with pytest.raises(InputError, match="query"):
+        read_log(path, "csv", columns={"user": "uid", "time": "ts"})
+    with pytest.raises(InputError):
+        read_log(path, "csv", columns={"nope": "uid"})
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(InputError):
+        read_log(tmp_path / "missing.tsv")
+    path = write(tmp_path, HEADER)
+    with pytest.raises(InputError):
+        read_log(path, format="xml")
+    assert len(read_log(path)) == 0
+
+
+def test_write_roundtrip(tmp_path):
+    log = read_log(write(tmp_path, HEADER + "".join(ROWS)))
+    out = write_log(log, tmp_path / "aol.tsv", aol=True)
+    again = read_log(out)
+    pd.testing.assert_frame_equal(log, again)
+    pub = log.assign(time=log["time"].dt.floor("D"))
+    text = write_log(pub, tmp_path / "pub.tsv.gz")
+    lines = gzip.decompress(text.read_bytes()).decode().splitlines()
+    assert lines[0] == "user\tquery\ttime\turl" and lines[1].split("\t")[2] == "2006-03-01"
+    write_log(pub, tmp_path / "pub.parquet")
+    assert len(pd.read_parquet(tmp_path / "pub.parquet")) == 4
+
+
+def test_real_aol_sample_aggregates(h):
+    path = h.shared_file("aol/aol_raw_sample_20k.tsv")
+    log = read_log(path)
+    report = parse_report(log)
+    assert report["header"] and report["malformed"] == 0 and report["encoding_errors"] == 0
+    assert len(log) == 20_000
+    assert log["user"].nunique() == 128
+    assert int(log["url"].notna().sum()) == 11_343
+    assert log["time"].min() >= pd.Timestamp("2006-03-01")
+    assert log["time"].max() < pd.Timestamp("2006-06-01")
+    assert np.array_equal(log["url"].notna().to_numpy(), log["rank"].notna().to_numpy())
