@@ -40,6 +40,7 @@ def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str
         ax.set_xlim(bd[:, 0].min(), bd[:, 2].max())
         ax.set_ylim(bd[:, 1].min(), bd[:, 3].max())
         ax.set_xlabel("longitude")
+        ax.tick_params(axis="x", labelrotation=30)
         ax.set_ylabel("latitude")
         fig.colorbar(coll, ax=ax, label="distinct users (all windows)")
         ax.set_title(f"{len(regions):,} published regions (90% smallest in view)")

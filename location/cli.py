@@ -9,6 +9,7 @@ import click
 from structanon import Release
 from structanon.cli_support import emit_release, handle_errors
 from structanon.io import Pseudonymizer, atomic_write
+from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
@@ -67,7 +68,8 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
 
     Also cloaks a seeded synthetic log of 400 users (k=5, 15 min, adaptive) next to it.
     Writes ``location_geolife_cloaked.csv``, ``location_geolife_regions.geojson``,
-    ``location_geolife_report.json`` and the same three for ``location_synthetic_*``.
+    ``location_geolife_report.json`` (and ``.html`` with the region map, area distribution
+    and unicity figures) and the same three for ``location_synthetic_*``.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -82,4 +84,5 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
         write_geojson(rel.data, output_dir / f"location_{name}_regions.geojson")
         with atomic_write(output_dir / f"location_{name}_report.json") as fh:
             fh.write(rel.to_json())
+    write_report(release, output_dir / "location_geolife_report.html", report_figures(release))
     return release

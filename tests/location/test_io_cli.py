@@ -84,6 +84,7 @@ def test_write_read_round_trip(tmp_path, key):
 def test_demo(tmp_path):
     r = demo(tmp_path, seed=0)
     assert r.checks.passed and r.n_individuals == 5485
+    assert (tmp_path / "location_geolife_report.html").read_text().count("<img") >= 3
     for name in ("geolife", "synthetic"):
         assert (tmp_path / f"location_{name}_cloaked.csv").exists()
         assert json.loads((tmp_path / f"location_{name}_report.json").read_text())[
