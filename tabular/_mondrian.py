@@ -53,7 +53,7 @@ def encode_column(column: pd.Series, name: str | None = None) -> tuple[np.ndarra
     millions of rows.  Missing values and unorderable mixed types raise
     :class:`InputError` naming the column and the (0-based) row.
     """
-    codes, uniques = pd.factorize(pd.Series(column).reset_index(drop=True), use_na_sentinel=True)
+    codes, uniques = pd.factorize(np.asarray(column), use_na_sentinel=True)
     if (codes < 0).any():
         raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
     uniques = np.asarray(uniques, dtype=object) if uniques.dtype.kind not in "biuf" else \
@@ -496,7 +496,7 @@ def mondrian(
         raise InputError(f"criterion must be 'width' or 'gain', got {criterion!r}")
     dims = []
     for col, spec in quasi_identifiers.items():
-        column = df[col].reset_index(drop=True)
+        column = df[col]  # positions, not index labels, name rows in errors
         if spec == NUMERIC:
             dims.append(_numeric_dimension(col, column))
         elif spec == ORDINAL:
