@@ -57,12 +57,18 @@ class _Overlay:
             (np.ones(len(both), dtype=np.int8), (both[:, 0], both[:, 1])), shape=(n, n)
         )
         mat.sort_indices()
+        self.matrix = mat
         self.indptr, self.indices = mat.indptr.astype(np.int64), mat.indices.astype(np.int64)
         self.added: dict[int, list[int]] = {}
         self.added_chunks: list[np.ndarray] = []
         self.cancelled: set[tuple[int, int]] = set()
         self.removed: set[tuple[int, int]] = set()
         self.degree = np.diff(self.indptr).astype(np.int64)
+
+    def common_neighbors(self, v: int) -> np.ndarray:
+        """Number of original neighbours every node shares with ``v``."""
+        two = self.matrix[self.original_neighbors(v)].indices
+        return np.bincount(two, minlength=self.n)
 
     def original_neighbors(self, v: int) -> np.ndarray:
         return self.indices[self.indptr[v]:self.indptr[v + 1]]
@@ -170,8 +176,10 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
     """Join each leftover unit to a non-neighbour whose degree class can spare it.
 
     A node of degree ``D`` can spare one unit when its class keeps at least ``k`` members and
-    class ``D + 1`` reaches ``k``; such nodes are taken first, lowest degree first, at most
-    ``count(D) - k`` per class.  Anything still short is fixed by the next round.
+    class ``D + 1`` reaches ``k``; such nodes are taken first, at most ``count(D) - k`` per
+    class, those sharing the most neighbours with the stuck node first (friends of friends:
+    this keeps clustering and path lengths), then lowest degree.  Anything still short is
+    fixed by the next round.
     """
     deg_final = graph.degree + leftover
     order = rng.permutation(graph.n)
@@ -186,6 +194,8 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         cand = order[free[order]]
         if cand.size < need:
             raise InfeasibleError(f"node {u} cannot gain {need} more neighbours")
+        common = graph.common_neighbors(u)[cand]
+        cand = cand[np.argsort(-common, kind="stable")]
         d = deg_final[cand]
         small = d.astype(np.int16) if d.max() < 2**15 else d  # radix sort for small ints
         srt = np.argsort(small, kind="stable")
@@ -193,7 +203,9 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         starts = np.r_[0, np.flatnonzero(d[1:] != d[:-1]) + 1]
         rank = np.arange(d.size) - np.repeat(starts, np.diff(np.r_[starts, d.size]))
         spare = (rank < counts[d] - k) & (counts[d + 1] >= k - 1)
-        picks = cand[spare][:need]
+        spare_cand = cand[spare]
+        common = graph.common_neighbors(u)[spare_cand]
+        picks = spare_cand[np.argsort(-common, kind="stable")][:need]
         if picks.size < need:
             rest = cand[~spare]
             rest = rest[np.argsort(-counts[deg_final[rest]], kind="stable")][: need - picks.size]
@@ -235,7 +247,7 @@ def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
 
 
 def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
-              strategy: str = "supergraph", seed=None, max_rounds: int = 200,
+              strategy: str = "supergraph", seed=None, max_rounds: int = 1000,
               max_probes: int = 20) -> Construction:
     """Edit the graph (``n`` nodes, ``edges`` u < v) until its degrees are k-anonymous."""
     rng = np.random.default_rng(seed)
@@ -263,7 +275,12 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
                 cand = np.flatnonzero(free)
                 low = cand[np.argsort(deg0[cand] + noise[cand], kind="stable")[: 4 * int(leftover[u])]]
                 noise[rng.choice(low, size=min(low.size, int(leftover[u])), replace=False)] += 1
-            target = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
+            probe = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
+            if probe.max() > n - 1:
+                log.append(f"probing: probe {probes + 1} asks for more than n - 1 neighbours; "
+                           "repairing")
+                break
+            target = probe
     else:
         leftover = _realize(graph, first - deg0)
     rounds = 1

@@ -9,9 +9,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from graphs import candidate_sets, graph_utility, structural_risk
-from graphs.metrics import _adjacency, _betweenness, degree_assortativity
+from graphs.metrics import (
+    _adjacency,
+    _betweenness,
+    _closeness,
+    _distances,
+    degree_assortativity,
+    ks_statistic,
+)
 
 
 def _edges(g):
@@ -74,3 +82,28 @@ def test_candidate_sets_brute_force(n, p, seed):
         sum(by_degree[deg[v]] == 1 for v in g) / n)
     assert risk["neighbourhood"]["prosecutor_max"] == pytest.approx(
         max(1 / by_neigh[key[v]] for v in g))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 25), st.floats(0.0, 0.5), st.integers(0, 1000))
+def test_distances_and_closeness_match_networkx(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    src = np.arange(0, n, 2)
+    dist = _distances(_adjacency(n, _edges(g)), src, batch=3)
+    for row, s in zip(dist, src):
+        ref = nx.single_source_shortest_path_length(g, int(s))
+        assert [ref.get(v, np.inf) for v in range(n)] == row.tolist()
+    ref = nx.closeness_centrality(g)
+    assert np.allclose(_closeness(dist, n), [ref[int(s)] for s in src])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=30),
+       st.lists(st.integers(0, 9), min_size=1, max_size=30))
+def test_ks_matches_scipy(a, b):
+    ref = stats.ks_2samp(a, b, method="asymp").statistic if len(a) > 1 and len(b) > 1 else None
+    if ref is None:  # scipy's p-value warns on one-element samples; compare with the definition
+        grid = sorted(set(a) | set(b))
+        ref = max(abs(sum(x <= g for x in a) / len(a) - sum(x <= g for x in b) / len(b))
+                  for g in grid)
+    assert ks_statistic(np.array(a), np.array(b)) == pytest.approx(ref)
