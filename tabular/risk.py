@@ -15,6 +15,8 @@ from structanon.hierarchy import Hierarchy
 from structanon.models import DistinctLDiversity, EntropyLDiversity
 from structanon.partition import Partition
 
+from ._mondrian import encode_column
+
 __all__ = ["assess", "record_linkage"]
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -89,7 +91,7 @@ def assess(
     K. El Emam, F. K. Dankar. Protecting privacy using k-anonymity. JAMIA 15(5), 2008.
     """
     columns = _columns(df, quasi_identifiers, "the table")
-    partition = Partition.from_keys(df[columns].astype(object))
+    partition = Partition(_class_labels(df, columns))
     out: dict[str, Any] = {
         "records": len(df),
         "classes": partition.n_groups,
@@ -106,10 +108,29 @@ def assess(
     if sensitive is not None:
         if sensitive not in df.columns:
             raise InputError("sensitive attribute not in the table", column=sensitive)
-        values = df[sensitive].to_numpy()
-        out["distinct_l"] = DistinctLDiversity(1).check(partition, values).worst
-        out["entropy_l"] = EntropyLDiversity(1).check(partition, values).worst
+        codes, domain = encode_column(df[sensitive], sensitive)
+        counts = np.bincount(partition.labels * domain.size + codes,
+                             minlength=partition.n_groups * domain.size)
+        counts = counts.reshape(partition.n_groups, domain.size)
+        out["distinct_l"] = float(DistinctLDiversity(1).group_values(counts).min())
+        out["entropy_l"] = float(EntropyLDiversity(1).group_values(counts).min())
     return out
+
+
+def _class_labels(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Equivalence class of every row (equal QI values), by hashing each column once."""
+    key = np.zeros(len(df), dtype=np.int64)
+    radix = 1
+    for col in columns:
+        codes, uniques = pd.factorize(np.asarray(df[col]))
+        codes = np.where(codes < 0, len(uniques), codes)  # missing values form one class
+        uniques = np.arange(len(uniques) + 1)
+        if radix * max(len(uniques), 1) >= 2**62:  # re-compact before the key overflows
+            key = pd.factorize(key)[0].astype(np.int64)
+            radix = int(key.max()) + 1 if key.size else 1
+        key = key * max(len(uniques), 1) + codes
+        radix *= max(len(uniques), 1)
+    return pd.factorize(key)[0].astype(np.int64)
 
 
 # --------------------------------------------------------------------------- record linkage

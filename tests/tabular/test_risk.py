@@ -142,3 +142,11 @@ def test_linkage_matches_brute_force(data, n):
     scale = (max(ages) - min(ages)) or 1.0
     expected = brute_linkage(orig, released, scale) if len(released) else 0.0
     assert record_linkage(orig, released, ["age", "sex"]) == pytest.approx(expected)
+
+
+def test_assess_counts_missing_values_as_one_class_and_agrees_with_pandas():
+    df = pd.DataFrame({"a": [1, 1, None, None, 2], "b": ["x", "x", "y", "y", "y"]})
+    r = assess(df, ["a", "b"])
+    sizes = df.groupby(["a", "b"], dropna=False)["a"].transform("size").to_numpy()
+    assert r["classes"] == 3 and r["sample_uniques"] == 1
+    assert r["prosecutor_avg"] == pytest.approx(np.mean(1 / sizes))
