@@ -86,8 +86,12 @@ def _item_domain(flat: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         bad = next(x for x in flat if isinstance(x, bool)
                    or not isinstance(x, (numbers.Integral, str)))
         raise InputError("items must be integers or strings", value=repr(bad)[:60])
-    domain, codes = np.unique(arr, return_inverse=True)
-    return codes.reshape(-1).astype(np.int32), domain.astype(object)
+    raw_codes, uniques = pd.factorize(arr)  # hashing, then sort only the distinct items
+    uniques = np.asarray(uniques, dtype=arr.dtype)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(order.size, dtype=np.int32)
+    rank[order] = np.arange(order.size, dtype=np.int32)
+    return rank[raw_codes], uniques[order].astype(object)
 
 
 def encode_baskets(transactions: Any, name: str = "transactions", stringify: bool = False) -> Baskets:

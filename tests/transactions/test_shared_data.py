@@ -1,0 +1,34 @@
+"""Runs on the shared real data sets when present (skipped otherwise)."""
+
+from pathlib import Path
+
+import pytest
+
+import transactions
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _head(rel: str, n: int):
+    path = SHARED / rel
+    if not path.exists():
+        pytest.skip(f"{rel} not available")
+    with open(path) as fh:
+        lines = [next(fh) for _ in range(n)]
+    return [{int(x) for x in line.split()} for line in lines]
+
+
+def test_bms_webview_km(checks):
+    data = _head("bms/BMS-WebView-1.dat", 3000)
+    rel = transactions.km_anonymize(data, k=5, m=2, evaluate=False)
+    assert checks.km_violations(rel.data, 5, 2) == []
+    checks.check_covering(data, rel.data, checks.range_covers)
+
+
+def test_retail_partition_and_band(checks):
+    data = _head("retail/retail.dat", 3000)
+    rel = transactions.k_anonymize(data, k=5, evaluate=False)
+    assert rel.verify().passed and rel.utility["ncp"] < 0.3
+    checks.check_covering(data, rel.data, checks.range_covers)
+    band = transactions.band_matrix(data, [110, 271, 413], p=4, evaluate=False)
+    assert band.verify().passed
