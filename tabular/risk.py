@@ -21,7 +21,7 @@ __all__ = ["assess", "record_linkage"]
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 _RANGE = re.compile(rf"^\s*{_NUMBER}\s*-\s*{_NUMBER}\s*$")
-_EPS = 1e-9
+_EPS = 1e-6  # float32 distances: closer than this counts as a tie
 
 
 def _columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> list[str]:
@@ -137,7 +137,11 @@ def _class_labels(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
 
 
 class _Numeric:
-    """Distance |x - midpoint(released)| / range of the original column."""
+    """Distance |x - midpoint(released)| / range of the original column.
+
+    Like every attribute below, it ends with integer codes ``o`` (original records) and
+    ``r`` (released records) and ``table[o, r]``, the squared distance.
+    """
 
     def __init__(self, col: str, original: pd.Series, released: pd.Series,
                  hierarchy: Hierarchy | None) -> None:
@@ -176,11 +180,11 @@ class _Numeric:
                                      "'*' nor a hierarchy node", column=col, row=row,
                                      value=label) from None
             mids[i] = (lo + hi) / 2
-        self.o = x
-        self.r = mids[inverse.reshape(-1)]
-
-    def distance(self, o: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return np.abs(o - r) / self.scale
+        o_values, self.o = np.unique(x, return_inverse=True)
+        r_values, self.r = np.unique(mids[inverse.reshape(-1)], return_inverse=True)
+        self.o, self.r = self.o.reshape(-1), self.r.reshape(-1)
+        self.table = (((o_values[:, None] - r_values[None, :]) / self.scale) ** 2).astype(
+            np.float32)
 
 
 class _Hierarchical:
@@ -204,7 +208,7 @@ class _Hierarchical:
             same = anc[:, level:] == anc[rep, level:]  # (leaves, levels >= level)
             first = np.where(same.any(axis=1), same.argmax(axis=1) + level, height)
             table[:, node] = np.minimum(first / height, 1.0)
-        self.table = table
+        self.table = (table ** 2).astype(np.float32)
         labels = released.astype(str).to_numpy()
         nodes = pd.Series(labels).map(node_of)
         missing = np.flatnonzero(nodes.isna().to_numpy())
@@ -212,9 +216,6 @@ class _Hierarchical:
             raise InputError("released value is not a node of the hierarchy", column=col,
                              row=int(missing[0]), value=labels[missing[0]])
         self.r = nodes.to_numpy(dtype=np.int64)
-
-    def distance(self, o: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return self.table[o, r]
 
 
 class _Exact:
@@ -224,13 +225,13 @@ class _Exact:
         both = pd.concat([original.astype(str), released.astype(str)], ignore_index=True)
         codes, uniques = pd.factorize(both)
         codes = codes.astype(np.int64)
+        n = len(uniques)
         star = np.flatnonzero(np.asarray(uniques, dtype=object) == "*")
-        if star.size:
-            codes[len(original):][codes[len(original):] == star[0]] = -1
+        if star.size:  # a released "*" is the extra column, at distance 1 from everything
+            codes[len(original):][codes[len(original):] == star[0]] = n
         self.o, self.r = codes[: len(original)], codes[len(original):]
-
-    def distance(self, o: np.ndarray, r: np.ndarray) -> np.ndarray:
-        return (o != r).astype(float)
+        self.table = np.ones((n, n + 1), dtype=np.float32)
+        self.table[np.arange(n), np.arange(n)] = 0.0
 
 
 def _attributes(original, released, quasi_identifiers, hierarchies):
@@ -351,21 +352,22 @@ def record_linkage(
     r_tuple = pd.MultiIndex.from_arrays(r_cols).factorize()[0]
     o_first = np.unique(o_tuple, return_index=True)[1]
     r_first = np.unique(r_tuple, return_index=True)[1]
-    multiplicity = np.bincount(r_tuple).astype(float)
-    nearest = np.empty(o_first.size)
+    multiplicity = np.bincount(r_tuple).astype(np.float32)
+    r_sel = [r[r_first] for r in r_cols]
+    nearest = np.empty(o_first.size, dtype=np.float32)
     tied = np.empty(o_first.size)
     step = max(1, chunk_size // max(1, r_first.size))
     for start in range(0, o_first.size, step):
         rows = o_first[start:start + step]
-        d2 = np.zeros((rows.size, r_first.size))
-        for attribute, o, r in zip(attributes, o_cols, r_cols):
-            d2 += attribute.distance(o[rows][:, None], r[r_first][None, :]) ** 2
+        d2 = np.zeros((rows.size, r_first.size), dtype=np.float32)
+        for attribute, o, r in zip(attributes, o_cols, r_sel):
+            d2 += np.take(np.take(attribute.table, o[rows], axis=0), r, axis=1)
         best = d2.min(axis=1)
         nearest[start:start + step] = best
-        tied[start:start + step] = ((d2 <= best[:, None] + _EPS) * multiplicity).sum(axis=1)
-    own = np.zeros(len(released))
+        tied[start:start + step] = (d2 <= best[:, None] + _EPS) @ multiplicity
+    own = np.zeros(len(released), dtype=np.float32)
     for attribute, o, r in zip(attributes, o_cols, r_cols):
-        own += attribute.distance(o[source], r) ** 2
+        own += attribute.table[o[source], r]
     tuple_of_source = o_tuple[source]
     hit = own <= nearest[tuple_of_source] + _EPS
     return float((hit / tied[tuple_of_source]).sum() / n)
