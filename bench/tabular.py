@@ -148,8 +148,8 @@ def run_anonypy(path: str, k: int, l_div, t):
     seconds = time.perf_counter() - start
     released = pd.DataFrame(rows)
     released = released.loc[released.index.repeat(released["count"])].drop(columns="count")
-    for c in QIS:
-        released[c] = released[c].astype(str)
+    for c in QIS:  # anonypy publishes each feature as a one-element list
+        released[c] = released[c].map(lambda v: v[0] if isinstance(v, list) else v).astype(str)
     out = _quality(released, df, len(df), None, k, l_div, t)
     out["gcp"] = _flat_gcp(released, df, len(df))
     out["seconds"] = seconds
