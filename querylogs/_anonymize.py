@@ -99,14 +99,14 @@ def _events(frame: pd.DataFrame, query_codes: np.ndarray, rng: np.random.Generat
 
 
 def _group_targets(labels, ev_user, ev_query, n_queries, tie_break):
-    """Per (group, query): the published count m (a median) and the edit costs."""
+    """Per (group, item): the published count m, a median of the members' counts."""
     sizes = np.bincount(labels)
     pair = ev_user * n_queries + ev_query
     uniq_pair, counts = np.unique(pair, return_counts=True)
-    e_user, e_query = uniq_pair // n_queries, uniq_pair % n_queries
-    e_group = labels[e_user]
+    e_query = uniq_pair % n_queries
+    e_group = labels[uniq_pair // n_queries]
     order = np.lexsort((counts, e_query, e_group))
-    e_user, e_query, e_group, counts = e_user[order], e_query[order], e_group[order], counts[order]
+    e_query, e_group, counts = e_query[order], e_group[order], counts[order]
     block_key = e_group * n_queries + e_query
     starts = np.flatnonzero(np.r_[True, block_key[1:] != block_key[:-1]])
     nonzero = np.diff(np.r_[starts, block_key.size])
@@ -117,32 +117,45 @@ def _group_targets(labels, ev_user, ev_query, n_queries, tie_break):
     inside = position >= zeros
     target = np.zeros(starts.size, dtype=np.int64)
     target[inside] = counts[starts[inside] + (position[inside] - zeros[inside])]
-    entry_block = np.repeat(np.arange(starts.size), nonzero)
-    m_entry = target[entry_block]
-    suppressed_entry = np.maximum(counts - m_entry, 0)
-    added_block = zeros * target + np.bincount(entry_block, weights=np.maximum(m_entry - counts, 0),
-                                               minlength=starts.size).astype(np.int64)
-    return {
-        "group": b_group, "query": b_query, "target": target, "added": added_block,
-        "entry_user": e_user, "entry_suppressed": suppressed_entry,
-        "entry_block": entry_block,
-    }
+    return {"group": b_group, "query": b_query, "target": target}
 
 
-def _select_events(events, labels, blocks, n_queries, rng):
-    """For each (group, query) with target m > 0, pick m of the group's events of it."""
+def _select_events(events, item, labels, blocks, n_items, preference, rng):
+    """For each (group, item) with target m > 0, pick m of the group's events of that item,
+    those with the highest ``preference`` first (random among equals)."""
     g = labels[events["user"]]
-    key = g * n_queries + events["query"]
-    block_keys = blocks["group"] * n_queries + blocks["query"]
+    key = g * n_items + item
+    block_keys = blocks["group"] * n_items + blocks["query"]
     position = np.searchsorted(block_keys, key)
     target = blocks["target"][position]
-    order = np.lexsort((rng.random(key.size), key))
+    order = np.lexsort((rng.random(key.size), -preference, key))
     sorted_key = key[order]
     starts = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
     start_index = np.maximum.accumulate(np.where(starts, np.arange(key.size), 0))
     rank = np.arange(key.size) - start_index
     chosen = order[rank < target[order]]
     return np.sort(chosen), g
+
+
+def _accounting(labels, ev_user, ev_query, chosen, event_group, n_queries):
+    """Exact per-cluster additions and suppressions of queries, from what is published."""
+    n_groups = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=n_groups)
+    pub_key = event_group[chosen] * n_queries + ev_query[chosen]
+    pub_keys, pub_count = np.unique(pub_key, return_counts=True)
+    own_key, own_count = np.unique(ev_user * n_queries + ev_query, return_counts=True)
+    own_user = own_key // n_queries
+    own_group_key = labels[own_user] * n_queries + own_key % n_queries
+    pos = np.searchsorted(pub_keys, own_group_key)
+    found = (pos < pub_keys.size) & (pub_keys[np.minimum(pos, pub_keys.size - 1)] == own_group_key)
+    published_own = np.where(found, pub_count[np.minimum(pos, max(pub_keys.size - 1, 0))], 0)
+    suppressed = np.bincount(labels[own_user], weights=np.maximum(own_count - published_own, 0),
+                             minlength=n_groups)
+    kept = np.bincount(labels[own_user], weights=np.minimum(own_count, published_own),
+                       minlength=n_groups)
+    published = np.bincount(pub_keys // n_queries, weights=pub_count, minlength=n_groups)
+    added = published * sizes - kept
+    return (published.astype(np.int64), added.astype(np.int64), suppressed.astype(np.int64))
 
 
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
@@ -178,6 +191,7 @@ def anonymize(
     max_url_queries: int | None = 200,
     max_intent_size: int | None = 200,
     tie_break: str = "suppress",
+    match: str = "query",
     risk_p: tuple[int, ...] = (1, 3, 5),
     assess: bool = True,
 ) -> Release:
@@ -207,6 +221,13 @@ def anonymize(
         With an even group size any count between the two middle values is optimal;
         ``"suppress"`` publishes the lower one (fewer fabricated queries), ``"add"`` the
         upper one.
+    match : {"query", "intent"}
+        ``"query"``: every member publishes query ``q`` the median number of times
+        members issued ``q`` (the exact optimum of additions + suppressions of
+        queries).  ``"intent"``: the median is taken per search intent and the
+        published events of an intent are the cluster's most shared queries of that
+        intent, so members' queries are replaced by semantically similar ones of the
+        cluster; additions and suppressions are still counted per exact query.
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
     assess : bool
@@ -270,6 +291,8 @@ def anonymize(
     if time_granularity not in GRANULARITIES:
         raise InputError(f"time_granularity must be one of {list(GRANULARITIES)}",
                          value=time_granularity)
+    if match not in ("query", "intent"):
+        raise InputError("match must be 'query' or 'intent'", value=match)
     k = int(k)
     rng = np.random.default_rng(seed)
     pseudonymizer = pseudonymizer if pseudonymizer is not None else Pseudonymizer()
@@ -316,21 +339,24 @@ def anonymize(
 
     clock = _time.perf_counter()
     n_kept_q = max(kept_vocab.size, 1)
-    blocks = _group_targets(labels, ev["user"], ev["query"], n_kept_q, tie_break)
-    chosen, event_group = _select_events(ev, labels, blocks, n_kept_q, rng)
+    if match == "query":
+        item, n_items = ev["query"], n_kept_q
+    else:
+        item, n_items = intent_labels[ev["query"]], n_intents
+    blocks = _group_targets(labels, ev["user"], item, n_items, tie_break)
+    in_group = labels[ev["user"]] * n_kept_q + ev["query"]
+    _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
+                                                          return_counts=True)
+    preference = group_query_count[group_query_inverse.reshape(-1)]
+    chosen, event_group = _select_events(ev, item, labels, blocks, n_items, preference, rng)
     pseudonyms = pseudonymizer.pseudonymize(users)
     data = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms, time_granularity)
     timings["publish"] = _time.perf_counter() - clock
 
     n_groups = int(labels.max()) + 1
-    published_per_group = np.bincount(blocks["group"], weights=blocks["target"],
-                                      minlength=n_groups).astype(np.int64)
     group_sizes = np.bincount(labels, minlength=n_groups)
-    added_per_group = np.bincount(blocks["group"], weights=blocks["added"],
-                                  minlength=n_groups).astype(np.int64)
-    suppressed_per_group = np.bincount(
-        labels[blocks["entry_user"]], weights=blocks["entry_suppressed"],
-        minlength=n_groups).astype(np.int64)
+    published_per_group, added_per_group, suppressed_per_group = _accounting(
+        labels, ev["user"], ev["query"], chosen, event_group, n_kept_q)
     identifier_suppressed = int(ev_flagged.sum())
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
@@ -364,7 +390,8 @@ def anonymize(
                     "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
                     "click_threshold": click_threshold, "term_threshold": term_threshold,
                     "max_url_queries": max_url_queries,
-                    "max_intent_size": max_intent_size, "tie_break": tie_break},
+                    "max_intent_size": max_intent_size, "tie_break": tie_break,
+                    "match": match},
         timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
     )
     release.verify(strict=True)

@@ -63,6 +63,18 @@ def test_median_multisets_are_optimal(h, small_log):
             assert lower <= m <= upper
 
 
+def test_intent_matching(h, small_log):
+    exact = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY))
+    semantic = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
+                         match="intent")
+    check_release(h, small_log, semantic, 5, semantic.info["queries_suppressed_identifier"])
+    # intents are kept better when similar queries may stand in for each other
+    assert (semantic.utility["intent_js_divergence"]["mean"]
+            < exact.utility["intent_js_divergence"]["mean"])
+    with pytest.raises(InputError, match="match"):
+        anonymize(small_log, 5, match="topic")
+
+
 def test_published_events_come_from_the_cluster(h, small_log):
     release = anonymize(small_log, 3, seed=1, assess=False, suppress_identifiers=False)
     original = {(h.normalize(q), u) for q, u in zip(small_log["query"], small_log["url"])
@@ -152,8 +164,9 @@ logs = st.integers(2, 12).flatmap(lambda n_users: st.lists(
 
 
 @settings(max_examples=50, deadline=None)
-@given(logs, st.integers(1, 4), st.sampled_from(["suppress", "add"]), st.integers(0, 3))
-def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed):
+@given(logs, st.integers(1, 4), st.sampled_from(["suppress", "add"]), st.integers(0, 3),
+       st.sampled_from(["query", "intent"]))
+def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match):
     n_users, rows = case
     users = [f"u{i}" for i in range(n_users)] + [f"u{r[0]}" for r in rows]
     queries = ["a"] * n_users + [r[1] for r in rows]
@@ -163,7 +176,7 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed):
                         "time": pd.Timestamp("2006-03-01") + pd.to_timedelta(times, unit="h"),
                         "url": urls})
     k = min(k, n_users)
-    release = anonymize(log, k, seed=seed, tie_break=tie_break, assess=False,
+    release = anonymize(log, k, seed=seed, tie_break=tie_break, assess=False, match=match,
                         pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=False,
                         time_granularity="day")
     check_release(h, log, release, k)

@@ -1,0 +1,141 @@
+"""Benchmark of querylogs.anonymize on the real AOL samples and a synthetic 1M-line log.
+
+Run: /work/venv/bin/python bench/querylogs.py [--quick]
+Writes the "querylogs" section of bench/RESULTS.md.  Real queries are never printed:
+only aggregate figures are recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _harness import machine_line, markdown_table, measure, record_section, shared_data  # noqa: E402
+
+import querylogs  # noqa: E402
+
+
+def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query") -> dict:
+    start = time.perf_counter()
+    log = querylogs.read_log(path, on_bad_lines="skip")
+    read_s = time.perf_counter() - start
+    release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match)
+    return summarize(release, read_s, len(log))
+
+
+def run_synthetic(users: int, lines: int, k: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "synthetic.tsv"
+        log = querylogs.synthetic_log(users, lines, n_topics=100, intents_per_topic=20,
+                                      queries_per_intent=8, seed=0)
+        querylogs.write_log(log, source, aol=True)
+        del log
+        start = time.perf_counter()
+        log = querylogs.read_log(source)
+        read_s = time.perf_counter() - start
+        release = querylogs.anonymize(log, k, seed=1)
+        write_start = time.perf_counter()
+        querylogs.write_log(release.data, Path(tmp) / "published.tsv")
+        out = summarize(release, read_s, len(log))
+        out["write_s"] = time.perf_counter() - write_start
+        return out
+
+
+def summarize(release, read_s: float, rows: int) -> dict:
+    info, utility, risk = release.info, release.utility, release.risk
+    return {
+        "rows": rows, "users": info["users_in"], "queries_in": info["queries_in"],
+        "read_s": read_s, "timings": dict(release.timings),
+        "published": info["queries_published"], "added": info["queries_added"],
+        "suppressed": info["queries_suppressed"],
+        "suppressed_identifier": info["queries_suppressed_identifier"],
+        "users_empty": info["users_without_published_queries"],
+        "intents": info["intents"]["n_intents"], "largest_intent": info["intents"]["largest_intent"],
+        "top100": utility["top100_query_overlap"], "kl": utility["query_frequency_kl_bits"],
+        "pair_precision": utility["query_url_pairs"]["precision"],
+        "pair_recall": utility["query_url_pairs"]["recall"],
+        "intent_js": utility["intent_js_divergence"]["mean"],
+        "risk_before": risk["before"], "risk_after": risk["after"],
+        "verified": bool(release.checks.passed),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="small inputs only")
+    args = parser.parse_args()
+    cases = []
+    raw = shared_data("aol/aol_raw_sample_20k.tsv")
+    top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
+    if raw is not None:
+        cases += [(f"AOL raw sample 20k (k={k})", run_real, (str(raw), k)) for k in (2, 5, 10)]
+        cases.append(("AOL raw sample 20k (k=5, match=intent)", run_real,
+                      (str(raw), 5, "suppress", "intent")))
+    if top is not None and not args.quick:
+        cases += [(f"AOL top-1000 users (k={k})", run_real, (str(top), k)) for k in (2, 5, 10)]
+        cases.append(("AOL top-1000 users (k=2, tie_break=add)", run_real, (str(top), 2, "add")))
+        cases.append(("AOL top-1000 users (k=5, match=intent)", run_real,
+                      (str(top), 5, "suppress", "intent")))
+    if args.quick:
+        cases.append(("synthetic 1k users / 100k lines (k=5)", run_synthetic, (1000, 100_000, 5)))
+    else:
+        cases.append(("synthetic 10k users / 1M lines (k=5)", run_synthetic,
+                      (10_000, 1_000_000, 5)))
+    rows_main, rows_risk = [], []
+    for name, fn, fargs in cases:
+        print(f"running {name} ...", flush=True)
+        result, seconds, peak = measure(fn, *fargs, timeout=600)
+        t = result["timings"]
+        rows_main.append([
+            name, result["rows"], result["users"], result["queries_in"], round(seconds, 1),
+            round(result["read_s"], 1), round(t["total"] - t.get("assess", 0.0), 1),
+            round(t.get("assess", 0.0), 1), round(peak), result["published"], result["added"],
+            result["suppressed"], result["suppressed_identifier"], result["users_empty"],
+            result["intents"], result["largest_intent"], "yes" if result["verified"] else "NO",
+        ])
+        b, a = result["risk_before"], result["risk_after"]
+        rows_risk.append([
+            name, result["top100"], result["kl"], result["pair_precision"], result["pair_recall"],
+            result["intent_js"],
+            f"{b['unique_by_query_set']:.3f} / {a['unique_by_query_set']:.3f}",
+            f"{b['unique_by_1_queries']:.3f} / {a['unique_by_1_queries']:.3f}",
+            f"{b['unique_by_3_queries']:.3f} / {a['unique_by_3_queries']:.3f}",
+            f"{b['unique_by_5_queries']:.3f} / {a['unique_by_5_queries']:.3f}",
+            f"{b['reidentified_by_5_queries']:.3f} / {a['reidentified_by_5_queries']:.3f}",
+        ])
+        print(rows_main[-1], rows_risk[-1], flush=True)
+    command = "/work/venv/bin/python bench/querylogs.py" + (" --quick" if args.quick else "")
+    text = "\n\n".join([
+        "## querylogs",
+        f"Command: `{command}`; machine: {machine_line()}, shared with other jobs while "
+        "measuring (wall times are indicative). Each case runs in a forked child "
+        "(`measure`); wall = read + anonymize + utility/risk assessment (+ write for the "
+        "synthetic case); seed 1, time granularity day, identifiers suppressed, "
+        "tie_break=suppress and match=query unless stated. Query counts are query events "
+        "(distinct user, query, time). Real queries are not shown, only aggregates.",
+        markdown_table(
+            ["case", "rows", "users", "queries in", "wall s", "read s", "anonymize s",
+             "assess s", "peak MiB", "published", "added", "suppressed", "of which identifiers",
+             "users with nothing published", "intents", "largest intent", "verified"],
+            rows_main),
+        "Utility and risk (before / after; `unique_by_p` = share of users singled out by p "
+        "random queries of theirs inside the log; `reid_5` = share of original users the "
+        "5-query attack links to their own pseudonym in the release):",
+        markdown_table(
+            ["case", "top-100 overlap", "KL bits", "pair precision", "pair recall",
+             "intent JS mean", "unique by set", "unique_by_1", "unique_by_3", "unique_by_5",
+             "reid_5"],
+            rows_risk),
+    ])
+    record_section("querylogs", text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
