@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pycanon import anonymity as pycanon
 
-from structanon import Hierarchy, InfeasibleError, InputError
+from structanon import Hierarchy, InfeasibleError, InputError, Partition
 from structanon.models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -314,3 +314,26 @@ def test_adult_verified_by_pycanon(adult, models, checks, criterion):
         assert pycanon.t_closeness(released, ADULT_QIS, ["occupation"]) <= checks["t"] + 1e-9
     assert released.groupby(ADULT_QIS).ngroups == labels.max() + 1
     assert out["occupation"].equals(df["occupation"])
+
+
+def test_ordered_t_closeness_on_a_numeric_sensitive_attribute_checked_by_pycanon():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(20, 70, 300), "zip": rng.integers(100, 140, 300)})
+    df["salary"] = (df["age"] // 10 * 10 + rng.integers(0, 3, 300)).astype(int)  # correlated
+    models = [KAnonymity(4), TCloseness(0.15, distance="ordered")]
+    out, labels = mondrian(df, {"age": "numeric", "zip": "numeric"}, "salary", models)
+    released = out.reset_index(drop=True)
+    assert pycanon.k_anonymity(released, ["age", "zip"]) >= 4
+    assert pycanon.t_closeness(released, ["age", "zip"], ["salary"]) <= 0.15 + 1e-9
+    assert labels.max() + 1 > 1  # it did cut
+
+
+def test_hierarchical_t_closeness_runs_and_every_class_passes_the_core_check(adult):
+    df, spec = adult
+    occupation = Hierarchy.from_csv(ADULT / "adult_hierarchy_occupation.csv", name="occupation")
+    model = TCloseness(0.3, distance="hierarchical", hierarchy=occupation)
+    out, labels = mondrian(df.iloc[:3000], spec, "occupation", [KAnonymity(3), model])
+    keys = Partition.from_keys(out[ADULT_QIS].reset_index(drop=True))
+    assert classes_of(keys.labels) == classes_of(labels)
+    result = model.check(keys, out["occupation"].to_numpy())
+    assert result.passed and result.worst <= 0.3 + 1e-9
