@@ -37,9 +37,6 @@ def geolife_case(path: str, cols: dict, k: int, window: str, method: str) -> dic
     except InfeasibleError as exc:
         return {"error": str(exc), "n": len(df), "users": int(df[cols["user"]].nunique())}
     seconds = time.perf_counter() - start
-    if len(r.data) == 0:
-        return {"error": f"all {r.suppressed:,} fixes suppressed (no window has {k} users)",
-                "n": len(df), "users": r.info["users"], "seconds": seconds}
     u, rb, ra = r.utility, r.risk["before"], r.risk["after"]
     return {"n": len(df), "users": r.info["users"], "seconds": seconds,
             "regions": u["n_regions"], "mean_km2": u["fix_weighted_mean_km2"],

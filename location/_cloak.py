@@ -32,6 +32,12 @@ def _check_params(k: Any, method: str) -> int:
     return int(k)
 
 
+def _require_some_published(region: np.ndarray, k: int) -> None:
+    if not (region >= 0).any():
+        raise InfeasibleError(f"no time window holds {k} distinct users: every fix would be "
+                              "suppressed")
+
+
 def verify_cloaked(data: pd.DataFrame, k: int) -> list:
     """Recount distinct users per published (region_id, window) from the release alone.
 
@@ -152,7 +158,7 @@ def cloak(
     InputError
         Missing columns, invalid rows (unless ``drop_invalid``), bad parameters.
     InfeasibleError
-        Fewer than ``k`` distinct users in the whole log.
+        Fewer than ``k`` distinct users in the whole log, or in every time window.
     VerificationError
         The recount of users per (region, window) fails (never expected).
 
@@ -211,6 +217,7 @@ def cloak(
     timings["prepare"] = _time.perf_counter() - t0
     t1 = _time.perf_counter()
     region_of_triple, stats = assign_regions(triples, grid, k, method)
+    _require_some_published(region_of_triple, k)
     region = region_of_triple[inverse]
     timings["assign"] = _time.perf_counter() - t1
     t2 = _time.perf_counter()

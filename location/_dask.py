@@ -99,7 +99,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     """See :func:`location.cloak`; ``ddf`` is a dask DataFrame."""
     from dask import delayed
 
-    from ._cloak import verify_cloaked
+    from ._cloak import _require_some_published, verify_cloaked
 
     cols = (user, time, lat, lon)
     for role, name in zip(("user", "time", "lat", "lon"), cols):
@@ -134,6 +134,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     timings["prepare"] = _time.perf_counter() - t0
     t1 = _time.perf_counter()
     region, stats_assign = assign_regions(triples, grid, k, method)
+    _require_some_published(region, k)
     timings["assign"] = _time.perf_counter() - t1
     pseud = pseudonymizer or Pseudonymizer()
     w0 = int(triples.w.min())

@@ -127,6 +127,9 @@ def test_parameter_and_feasibility_errors():
     df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
     with pytest.raises(InfeasibleError):
         location.cloak(df, k=3)
+    apart = df.assign(time=["2024-05-01T10:00:00Z", "2024-05-01T11:00:00Z"])
+    with pytest.raises(InfeasibleError, match="no time window"):
+        location.cloak(apart, k=2)
     for bad in ({"k": 0}, {"k": 2.5}, {"k": 2, "method": "grid"}, {"k": 2, "window": "-5min"},
                 {"k": 2, "window": "soon"}, {"k": 2, "user": "uid"}):
         with pytest.raises(InputError):
