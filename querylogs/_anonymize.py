@@ -397,13 +397,16 @@ def anonymize(
     release.verify(strict=True)
     if assess:
         clock = _time.perf_counter()
-        original = pd.DataFrame({"user": pseudonyms[events["user"]],
+        # measured under the original ids, so figures do not depend on the pseudonym key
+        original = pd.DataFrame({"user": users[events["user"]],
                                  "query": vocabulary[events["query"]],
                                  "time": events["time"], "url": events["url"]})
+        unmasked = data.assign(user=pd.Series(users, index=pseudonyms).reindex(
+            data["user"].to_numpy()).to_numpy())
         intent_of = pd.Series(intent_labels, index=kept_vocab)
-        release.utility = utility_report(original, data, intent_of, time_granularity,
+        release.utility = utility_report(original, unmasked, intent_of, time_granularity,
                                          info["queries_added"], info["queries_suppressed"])
-        release.risk = risk_report(original, data, risk_p, seed=seed)
+        release.risk = risk_report(original, unmasked, risk_p, seed=seed)
         timings["assess"] = _time.perf_counter() - clock
     timings["total"] = sum(timings.values())
     return release

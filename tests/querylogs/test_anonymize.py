@@ -118,6 +118,8 @@ def test_time_granularity_and_determinism(h, small_log):
 
 def test_assessment(small_log):
     release = anonymize(small_log, 5, seed=0)
+    other_key = anonymize(small_log, 5, seed=0)  # another random pseudonym key
+    assert release.risk == other_key.risk and release.utility == other_key.utility
     risk = release.risk
     assert risk["before"]["unique_by_query_set"] > 0.5
     for key, value in risk["after"].items():
