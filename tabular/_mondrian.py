@@ -17,7 +17,7 @@ import pandas as pd
 
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
-from structanon.models import PrivacyModel
+from structanon.models import KAnonymity, PrivacyModel
 
 __all__ = ["mondrian"]
 
@@ -180,11 +180,13 @@ class _Cutter:
     """Breadth-first Mondrian over distinct tuples ("items") with record weights."""
 
     def __init__(self, dims, item_codes, weights, pairs, reference, domain, models,
-                 remainder=True, criterion="width"):
+                 remainder=True, criterion="width", relaxed=False):
         self.dims, self.item_codes, self.weights = dims, item_codes, weights
         self.remainder = remainder
         self.max_pooling = 6
         self.criterion = criterion
+        self.relaxed = relaxed
+        self.min_size = max([1] + [m.k for m in models if isinstance(m, KAnonymity)])
         self.categorical = np.array([not dim.numeric for dim in dims])
         self.pair_item, self.pair_sens, self.pair_w = pairs
         self.reference, self.domain, self.models = reference, domain, models
@@ -284,13 +286,17 @@ class _Cutter:
         Returns each trying item's part key and which partitions the cut is allowed for.
         With ``self.remainder``, the children of a categorical cut that fail the models are
         pooled into one remainder part (published under their common ancestor); while that
-        pool fails, the smallest passing child joins it.
+        pool fails, the smallest passing child joins it.  With ``self.relaxed``, the pool
+        first borrows just enough records (whole distinct tuples, lightest first) from the
+        largest passing child when that child can spare them.
         """
         n_parts = dim_of_part.size
         part_t = part[trying]
         sub = sides[dim_of_part[part_t], np.flatnonzero(trying)]
+        w_t = self.weights[items[trying]]
         group = np.full(self.weights.size, -1, dtype=np.int64)
         pool = radix - 1
+        borrowed = np.zeros(n_parts, dtype=bool)
         for _ in range(self.max_pooling + 1):
             uniq, inverse = np.unique(part_t * radix + sub, return_inverse=True)
             inverse = inverse.reshape(-1)
@@ -304,19 +310,55 @@ class _Cutter:
             needy = np.zeros(n_parts, dtype=bool)
             needy[owner[pooled & ~ok]] = True
             needy[owner[move]] = False  # pool the failing children first
+            weight = np.bincount(inverse, weights=w_t, minlength=uniq.size)
+            lend = np.zeros(sub.size, dtype=bool)
+            if self.relaxed:
+                lend = self._borrow(needy & ~borrowed, owner, pooled, ok, weight, inverse, w_t)
+                borrowed[owner[inverse[lend]]] = True
+                needy[owner[inverse[lend]]] = False
             candidate = np.flatnonzero(~pooled & ok & needy[owner])
             if candidate.size:
-                weight = np.bincount(inverse, weights=self.weights[items[trying]])
                 order = candidate[np.lexsort((weight[candidate], owner[candidate]))]
                 first = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
                 move[first] = True
-            if not move.any():
+            if not move.any() and not lend.any():
                 break
-            sub = np.where(move[inverse], pool, sub)
+            sub = np.where(move[inverse] | lend, pool, sub)
         owner = uniq // radix
         proper = np.bincount(owner, minlength=n_parts) >= 2
         fails = np.bincount(owner, weights=~ok, minlength=n_parts) > 0
         return sub, proper & ~fails
+
+    def _borrow(self, needy, owner, pooled, ok, weight, inverse, w_t) -> np.ndarray:
+        """Trying items that move from the largest passing child into a failing pool.
+
+        Only for k-anonymity's shortfall: the pool takes the lightest distinct tuples of
+        the donor until it holds ``min_size`` records, if the donor keeps ``min_size``.
+        """
+        lend = np.zeros(inverse.size, dtype=bool)
+        candidate = np.flatnonzero(~pooled & ok & needy[owner])
+        if not candidate.size:
+            return lend
+        order = candidate[np.lexsort((-weight[candidate], owner[candidate]))]
+        donor = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
+        pool_weight = np.zeros(needy.size)
+        pool_weight[owner[pooled]] = weight[pooled]
+        deficit = self.min_size - pool_weight[owner[donor]]
+        feasible = (deficit > 0) & (weight[donor] - deficit >= self.min_size)
+        need = np.zeros(weight.size)
+        need[donor[feasible]] = deficit[feasible]
+        members = np.flatnonzero(need[inverse] > 0)
+        if not members.size:
+            return lend
+        members = members[np.lexsort((w_t[members], inverse[members]))]
+        cum = np.cumsum(w_t[members])
+        start = np.r_[True, inverse[members][1:] != inverse[members][:-1]]
+        before = np.maximum.accumulate(np.where(start, cum - w_t[members], 0.0))
+        take = members[cum - w_t[members] - before < need[inverse[members]]]
+        moved = np.bincount(inverse[take], weights=w_t[take], minlength=weight.size)
+        keeps = weight - moved >= self.min_size  # whole tuples may overshoot the need
+        lend[take[keeps[inverse[take]]]] = True
+        return lend
 
     def run(self) -> np.ndarray:
         n_items, d = self.item_codes.shape
@@ -404,6 +446,7 @@ def mondrian(
     *,
     remainder: bool = True,
     criterion: str = "width",
+    relaxed: bool = False,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     r"""Mondrian strict multidimensional partitioning (LeFevre et al. 2006).
 
@@ -438,6 +481,13 @@ def mondrian(
         published under their common ancestor (the parts' value sets stay disjoint), adding
         the smallest passing child while the pool fails.  ``False``: a categorical cut is
         allowed only when every child passes (LeFevre's plain rule).
+    relaxed : bool, default False
+        With ``remainder``: when the pool of failing children is still too small for
+        k-anonymity, let it borrow the missing records (whole distinct QI tuples, lightest
+        first) from the largest passing child that can spare them, instead of merging that
+        whole child.  Values then repeat across parts (LeFevre's *relaxed* partitioning):
+        the borrowed records are published under the common ancestor.  Lowers GCP; classes
+        that end up publishing the same values are merged (which keeps every model).
     criterion : {"width", "gain"}, default "width"
         Order in which dimensions are tried: ``"width"`` is LeFevre's widest normalized
         range first; ``"gain"`` tries first the cut that lowers the partition's normalized
@@ -514,7 +564,7 @@ def mondrian(
         pair_w = np.bincount(pair_of, minlength=pair_key.size)
         pairs = (pair_key // domain.size, pair_key % domain.size, pair_w.astype(float))
     cutter = _Cutter(dims, item_codes, weights, pairs, reference, domain, models, remainder,
-                     criterion)
+                     criterion, relaxed)
     everyone = np.zeros(item_codes.shape[0], dtype=np.int64)
     failing = [m.describe() for m in models if not _Cutter(
         dims, item_codes, weights, pairs, reference, domain, [m]).allowed(everyone, 1)[0]]
@@ -522,12 +572,18 @@ def mondrian(
         raise InfeasibleError(f"the whole table ({len(df)} records) already fails "
                               f"{', '.join(failing)}; no generalization can satisfy it")
     item_label = cutter.run()
-    row_label = item_label[tuple_of]
     n_classes = int(item_label.max()) + 1
+    published = [_publish(dim, item_codes[:, j], item_label, n_classes)
+                 for j, dim in enumerate(dims)]
+    # classes publishing the same values are one class of the release (possible when
+    # relaxed, or when a hierarchy repeats a label); merging keeps every model satisfied
+    same = pd.MultiIndex.from_arrays(published).factorize()[0] if len(dims) > 1 else \
+        pd.factorize(published[0])[0]
+    row_label = same[item_label][tuple_of]
     generalized = df.copy(deep=False)  # QI columns are replaced, not written into
-    for j, dim in enumerate(dims):
-        published = _publish(dim, item_codes[:, j], item_label, n_classes)
-        generalized[dim.name] = published[row_label]
+    for dim, values in zip(dims, published):
+        generalized[dim.name] = values[item_label][tuple_of]
+    n_classes = int(same.max()) + 1
     first_row = np.full(n_classes, row_label.size)
     np.minimum.at(first_row, row_label, np.arange(row_label.size))
     renumber = np.empty(n_classes, dtype=np.int64)
