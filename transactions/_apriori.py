@@ -151,18 +151,20 @@ def _greedy_size(b: Baskets, tax: Taxonomy, k: int, size: int, gen: np.ndarray,
         best = cand[np.arange(sets.shape[0]), pick]
         target = safe_parent[sets[np.arange(sets.shape[0]), pick]]
         order = np.argsort(best, kind="stable")
-        raised_flag = np.zeros(tax.n_nodes, dtype=bool)
-        path_nodes = tax.nanc[sets]  # (nb, size, height + 1); deeper entries repeat the node
+        # sequential greedy over the violating itemsets, cheapest fix first; plain Python
+        # containers keep the per-itemset check at a few hundred nanoseconds
+        touched_bytes = bytearray(tax.n_nodes)  # nodes under a node raised this round
+        touched = np.frombuffer(touched_bytes, dtype=np.uint8)
         raised: list[int] = []
-        chunk = 512
-        for start in range(0, order.size, chunk):
-            idx = order[start:start + chunk]
-            alive = idx[~raised_flag[path_nodes[idx]].any(axis=(1, 2))]
-            for j in alive.tolist():
-                if raised_flag[path_nodes[j]].any():
+        for start in range(0, order.size, 8192):
+            idx = order[start:start + 8192]
+            idx = idx[~touched[sets[idx]].any(axis=1)]  # vectorized pre-filter
+            rows = sets[idx].tolist()
+            for j, row in zip(idx.tolist(), rows):
+                if any(touched_bytes[x] for x in row):
                     continue
                 p = int(target[j])
-                raised_flag[p] = True
+                touched[tax.nanc[:, tax.depth[p]] == p] = 1
                 raised.append(p)
         gen = _raise_nodes(gen, np.asarray(raised, dtype=np.int64), tax)
 
