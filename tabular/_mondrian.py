@@ -1,6 +1,6 @@
-"""Mondrian strict multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan 2006).
+"""Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan 2006).
 
-The table is first collapsed to its distinct quasi-identifier tuples (with their record
+Strict partitioning by default, relaxed on request.  The table is first collapsed to its distinct quasi-identifier tuples (with their record
 counts and sensitive-value counts), since Mondrian's cuts depend on nothing else.  The
 partitioning then runs breadth-first: every round splits all partitions still open at
 once, with segment-wise numpy operations over integer codes, so its cost is a few array
