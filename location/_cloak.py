@@ -14,7 +14,7 @@ from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
 from structanon.models import KAnonymity
 
-from ._assign import METHODS, Triples, assign_regions
+from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._grid import CloakingGrid
 from ._input import Fixes, parse_fixes, parse_window
 
@@ -38,28 +38,39 @@ def _require_some_published(region: np.ndarray, k: int) -> None:
                               "suppressed")
 
 
-def verify_cloaked(data: pd.DataFrame, k: int) -> list:
+def _distinct_users_per_group(keys: pd.DataFrame) -> np.ndarray:
+    """Distinct users per (region_id, window) of rows ``region_id, window, user``."""
+    region, _ = pd.factorize(keys["region_id"])
+    window, _ = pd.factorize(keys["window"])
+    user, users = pd.factorize(keys["user"])
+    group, n_groups = dense_codes(region, window)
+    pairs = pd.unique(group * len(users) + user)
+    return np.bincount(pairs // max(len(users), 1), minlength=n_groups)
+
+
+def verify_cloaked(data: pd.DataFrame, k: int) -> list[CheckResult]:
     """Recount distinct users per published (region_id, window) from the release alone.
 
     Also checks that each ``region_id`` always carries the same polygon bounds.
     """
+    columns = ["region_id", "window", "user"]
     if hasattr(data, "dask"):
-        keys = (data[["region_id", "window", "user"]]
-                .map_partitions(pd.DataFrame.drop_duplicates).compute().drop_duplicates())
-        geoms = None
+        keys = data[columns].map_partitions(pd.DataFrame.drop_duplicates).compute()
     else:
-        keys = data[["region_id", "window", "user"]].drop_duplicates()
-        geoms = data[["region_id", "region"]]
-    part = Partition.from_keys(keys[["region_id", "window"]]) if len(keys) else Partition([])
-    check = KAnonymity(k).check(part)
-    check.model = f"distinct users per (region, window) >= {k}"
-    check.details["published_groups"] = int(part.n_groups)
-    results = [check]
-    if geoms is not None and len(geoms):
+        keys = data[columns]
+    counts = _distinct_users_per_group(keys) if len(keys) else np.zeros(0, dtype=np.int64)
+    model = KAnonymity(k)
+    ok = model.group_ok(counts)
+    results = [CheckResult(
+        model=f"distinct users per (region, window) >= {k}", passed=bool(ok.all()),
+        worst=float(counts.min()) if counts.size else float("nan"), threshold=float(k),
+        n_groups=int(counts.size), failing_groups=np.flatnonzero(~ok),
+        details={"published_groups": int(counts.size)})]
+    if not hasattr(data, "dask") and len(data):
         # bounds of each distinct (region_id, polygon object), then one bounds per region_id
-        objects = np.asarray(geoms["region"].to_numpy())
+        objects = np.asarray(data["region"].to_numpy())
         obj_id = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
-        pairs = pd.DataFrame({"region_id": geoms["region_id"].to_numpy(), "obj": obj_id})
+        pairs = pd.DataFrame({"region_id": data["region_id"].to_numpy(), "obj": obj_id})
         rows = np.flatnonzero(~pairs.duplicated().to_numpy())
         b = pd.DataFrame(shapely.bounds(objects[rows]), columns=["w", "s", "e", "n"])
         b["region_id"] = pairs["region_id"].to_numpy()[rows]
@@ -79,7 +90,7 @@ def _cell_and_window(fixes: Fixes, grid: CloakingGrid, window_ns: int):
 
 
 def _build_output(index, user_codes, pseudonyms, w, region_codes, window_ns, grid) -> pd.DataFrame:
-    uniq, inv = np.unique(region_codes, return_inverse=True)
+    inv, uniq = pd.factorize(region_codes)
     polys = grid.polygons(uniq)
     window = pd.to_datetime(w * window_ns, unit="ns", utc=True)
     return pd.DataFrame(
@@ -87,7 +98,7 @@ def _build_output(index, user_codes, pseudonyms, w, region_codes, window_ns, gri
             "user": pseudonyms[user_codes],
             "window": window,
             "region_id": region_codes,
-            "region": polys[inv.reshape(-1)],
+            "region": polys[inv],
         },
         index=index,
     )
@@ -242,8 +253,6 @@ def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, r
     labels = np.full(len(region), -1, dtype=np.int64)
     kept = region >= 0
     if kept.any():
-        from ._assign import dense_codes
-
         labels[kept], _ = dense_codes(region[kept] - region[kept].min(), w[kept] - w[kept].min())
     partition = Partition(labels)
     utility: dict[str, Any] = {}

@@ -54,6 +54,17 @@ def lonlat_rectangle_area(west, south, east, north) -> np.ndarray:
     )
 
 
+def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndarray:
+    """Index ``i`` with ``edges[i] <= value < edges[i + 1]`` (clipped to the grid)."""
+    n = edges.size - 1
+    idx = np.floor(guess).astype(np.int64)
+    np.clip(idx, 0, n - 1, out=idx)
+    for _ in range(2):  # rounding moves a guess by at most one cell
+        idx -= (values < edges[idx]) & (idx > 0)
+        idx += (values >= edges[idx + 1]) & (idx < n - 1)
+    return idx
+
+
 @dataclass(frozen=True)
 class CloakingGrid:
     """A pyramid of square grids in the equal-area projection.
@@ -143,14 +154,12 @@ class CloakingGrid:
     def cells(self, lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Level-0 cell indices ``(ix, iy)`` of each fix.
 
-        Cells are found on the inverse-projected edges, so a fix is inside the published
-        lon/lat rectangle of its cell by construction, not up to rounding.
+        Cells are decided against the inverse-projected edges themselves (the projected
+        guess is corrected by one cell where rounding put it on the wrong side), so a fix
+        is inside the published lon/lat rectangle of its cell by construction.
         """
-        ix = np.searchsorted(self.lon_edges(), lon, side="right") - 1
-        iy = np.searchsorted(self.lat_edges(), lat, side="right") - 1
-        np.clip(ix, 0, self.nx - 1, out=ix)
-        np.clip(iy, 0, self.ny - 1, out=iy)
-        return ix.astype(np.int64), iy.astype(np.int64)
+        return (_locate(lon, self.lon_edges(), (self.project_x(lon) - self.x0) / self.cell_size),
+                _locate(lat, self.lat_edges(), (self.project_y(lat) - self.y0) / self.cell_size))
 
     # -- region codes ---------------------------------------------------------------------
     @staticmethod

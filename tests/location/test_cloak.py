@@ -151,3 +151,18 @@ def test_larger_k_gives_larger_regions(small_log, key):
         areas.append(r.utility["fix_weighted_mean_km2"])
     assert areas[0] <= areas[1] <= areas[2]
     assert np.isfinite(areas).all()
+
+
+def test_verifier_detects_tampering(small_log, key):
+    import shapely
+
+    r = location.cloak(small_log, k=5, pseudonymizer=key, measure=False)
+    data = r.data.copy()
+    data.iloc[0, data.columns.get_loc("region_id")] = 12345  # a region with one user
+    checks = location.verify_cloaked(data, 5)
+    assert not checks[0].passed and checks[0].worst == 1 and len(checks[0].failing_groups) == 1
+    data = r.data.copy()
+    data.iloc[0, data.columns.get_loc("region")] = shapely.box(0, 0, 1, 1)
+    checks = location.verify_cloaked(data, 5)
+    assert checks[0].passed and not checks[1].passed
+    assert location.verify_cloaked(r.data, 5)[0].passed
