@@ -5,6 +5,8 @@ users.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree c
 Casper half-cells (adaptive), published as shapely polygons in WGS84.
 """
 
+from . import io, metrics, risk, synthetic
 from ._cloak import cloak, verify_cloaked
+from .synthetic import synthetic_log
 
-__all__ = ["cloak", "verify_cloaked"]
+__all__ = ["cloak", "verify_cloaked", "synthetic_log", "io", "metrics", "risk", "synthetic"]

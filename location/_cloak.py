@@ -51,7 +51,29 @@ def _distinct_users_per_group(keys: pd.DataFrame) -> np.ndarray:
 def verify_cloaked(data: pd.DataFrame, k: int) -> list[CheckResult]:
     """Recount distinct users per published (region_id, window) from the release alone.
 
-    Also checks that each ``region_id`` always carries the same polygon bounds.
+    Parameters
+    ----------
+    data : DataFrame (pandas or dask)
+        A cloaked release's data: columns ``user``, ``window``, ``region_id``, ``region``.
+    k : int
+
+    Returns
+    -------
+    list of CheckResult
+        The count check (worst = fewest distinct users of a group) and, for pandas data,
+        a check that each ``region_id`` always carries the same polygon bounds.
+
+    Examples
+    --------
+    >>> import pandas as pd, shapely
+    >>> d = pd.DataFrame({"user": ["p", "q", "p"], "window": [0, 0, 1],
+    ...                   "region_id": [7, 7, 7], "region": [shapely.box(0, 0, 1, 1)] * 3})
+    >>> [c.passed for c in verify_cloaked(d, 2)], verify_cloaked(d, 2)[0].worst
+    ([False, True], 1.0)
+
+    Notes
+    -----
+    Passes when ``min over (r, w) of |{u : (u, w, r) in data}| >= k``.
     """
     columns = ["region_id", "window", "user"]
     if hasattr(data, "dask"):

@@ -60,9 +60,10 @@ def _parse_times(col: pd.Series) -> np.ndarray:
         return pd.DatetimeIndex(col).tz_convert("UTC").as_unit("ns").asi8.copy()
     if pd.api.types.is_datetime64_dtype(col.dtype):  # naive: taken as UTC
         return col.astype("datetime64[ns]").to_numpy().view(np.int64).copy()
-    numeric = pd.to_numeric(col, errors="coerce") if col.dtype == object else col
+    text = col.dtype == object or pd.api.types.is_string_dtype(col.dtype)
+    numeric = pd.to_numeric(col, errors="coerce") if text else col
     if pd.api.types.is_numeric_dtype(numeric.dtype) and (
-        col.dtype != object or numeric.notna().sum() == col.notna().sum()
+        not text or numeric.notna().sum() == col.notna().sum()
     ):
         secs = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
         out = np.full(len(secs), nat, dtype=np.int64)

@@ -22,8 +22,24 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
                sep: str | None = None) -> pd.DataFrame:
     """Read a CSV/TSV (optionally gzipped) or Parquet log of fixes.
 
-    The user column is read as text, so ids such as ``007`` keep their leading zeros;
-    the row order is the file's, so row ``i`` is line ``i + 2``.
+    Parameters
+    ----------
+    path : path
+    columns : list of str, optional
+        ``[user, time, lat, lon]`` column names that must be present; the first (user)
+        is read as text, so ids such as ``007`` keep their leading zeros.
+    sep : str, optional
+        Field separator of text files.
+
+    Returns
+    -------
+    DataFrame
+        In file order, so row ``i`` is line ``i + 2``.
+
+    Raises
+    ------
+    InputError
+        Missing file or column, unparseable table.
     """
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
@@ -33,7 +49,17 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
 
 
 def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
-    """The release as a flat table: region as WKT plus its bounds, window in ISO 8601 UTC."""
+    """The release as a flat table: region as WKT (``region_wkt``) plus its bounds.
+
+    Examples
+    --------
+    >>> import pandas as pd, shapely
+    >>> d = pd.DataFrame({"user": ["p"], "window": pd.to_datetime([0], utc=True),
+    ...                   "region_id": [7], "region": [shapely.box(1, 2, 3, 4)]})
+    >>> row = cloaked_table(d).iloc[0]
+    >>> row["region_wkt"], float(row["west"]), float(row["north"])
+    ('POLYGON ((3 2, 3 4, 1 4, 1 2, 3 2))', 1.0, 4.0)
+    """
     polys = np.asarray(data["region"].to_numpy())
     bounds = shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
     return pd.DataFrame({
@@ -56,7 +82,17 @@ def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
 def regions_table(data: pd.DataFrame) -> pd.DataFrame:
     """One row per published region: distinct users, fixes, windows, fewest users per window.
 
-    Computed from the release alone.
+    Computed from the release alone; ``area_km2`` is the exact spherical area of the
+    region's lon/lat rectangle.
+
+    Examples
+    --------
+    >>> import pandas as pd, shapely
+    >>> box = shapely.box(0, 0, 0.01, 0.01)
+    >>> d = pd.DataFrame({"user": ["p", "q", "p"], "window": [0, 0, 1],
+    ...                   "region_id": [7, 7, 7], "region": [box] * 3})
+    >>> regions_table(d)[["region_id", "n_users", "n_fixes", "min_users_per_window"]].values
+    array([[7, 2, 3, 1]])
     """
     if len(data) == 0:
         return pd.DataFrame(columns=["region_id", "n_users", "n_fixes", "n_windows",
@@ -75,7 +111,16 @@ def regions_table(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
-    """GeoJSON FeatureCollection of the published regions with their user counts."""
+    """Write a GeoJSON FeatureCollection of the published regions with their user counts.
+
+    One feature per region (properties as in :func:`regions_table`, ``region_id`` as a
+    string since JSON readers lose integer precision above 2^53).  Written atomically.
+
+    Raises
+    ------
+    InputError
+        ``path`` does not end in ``.geojson`` or ``.json``.
+    """
     regions = regions_table(data)
     geoms = json.loads(shapely.to_geojson(shapely.geometrycollections(
         np.asarray(regions["region"].to_numpy())))) if len(regions) else {"geometries": []}

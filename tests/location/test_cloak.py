@@ -166,3 +166,13 @@ def test_verifier_detects_tampering(small_log, key):
     checks = location.verify_cloaked(data, 5)
     assert checks[0].passed and not checks[1].passed
     assert location.verify_cloaked(r.data, 5)[0].passed
+
+
+def test_string_dtypes_and_numeric_strings(key):
+    base = _log([(u, 40.0, 116.0) for u in "abc"])
+    as_text = base.assign(time=["1714557600", "1714557601", "1714557602"],
+                          lat=["40.0"] * 3, lon=["116.0"] * 3).astype("string")
+    a = location.cloak(base.assign(time=[1714557600, 1714557601, 1714557602]), k=3,
+                       pseudonymizer=key).data
+    b = location.cloak(as_text, k=3, pseudonymizer=key).data
+    pd.testing.assert_frame_equal(a.drop(columns="region"), b.drop(columns="region"))
