@@ -147,36 +147,50 @@ class _Order:
         return gid, np.bincount(gid, weights=flag[self.b["idx"]], minlength=n)
 
 
-def _borrow_at_top(t: Triples, r: np.ndarray, k: int, region: np.ndarray,
-                   grid: CloakingGrid) -> tuple[np.ndarray, int]:
-    """Join leftover fixes of a top cell and window with its lightest published group.
+def _merge_leftovers(t: Triples, r: np.ndarray, region: np.ndarray,
+                     grid: CloakingGrid) -> tuple[np.ndarray, int]:
+    """Join each top cell's leftover fixes of a window with a published group nearby.
 
-    The leftover users of a top cell in one window are fewer than k; the published group
-    (region, window) inside the same top cell with the fewest fixes (ties: smallest region
-    code) holds >= k users, so the union does too and is published as the top cell.
+    The leftover users of a top cell in one window are fewer than k.  Let C be the
+    smallest pyramid cell containing all of them; going up from C, the first cell holding a
+    published group of that window (a region inside the cell) takes the leftovers and that
+    cell's lightest published group (fewest fixes; ties: smallest region id), published
+    together as the cell.  The group alone had >= k users, so the union does too; no
+    published region of that window can equal the cell (it would have taken the leftovers).
     Returns the still-unassigned triples (top cells whose window has < k users in all) and
-    the number of groups merged.
+    the number of groups merged.  The loop runs over leftover (top cell, window) pairs only.
     """
     top = grid.top
-    tx, ty = t.ix >> top, t.iy >> top
-    key, _ = dense_codes(tx, ty, t.w - t.w.min())
-    short = np.zeros(key.max() + 1, dtype=bool)
-    short[key[r]] = True
-    cand = np.flatnonzero((region >= 0) & short[key])
-    if cand.size == 0:
-        return r, 0
-    groups = pd.DataFrame({"key": key[cand], "region": region[cand], "w": t.w[cand],
-                           "weight": t.weight[cand]})
-    sizes = groups.groupby(["key", "region", "w"], sort=True)["weight"].sum().reset_index()
-    chosen = sizes.sort_values(["key", "weight", "region"], kind="stable").drop_duplicates("key")
-    pick = pd.MultiIndex.from_frame(chosen[["region", "w"]])
-    members = cand[pd.MultiIndex.from_arrays([region[cand], t.w[cand]]).isin(pick)]
-    region[members] = grid.encode(top, 0, tx[members], ty[members])
-    has_donor = np.zeros_like(short)
-    has_donor[chosen["key"].to_numpy()] = True
-    fixed = has_donor[key[r]]
-    region[r[fixed]] = grid.encode(top, 0, tx[r[fixed]], ty[r[fixed]])
-    return r[~fixed], int(len(chosen))
+    level_of, _, _, _ = grid.decode(np.where(region >= 0, region, 0))
+    by_window = np.argsort(t.w, kind="stable")
+    w_sorted = t.w[by_window]
+    leftovers = pd.DataFrame({"tx": t.ix[r] >> top, "ty": t.iy[r] >> top, "w": t.w[r], "row": r})
+    merged = 0
+    for (tx, ty, win), rows in leftovers.groupby(["tx", "ty", "w"], sort=True)["row"]:
+        left = rows.to_numpy()
+        lo, hi = np.searchsorted(w_sorted, [win, win + 1])
+        same = by_window[lo:hi]
+        pub = same[(region[same] >= 0) & (t.ix[same] >> top == tx) & (t.iy[same] >> top == ty)]
+        if pub.size == 0:
+            continue
+        span = max(int(t.ix[left].max() ^ t.ix[left].min()).bit_length(),
+                   int(t.iy[left].max() ^ t.iy[left].min()).bit_length())
+        cx0, cy0 = int(t.ix[left[0]]), int(t.iy[left[0]])
+        for level in range(span, top + 1):
+            inside = pub[(level_of[pub] <= level) & (t.ix[pub] >> level == cx0 >> level)
+                         & (t.iy[pub] >> level == cy0 >> level)]
+            if inside.size == 0:
+                continue
+            codes, inv = np.unique(region[inside], return_inverse=True)
+            fixes = np.bincount(inv.reshape(-1), weights=t.weight[inside])
+            chosen = codes[np.lexsort((codes, fixes))[0]]
+            members = np.concatenate([inside[region[inside] == chosen], left])
+            region[members] = grid.encode(level, 0, np.int64(cx0 >> level),
+                                          np.int64(cy0 >> level))
+            level_of[members] = level
+            merged += 1
+            break
+    return r[region[r] < 0], merged
 
 
 def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple[np.ndarray, dict]:
@@ -195,7 +209,7 @@ def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple
     m = len(t.weight)
     region = np.full(m, -1, dtype=np.int64)
     if m == 0:
-        return region, {"fixes_published_per_level": {}, "groups_merged_at_top": 0}
+        return region, {"fixes_published_per_level": {}, "leftover_groups_merged": 0}
     wd = t.w - t.w.min()
     xo = _Order(t, wd, x_low=True, top=grid.top)
     yo = _Order(t, wd, x_low=False, top=grid.top) if method == "adaptive" else None
@@ -247,6 +261,6 @@ def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple
     merged = 0
     r = np.sort(xo.rows)
     if r.size:
-        r, merged = _borrow_at_top(t, r, k, region, grid)
-    stats = {"fixes_published_per_level": per_level, "groups_merged_at_top": merged}
+        r, merged = _merge_leftovers(t, r, region, grid)
+    stats = {"fixes_published_per_level": per_level, "leftover_groups_merged": merged}
     return region, stats

@@ -50,20 +50,27 @@ def reference_assign(ix, iy, w, u, weight, top, k, adaptive):
                 for i in members:
                     region[i] = _code(level, 0, cx, cy)
                     resid.discard(i)
-    # leftovers of a top cell and window join its lightest published group
+    # leftovers of a top cell and window: from the smallest cell holding them all, go up
+    # to the first cell holding a published group of that window; merge with its lightest
     left = defaultdict(list)
     for i in resid:
         left[(ix[i] >> top, iy[i] >> top, w[i])].append(i)
-    for (tx, ty, win), members in left.items():
-        groups = defaultdict(list)
-        for i in range(m):
-            if region[i] >= 0 and w[i] == win and (ix[i] >> top, iy[i] >> top) == (tx, ty):
-                groups[region[i]].append(i)
-        if not groups:
-            continue
-        best = min(groups, key=lambda g: (sum(weight[i] for i in groups[g]), g))
-        for i in groups[best] + members:
-            region[i] = _code(top, 0, tx, ty)
+    for (tx, ty, win), members in sorted(left.items()):
+        start = next(lv for lv in range(top + 1)
+                     if len({(ix[i] >> lv, iy[i] >> lv) for i in members}) == 1)
+        cx, cy = ix[members[0]], iy[members[0]]
+        for level in range(start, top + 1):
+            groups = defaultdict(list)
+            for i in range(m):
+                if (region[i] >= 0 and w[i] == win
+                        and int(CloakingGrid.decode(np.int64(region[i]))[0]) <= level
+                        and (ix[i] >> level, iy[i] >> level) == (cx >> level, cy >> level)):
+                    groups[region[i]].append(i)
+            if groups:
+                best = min(groups, key=lambda g: (sum(weight[i] for i in groups[g]), g))
+                for i in groups[best] + members:
+                    region[i] = _code(level, 0, cx >> level, cy >> level)
+                break
     return np.array(region, dtype=np.int64)
 
 
