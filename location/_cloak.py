@@ -217,8 +217,9 @@ def cloak(
     each fix gets the smallest pyramid cell (or, adaptively, half-cell) containing it that
     holds k distinct users among the fixes not already published in a smaller region, and
     every published (region, window) holds >= k distinct users.  Leftovers of a top cell
-    (fewer than k users) are merged with the lightest group published inside it; only
-    windows whose top cell has fewer than k users in all are suppressed.
+    (fewer than k users) join the lightest group published in the smallest cell that
+    contains them and a published group; only windows whose top cell has fewer than k
+    users in all are suppressed.
 
     References
     ----------

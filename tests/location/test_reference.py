@@ -55,7 +55,7 @@ def reference_assign(ix, iy, w, u, weight, top, k, adaptive):
     left = defaultdict(list)
     for i in resid:
         left[(ix[i] >> top, iy[i] >> top, w[i])].append(i)
-    for (tx, ty, win), members in sorted(left.items()):
+    for (_tx, _ty, win), members in sorted(left.items()):
         start = next(lv for lv in range(top + 1)
                      if len({(ix[i] >> lv, iy[i] >> lv) for i in members}) == 1)
         cx, cy = ix[members[0]], iy[members[0]]
