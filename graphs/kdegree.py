@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import math
 import time
 from collections.abc import Sequence
@@ -81,11 +82,14 @@ def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]
 
 
 def _edge_array(graph: nx.Graph, index: dict[Any, int]) -> np.ndarray:
-    m = graph.number_of_edges()
-    flat = np.fromiter((index[x] for e in graph.edges() for x in e), dtype=np.int64, count=2 * m)
-    e = flat.reshape(-1, 2)
-    e = e[e[:, 0] != e[:, 1]]
-    return np.sort(e, axis=1)
+    """Edges as index pairs ``u < v``, read straight from the adjacency (C-level loops)."""
+    adj = graph.adj
+    deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
+    src = np.repeat(np.fromiter(map(index.__getitem__, adj), dtype=np.int64, count=len(adj)), deg)
+    dst = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(adj.values())),
+                      dtype=np.int64, count=int(deg.sum()))
+    keep = src < dst
+    return np.stack([src[keep], dst[keep]], axis=1)
 
 
 def _final_edges(n: int, edges: np.ndarray, added: np.ndarray, removed: np.ndarray) -> np.ndarray:

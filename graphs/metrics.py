@@ -73,8 +73,44 @@ def ks_statistic(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _triangles(adj: sp.csr_matrix, rows: np.ndarray | None) -> np.ndarray:
-    sub = adj if rows is None else adj[rows]
-    return np.asarray((sub @ adj).multiply(sub).sum(axis=1)).ravel() / 2.0
+    """Triangles through each node of ``rows`` (all nodes when None).
+
+    For each edge ``(v, w)`` at a node ``v`` of ``rows``, the neighbours of the lower-degree
+    end are tested for adjacency to the other end (a sorted-code lookup), so a hub costs
+    the degrees of its neighbours, not the size of its neighbourhood squared.
+    """
+    n = adj.shape[0]
+    indptr, indices = adj.indptr.astype(np.int64), adj.indices.astype(np.int64)
+    deg = np.diff(indptr)
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    src_all = np.repeat(np.arange(n), deg)
+    codes = np.sort(src_all * n + indices)
+    out = np.zeros(rows.size)
+    chunk = 1 << 22  # bound the temporary arrays
+    v = np.repeat(np.arange(rows.size), deg[rows])
+    row_bounds = np.concatenate(([0], np.cumsum(deg[rows])))
+    w = indices[np.repeat(indptr[rows] - row_bounds[:-1], deg[rows]) + np.arange(v.size)]
+    vv = rows[v]
+    low = np.where(deg[vv] <= deg[w], vv, w)
+    other = np.where(deg[vv] <= deg[w], w, vv)
+    counts = deg[low]
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    start = 0
+    while start < v.size:
+        stop = int(np.searchsorted(bounds, bounds[start] + chunk, side="right")) - 1
+        stop = max(stop, start + 1)
+        cnt = counts[start:stop]
+        total = int(cnt.sum())
+        if total:
+            first = np.repeat(indptr[low[start:stop]] - (bounds[start:stop] - bounds[start]), cnt)
+            x = indices[first + np.arange(total)]
+            probe = np.repeat(other[start:stop], cnt) * n + x
+            pos = np.searchsorted(codes, probe)
+            hit = (pos < codes.size) & (codes[np.minimum(pos, codes.size - 1)] == probe)
+            owner = np.repeat(v[start:stop], cnt)
+            out += np.bincount(owner, weights=hit, minlength=rows.size)
+        start = stop
+    return out / 2.0
 
 
 def _clustering(adj, deg, rows) -> tuple[float, float]:
@@ -89,28 +125,33 @@ def _clustering(adj, deg, rows) -> tuple[float, float]:
 def _distances(adj, sources: np.ndarray, batch: int = 16) -> np.ndarray:
     """Hop distances from each source (rows), ``inf`` where unreachable.
 
-    Breadth-first search for several sources at once: one sparse product per level.
+    Breadth-first search for several sources at once, one sparse product per level over
+    the rows of the current frontier only (the graph is undirected, so ``A[F].T @ X[F]``
+    reaches the neighbours of the frontier).
     """
     n = adj.shape[0]
-    a32 = adj.astype(np.float32)
+    a32 = adj.astype(np.float32).tocsr()
     out = np.full((sources.size, n), np.inf)
     for lo in range(0, sources.size, batch):
         src = sources[lo:lo + batch]
         cols = np.arange(src.size)
         seen = np.zeros((n, src.size), dtype=bool)
         seen[src, cols] = True
-        frontier = seen.astype(np.float32)
         dist = np.full((n, src.size), np.inf)
         dist[src, cols] = 0.0
+        front_rows = np.unique(src)
+        front = seen[front_rows].astype(np.float32)
         depth = 0
-        while True:
-            new = (a32 @ frontier > 0) & ~seen
-            if not new.any():
+        while front_rows.size:
+            new = (a32[front_rows].T @ front > 0) & ~seen
+            hit = np.flatnonzero(new.any(axis=1))
+            if hit.size == 0:
                 break
             depth += 1
             dist[new] = depth
             seen |= new
-            frontier = new.astype(np.float32)
+            front_rows = hit
+            front = new[hit].astype(np.float32)
         out[lo:lo + src.size] = dist.T
     return out
 

@@ -17,6 +17,7 @@ from graphs.metrics import (
     _betweenness,
     _closeness,
     _distances,
+    _triangles,
     degree_assortativity,
     ks_statistic,
 )
@@ -107,3 +108,14 @@ def test_ks_matches_scipy(a, b):
         ref = max(abs(sum(x <= g for x in a) / len(a) - sum(x <= g for x in b) / len(b))
                   for g in grid)
     assert ks_statistic(np.array(a), np.array(b)) == pytest.approx(ref)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 30), st.floats(0.0, 0.8), st.integers(0, 1000))
+def test_triangles_match_networkx(n, p, seed):
+    g = nx.gnp_random_graph(n, p, seed=seed)
+    adj = _adjacency(n, _edges(g))
+    ref = nx.triangles(g)
+    rows = np.random.default_rng(seed).choice(n, size=max(1, n // 3), replace=False)
+    assert _triangles(adj, rows).tolist() == [ref[int(r)] for r in rows]
+    assert _triangles(adj, None).tolist() == [ref[i] for i in range(n)]
