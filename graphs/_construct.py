@@ -178,11 +178,14 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
     A node of degree ``D`` can spare one unit when its class keeps at least ``k`` members and
     class ``D + 1`` reaches ``k``; such nodes are taken first, at most ``count(D) - k`` per
     class, those sharing the most neighbours with the stuck node first (friends of friends:
-    this keeps clustering and path lengths), then lowest degree.  Anything still short is
-    fixed by the next round.
+    this keeps clustering and path lengths), then in seeded random order (so classes give
+    up nodes in proportion to their size and the degree distribution keeps its shape).
+    Anything still short is fixed by the next round.
     """
     deg_final = graph.degree + leftover
     order = rng.permutation(graph.n)
+    position = np.empty_like(order)
+    position[order] = np.arange(graph.n)
     added = 0
     for u in np.flatnonzero(leftover).tolist():
         need = int(leftover[u])
@@ -205,7 +208,7 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         spare = (rank < counts[d] - k) & (counts[d + 1] >= k - 1)
         spare_cand = cand[spare]
         common = graph.common_neighbors(u)[spare_cand]
-        picks = spare_cand[np.argsort(-common, kind="stable")][:need]
+        picks = spare_cand[np.lexsort((position[spare_cand], -common))][:need]
         if picks.size < need:
             rest = cand[~spare]
             rest = rest[np.argsort(-counts[deg_final[rest]], kind="stable")][: need - picks.size]

@@ -48,12 +48,17 @@ def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any
     figures.append(("Degree distribution before and after (log-log)", fig))
 
     info = release.info
-    fig, ax = plt.subplots(figsize=(6, 3))
-    names = ["lower bound\n(L1 / 2)", "bound for the\nchosen sequence", "edges added", "edges removed"]
+    fig, ax = plt.subplots(figsize=(7, 2.6))
+    names = ["L1 lower bound (optimum / 2)", "bound for the chosen sequence", "edges added",
+             "edges removed"]
     values = [info["lower_bound_edges"], info["sequence_bound_edges"], info["edges_added"],
               info["edges_removed"]]
-    ax.bar(names, values, color=["#999", "#bbb", "#2a6", "#c44"])
-    ax.set_ylabel("edges")
+    ax.barh(names[::-1], values[::-1], color=["#c44", "#2a6", "#bbb", "#999"])
+    for y, value in enumerate(values[::-1]):
+        ax.text(value, y, f" {value:,}", va="center")
+    ax.set_xlabel("edges")
+    ax.set_xlim(0, max(values + [1]) * 1.2)
+    fig.tight_layout()
     figures.append(("Edits against the lower bound", fig))
     return figures
 
