@@ -6,6 +6,7 @@ import csv
 import gzip
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -73,13 +74,21 @@ def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph
     return graph
 
 
-def _read_edgelist(path: Path) -> nx.Graph:
+_DIRECTED = re.compile(r"(?<!un)directed(?! *=? *false)", re.IGNORECASE)
+
+
+def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
     src: list[int] = []
     dst: list[int] = []
     with _open_text(path) as fh:
         for lineno, line in enumerate(fh, start=1):
             text = line.strip()
             if not text or text[0] in "#%":
+                if text and not src and not as_undirected and _DIRECTED.search(text):
+                    raise InputError(
+                        "the file declares a directed graph; k-degree anonymity is defined "
+                        "for undirected graphs (pass as_undirected=True / --as-undirected to "
+                        "drop directions)", line=lineno, path=str(path), value=text[:80])
                 continue
             parts = text.split()
             if len(parts) < 2:
@@ -167,7 +176,9 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
         ``#`` or ``%`` comments and integer ids; ``.csv``: header with ``source,target``;
         ``.graphml``; ``.gexf``; ``.json``: node-link).
     as_undirected : bool
-        Accept a directed GraphML / GEXF / JSON graph by dropping edge directions.
+        Accept a directed graph by dropping edge directions: a directed GraphML / GEXF /
+        JSON graph, or an edge list whose header comment declares it directed (as SNAP's
+        ``# Directed graph`` does).
 
     Returns
     -------
@@ -195,7 +206,7 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
     if not path.exists():
         raise InputError("file not found", path=str(path))
     if fmt == "edgelist":
-        return _read_edgelist(path)
+        return _read_edgelist(path, as_undirected)
     if fmt == "csv":
         return _read_csv(path)
     graph = _read_structured(path, fmt)

@@ -18,7 +18,7 @@ def _write(path, text):
 
 
 def test_snap_edge_list_with_comments(tmp_path):
-    p = _write(tmp_path / "g.txt", "# Directed graph\n% other comment\n1 2\n2 1\n2\t3 7\n4 4\n\n")
+    p = _write(tmp_path / "g.txt", "# SNAP export\n% other comment\n1 2\n2 1\n2\t3 7\n4 4\n\n")
     g = read_graph(p)
     assert sorted(g.edges()) == [(1, 2), (2, 3)]
     assert sorted(g.nodes()) == [1, 2, 3, 4]
@@ -95,3 +95,15 @@ def test_format_errors(tmp_path):
         read_graph(tmp_path / "g.txt", format="pajek")
     with pytest.raises(InputError, match="not found"):
         read_graph(tmp_path / "missing.txt")
+
+
+def test_snap_directed_header(tmp_path):
+    p = _write(tmp_path / "d.txt", "# Directed graph (each unordered pair of nodes is saved once)\n"
+               "# Nodes: 3 Edges: 3\n1 2\n2 1\n2 3\n")
+    with pytest.raises(InputError, match="directed") as info:
+        read_graph(p)
+    assert info.value.line == 1
+    g = read_graph(p, as_undirected=True)
+    assert g.number_of_edges() == 2 and g.graph["input_report"]["duplicate_edges"] == 1
+    p = _write(tmp_path / "u.txt", "# Undirected graph: ca-GrQc\n1 2\n")
+    assert read_graph(p).number_of_edges() == 1
