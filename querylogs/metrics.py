@@ -55,6 +55,10 @@ def top_n_overlap(original: pd.DataFrame, published: pd.DataFrame, n: int = 100)
 
     def top(log: pd.DataFrame) -> set:
         freq = query_frequencies(log)
+        if freq.empty:
+            return set()
+        cut = freq.iloc[min(n, len(freq)) - 1]
+        freq = freq[freq >= cut]
         frame = pd.DataFrame({"q": freq.index.astype(str), "c": freq.to_numpy()})
         return set(frame.sort_values(["c", "q"], ascending=[False, True])["q"].head(n))
 
@@ -114,12 +118,16 @@ def query_url_retention(original: pd.DataFrame, published: pd.DataFrame) -> dict
     _need(original, "query", "url")
     _need(published, "query", "url")
 
-    def pairs(log: pd.DataFrame) -> pd.Index:
-        clicked = log[log["url"].notna()]
-        return pd.MultiIndex.from_frame(clicked[["query", "url"]].astype(str)).unique()
-
-    before, after = pairs(original), pairs(published)
-    common = before.intersection(after).size if len(before) and len(after) else 0
+    both = pd.concat([original[["query", "url"]], published[["query", "url"]]],
+                     ignore_index=True)
+    clicked = both["url"].notna().to_numpy()
+    query_codes, _ = pd.factorize(both["query"].astype(str))
+    url_codes, urls = pd.factorize(both["url"].astype(object).where(clicked))
+    pair = query_codes.astype(np.int64) * max(len(urls), 1) + url_codes
+    split = len(original)
+    before = np.unique(pair[:split][clicked[:split]])
+    after = np.unique(pair[split:][clicked[split:]])
+    common = np.intersect1d(before, after, assume_unique=True).size
     return {
         "precision": common / len(after) if len(after) else float("nan"),
         "recall": common / len(before) if len(before) else float("nan"),

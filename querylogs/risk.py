@@ -25,11 +25,14 @@ def _user_query_matrix(log: pd.DataFrame, vocabulary: pd.Index | None = None):
     for column in ("user", "query"):
         if column not in log.columns:
             raise InputError("log lacks a column", column=column)
-    users, user_codes = np.unique(log["user"].astype(str).to_numpy(), return_inverse=True)
-    queries = log["query"].astype(str).to_numpy()
+    user_codes, users = pd.factorize(log["user"].astype(str), sort=True)
+    users = np.asarray(users, dtype=object)
+    queries = log["query"].astype(str)
     if vocabulary is None:
-        vocabulary = pd.Index(pd.unique(queries))
-    query_codes = vocabulary.get_indexer(queries)
+        query_codes, uniques = pd.factorize(queries)
+        vocabulary = pd.Index(uniques)
+    else:
+        query_codes = vocabulary.get_indexer(queries)
     keep = query_codes >= 0
     matrix = sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.int32),
                             (user_codes.reshape(-1)[keep], query_codes[keep])),
@@ -50,7 +53,11 @@ def query_set_uniqueness(log: pd.DataFrame) -> float:
     0.3333333333333333
     """
     matrix, users, _ = _user_query_matrix(log)
-    if users.size == 0:
+    return _set_uniqueness(matrix)
+
+
+def _set_uniqueness(matrix: sp.csr_matrix) -> float:
+    if matrix.shape[0] == 0:
         return float("nan")
     keys = [matrix.indices[a:b].tobytes() for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
     counts = pd.Series(keys).map(pd.Series(keys).value_counts())
@@ -110,10 +117,14 @@ def random_query_uniqueness(log: pd.DataFrame, p: int, seed: int | None = 0) -> 
     """
     if isinstance(p, bool) or int(p) != p or p < 1:
         raise InputError("p must be a positive integer", value=p)
-    matrix, users, _ = _user_query_matrix(log)
-    if users.size == 0:
+    matrix, _, _ = _user_query_matrix(log)
+    return _random_uniqueness(matrix, int(p), seed)
+
+
+def _random_uniqueness(matrix: sp.csr_matrix, p: int, seed: int | None) -> float:
+    if matrix.shape[0] == 0:
         return float("nan")
-    known = _sample_known(matrix, int(p), np.random.default_rng(seed))
+    known = _sample_known(matrix, p, np.random.default_rng(seed))
     counts, _, _ = _match_counts(known, matrix)
     return float((counts == 1).mean())
 
@@ -147,12 +158,16 @@ def linkage_reidentification(original: pd.DataFrame, published: pd.DataFrame, p:
         raise InputError("p must be a positive integer or None", value=p)
     before, users, vocabulary = _user_query_matrix(original)
     after, published_users, _ = _user_query_matrix(published, vocabulary)
+    return _linkage(before, users, after, published_users, p, seed)
+
+
+def _linkage(before, users, after, published_users, p, seed) -> float:
     if users.size == 0:
         return float("nan")
     known = before if p is None else _sample_known(before, int(p), np.random.default_rng(seed))
-    counts, some, _ = _match_counts(known, after)
     if published_users.size == 0:
         return 0.0
+    counts, some, _ = _match_counts(known, after)
     matched = np.where(counts == 1, published_users[np.maximum(some, 0)], None)
     return float(np.mean(matched == users))
 
@@ -167,17 +182,25 @@ def risk_report(original: pd.DataFrame, published: pd.DataFrame,
     pseudonym in the published log.
     """
     ps = list(ps)
-    before = {"unique_by_query_set": query_set_uniqueness(original)}
-    after = {"unique_by_query_set": query_set_uniqueness(published) if len(published) else 0.0}
     for p in ps:
-        before[f"unique_by_{p}_queries"] = random_query_uniqueness(original, p, seed)
-        after[f"unique_by_{p}_queries"] = (random_query_uniqueness(published, p, seed)
-                                           if len(published) else 0.0)
-    before["reidentified_by_query_set"] = linkage_reidentification(original, original, None, seed)
-    after["reidentified_by_query_set"] = linkage_reidentification(original, published, None, seed)
+        if isinstance(p, bool) or int(p) != p or p < 1:
+            raise InputError("p must be a positive integer", value=p)
+    vocabulary = pd.Index(pd.unique(pd.concat([original["query"], published["query"]])
+                                    .astype(str)))
+    before, users, _ = _user_query_matrix(original, vocabulary)
+    after, published_users, _ = _user_query_matrix(published, vocabulary)
+    empty = after.shape[0] == 0
+    result = {"before": {"unique_by_query_set": _set_uniqueness(before)},
+              "after": {"unique_by_query_set": 0.0 if empty else _set_uniqueness(after)}}
     for p in ps:
-        before[f"reidentified_by_{p}_queries"] = linkage_reidentification(original, original, p,
-                                                                          seed)
-        after[f"reidentified_by_{p}_queries"] = linkage_reidentification(original, published, p,
-                                                                         seed)
-    return {"before": before, "after": after}
+        result["before"][f"unique_by_{p}_queries"] = _random_uniqueness(before, int(p), seed)
+        result["after"][f"unique_by_{p}_queries"] = (
+            0.0 if empty else _random_uniqueness(after, int(p), seed))
+    for name, target, target_users in (("before", before, users),
+                                        ("after", after, published_users)):
+        result[name]["reidentified_by_query_set"] = _linkage(before, users, target,
+                                                             target_users, None, seed)
+        for p in ps:
+            result[name][f"reidentified_by_{p}_queries"] = _linkage(
+                before, users, target, target_users, int(p), seed)
+    return result
