@@ -81,7 +81,7 @@ def dask_case(n: int, method: str, npartitions: int) -> dict:
         dd.from_pandas(df, npartitions=npartitions).to_parquet(tmp)
         del df
         with LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                          dashboard_address=None) as cluster, Client(cluster):
+                          dashboard_address=":0") as cluster, Client(cluster):
             ddf = dd.read_parquet(tmp)
             start, cpu = time.perf_counter(), time.process_time()
             r = location.cloak(ddf, 10, window="15min", method=method, seed=0, measure=False,

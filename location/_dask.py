@@ -92,13 +92,23 @@ def _label(pdf, cols, grid, window_ns, lookup: dict) -> pd.DataFrame:
     }, index=f.index[kept])
 
 
+def _shared(value: Any) -> Any:
+    """``value`` scattered to every worker of the active distributed client, else delayed."""
+    try:
+        from distributed import get_client
+
+        return get_client().scatter([value], broadcast=True, hash=False)[0]
+    except (ImportError, ValueError):  # no distributed client: local schedulers
+        from dask import delayed
+
+        return delayed(value)
+
+
 def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: str, lat: str,
                lon: str, seed: int | None, *, cell_size: float, levels: int | None,
                drop_invalid: bool, pseudonymizer: Pseudonymizer | None,
                measure: bool) -> Release:
     """See :func:`location.cloak`; ``ddf`` is a dask DataFrame."""
-    from dask import delayed
-
     from ._cloak import _require_some_published, verify_cloaked
 
     cols = (user, time, lat, lon)
@@ -153,7 +163,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
                          "window": pd.Series(dtype="datetime64[ns, UTC]"),
                          "region_id": pd.Series(dtype=np.int64),
                          "region": pd.Series(dtype=object)})
-    data = ddf.map_partitions(_label, cols, grid, window_ns, delayed(lookup), meta=meta)
+    data = ddf.map_partitions(_label, cols, grid, window_ns, _shared(lookup), meta=meta)
     weight = triples.weight
     kept = region >= 0
     n_suppressed = int(weight[~kept].sum())
