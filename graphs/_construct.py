@@ -59,11 +59,13 @@ class _Overlay:
         mat.sort_indices()
         self.matrix = mat
         self.indptr, self.indices = mat.indptr.astype(np.int64), mat.indices.astype(np.int64)
-        self.added: dict[int, list[int]] = {}
+        self.added: dict[int, set[int]] = {}
         self.added_chunks: list[np.ndarray] = []
+        self.added_single: list[tuple[int, int]] = []
         self.cancelled: set[tuple[int, int]] = set()
         self.removed: set[tuple[int, int]] = set()
         self.degree = np.diff(self.indptr).astype(np.int64)
+        self._codes: set[int] | None = None
 
     def common_neighbors(self, v: int) -> np.ndarray:
         """Number of original neighbours every node shares with ``v``."""
@@ -79,20 +81,31 @@ class _Overlay:
             nb = np.array([w for w in nb.tolist() if (min(v, w), max(v, w)) not in self.removed],
                           dtype=np.int64)
         extra = self.added.get(v)
-        return np.concatenate([nb, np.asarray(extra, dtype=np.int64)]) if extra else nb
+        if not extra:
+            return nb
+        return np.concatenate([nb, np.fromiter(extra, dtype=np.int64, count=len(extra))])
 
     def has_edge(self, a: int, b: int) -> bool:
         key = (min(a, b), max(a, b))
         if key in self.removed:
             return False
-        row = self.original_neighbors(a)
-        i = np.searchsorted(row, b)
-        if i < row.size and row[i] == b:
+        if self._codes is None:  # built on first use (the swap step only)
+            rows = np.repeat(np.arange(self.n, dtype=np.int64), np.diff(self.indptr))
+            self._codes = set((rows * self.n + self.indices).tolist())
+        if key[0] * self.n + key[1] in self._codes:
             return True
         return b in self.added.get(a, ())
 
     def add(self, u: int, v: int) -> None:
-        self.add_star(u, np.array([v], dtype=np.int64))
+        key = (min(u, v), max(u, v))
+        if key in self.removed:  # re-adding a removed original edge cancels the removal
+            self.removed.discard(key)
+        else:
+            self.added.setdefault(u, set()).add(v)
+            self.added.setdefault(v, set()).add(u)
+            self.added_single.append(key)
+        self.degree[u] += 1
+        self.degree[v] += 1
 
     def add_star(self, v: int, ws: np.ndarray) -> None:
         """Join ``v`` to every node of ``ws`` (none of them a current neighbour)."""
@@ -108,10 +121,10 @@ class _Overlay:
             if back:
                 wl = [w for w in wl if w not in set(back)]
                 ws = np.asarray(wl, dtype=np.int64)
-        self.added.setdefault(v, []).extend(wl)
+        self.added.setdefault(v, set()).update(wl)
         get = self.added.setdefault
         for w in wl:
-            get(w, []).append(v)
+            get(w, set()).add(v)
         self.added_chunks.append(np.stack([np.minimum(ws, v), np.maximum(ws, v)], axis=1))
         np.add.at(self.degree, ws, 1)
         self.degree[v] += ws.size
@@ -119,8 +132,8 @@ class _Overlay:
     def remove(self, u: int, v: int) -> None:
         key = (min(u, v), max(u, v))
         if v in self.added.get(u, ()):
-            self.added[u].remove(v)
-            self.added[v].remove(u)
+            self.added[u].discard(v)
+            self.added[v].discard(u)
             self.cancelled.add(key)
         else:
             self.removed.add(key)
@@ -128,8 +141,8 @@ class _Overlay:
         self.degree[v] -= 1
 
     def edits(self) -> tuple[np.ndarray, np.ndarray]:
-        added = (np.concatenate(self.added_chunks) if self.added_chunks
-                 else np.zeros((0, 2), dtype=np.int64))
+        chunks = self.added_chunks + [np.array(self.added_single, dtype=np.int64).reshape(-1, 2)]
+        added = np.concatenate(chunks)
         if self.cancelled:
             drop = np.array([tuple(p) in self.cancelled for p in added.tolist()], dtype=bool)
             added = added[~drop]
@@ -225,13 +238,19 @@ def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
     left = leftover.copy()
     units = np.repeat(np.arange(graph.n), left)
     swaps = 0
+    draws, flips, next_draw = np.zeros((0, 2), np.int64), np.zeros(0, bool), 0
     for j in range(0, units.size - 1, 2):
         u, w = int(units[j]), int(units[j + 1])
         done = False
         for _ in range(max_tries):
-            x, y = (int(a) for a in edges[rng.integers(len(edges))])
-            if rng.random() < 0.5:
+            if next_draw == len(draws):  # random edges drawn in bulk, used one by one
+                draws = edges[rng.integers(len(edges), size=4096)].tolist()
+                flips = (rng.random(4096) < 0.5).tolist()
+                next_draw = 0
+            x, y = draws[next_draw]
+            if flips[next_draw]:
                 x, y = y, x
+            next_draw += 1
             if len({u, w, x, y} if u != w else {u, x, y}) < (4 if u != w else 3):
                 continue
             if not graph.has_edge(x, y) or graph.has_edge(u, x) or graph.has_edge(w, y):
