@@ -71,10 +71,14 @@ def detect_identifiers(queries: Iterable[str], kinds: Iterable[str] | None = Non
                        dtype=object)
     codes, uniques = pd.factorize(series.fillna("").astype(str))
     uniques = pd.Series(uniques, dtype=object)
+    # every pattern needs a digit or an "@": test the patterns on those queries only
+    candidates = np.flatnonzero(uniques.str.contains(r"[0-9@]", regex=True).to_numpy(bool))
+    subset = uniques.iloc[candidates]
     out = {}
     for kind in kinds:
         pattern = re.compile(IDENTIFIER_PATTERNS[kind], re.IGNORECASE)
-        hit = uniques.str.contains(pattern, regex=True).to_numpy(dtype=bool)
+        hit = np.zeros(len(uniques), dtype=bool)
+        hit[candidates] = subset.str.contains(pattern, regex=True).to_numpy(dtype=bool)
         out[kind] = hit[codes] if len(codes) else np.zeros(0, dtype=bool)
     return pd.DataFrame(out, index=series.index)
 

@@ -9,6 +9,7 @@ CSV / TSV / Parquet files with a column mapping into one DataFrame with the colu
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io as _io
 import warnings
@@ -165,10 +166,11 @@ def read_log(
 
 def _split_aol(path: Path, encoding: str):
     text, bad_encoding = _decode(_read_bytes(path), encoding)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     lines = pd.Series(text.split("\n"), dtype=object)
     numbers = np.arange(1, len(lines) + 1)
-    lines = lines.str.rstrip("\r")
-    nonblank = (lines.str.strip() != "").to_numpy()
+    nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
     report = {
         "format": "aol",
         "lines": int(nonblank.sum()),
@@ -189,11 +191,13 @@ def _split_aol(path: Path, encoding: str):
     report["malformed"] = int((~good).sum())
     report["malformed_lines"] = malformed
     lines, numbers = lines[good], numbers[good]
-    parts = lines.str.split("\t", n=4, expand=True) if len(lines) else pd.DataFrame(
-        columns=range(5))
-    for missing in range(parts.shape[1], 5):
-        parts[missing] = ""
-    parts = parts.fillna("")
+    if len(lines):
+        # every remaining line has 3 or 5 fields: the C parser splits them quickly
+        parts = pd.read_csv(_io.StringIO("\n".join(lines.tolist())), sep="\t", header=None,
+                            names=range(5), dtype=str, quoting=csv.QUOTE_NONE,
+                            na_filter=False, engine="c", skip_blank_lines=False)
+    else:
+        parts = pd.DataFrame({i: pd.Series(dtype=object) for i in range(5)})
     fields = {name: parts[i].to_numpy(dtype=object) for i, name in enumerate(LOG_COLUMNS)}
     return fields, numbers, report
 

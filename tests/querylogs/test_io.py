@@ -73,6 +73,12 @@ def test_encoding_errors_counted_not_fatal(tmp_path):
     assert log["user"].iloc[-1] == "217"  # parsing went on past the bad line
 
 
+def test_quotes_and_odd_characters_kept_verbatim(tmp_path):
+    text = HEADER + '7\t"exact phrase" and, commas # x\t2006-03-01 01:00:00\t\t\n' + ROWS[3]
+    log = read_log(write(tmp_path, text))
+    assert log["query"].tolist() == ['"exact phrase" and, commas # x', "lottery"]
+
+
 def test_gzip_and_crlf(tmp_path):
     data = gzip.compress((HEADER + "".join(ROWS)).replace("\n", "\r\n").encode())
     log = read_log(write(tmp_path, data, "log.txt.gz", binary=True))
