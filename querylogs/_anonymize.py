@@ -108,6 +108,9 @@ def _group_targets(labels, ev_user, ev_query, n_queries, tie_break):
     order = np.lexsort((counts, e_query, e_group))
     e_query, e_group, counts = e_query[order], e_group[order], counts[order]
     block_key = e_group * n_queries + e_query
+    if block_key.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"group": empty, "query": empty, "target": empty}
     starts = np.flatnonzero(np.r_[True, block_key[1:] != block_key[:-1]])
     nonzero = np.diff(np.r_[starts, block_key.size])
     b_group, b_query = e_group[starts], e_query[starts]

@@ -131,6 +131,15 @@ def test_assessment(small_log):
     assert release.to_dict()["verification"]["passed"]
 
 
+def test_everything_suppressed(h):
+    log = pd.DataFrame({"user": ["a", "b", "c"], "query": ["call 555-867-5309"] * 3,
+                        "time": pd.to_datetime(["2006-03-01"] * 3), "url": [None] * 3})
+    release = anonymize(log, 2, seed=0, pseudonymizer=Pseudonymizer(h.KEY))
+    assert len(release.data) == 0 and release.suppressed == 3
+    assert release.info["queries_suppressed_identifier"] == 3
+    assert release.verify().passed
+
+
 def test_errors(small_log):
     with pytest.raises(InfeasibleError):
         anonymize(small_log, 61)
@@ -160,15 +169,15 @@ def test_verifier_rejects_bad_outputs():
 
 
 logs = st.integers(2, 12).flatmap(lambda n_users: st.lists(
-    st.tuples(st.integers(0, n_users - 1), st.sampled_from(["a", "b", "c", "d b", "D  b", "e"]),
+    st.tuples(st.integers(0, n_users - 1), st.sampled_from(["a", "b", "c", "d b", "D  b", "e", "call 555-867-5309"]),
               st.integers(0, 3), st.sampled_from([None, "u1", "u2", "u3"])),
     min_size=n_users, max_size=60).map(lambda rows: (n_users, rows)))
 
 
 @settings(max_examples=50, deadline=None)
 @given(logs, st.integers(1, 4), st.sampled_from(["suppress", "add"]), st.integers(0, 3),
-       st.sampled_from(["query", "intent"]))
-def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match):
+       st.sampled_from(["query", "intent"]), st.booleans())
+def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match, identifiers):
     n_users, rows = case
     users = [f"u{i}" for i in range(n_users)] + [f"u{r[0]}" for r in rows]
     queries = ["a"] * n_users + [r[1] for r in rows]
@@ -179,6 +188,9 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match
                         "url": urls})
     k = min(k, n_users)
     release = anonymize(log, k, seed=seed, tie_break=tie_break, assess=False, match=match,
-                        pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=False,
+                        pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=identifiers,
                         time_granularity="day")
-    check_release(h, log, release, k)
+    flagged = sum(n for (_, q), n in h.original_counts(log).items() if "555" in q)
+    check_release(h, log, release, k, flagged if identifiers else 0)
+    if identifiers:
+        assert not release.data["query"].str.contains("555").any()
