@@ -52,9 +52,11 @@ def figures_for(release: Release) -> list[tuple[str, Any]]:
         keys = [key for key in before if key.startswith("unique_by")]
         fig, ax = plt.subplots(figsize=(6, 3))
         x = np.arange(len(keys))
-        ax.bar(x - 0.2, [before[key] for key in keys], width=0.4, label="before")
-        ax.bar(x + 0.2, [after[key] for key in keys], width=0.4, label="after")
-        ax.set_xticks(x, [key.replace("unique_by_", "") for key in keys])
+        for shift, label, values in ((-0.2, "before", before), (0.2, "after", after)):
+            bars = ax.bar(x + shift, [values[key] for key in keys], width=0.4, label=label)
+            ax.bar_label(bars, fmt="%.2f", fontsize=7)
+        ax.set_xticks(x, [key.replace("unique_by_", "").replace("_", " ") for key in keys])
+        ax.set_ylim(0, 1.1)
         ax.set_ylabel("share of users unique")
         ax.legend()
         figs.append(("Users unique by their queries, before and after", fig))
