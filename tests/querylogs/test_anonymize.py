@@ -194,3 +194,18 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match
     check_release(h, log, release, k, flagged if identifiers else 0)
     if identifiers:
         assert not release.data["query"].str.contains("555").any()
+
+
+def test_real_aol_sample(h):
+    """The original-format AOL sample (128 users): verified, exact accounting; aggregates only."""
+    from querylogs import read_log
+    from querylogs.identifiers import contains_identifier
+
+    log = read_log(h.shared_file("aol/aol_raw_sample_20k.tsv"))
+    release = anonymize(log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY), assess=False)
+    counts = h.original_counts(log)
+    queries = sorted({q for _, q in counts})
+    flagged = dict(zip(queries, contains_identifier(queries)))
+    expected = sum(n for (_, q), n in counts.items() if flagged[q])
+    check_release(h, log, release, 5, expected)
+    assert release.info["queries_in"] == sum(counts.values())
