@@ -13,6 +13,7 @@ from structanon import Partition, Release
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
 
+from ._multisets import accounting, group_targets, select_events
 from ._verify import verify_log
 from .identifiers import IDENTIFIER_PATTERNS, detect_identifiers
 from .intents import click_graph, cluster_intents, normalize_queries
@@ -96,69 +97,6 @@ def _events(frame: pd.DataFrame, query_codes: np.ndarray, rng: np.random.Generat
         "url": frame["url"].to_numpy(dtype=object)[first],
         "n": n_events,
     }, np.asarray(users, dtype=object)
-
-
-def _group_targets(labels, ev_user, ev_query, n_queries, tie_break):
-    """Per (group, item): the published count m, a median of the members' counts."""
-    sizes = np.bincount(labels)
-    pair = ev_user * n_queries + ev_query
-    uniq_pair, counts = np.unique(pair, return_counts=True)
-    e_query = uniq_pair % n_queries
-    e_group = labels[uniq_pair // n_queries]
-    order = np.lexsort((counts, e_query, e_group))
-    e_query, e_group, counts = e_query[order], e_group[order], counts[order]
-    block_key = e_group * n_queries + e_query
-    if block_key.size == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return {"group": empty, "query": empty, "target": empty}
-    starts = np.flatnonzero(np.r_[True, block_key[1:] != block_key[:-1]])
-    nonzero = np.diff(np.r_[starts, block_key.size])
-    b_group, b_query = e_group[starts], e_query[starts]
-    size = sizes[b_group]
-    zeros = size - nonzero
-    position = (size - 1) // 2 if tie_break == "suppress" else size // 2
-    inside = position >= zeros
-    target = np.zeros(starts.size, dtype=np.int64)
-    target[inside] = counts[starts[inside] + (position[inside] - zeros[inside])]
-    return {"group": b_group, "query": b_query, "target": target}
-
-
-def _select_events(events, item, labels, blocks, n_items, preference, rng):
-    """For each (group, item) with target m > 0, pick m of the group's events of that item,
-    those with the highest ``preference`` first (random among equals)."""
-    g = labels[events["user"]]
-    key = g * n_items + item
-    block_keys = blocks["group"] * n_items + blocks["query"]
-    position = np.searchsorted(block_keys, key)
-    target = blocks["target"][position]
-    order = np.lexsort((rng.random(key.size), -preference, key))
-    sorted_key = key[order]
-    starts = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
-    start_index = np.maximum.accumulate(np.where(starts, np.arange(key.size), 0))
-    rank = np.arange(key.size) - start_index
-    chosen = order[rank < target[order]]
-    return np.sort(chosen), g
-
-
-def _accounting(labels, ev_user, ev_query, chosen, event_group, n_queries):
-    """Exact per-cluster additions and suppressions of queries, from what is published."""
-    n_groups = int(labels.max()) + 1
-    sizes = np.bincount(labels, minlength=n_groups)
-    pub_key = event_group[chosen] * n_queries + ev_query[chosen]
-    pub_keys, pub_count = np.unique(pub_key, return_counts=True)
-    own_key, own_count = np.unique(ev_user * n_queries + ev_query, return_counts=True)
-    own_user = own_key // n_queries
-    own_group_key = labels[own_user] * n_queries + own_key % n_queries
-    pos = np.searchsorted(pub_keys, own_group_key)
-    found = (pos < pub_keys.size) & (pub_keys[np.minimum(pos, pub_keys.size - 1)] == own_group_key)
-    published_own = np.where(found, pub_count[np.minimum(pos, max(pub_keys.size - 1, 0))], 0)
-    suppressed = np.bincount(labels[own_user], weights=np.maximum(own_count - published_own, 0),
-                             minlength=n_groups)
-    kept = np.bincount(labels[own_user], weights=np.minimum(own_count, published_own),
-                       minlength=n_groups)
-    published = np.bincount(pub_keys // n_queries, weights=pub_count, minlength=n_groups)
-    added = published * sizes - kept
-    return (published.astype(np.int64), added.astype(np.int64), suppressed.astype(np.int64))
 
 
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
@@ -346,20 +284,23 @@ def anonymize(
         item, n_items = ev["query"], n_kept_q
     else:
         item, n_items = intent_labels[ev["query"]], n_intents
-    blocks = _group_targets(labels, ev["user"], item, n_items, tie_break)
+    blocks = group_targets(labels, ev["user"], item, n_items, tie_break)
     in_group = labels[ev["user"]] * n_kept_q + ev["query"]
     _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
                                                           return_counts=True)
     preference = group_query_count[group_query_inverse.reshape(-1)]
-    chosen, event_group = _select_events(ev, item, labels, blocks, n_items, preference, rng)
+    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference, rng)
     pseudonyms = pseudonymizer.pseudonymize(users)
     data = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms, time_granularity)
     timings["publish"] = _time.perf_counter() - clock
 
     n_groups = int(labels.max()) + 1
     group_sizes = np.bincount(labels, minlength=n_groups)
-    published_per_group, added_per_group, suppressed_per_group = _accounting(
+    published_per_group, added_per_group, suppressed_per_group = accounting(
         labels, ev["user"], ev["query"], chosen, event_group, n_kept_q)
+    _, intent_added, intent_suppressed = accounting(
+        labels, ev["user"], intent_labels[ev["query"]] if ev["query"].size else ev["query"],
+        chosen, event_group, n_intents)
     identifier_suppressed = int(ev_flagged.sum())
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
@@ -372,6 +313,8 @@ def anonymize(
         "queries_suppressed_identifier": identifier_suppressed,
         "queries_suppressed_clustering": clustering_suppressed,
         "identifier_queries_by_kind": identifier_counts,
+        "intent_level": {"added": int(intent_added.sum()),
+                         "suppressed": int(intent_suppressed.sum())},
         "rows_in": int(len(frame)),
         "users_in": int(n_users),
         "users_published": int(n_users - empty_user.sum()),

@@ -1,0 +1,99 @@
+"""Per-cluster published multisets: median targets, event selection, exact accounting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["group_targets", "select_events", "accounting"]
+
+
+def group_targets(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
+                  n_queries: int, tie_break: str) -> dict[str, np.ndarray]:
+    """Per (group, item): the published count ``m``, a median of the members' counts.
+
+    Notes
+    -----
+    For the ``s`` members of a group with counts ``n_1 <= ... <= n_s`` of an item (zeros
+    included), ``m = n_{floor((s-1)/2)+1}`` (lower median, ``tie_break="suppress"``) or
+    ``n_{floor(s/2)+1}`` (upper median, ``"add"``); any value between them minimizes
+    ``sum_u |n_u - m|``.  Only non-zero counts are stored, so the position of the median
+    is shifted by the number of members with a zero count.
+
+    Examples
+    --------
+    >>> t = group_targets(np.array([0, 0, 0]), np.array([0, 0, 1, 2, 2, 2]),
+    ...                   np.array([0, 0, 0, 0, 0, 1]), 2, "suppress")
+    >>> t["query"].tolist(), t["target"].tolist()
+    ([0, 1], [2, 0])
+    """
+    sizes = np.bincount(labels)
+    pair = ev_user * n_queries + ev_query
+    uniq_pair, counts = np.unique(pair, return_counts=True)
+    e_query = uniq_pair % n_queries
+    e_group = labels[uniq_pair // n_queries]
+    order = np.lexsort((counts, e_query, e_group))
+    e_query, e_group, counts = e_query[order], e_group[order], counts[order]
+    block_key = e_group * n_queries + e_query
+    if block_key.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return {"group": empty, "query": empty, "target": empty}
+    starts = np.flatnonzero(np.r_[True, block_key[1:] != block_key[:-1]])
+    nonzero = np.diff(np.r_[starts, block_key.size])
+    b_group, b_query = e_group[starts], e_query[starts]
+    size = sizes[b_group]
+    zeros = size - nonzero
+    position = (size - 1) // 2 if tie_break == "suppress" else size // 2
+    inside = position >= zeros
+    target = np.zeros(starts.size, dtype=np.int64)
+    target[inside] = counts[starts[inside] + (position[inside] - zeros[inside])]
+    return {"group": b_group, "query": b_query, "target": target}
+
+
+def select_events(events: dict, item: np.ndarray, labels: np.ndarray, blocks: dict,
+                  n_items: int, preference: np.ndarray, rng: np.random.Generator):
+    """For each (group, item) with target m > 0, pick m of the group's events of that item,
+    those with the highest ``preference`` first (random among equals).
+
+    A group holding ``m`` or more events of an item always exists: the median of the
+    members' counts is at most the largest count.  Returns the chosen event indices
+    (sorted) and every event's group."""
+    g = labels[events["user"]]
+    key = g * n_items + item
+    block_keys = blocks["group"] * n_items + blocks["query"]
+    position = np.searchsorted(block_keys, key)
+    target = blocks["target"][position]
+    order = np.lexsort((rng.random(key.size), -preference, key))
+    sorted_key = key[order]
+    starts = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
+    start_index = np.maximum.accumulate(np.where(starts, np.arange(key.size), 0))
+    rank = np.arange(key.size) - start_index
+    chosen = order[rank < target[order]]
+    return np.sort(chosen), g
+
+
+def accounting(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
+               chosen: np.ndarray, event_group: np.ndarray, n_queries: int):
+    """Per-cluster (published per member, additions, suppressions) of items.
+
+    Every member of group ``G`` publishes ``p_G(q)`` = the number of chosen events of
+    item ``q`` in ``G``; member ``u`` issued ``n_u(q)``.  Suppressions are
+    ``sum max(n_u(q) - p_G(q), 0)`` and additions ``sum max(p_G(q) - n_u(q), 0)``, summed
+    over the members and items of each group.
+    """
+    n_groups = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=n_groups)
+    pub_key = event_group[chosen] * n_queries + ev_query[chosen]
+    pub_keys, pub_count = np.unique(pub_key, return_counts=True)
+    own_key, own_count = np.unique(ev_user * n_queries + ev_query, return_counts=True)
+    own_user = own_key // n_queries
+    own_group_key = labels[own_user] * n_queries + own_key % n_queries
+    pos = np.searchsorted(pub_keys, own_group_key)
+    found = (pos < pub_keys.size) & (pub_keys[np.minimum(pos, pub_keys.size - 1)] == own_group_key)
+    published_own = np.where(found, pub_count[np.minimum(pos, max(pub_keys.size - 1, 0))], 0)
+    suppressed = np.bincount(labels[own_user], weights=np.maximum(own_count - published_own, 0),
+                             minlength=n_groups)
+    kept = np.bincount(labels[own_user], weights=np.minimum(own_count, published_own),
+                       minlength=n_groups)
+    published = np.bincount(pub_keys // n_queries, weights=pub_count, minlength=n_groups)
+    added = published * sizes - kept
+    return (published.astype(np.int64), added.astype(np.int64), suppressed.astype(np.int64))
