@@ -58,8 +58,14 @@ def _keys(pdf, cols, grid: CloakingGrid, window_ns: int):
     f = parse_fixes(pdf, *cols, drop_invalid=True)
     ix, iy = grid.cells(f.lon, f.lat)
     w = np.floor_divide(f.t_ns, window_ns)
-    user = pd.Series(f.user).astype(str).to_numpy(dtype=object)
-    return f, ix, iy, w, user
+    return f, ix, iy, w, _user_keys(f.user)
+
+
+def _user_keys(values: np.ndarray) -> np.ndarray:
+    """Integer ids as int64 (fast to sort and search), anything else as text."""
+    if np.issubdtype(np.asarray(values).dtype, np.integer):
+        return np.asarray(values, dtype=np.int64)
+    return np.asarray(pd.Series(values).astype(str).to_numpy(dtype=object), dtype=str)
 
 
 def _triples(pdf, cols, grid, window_ns) -> pd.DataFrame:
@@ -68,16 +74,19 @@ def _triples(pdf, cols, grid, window_ns) -> pd.DataFrame:
     return frame.groupby(["ix", "iy", "w", "user"], sort=False)["weight"].sum().reset_index()
 
 
-_TRIPLES_META = pd.DataFrame({"ix": pd.Series(dtype=np.int64), "iy": pd.Series(dtype=np.int64),
-                              "w": pd.Series(dtype=np.int64), "user": pd.Series(dtype=object),
-                              "weight": pd.Series(dtype=np.int64)})
+def _triples_meta(user_dtype) -> pd.DataFrame:
+    integer = pd.api.types.is_integer_dtype(user_dtype)
+    return pd.DataFrame({"ix": pd.Series(dtype=np.int64), "iy": pd.Series(dtype=np.int64),
+                         "w": pd.Series(dtype=np.int64),
+                         "user": pd.Series(dtype=np.int64 if integer else object),
+                         "weight": pd.Series(dtype=np.int64)})
 
 
 def _label(pdf, cols, grid, window_ns, lookup: dict) -> pd.DataFrame:
     """Each valid fix of the partition with its triple's region (suppressed fixes dropped)."""
     f, ix, iy, w, user = _keys(pdf, cols, grid, window_ns)
     # sorted arrays and searchsorted: thread-safe, unlike a shared pandas Index's hash engine
-    u = np.searchsorted(lookup["users"], np.asarray(user, dtype=str))
+    u = np.searchsorted(lookup["users"], user)
     key = ((ix * grid.ny + iy) * lookup["n_windows"] + (w - lookup["w0"])) * lookup["n_users"] + u
     region = lookup["region"][np.searchsorted(lookup["keys"], key)]
     kept = region >= 0
@@ -133,7 +142,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
         raise InfeasibleError("no valid fixes to cloak")
     grid = CloakingGrid.fit(stats["lon_min"].min(), stats["lon_max"].max(),
                             stats["lat_min"].min(), stats["lat_max"].max(), cell_size, levels)
-    parts = ddf.map_partitions(_triples, cols, grid, window_ns, meta=_TRIPLES_META).compute()
+    parts = ddf.map_partitions(_triples, cols, grid, window_ns, meta=_triples_meta(ddf[user].dtype)).compute()
     parts = parts.groupby(["ix", "iy", "w", "user"], sort=True)["weight"].sum().reset_index()
     u_codes, users = pd.factorize(parts["user"], sort=True)
     if len(users) < k:
@@ -155,7 +164,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     keys = (((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(users)
             + triples.u)
     order = np.argsort(keys)
-    lookup = {"users": np.asarray(users, dtype=str), "keys": keys[order], "region": region[order],
+    lookup = {"users": _user_keys(np.asarray(users)), "keys": keys[order], "region": region[order],
               "w0": w0,
               "n_windows": n_windows, "n_users": len(users),
               "pseudonyms": pseud.pseudonymize(np.asarray(users, dtype=object))}
