@@ -38,6 +38,7 @@ def test_dask_matches_pandas(client, key, method, recount):
     assert got.info["fixes_published_per_level"] == expected.info["fixes_published_per_level"]
     assert got.checks.passed and min(recount(data).values()) >= 5
     assert got.risk["after"]["home_unique_share"] == expected.risk["after"]["home_unique_share"]
+    assert got.to_dict()["parameters"]["engine"] == "dask" and "Privacy checks" in got.summary()
 
 
 def test_dask_invalid_rows(client, key):
