@@ -25,7 +25,8 @@ import scipy.sparse as sp
 
 from structanon.errors import InfeasibleError
 
-from ._sequence import anonymize_degree_sequence
+from ._sequence import _anonymize as _anonymize_sequence
+from ._sequence import anonymize_for_graph
 
 __all__ = ["Construction", "construct"]
 
@@ -40,6 +41,7 @@ class Construction:
     removed: np.ndarray  # (r, 2) int64, u < v, original edges only
     target: np.ndarray  # degree of every node after the edits
     first_target: np.ndarray  # the anonymized sequence of the original degrees
+    optimum: int = 0  # least L1 increase of the original degrees (any parity)
     rounds: int = 1
     probes: int = 0
     repairs: int = 0
@@ -175,14 +177,7 @@ def _realize(graph: _Overlay, residual: np.ndarray) -> np.ndarray:
 
 
 def _anonymize(deg: np.ndarray, k: int, method: str, seed) -> np.ndarray:
-    """Anonymized sequence, with an even sum where consecutive groups allow one (DP only);
-    an odd one is fixed by the repair rounds."""
-    if method == "dp":
-        try:
-            return anonymize_degree_sequence(deg, k, method="dp", even=True, seed=seed)
-        except InfeasibleError:
-            pass
-    return anonymize_degree_sequence(deg, k, method=method, seed=seed)
+    return anonymize_for_graph(deg, k, method, seed)[0]
 
 
 def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Generator) -> int:
@@ -210,8 +205,10 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         cand = order[free[order]]
         if cand.size < need:
             raise InfeasibleError(f"node {u} cannot gain {need} more neighbours")
-        common = graph.common_neighbors(u)[cand]
-        cand = cand[np.argsort(-common, kind="stable")]
+        shared = graph.common_neighbors(u)
+        common = shared[cand]
+        key = -common.astype(np.int16) if common.max(initial=0) < 2**15 else -common
+        cand = cand[np.argsort(key, kind="stable")]
         d = deg_final[cand]
         small = d.astype(np.int16) if d.max() < 2**15 else d  # radix sort for small ints
         srt = np.argsort(small, kind="stable")
@@ -220,8 +217,7 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
         rank = np.arange(d.size) - np.repeat(starts, np.diff(np.r_[starts, d.size]))
         spare = (rank < counts[d] - k) & (counts[d + 1] >= k - 1)
         spare_cand = cand[spare]
-        common = graph.common_neighbors(u)[spare_cand]
-        picks = spare_cand[np.lexsort((position[spare_cand], -common))][:need]
+        picks = spare_cand[np.lexsort((position[spare_cand], -shared[spare_cand]))][:need]
         if picks.size < need:
             rest = cand[~spare]
             rest = rest[np.argsort(-counts[deg_final[rest]], kind="stable")][: need - picks.size]
@@ -275,7 +271,9 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
     rng = np.random.default_rng(seed)
     base = _Overlay(n, edges)
     deg0 = base.degree.copy()
-    first = _anonymize(deg0, k, method, seed)
+    first, optimum = anonymize_for_graph(deg0, k, method, seed)
+    if optimum is None:  # the greedy sequence; the bound comes from the DP
+        optimum = _anonymize_sequence(deg0, k, "dp", False, seed)[1]
     log: list[str] = []
     graph = base
     probes = repairs = swaps = 0
@@ -320,5 +318,6 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
         leftover = _realize(graph, target - graph.degree)
     added, removed = graph.edits()
     return Construction(added=added, removed=removed, target=graph.degree.copy(),
-                        first_target=first, rounds=rounds, probes=probes, repairs=repairs,
+                        first_target=first, optimum=int(optimum),
+                        rounds=rounds, probes=probes, repairs=repairs,
                         swaps=swaps, log=log)

@@ -42,8 +42,9 @@ def _group_costs(ds: np.ndarray, prefix: np.ndarray, starts: np.ndarray, ends: n
     return (ends - starts) * ds[starts] - (prefix[ends] - prefix[starts])
 
 
-def _dp(ds: np.ndarray, k: int, even: bool) -> np.ndarray:
-    """Group start index of every optimal group, in order; ``ds`` sorted descending.
+def _dp(ds: np.ndarray, k: int, even: bool) -> tuple[np.ndarray, int]:
+    """Start index of every optimal group, in order (``ds`` sorted descending), and the
+    least cost of any parity.
 
     ``best[m, p]`` is the least cost of anonymizing the prefix ``ds[:m]`` with total cost of
     parity ``p``.  The prefix ends with one group ``ds[t:m]`` of size k..2k-1, so ``best[m]``
@@ -78,6 +79,7 @@ def _dp(ds: np.ndarray, k: int, even: bool) -> np.ndarray:
             raise InfeasibleError("no k-anonymous degree sequence with an even sum exists")
     else:
         p = int(np.argmin(best[n]))
+    optimum = float(best[n].min())
     starts = []
     m = n
     while m > 0:
@@ -86,7 +88,7 @@ def _dp(ds: np.ndarray, k: int, even: bool) -> np.ndarray:
         p = (p - cost) & 1
         starts.append(t)
         m = t
-    return np.array(starts[::-1], dtype=np.int64)
+    return np.array(starts[::-1], dtype=np.int64), int(optimum)
 
 
 def _greedy(ds: np.ndarray, k: int) -> np.ndarray:
@@ -177,21 +179,41 @@ def anonymize_degree_sequence(
     """
     if method not in _METHODS:
         raise InputError(f"parameter 'method' must be one of {_METHODS}, got {method!r}")
+    return _anonymize(degrees, k, method, even, seed)[0]
+
+
+def _anonymize(degrees, k, method: str, even: bool, seed) -> tuple[np.ndarray, int | None]:
+    """The anonymized sequence and, for the DP, the least increase of any parity."""
     d, k = _validate(degrees, k)
     rng = np.random.default_rng(seed)
     tie = rng.permutation(d.size)
     order = np.lexsort((tie, -d))  # degree descending, ties in seeded random order
     ds = d[order]
+    optimum = None
     if k == 1:
-        starts = np.arange(d.size)
+        starts, optimum = np.arange(d.size), 0
         if even and ds.sum() % 2:
-            starts = _dp(ds, 1, even=True)
+            starts, optimum = _dp(ds, 1, even=True)
     elif method == "dp":
-        starts = _dp(ds, k, even)
+        starts, optimum = _dp(ds, k, even)
     else:
         starts = _greedy(ds, k)
     sizes = np.diff(np.append(starts, ds.size))
     targets_sorted = np.repeat(ds[starts], sizes)
     out = np.empty_like(d)
     out[order] = targets_sorted
-    return out
+    return out, optimum
+
+
+def anonymize_for_graph(degrees, k: int, method: str, seed) -> tuple[np.ndarray, int | None]:
+    """Anonymized sequence for graph construction, and the DP's least increase (any parity).
+
+    With the DP the sum is kept even where consecutive groups allow it (a graph's degree
+    sum is even); otherwise the odd optimum is returned and construction fixes the parity.
+    """
+    if method == "dp":
+        try:
+            return _anonymize(degrees, k, "dp", True, seed)
+        except InfeasibleError:
+            pass
+    return _anonymize(degrees, k, method, False, seed)
