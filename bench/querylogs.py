@@ -115,8 +115,8 @@ def main() -> None:
         "## querylogs",
         f"Command: `{command}`; machine: {machine_line()}, shared with other jobs while "
         "measuring (wall times are indicative). Each case runs in a forked child "
-        "(`measure`); wall = read + anonymize + utility/risk assessment (+ write for the "
-        "synthetic case); seed 1, time granularity day, identifiers suppressed, "
+        "(`measure`); wall = read + anonymize + utility/risk assessment (for the synthetic case "
+        "also generating and writing the input file, and writing the published log); seed 1, time granularity day, identifiers suppressed, "
         "tie_break=suppress and match=query unless stated. Query counts are query events "
         "(distinct user, query, time). Real queries are not shown, only aggregates.",
         markdown_table(
