@@ -18,6 +18,7 @@ increases that are not already its neighbours.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,7 +62,7 @@ class _Overlay:
         mat.sort_indices()
         self.matrix = mat
         self.indptr, self.indices = mat.indptr.astype(np.int64), mat.indices.astype(np.int64)
-        self.added: dict[int, set[int]] = {}
+        self.added: defaultdict[int, set[int]] = defaultdict(set)
         self.added_chunks: list[np.ndarray] = []
         self.added_single: list[tuple[int, int]] = []
         self.cancelled: set[tuple[int, int]] = set()
@@ -103,8 +104,8 @@ class _Overlay:
         if key in self.removed:  # re-adding a removed original edge cancels the removal
             self.removed.discard(key)
         else:
-            self.added.setdefault(u, set()).add(v)
-            self.added.setdefault(v, set()).add(u)
+            self.added[u].add(v)
+            self.added[v].add(u)
             self.added_single.append(key)
         self.degree[u] += 1
         self.degree[v] += 1
@@ -123,10 +124,10 @@ class _Overlay:
             if back:
                 wl = [w for w in wl if w not in set(back)]
                 ws = np.asarray(wl, dtype=np.int64)
-        self.added.setdefault(v, set()).update(wl)
-        get = self.added.setdefault
+        added = self.added
+        added[v].update(wl)
         for w in wl:
-            get(w, set()).add(v)
+            added[w].add(v)
         self.added_chunks.append(np.stack([np.minimum(ws, v), np.maximum(ws, v)], axis=1))
         np.add.at(self.degree, ws, 1)
         self.degree[v] += ws.size
