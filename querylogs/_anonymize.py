@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import time as _time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from tqdm import tqdm
 
 from structanon import Partition, Release
 from structanon.errors import InfeasibleError, InputError
@@ -135,6 +137,7 @@ def anonymize(
     match: str = "query",
     risk_p: tuple[int, ...] = (1, 3, 5),
     assess: bool = True,
+    show_progress: bool = False,
 ) -> Release:
     """Anonymize a search log so every published user shares the whole published log of
     at least ``k - 1`` others.
@@ -173,6 +176,8 @@ def anonymize(
         Numbers of known queries for the random-query re-identification attack.
     assess : bool
         Compute the utility metrics and risk before/after (skip for speed).
+    show_progress : bool
+        Show a progress bar of the user clustering on stderr (when it is a terminal).
 
     Returns
     -------
@@ -275,7 +280,9 @@ def anonymize(
                             shape=(n_users, n_intents))
     profile.sum_duplicates()
     profile.data = np.log1p(profile.data)
-    labels = mdav(profile, k)
+    with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
+              disable=not show_progress or not sys.stderr.isatty()) as bar:
+        labels = mdav(profile, k, progress=bar.update)
     timings["user_clustering"] = _time.perf_counter() - clock
 
     clock = _time.perf_counter()

@@ -122,7 +122,7 @@ def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, se
     release = anonymize(log, k, time_granularity=time_granularity, seed=seed,
                         pseudonymizer=Pseudonymizer.from_config(key_file),
                         suppress_identifiers=not keep_identifiers, tie_break=tie_break,
-                        assess=not no_assess)
+                        assess=not no_assess, show_progress=True)
     release.info["input"] = parsed
     write_log(release.data, output)
     emit_release(release, report, figures=lambda: figures_for(release))

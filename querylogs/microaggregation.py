@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -52,7 +55,7 @@ class _Rows:
         return self.index[local]
 
 
-def mdav(profiles, k: int) -> np.ndarray:
+def mdav(profiles, k: int, progress: Callable[[int], Any] | None = None) -> np.ndarray:
     """Maximum Distance to Average Vector (MDAV) microaggregation.
 
     Parameters
@@ -61,6 +64,8 @@ def mdav(profiles, k: int) -> np.ndarray:
         One row per individual (here: a user's intent profile).
     k : int
         Minimum group size.
+    progress : callable, optional
+        Called with the number of rows each step assigns (e.g. a tqdm bar's ``update``).
 
     Returns
     -------
@@ -116,6 +121,8 @@ def mdav(profiles, k: int) -> np.ndarray:
         s = rows.farthest(np.where(rows.alive, to_r, -np.inf))
         labels[rows.take_nearest(rows.to_row(s), k)] = group + 1
         group += 2
+        if progress is not None:
+            progress(2 * k)
     if rows.count >= 2 * k:
         centroid = rows.total / rows.count
         r = rows.farthest(rows.to_vector(centroid))
@@ -123,4 +130,6 @@ def mdav(profiles, k: int) -> np.ndarray:
         group += 1
     if rows.count:
         labels[rows.index[rows.alive]] = group
+    if progress is not None:
+        progress(int((labels >= 0).sum()) - 2 * k * (group // 2))
     return labels
