@@ -32,12 +32,12 @@ def _load(rel: str, limit: int | None):
     return data[:limit] if limit else data
 
 
-def _km_case(rel, limit, k, m, method):
+def _km_case(rel, limit, k, m, method, order="id"):
     from transactions import km_anonymize, metrics
 
     data = _load(rel, limit)
     t0, c0 = time.perf_counter(), time.process_time()
-    release = km_anonymize(data, k=k, m=m, method=method, evaluate=False)
+    release = km_anonymize(data, k=k, m=m, method=method, order=order, evaluate=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     tax = release.taxonomy
     t0 = time.perf_counter()
@@ -131,7 +131,7 @@ def main() -> None:
     cmd = "/work/venv/bin/python bench/transactions.py" + (" --quick" if args.quick else "")
     sections = [f"Machine: {machine_line()}; shared with other jobs while measuring, so times "
                 f"are indicative (cpu s = the process's own CPU time).  Command: `{cmd}`.  Automatic taxonomy: balanced tree, fan-out 5,"
-                " items by id (as in the ARX figures in PEERS.md).  Time = encode + anonymize + "
+                " items by id (as in the ARX figures in PEERS.md) unless marked 'tree by frequency'.  Time = encode + anonymize + "
                 "verify from the output; peak RSS of the child process (includes the utility "
                 "evaluation).  NCP over item occurrences; support error = mean relative error "
                 "of 200 random 1- and 2-itemsets; top-50 = the 50 most frequent 1-/2-itemsets; "
@@ -141,18 +141,21 @@ def main() -> None:
             sections.append(f"{name}: data absent, skipped.")
             continue
         rows = []
-        for method in ("apriori", "local"):
+        for method, order in (("apriori", "id"), ("local", "id"), ("apriori", "frequency"),
+                              ("local", "frequency")):
             for k in ks:
                 for m in ms:
-                    if method == "local" and (k != 10 or m != 2):
+                    if (method == "local" or order != "id") and (k != 10 or m != 2):
                         continue
+                    label = method if order == "id" else f"{method}, tree by frequency"
                     try:
-                        res, _wall, peak = measure(_km_case, rel, limit, k, m, method, timeout=600)
+                        res, _wall, peak = measure(_km_case, rel, limit, k, m, method, order,
+                                                   timeout=600)
                     except (TimeoutError, RuntimeError) as exc:
-                        rows.append([method, k, m, "-", f"failed: {str(exc)[:60]}", "", "", "", "",
+                        rows.append([label, k, m, "-", f"failed: {str(exc)[:60]}", "", "", "", "",
                                      "", ""])
                         continue
-                    rows.append([method, k, m, res["n"], round(res["seconds"], 2),
+                    rows.append([label, k, m, res["n"], round(res["seconds"], 2),
                                  round(res["cpu"], 2), round(peak),
                                  f"{100 * res['ncp']:.3f}%", round(res["support_error"], 3),
                                  round(res["top50_error"], 3), round(res["fi_recall"], 3)])

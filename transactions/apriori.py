@@ -65,8 +65,10 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
         items (see ``fanout`` and ``order``).
     method : {"apriori", "local"}
         ``"apriori"``: one global cut of the taxonomy (Apriori Anonymization).
-        ``"local"``: local recoding; similar transactions are bisected recursively and
-        each part gets its own cut when that lowers the NCP.
+        ``"local"``: local recoding; the Apriori cut is refined by specializing nodes one
+        child at a time while the release stays k^m-anonymous (siblings may stay
+        generalized), and similar transactions are bisected, each part anonymized on its
+        own, where that lowers the NCP.  Never loses more than ``"apriori"``.
     fanout : int, optional
         Fan-out of the automatic taxonomy (default 5); only without ``hierarchy``.
     seed : int, optional
@@ -107,6 +109,8 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     tree), then size 2, ..., m, each time raising the cut node whose generalization
     costs the least NCP until no itemset of that size has support in (0, k).  Global
     generalization only merges supports, so itemsets fixed at a lower size stay fixed.
+    Supports are counted with numpy: every ``i``-subset of every generalized transaction
+    becomes one int64 key (its label codes in base ``#labels``), then ``np.unique``.
 
     References
     ----------
