@@ -179,7 +179,8 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
 
     t = time.perf_counter()
     deg0 = np.bincount(edges.ravel(), minlength=n)
-    built = build_construction(n, edges, k, method, construct, seed)
+    with _no_gc():
+        built = build_construction(n, edges, k, method, construct, seed)
     l1_bound = built.optimum
     timings["anonymize"] = time.perf_counter() - t
 
