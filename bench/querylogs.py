@@ -20,10 +20,15 @@ from _harness import machine_line, markdown_table, measure, record_section, shar
 
 import querylogs  # noqa: E402
 
+IA_COLUMNS = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "ItemRank"}
+
 
 def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query") -> dict:
     start = time.perf_counter()
-    log = querylogs.read_log(path, on_bad_lines="skip")
+    if "aol_ia_head" in path:  # no URLs; read through the generic reader's column mapping
+        log = querylogs.read_log(path, "csv", sep="\t", columns=IA_COLUMNS)
+    else:
+        log = querylogs.read_log(path, on_bad_lines="skip")
     read_s = time.perf_counter() - start
     release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match)
     return summarize(release, read_s, len(log))
@@ -77,6 +82,9 @@ def main() -> None:
         cases += [(f"AOL raw sample 20k (k={k})", run_real, (str(raw), k)) for k in (2, 5, 10)]
         cases.append(("AOL raw sample 20k (k=5, match=intent)", run_real,
                       (str(raw), 5, "suppress", "intent")))
+    ia = shared_data("aol/aol_ia_head_clicks_92k.tsv.gz")
+    if ia is not None:
+        cases.append(("AOL head 92k, no URLs (k=5)", run_real, (str(ia), 5)))
     if top is not None and not args.quick:
         cases += [(f"AOL top-1000 users (k={k})", run_real, (str(top), k)) for k in (2, 5, 10)]
         cases.append(("AOL top-1000 users (k=2, tie_break=add)", run_real, (str(top), 2, "add")))

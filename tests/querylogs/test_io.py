@@ -137,3 +137,13 @@ def test_real_aol_sample_aggregates(h):
     assert log["time"].min() >= pd.Timestamp("2006-03-01")
     assert log["time"].max() < pd.Timestamp("2006-06-01")
     assert np.array_equal(log["url"].notna().to_numpy(), log["rank"].notna().to_numpy())
+
+
+def test_real_aol_head_through_column_mapping(h):
+    path = h.shared_file("aol/aol_ia_head_clicks_92k.tsv.gz")
+    log = read_log(path, "csv", sep="\t", columns={"user": "AnonID", "query": "Query",
+                                                   "time": "QueryTime", "rank": "ItemRank"})
+    report = parse_report(log)
+    assert len(log) == 92_856 and report["malformed"] == 0
+    assert log["user"].nunique() == 1_017
+    assert log["url"].isna().all() and log["rank"].notna().all()
