@@ -250,12 +250,13 @@ def refine_cut(b: Baskets, tax: Taxonomy, k: int, m: int, gen: np.ndarray,
     return gen, {"checks": checks, "items_specialized": lowered}
 
 
-def local_gen(b: Baskets, tax: Taxonomy, k: int, m: int) -> tuple[np.ndarray, dict]:
+def local_gen(b: Baskets, tax: Taxonomy, k: int, m: int,
+              start: tuple[np.ndarray, dict] | None = None) -> tuple[np.ndarray, dict]:
     """Apriori Anonymization followed by per-item specialization (:func:`refine_cut`)."""
-    gen, info = apriori_cut(b, tax, k, m)
+    gen, info = start if start is not None else apriori_cut(b, tax, k, m)
     gen, rinfo = refine_cut(b, tax, k, m, gen)
     occ_leaf = np.bincount(b.codes, minlength=tax.n_leaves).astype(np.float64)
-    return gen, {"rounds": info["rounds"], "refine": rinfo,
+    return gen, {"rounds": info["rounds"], "refine": rinfo, "apriori_cost": info["cost"],
                  "cost": occurrence_cost(gen, occ_leaf, tax)}
 
 
@@ -286,8 +287,9 @@ def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
 
     Every part is anonymized by :func:`local_gen`.  A part is split in two
     (contiguous halves of the similarity order) and each half anonymized on its own only
-    when the halves' total NCP is lower than the part's; each part is k^m-anonymous on
-    its own, so their union is (supports add up).
+    when the halves' total NCP is lower than the part's (the halves are refined only when
+    their Apriori cuts already cost less than the part's Apriori cut); each part is
+    k^m-anonymous on its own, so their union is (supports add up).
 
     Returns a list of ``(rows, gen)`` pairs and a dict of statistics.
     """
@@ -296,26 +298,31 @@ def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
         min_part = max(20 * k, 200)
     occ_all = np.bincount(b.codes, minlength=tax.n_leaves).astype(np.float64)
     gen0, info0 = local_gen(b, tax, k, m)
-    stack = [(order, gen0, info0["cost"], 0)]
+    stack = [(order, gen0, info0, 0)]
     parts: list[tuple[np.ndarray, np.ndarray]] = []
     tried = accepted = 0
     while stack:
-        rows, gen, cost, depth = stack.pop()
-        if depth >= max_depth or rows.size < 2 * min_part or cost == 0.0:
+        rows, gen, info, depth = stack.pop()
+        if depth >= max_depth or rows.size < 2 * min_part or info["cost"] == 0.0:
             parts.append((rows, gen))
             continue
         half = rows.size // 2
-        halves = (rows[:half], rows[half:])
+        halves = [subset(b, h) for h in (rows[:half], rows[half:])]
         tried += 1
         try:
-            results = [local_gen(subset(b, h), tax, k, m) for h in halves]
+            cuts = [apriori_cut(h, tax, k, m) for h in halves]
         except InfeasibleError:
             parts.append((rows, gen))
             continue
-        if sum(r[1]["cost"] for r in results) < cost:
+        # refine the halves only when their Apriori cuts already beat the part's
+        if sum(c[1]["cost"] for c in cuts) >= info["apriori_cost"]:
+            parts.append((rows, gen))
+            continue
+        results = [local_gen(h, tax, k, m, start=c) for h, c in zip(halves, cuts)]
+        if sum(r[1]["cost"] for r in results) < info["cost"]:
             accepted += 1
-            for h, (g, inf) in zip(halves, results):
-                stack.append((h, g, inf["cost"], depth + 1))
+            for h, (g, inf) in zip((rows[:half], rows[half:]), results):
+                stack.append((h, g, inf, depth + 1))
         else:
             parts.append((rows, gen))
     total = sum(occurrence_cost(g, np.bincount(subset(b, r).codes, minlength=tax.n_leaves), tax)
