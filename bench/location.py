@@ -101,7 +101,7 @@ def main() -> None:
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
     lines = [f"Machine: {machine_line()}; shared with other jobs while measuring (load average "
-             "often 3-5 on 2 cores), so times are upper bounds.",
+             "5-7 on 2 cores during the 10M runs), so wall times are upper bounds.",
              f"Command: `/work/venv/bin/python bench/location.py{' --quick' if args.quick else ''}"
              f"{' --skip-dask' if args.skip_dask else ''}`", ""]
 
