@@ -159,8 +159,8 @@ def anonymize_degree_sequence(
 
     Examples
     --------
-    >>> anonymize_degree_sequence([5, 4, 4, 2, 1, 1], k=2).tolist()
-    [5, 5, 4, 4, 1, 1]
+    >>> anonymize_degree_sequence([5, 4, 3, 2, 1, 1], k=2).tolist()
+    [5, 5, 3, 3, 1, 1]
     >>> anonymize_degree_sequence([3, 3, 2, 1], k=2, method="greedy").tolist()
     [3, 3, 2, 2]
 
