@@ -89,3 +89,16 @@ def test_demo(tmp_path):
         assert (tmp_path / f"location_{name}_cloaked.csv").exists()
         assert json.loads((tmp_path / f"location_{name}_report.json").read_text())[
             "verification"]["passed"]
+
+
+def test_cli_reads_parquet_with_epoch_times(tmp_path):
+    df = synthetic_log(2000, 40, seed=4)
+    df["time"] = df["time"].astype("int64") // 10**9  # epoch seconds
+    path = tmp_path / "fixes.parquet"
+    df.to_parquet(path)
+    out = tmp_path / "out.tsv"
+    res = CliRunner().invoke(cli, ["cloak", str(path), "-k", "3", "--window", "1h", "-o",
+                                   str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    table = pd.read_csv(out, sep="\t")
+    assert table.groupby(["region_id", "window"])["user"].nunique().min() >= 3
