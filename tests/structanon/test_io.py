@@ -25,6 +25,18 @@ def test_read_table_formats_and_errors(tmp_path):
         read_table(bad)
 
 
+def test_atomic_outputs_get_the_usual_permissions(tmp_path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "release.csv") as fh:
+            fh.write("x")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "release.csv").stat().st_mode & 0o777 == 0o644
+
+
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("old")
