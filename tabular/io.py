@@ -74,6 +74,11 @@ def load_hierarchies(
     InputError
         A column with neither a hierarchy nor a numeric marking, or a file naming a column
         that is not a quasi-identifier.
+
+    Examples
+    --------
+    >>> load_hierarchies(["age"], numeric=["age"])
+    {'age': 'numeric'}
     """
     columns = list(columns)
     files = dict(files or {})
@@ -98,7 +103,13 @@ def load_hierarchies(
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
-    """Parse ``COLUMN=VALUE`` command-line items."""
+    """Parse ``COLUMN=VALUE`` command-line items.
+
+    Examples
+    --------
+    >>> parse_assignments(["age=h_age.csv", "sex = h_sex.csv"], "--hierarchy")
+    {'age': 'h_age.csv', 'sex': 'h_sex.csv'}
+    """
     out = {}
     for item in items:
         if "=" not in item:

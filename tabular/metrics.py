@@ -114,6 +114,12 @@ def loss(transformation: Mapping[str, int], released: pd.DataFrame,
     ``s = n - len(released)`` suppressed records cost 1 each; the aggregate is
     ``prod_j (L_j + 1)^(1/q) - 1``.
 
+    Examples
+    --------
+    >>> h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "cd", "*"], ["d", "cd", "*"]])
+    >>> round(loss({"x": 1}, pd.DataFrame({"x": ["ab", "ab", "cd", "cd"]}), {"x": h}, n=4), 4)
+    0.3333
+
     References
     ----------
     V. S. Iyengar. Transforming data to satisfy privacy constraints. KDD 2002.
@@ -205,6 +211,12 @@ def gcp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str]
     """Global certainty penalty in [0, 1]: NCP summed over released cells, over ``n * q``.
 
     Each of the ``n - len(released)`` suppressed records costs 1 per attribute.
+
+    Examples
+    --------
+    >>> h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+    >>> gcp(pd.DataFrame({"x": ["ab", "c"]}), {"x": h}, n=3)  # (0.5 + 0 + 1) / 3
+    0.5
 
     References
     ----------
@@ -372,6 +384,13 @@ def count_query_error(
     dict with ``mean``, ``median`` relative error ``|est - true| / max(true, 1)``, and the
     parameters.
 
+    Examples
+    --------
+    >>> h = Hierarchy([["a", "*"], ["b", "*"]])
+    >>> t = pd.DataFrame({"x": ["a", "a", "b", "b"]})
+    >>> count_query_error(t, t, {"x": h}, n_queries=5, dimension=1, selectivity=0.5)["mean"]
+    0.0
+
     References
     ----------
     K. LeFevre, D. DeWitt, R. Ramakrishnan. Mondrian multidimensional k-anonymity. ICDE 2006.
@@ -436,6 +455,12 @@ def classifier_accuracy(
     Returns
     -------
     dict with ``original``, ``released`` accuracy and ``relative`` (released / original).
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"x": list("ab") * 20, "y": list("pq") * 20})
+    >>> classifier_accuracy(t, t.assign(x="*"), ["x"], "y")["original"]
+    1.0
     """
     from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import OrdinalEncoder
