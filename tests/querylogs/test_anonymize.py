@@ -73,6 +73,11 @@ def test_intent_matching(h, small_log):
             < exact.utility["intent_js_divergence"]["mean"])
     with pytest.raises(InputError, match="match"):
         anonymize(small_log, 5, match="topic")
+    with pytest.raises(InputError, match="profile_scale"):
+        anonymize(small_log, 5, profile_scale="sqrt")
+    logged = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
+                       profile_scale="log", assess=False)
+    check_release(h, small_log, logged, 5, logged.info["queries_suppressed_identifier"])
 
 
 def test_published_events_come_from_the_cluster(h, small_log):
