@@ -23,14 +23,16 @@ import querylogs  # noqa: E402
 IA_COLUMNS = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "ItemRank"}
 
 
-def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query") -> dict:
+def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query",
+             profile_scale: str = "count") -> dict:
     start = time.perf_counter()
     if "aol_ia_head" in path:  # no URLs; read through the generic reader's column mapping
         log = querylogs.read_log(path, "csv", sep="\t", columns=IA_COLUMNS)
     else:
         log = querylogs.read_log(path, on_bad_lines="skip")
     read_s = time.perf_counter() - start
-    release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match)
+    release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match,
+                                  profile_scale=profile_scale)
     return summarize(release, read_s, len(log))
 
 
@@ -50,6 +52,38 @@ def run_synthetic(users: int, lines: int, k: int) -> dict:
         out = summarize(release, read_s, len(log))
         out["write_s"] = time.perf_counter() - write_start
         return out
+
+
+def pairing_bound(path: str) -> dict:
+    """Query events kept at k=2 by MDAV and by a maximum-weight pairing of users, whose
+    weight is the events a pair keeps: ``2 * sum_q min(n_u(q), n_v(q))``."""
+    import networkx as nx
+    import pandas as pd
+
+    log = querylogs.read_log(path, on_bad_lines="skip")
+    release = querylogs.anonymize(log, 2, seed=1, assess=False)
+    codes, vocab = querylogs.normalize_queries(log["query"])
+    users, _ = pd.factorize(log["user"], sort=True)
+    events = pd.DataFrame({"u": users, "q": codes, "t": log["time"].to_numpy()}).drop_duplicates()
+    events = events[~querylogs.contains_identifier(vocab)[events["q"].to_numpy()]]
+    counts = events.groupby(["u", "q"]).size().reset_index(name="n")
+    shared = counts[counts.groupby("q")["u"].transform("size") >= 2]
+    weight: dict[tuple[int, int], int] = {}
+    for _, group in shared.groupby("q"):
+        u, n = group["u"].to_numpy(), group["n"].to_numpy()
+        for i in range(u.size):
+            for j in range(i + 1, u.size):
+                key = (min(u[i], u[j]), max(u[i], u[j]))
+                weight[key] = weight.get(key, 0) + int(min(n[i], n[j]))
+    graph = nx.Graph()
+    graph.add_weighted_edges_from((a, b, w) for (a, b), w in weight.items())
+    start = time.perf_counter()
+    matching = nx.max_weight_matching(graph)
+    seconds = time.perf_counter() - start
+    paired = 2 * sum(weight[(min(a, b), max(a, b))] for a, b in matching)
+    info = release.info
+    return {"events": int(len(events)), "mdav_kept": info["queries_published"] - info["queries_added"],
+            "pairing_kept": paired, "user_pairs_sharing": len(weight), "matching_s": seconds}
 
 
 def summarize(release, read_s: float, rows: int) -> dict:
@@ -74,7 +108,34 @@ def summarize(release, read_s: float, rows: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="small inputs only")
+    parser.add_argument("--pairing-bound", action="store_true",
+                        help="only compare MDAV with a maximum-weight pairing at k=2 "
+                             "(AOL top-1000 users; a few minutes)")
     args = parser.parse_args()
+    if args.pairing_bound:
+        top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
+        if top is None:
+            print("AOL top-1000 sample not available; skipped")
+            return
+        result, seconds, peak = measure(pairing_bound, str(top), timeout=900)
+        text = "\n\n".join([
+            "## querylogs: k=2, MDAV versus a maximum-weight pairing",
+            "Command: `/work/venv/bin/python bench/querylogs.py --pairing-bound`; machine: "
+            f"{machine_line()}, shared while measuring. AOL top-1000 users, identifier "
+            "queries removed. A pair (u, v) published together keeps "
+            "2 sum_q min(n_u(q), n_v(q)) query events; networkx `max_weight_matching` "
+            "finds the best pairing (an upper reference for groups of exactly two, not "
+            "a bound for groups of three).",
+            markdown_table(
+                ["query events", "user pairs sharing a query", "kept by MDAV (k=2)",
+                 "kept by max-weight pairing", "matching s", "total wall s", "peak MiB"],
+                [[result["events"], result["user_pairs_sharing"], result["mdav_kept"],
+                  result["pairing_kept"], round(result["matching_s"], 1), round(seconds, 1),
+                  round(peak)]]),
+        ])
+        record_section("querylogs-pairing", text)
+        print(text)
+        return
     cases = []
     raw = shared_data("aol/aol_raw_sample_20k.tsv")
     top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
@@ -90,6 +151,8 @@ def main() -> None:
         cases.append(("AOL top-1000 users (k=2, tie_break=add)", run_real, (str(top), 2, "add")))
         cases.append(("AOL top-1000 users (k=5, match=intent)", run_real,
                       (str(top), 5, "suppress", "intent")))
+        cases.append(("AOL top-1000 users (k=5, profile_scale=log)", run_real,
+                      (str(top), 5, "suppress", "query", "log")))
     if args.quick:
         cases.append(("synthetic 1k users / 100k lines (k=5)", run_synthetic, (1000, 100_000, 5)))
     else:
@@ -125,7 +188,7 @@ def main() -> None:
         "measuring (wall times are indicative). Each case runs in a forked child "
         "(`measure`); wall = read + anonymize + utility/risk assessment (for the synthetic case "
         "also generating and writing the input file, and writing the published log); seed 1, time granularity day, identifiers suppressed, "
-        "tie_break=suppress and match=query unless stated. Query counts are query events "
+        "tie_break=suppress, match=query and profile_scale=count unless stated. Query counts are query events "
         "(distinct user, query, time). Real queries are not shown, only aggregates.",
         markdown_table(
             ["case", "rows", "users", "queries in", "wall s", "read s", "anonymize s",
