@@ -11,7 +11,6 @@ import pandas as pd
 
 from structanon import (
     Hierarchy,
-    InfeasibleError,
     InputError,
     Partition,
     Release,
@@ -26,12 +25,11 @@ from structanon.partition import encode_values
 from . import metrics as tab_metrics
 from ._datafly import datafly
 from ._lattice import EncodedTable
-from ._optimal import QUALITY_MODELS, NodeOutcome, class_outcome, optimal_generalization
+from ._optimal import NodeOutcome, class_outcome, optimal_generalization
+from ._validate import ALGORITHMS, NUMERIC, encode_column, validate
 
 __all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "TabularRelease"]
 
-ALGORITHMS = ("optimal", "mondrian", "datafly")
-NUMERIC = "numeric"
 
 
 class TabularRelease(Release):
@@ -44,115 +42,6 @@ class TabularRelease(Release):
     @property
     def transformation(self) -> dict[str, int] | None:
         return self.info.get("transformation")
-
-
-def _mixed_type_row(column: pd.Series) -> int | None:
-    """Row (position) of the first value whose type differs from the column's majority."""
-    if column.dtype != object:
-        return None
-    kind = pd.api.types.infer_dtype(column, skipna=True)
-    if not kind.startswith("mixed") or kind == "mixed-integer-float":
-        return None
-    kinds = column.map(lambda v: "str" if isinstance(v, str) else (
-        "num" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else
-        type(v).__name__)).to_numpy()
-    uniq, counts = np.unique(kinds.astype(str), return_counts=True)
-    if uniq.size <= 1:
-        return None
-    majority = uniq[np.argmax(counts)]
-    return int(np.flatnonzero(kinds != majority)[0])
-
-
-def encode_column(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
-    """Leaf codes of a column: each distinct value is looked up once (hash factorization).
-
-    Raises
-    ------
-    InputError
-        Naming the column and the first row holding a value absent from the hierarchy.
-    """
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
-    try:
-        leaf = hierarchy.encode(np.asarray(uniques, dtype=object), column=name)
-    except InputError as exc:
-        row = None if exc.row is None else int(np.flatnonzero(codes == exc.row)[0])
-        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
-    return leaf[codes]
-
-
-def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = True) -> None:
-    if column not in df.columns:
-        raise InputError(f"{role} column not in the table (columns: {list(df.columns)})",
-                         column=column)
-    # (quasi-identifiers: missing values are reported by the encoders, per column and row)
-    missing = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
-    if missing.any():
-        raise InputError(f"missing value in {role} column", column=column,
-                         row=int(np.flatnonzero(missing)[0]))
-    bad = _mixed_type_row(df[column])
-    if bad is not None:
-        raise InputError(f"mixed value types in {role} column", column=column, row=bad,
-                         value=df[column].iloc[bad])
-
-
-def _validate(
-    df: Any, quasi_identifiers: Any, sensitive: str | None, models: Any, algorithm: str,
-    suppression_limit: Any, metric: str, identifiers: Sequence[str],
-) -> list[PrivacyModel]:
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    if len(df) == 0:
-        raise InputError("the table has no rows")
-    if algorithm not in ALGORITHMS:
-        raise InputError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    if metric not in QUALITY_MODELS:
-        raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) or \
-            not 0 <= suppression_limit <= 1:
-        raise InputError(f"suppression_limit must be a number in [0, 1], got {suppression_limit!r}")
-    if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
-        raise InputError("quasi_identifiers must be a non-empty dict column -> Hierarchy")
-    for column, spec in quasi_identifiers.items():
-        if column not in df.columns:
-            raise InputError("quasi-identifier not in the table", column=column)
-        if isinstance(spec, Hierarchy):
-            continue
-        if spec == NUMERIC:
-            if algorithm != "mondrian":
-                raise InputError(f"'numeric' quasi-identifiers need algorithm='mondrian'; "
-                                 f"{algorithm} needs a Hierarchy", column=column)
-            continue
-        raise InputError(f"quasi-identifier spec must be a Hierarchy or 'numeric', "
-                         f"got {type(spec).__name__}", column=column)
-    for column in identifiers:
-        if column not in df.columns:
-            raise InputError("identifier column not in the table", column=column)
-        if column in quasi_identifiers or column == sensitive:
-            raise InputError("a column cannot be both an identifier and a quasi-identifier "
-                             "or sensitive", column=column)
-    if isinstance(models, PrivacyModel):
-        models = [models]
-    models = list(models)
-    if not models:
-        raise InputError("models must name at least one privacy model (e.g. KAnonymity(5))")
-    for m in models:
-        if not isinstance(m, PrivacyModel):
-            raise InputError(f"models must be structanon.models objects, got {m!r}")
-    if sensitive is not None:
-        if sensitive in quasi_identifiers:
-            raise InputError("the sensitive column cannot be a quasi-identifier", column=sensitive)
-        _validate_column(df, sensitive, "sensitive")
-    elif any(m.requires_sensitive for m in models):
-        needs = [m.describe() for m in models if m.requires_sensitive]
-        raise InputError(f"{', '.join(needs)} need(s) a sensitive column (sensitive=...)")
-    for column in quasi_identifiers:
-        _validate_column(df, column, "quasi-identifier", missing=False)
-    for m in models:
-        if isinstance(m, KAnonymity) and m.k > len(df):
-            raise InfeasibleError(f"k={m.k} exceeds the number of records ({len(df)})")
-    return models
 
 
 def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: bool,
@@ -360,7 +249,7 @@ def anonymize(
     """
     t0 = time.perf_counter()
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
-    models = _validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
+    models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
                        metric, identifiers)
     timings: dict[str, float] = {}
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, pseudonymizer)
