@@ -58,17 +58,24 @@ def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.
     uses_reference = any(isinstance(m, TCloseness) for m in models)
     while ok.any():
         kept = np.flatnonzero(ok)
-        reference = None
+        reference, present, values = None, slice(None), domain
         if uses_reference and table.contingency is not None:
             reference = table.contingency[kept].sum(axis=0)
+            if not (reference > 0).all():
+                # the published domain holds only the values still released (this matters
+                # to ordered and hierarchical distances)
+                present = np.flatnonzero(reference > 0)
+                reference = reference[present]
+                values = None if domain is None else np.asarray(domain)[present]
         passed = np.ones(kept.size, dtype=bool)
         for model in ordered:
             alive = np.flatnonzero(passed)
             if alive.size == 0:
                 break
             rows = kept[alive]
-            counts = table.contingency[rows] if model.requires_sensitive else table.sizes[rows]
-            passed[alive[~model.group_ok(counts, reference, domain)]] = False
+            counts = table.contingency[rows][:, present] if model.requires_sensitive \
+                else table.sizes[rows]
+            passed[alive[~model.group_ok(counts, reference, values)]] = False
         if passed.all():
             break
         ok[kept[~passed]] = False
