@@ -11,6 +11,7 @@ Results go to the ``location`` section of bench/RESULTS.md.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -100,8 +101,9 @@ def main() -> None:
     ap.add_argument("--skip-dask", action="store_true")
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
-    lines = [f"Machine: {machine_line()}; shared with other jobs while measuring (load average "
-             "5-7 on 2 cores during the 10M runs), so wall times are upper bounds.",
+    lines = [f"Machine: {machine_line()}; shared with other jobs while measuring (the 1-minute "
+             "load average at the end of each 10M case is in its table), so wall times are "
+             "upper bounds.",
              f"Command: `/work/venv/bin/python bench/location.py{' --quick' if args.quick else ''}"
              f"{' --skip-dask' if args.skip_dask else ''}`", ""]
 
@@ -148,8 +150,8 @@ def main() -> None:
         res, secs, peak = measure(synthetic_case, n, method, False, timeout=600)
         print("synthetic", method, res, secs, peak, flush=True)
         t = res["timings"]
-        big.append([f"{n:,}", method, "pandas", f"{res['seconds']:.1f}", f"{res['cpu']:.1f}",
-                    f"{peak:,.0f}",
+        big.append([f"{n:,}", method, "pandas", f"{os.getloadavg()[0]:.1f}",
+                    f"{res['seconds']:.1f}", f"{res['cpu']:.1f}", f"{peak:,.0f}",
                     f"{t['prepare']:.1f} / {t['assign']:.1f} / {t['output']:.1f} / "
                     f"{t['verify']:.1f}", res["regions"], res["groups"], res["suppressed"]])
     if not args.skip_dask:
@@ -158,6 +160,7 @@ def main() -> None:
             print("dask", method, res, secs, peak, flush=True)
             t = res["timings"]
             big.append([f"{n:,}", method, "dask (8 parquet parts, 1 worker x 2 threads)",
+                        f"{os.getloadavg()[0]:.1f}",
                         f"{res['seconds']:.1f} (+{res['materialize']:.1f} to compute data)",
                         f"{res['cpu']:.1f}", f"{peak:,.0f}", f"{t['prepare']:.1f} / {t['assign']:.1f} / - / "
                         f"{t['verify']:.1f}", "", "", res["suppressed"]])
@@ -167,7 +170,8 @@ def main() -> None:
               "(`measure=False`); CPU s is the process's CPU time (all threads), which the other jobs "
               "on the machine do not inflate; peak MiB is the child process's max RSS, "
               "generation included.",
-              "", markdown_table(["fixes", "method", "engine", "cloak wall s", "cloak CPU s",
+              "", markdown_table(["fixes", "method", "engine", "load avg", "cloak wall s",
+                                  "cloak CPU s",
                                   "peak MiB",
                                   "prepare / assign / output / verify s", "regions",
                                   "(region, window) groups", "suppressed"], big), ""]
