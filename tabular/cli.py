@@ -167,6 +167,13 @@ def _common(func):
               show_default=True)
 @click.option("--metric", type=click.Choice(list(QUALITY_MODELS)), default="discernibility",
               show_default=True, help="Quality model of the optimal search.")
+@click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default="gain",
+              show_default=True,
+              help="Mondrian: cut where the certainty penalty drops most (gain) or along the "
+                   "widest normalized range (width, LeFevre).")
+@click.option("--relaxed/--strict", "relaxed", default=True, show_default=True,
+              help="Mondrian: let a pool of rare values borrow records from a sibling "
+                   "(relaxed, regions may overlap) or keep regions disjoint (strict).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--identifier", "identifiers", multiple=True,
               help="Direct identifier column, pseudonymized with a keyed HMAC (repeatable).")
@@ -187,9 +194,10 @@ def _common(func):
 @handle_errors
 def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
                       sensitive, report, k, l_div, l_variant, c, t, t_distance,
-                      sensitive_hierarchy, suppression_limit, algorithm, metric, seed,
-                      identifiers, drop_identifiers, key_file, output, local_suppression,
-                      linkage, classifier, quiet) -> None:
+                      sensitive_hierarchy, suppression_limit, algorithm, metric,
+                      mondrian_criterion, relaxed, seed, identifiers, drop_identifiers,
+                      key_file, output, local_suppression, linkage, classifier,
+                      quiet) -> None:
     """Anonymize INPUT and write the verified release to --output."""
     columns = _split(qi)
     if not columns:
@@ -205,7 +213,9 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
                         suppression_limit=suppression_limit, metric=metric, seed=seed,
                         identifiers=list(identifiers), drop_identifiers=drop_identifiers,
                         pseudonymizer=pseudonymizer, local_suppression=local_suppression,
-                        linkage=linkage, utility="full" if classifier else True)
+                        linkage=linkage, utility="full" if classifier else True,
+                        mondrian_options={"criterion": mondrian_criterion, "relaxed": relaxed}
+                        if algorithm == "mondrian" else None)
     tab_io.write_microdata(release.data, output,
                            sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
     emit_release(release, report, lambda: release_figures(release), quiet=quiet)

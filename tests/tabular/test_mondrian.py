@@ -28,6 +28,7 @@ from tabular._mondrian import encode_column, mondrian
 ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 SEX = Hierarchy([["Male", "*"], ["Female", "*"]], name="Sex")
+STRICT = {"criterion": "width", "relaxed": False}  # LeFevre's strict, widest-first Mondrian
 
 
 def lecture_table() -> pd.DataFrame:
@@ -57,7 +58,7 @@ def test_lecture_table_zipcode_then_age():
     """The lecture's classes: cut Zipcode first, then Age (Figure 2(c) exactly)."""
     df = lecture_table()
     qis = {"Zipcode": "numeric", "Age": "numeric", "Sex": SEX}
-    out, labels = mondrian(df, qis, "Disease", [KAnonymity(2)])
+    out, labels = mondrian(df, qis, "Disease", [KAnonymity(2)], **STRICT)
     assert classes_of(labels) == {frozenset({0, 2}), frozenset({1, 4}), frozenset({3, 5})}
     assert out["Age"].tolist() == ["25-26", "25-27", "25-26", "27-28", "25-27", "27-28"]
     assert out["Zipcode"].tolist() == ["53711", "53712", "53711", "53710-53711", "53712",
@@ -70,7 +71,7 @@ def test_lecture_table_zipcode_then_age():
 def test_lecture_table_three_classes_of_two_with_sex_first():
     df = lecture_table()
     out, labels = mondrian(df, {"Sex": SEX, "Age": "numeric", "Zipcode": "numeric"}, None,
-                           [KAnonymity(2)])
+                           [KAnonymity(2)], **STRICT)
     assert np.bincount(labels).tolist() == [2, 2, 2]
     assert classes_of(labels) == {frozenset({0, 2}), frozenset({1, 4}), frozenset({3, 5})}
 
@@ -78,7 +79,7 @@ def test_lecture_table_three_classes_of_two_with_sex_first():
 def test_lecture_table_age_first_tie_goes_to_first_listed():
     """All three dimensions tie at width 1; Age listed first is cut first (25-26 | 27-28)."""
     _, labels = mondrian(lecture_table(), {"Age": "numeric", "Zipcode": "numeric"}, None,
-                         [KAnonymity(2)])
+                         [KAnonymity(2)], **STRICT)
     assert classes_of(labels) == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
 
 
@@ -114,16 +115,16 @@ def test_float_ranges_and_negative_free_format():
 def test_categorical_cut_pools_failing_children_under_their_parent():
     h = Hierarchy([["a", "*"], ["b", "*"], ["c", "*"], ["d", "*"]], name="v")
     df = pd.DataFrame({"v": ["a"] * 3 + ["b"] * 3 + ["c", "d"]})
-    out, labels = mondrian(df, {"v": h}, None, [KAnonymity(2)])
+    out, labels = mondrian(df, {"v": h}, None, [KAnonymity(2)], **STRICT)
     assert out["v"].tolist() == ["a"] * 3 + ["b"] * 3 + ["*", "*"]
-    strict, _ = mondrian(df, {"v": h}, None, [KAnonymity(2)], remainder=False)
+    strict, _ = mondrian(df, {"v": h}, None, [KAnonymity(2)], remainder=False, **STRICT)
     assert set(strict["v"]) == {"*"}
 
 
 def test_pool_takes_smallest_passing_child_when_needed():
     h = Hierarchy([["a", "*"], ["b", "*"], ["c", "*"]], name="v")
     df = pd.DataFrame({"v": ["a"] * 5 + ["b"] * 3 + ["c"]})
-    out, _ = mondrian(df, {"v": h}, None, [KAnonymity(3)])
+    out, _ = mondrian(df, {"v": h}, None, [KAnonymity(3)], **STRICT)
     assert out["v"].tolist() == ["a"] * 5 + ["*"] * 4
 
 
@@ -142,10 +143,10 @@ def test_relaxed_pool_borrows_records_from_the_largest_child():
     h = Hierarchy([["US", "*"], ["MX", "*"]], name="country")
     df = pd.DataFrame({"country": ["US"] * 8 + ["MX"] * 2, "age": list(range(1, 9)) + [1, 2]})
     qis = {"country": h, "age": "numeric"}
-    strict, _ = mondrian(df, qis, None, [KAnonymity(3)])
+    strict, _ = mondrian(df, qis, None, [KAnonymity(3)], **STRICT)
     # strict: MX pooled with the whole US child fails to cut; age is cut instead
     assert strict["country"].tolist() == ["*"] * 3 + ["US"] * 5 + ["*", "*"]
-    relaxed, labels = mondrian(df, qis, None, [KAnonymity(3)], relaxed=True)
+    relaxed, labels = mondrian(df, qis, None, [KAnonymity(3)], criterion="width", relaxed=True)
     # relaxed: the pool {MX, MX} borrows one US record (the lightest tuple, age 1)
     assert relaxed["country"].tolist() == ["*"] + ["US"] * 7 + ["*", "*"]
     assert relaxed["age"].tolist() == ["1-2"] + ["2-5"] * 4 + ["6-8"] * 3 + ["1-2"] * 2
@@ -158,7 +159,7 @@ def test_categorical_lca_is_published():
     df = pd.DataFrame({"v": ["a", "b", "a", "b", "c", "c"], "n": [1, 2, 3, 4, 5, 6]})
     out, _ = mondrian(df, {"v": h}, None, [KAnonymity(2)])
     assert out["v"].tolist() == ["a", "b", "a", "b", "c", "c"]
-    out, _ = mondrian(df, {"v": h}, None, [KAnonymity(3)])
+    out, _ = mondrian(df, {"v": h}, None, [KAnonymity(3)], **STRICT)
     assert out["v"].tolist() == ["*"] * 6  # y = {c, c} fails; pooling it with x leaves no cut
 
 
@@ -203,7 +204,8 @@ def test_bad_arguments():
 def test_gain_criterion_cuts_where_the_penalty_drops_most():
     """Both widths are 1; y is listed first, but cutting x leaves no range at all."""
     df = pd.DataFrame({"y": [0, 1, 2, 3, 4, 5], "x": [0, 0, 0, 0, 10, 10]})
-    _, by_width = mondrian(df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)])
+    _, by_width = mondrian(df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)],
+                           criterion="width")
     assert classes_of(by_width) == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
     _, by_gain = mondrian(df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)],
                           criterion="gain")
