@@ -93,37 +93,59 @@ def _quality(released: pd.DataFrame, original: pd.DataFrame, n: int, specs, k, l
     return out
 
 
+# our Mondrian variants: (QI mode of the categorical QIs, options); age is always numeric
+MONDRIAN_VARIANTS = {
+    "mondrian": ("hierarchy", None),  # the defaults: gain criterion, relaxed
+    "mondrian-strict": ("hierarchy", {"criterion": "width", "relaxed": False}),  # LeFevre
+    "mondrian-sets": ("ordinal", None),  # no hierarchies, value sets published (as anonypy)
+}
+
+
 def run_ours(path: str, adult_dir: str, algorithm: str, k: int, l_div, t, supp: float):
     import tabular
 
     df = pd.read_parquet(path)
     specs = _hierarchies(Path(adult_dir))
-    if algorithm == "mondrian":
-        specs = {**specs, "age": "numeric"}
+    options = None
+    mode = "hierarchy"
+    if algorithm in MONDRIAN_VARIANTS:
+        qi_mode, options = MONDRIAN_VARIANTS[algorithm]
+        mode = "ranges+sets" if qi_mode == "ordinal" else "ranges+hierarchy"
+        specs = {c: ("ordinal" if qi_mode == "ordinal" else h) for c, h in specs.items()}
+        specs["age"] = "numeric"
+        algorithm = "mondrian"
+    has_hierarchies = all(s != "ordinal" for s in specs.values())
     start = time.perf_counter()
-    release = tabular.anonymize(df, specs, SENSITIVE, _models(k, l_div, t), algorithm=algorithm,
-                                suppression_limit=supp, seed=0, utility=False)
+    if has_hierarchies:
+        release = tabular.anonymize(df, specs, SENSITIVE, _models(k, l_div, t),
+                                    algorithm=algorithm, suppression_limit=supp, seed=0,
+                                    utility=False, mondrian_options=options)
+        data, transformation = release.data, release.transformation
+    else:  # anonymize() takes no "ordinal" QIs: the partitioning function itself
+        from tabular._mondrian import mondrian
+
+        data, _ = mondrian(df, specs, SENSITIVE, _models(k, l_div, t), seed=0)
+        transformation = None
     seconds = time.perf_counter() - start
-    out = _quality(release.data, df, len(df), specs, k, l_div, t)
-    out["gcp_flat"] = _flat_gcp(release.data, df, len(df),
-                                "mondrian" if algorithm == "mondrian" else "hierarchy",
-                                _hierarchies(Path(adult_dir)))
+    out = _quality(data, df, len(df), specs if has_hierarchies else None, k, l_div, t)
+    out["gcp_flat"] = value_set_gcp(data, df, len(df), mode, _hierarchies(Path(adult_dir)))
     out["seconds"] = seconds
-    out["transformation"] = "" if release.transformation is None else \
-        "[" + ",".join(str(release.transformation[c]) for c in QIS) + "]"
+    out["transformation"] = "" if transformation is None else \
+        "[" + ",".join(str(transformation[c]) for c in QIS) + "]"
     return out
 
 
-def _flat_gcp(released: pd.DataFrame, original: pd.DataFrame, n: int, mode: str,
-              hierarchies=None) -> float:
-    """GCP over the values present in the data, comparable across tools.
+def value_set_gcp(released: pd.DataFrame, original: pd.DataFrame, n: int, mode: str,
+                  hierarchies=None) -> float:
+    """GCP by one formula for every tool: over the values present in the data.
 
     A categorical value covering ``u`` of the column's ``D`` distinct values costs
-    ``(u - 1) / (D - 1)``; an age value covering ages ``lo..hi`` costs
-    ``(hi - lo) / (max - min)``; suppressed records cost 1.  ``mode`` says how to read the
-    published values: ``"hierarchy"`` (every column through its hierarchy, labels never
-    parsed), ``"mondrian"`` (age as ``lo-hi`` ranges, the rest through the hierarchies),
-    ``"anonypy"`` (age as ranges, the rest as comma-separated value sets).
+    ``(u - 1) / (D - 1)`` (a value set's NCP); an age value covering ages ``lo..hi`` costs
+    ``(hi - lo) / (max - min)``; suppressed records cost 1 per QI.  ``mode`` only says how
+    to read which values a published cell covers: ``"hierarchy"`` (every column through
+    its hierarchy, labels never parsed), ``"ranges+hierarchy"`` (age as ``lo-hi`` ranges,
+    the rest through the hierarchies), ``"ranges+sets"`` (age as ranges, the rest as
+    comma-separated value sets: anonypy, and our Mondrian with ``"ordinal"`` QIs).
     """
     from tabular import metrics
 
@@ -134,7 +156,7 @@ def _flat_gcp(released: pd.DataFrame, original: pd.DataFrame, n: int, mode: str,
         if c == "age" and mode != "hierarchy":
             total += metrics.ncp(released, {"age": "numeric"}, original)["age"] * len(released)
             continue
-        if mode == "anonypy":
+        if mode == "ranges+sets":
             covered = released[c].astype(str).str.count(",") + 1
             total += float(((covered - 1) / max(d - 1, 1)).sum())
             continue
@@ -176,7 +198,7 @@ def run_anonypy(path: str, k: int, l_div, t):
         released[c] = released[c].map(lambda v: v[0] if isinstance(v, list) else v).astype(str)
     out = _quality(released, df, len(df), None, k, l_div, t)
     out["gcp"] = float("nan")
-    out["gcp_flat"] = _flat_gcp(released, df, len(df), "anonypy")
+    out["gcp_flat"] = value_set_gcp(released, df, len(df), "ranges+sets")
     out["seconds"] = seconds
     out["transformation"] = ""
     return out
@@ -200,7 +222,7 @@ def run_anjana(path: str, adult_dir: str, k: int, l_div, t, supp: float):
         released[c] = released[c].astype(str)
     specs = _hierarchies(Path(adult_dir))
     out = _quality(released, df, len(df), specs, k, l_div, t)
-    out["gcp_flat"] = _flat_gcp(released, df, len(df), "hierarchy", specs)
+    out["gcp_flat"] = value_set_gcp(released, df, len(df), "hierarchy", specs)
     out["seconds"] = seconds
     out["transformation"] = ""
     return out
@@ -210,6 +232,8 @@ CASES_FULL = [(2, None, None, 0.0), (5, None, None, 0.0), (10, None, None, 0.0),
               (50, None, None, 0.0), (2, None, None, 0.05), (5, None, None, 0.05),
               (10, None, None, 0.05), (50, None, None, 0.05), (5, 3, None, 0.0),
               (5, None, 0.2, 0.0)]
+CASES_K = [(2, None, None, 0.0), (5, None, None, 0.0), (10, None, None, 0.0),
+           (50, None, None, 0.0)]
 CASES_QUICK = [(5, None, None, 0.0), (5, None, None, 0.05), (5, 3, None, 0.0),
                (5, None, 0.2, 0.0)]
 
@@ -219,9 +243,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="k=5 cases only, 1x only")
     parser.add_argument("--scale", type=int, nargs="+", default=None)
     parser.add_argument("--tools", nargs="+", default=["optimal", "mondrian", "datafly",
-                                                       "anonypy", "anjana"])
-    parser.add_argument("--cases", choices=["quick", "full"], default=None,
-                        help="k=5 cases only (quick) or all (default: full unless --quick)")
+                                                       "anonypy", "anjana"],
+                        choices=["optimal", "datafly", "anonypy", "anjana",
+                                 *MONDRIAN_VARIANTS])
+    parser.add_argument("--cases", choices=["quick", "full", "k"], default=None,
+                        help="k=5 cases only (quick), k in {2,5,10,50} at 0%% (k) or all "
+                             "(default: full unless --quick)")
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--record", default="tabular",
                         help="RESULTS.md section to write (default: tabular)")
@@ -232,8 +259,8 @@ def main() -> None:
         return
     adult_dir = adult_csv.parent
     scales = args.scale or ([1] if args.quick else [1, 10, 100])
-    cases = CASES_QUICK if (args.cases or ("quick" if args.quick else "full")) == "quick" \
-        else CASES_FULL
+    cases = {"quick": CASES_QUICK, "full": CASES_FULL, "k": CASES_K}[
+        args.cases or ("quick" if args.quick else "full")]
     base = pd.read_csv(adult_csv, sep=";")
     tmp = Path(tempfile.mkdtemp(prefix="bench-tabular-"))
     rows = []
@@ -247,7 +274,7 @@ def main() -> None:
                     continue  # anonypy has no suppression; at 10x/100x only k=5 (minutes each)
                 if tool == "anjana" and scale > 1 and (k, l_div, t, supp) != (5, None, None, 0.0):
                     continue
-                if tool in ("optimal", "mondrian", "datafly"):
+                if tool in ("optimal", "datafly", *MONDRIAN_VARIANTS):
                     fn, fargs = run_ours, (str(path), str(adult_dir), tool, k, l_div, t, supp)
                 elif tool == "anonypy":
                     fn, fargs = run_anonypy, (str(path), k, l_div, t)
@@ -274,8 +301,8 @@ def main() -> None:
                 print(" | ".join(str(v) for v in row), flush=True)
                 rows.append(row)
     header = ["tool", "scale", "records", "model", "supp. limit", "seconds", "peak MiB",
-              "DM*", "C_AVG", "GCP (hier.)", "GCP (flat)", "suppressed", "pycanon k", "pycanon l", "pycanon t",
-              "levels"]
+              "DM*", "C_AVG", "GCP (hier.)", "GCP (value sets)", "suppressed", "pycanon k",
+              "pycanon l", "pycanon t", "levels"]
     command = "/work/venv/bin/python bench/tabular.py " + " ".join(sys.argv[1:])
     text = "\n".join([
         f"## tabular ({args.record})",
@@ -286,10 +313,17 @@ def main() -> None:
         "Seconds: the anonymization call alone (ours: `tabular.anonymize(..., utility=False)`, "
         "which includes encoding, search, publishing and verification); peak MiB: peak RSS of "
         "the forked child running the case (reading the data included). DM* = sum of squared "
-        "class sizes of the released records. GCP (hier.): categorical values by the hierarchies' "
-        "leaf counts (not defined for anonypy, which ignores hierarchies); GCP (flat): over the "
-        "values present in the data, categorical by values covered, age by the range of ages "
-        "covered, comparable across all tools. Our Mondrian treats age as numeric. Levels: QI order sex, age, race, marital-status, education, native-country, "
+        "class sizes of the released records. GCP (hier.): categorical values by the "
+        "hierarchies' leaf counts (not defined without hierarchies: anonypy, mondrian-sets). "
+        "GCP (value sets): one formula for every tool, over the values present in the data: "
+        "a categorical cell covering u of the column's D values costs (u-1)/(D-1), an age "
+        "cell (hi-lo)/(max-min), a suppressed record 1 per QI. Our Mondrian treats age as "
+        "numeric; `mondrian` runs the defaults (gain criterion, relaxed), `mondrian-strict` "
+        "LeFevre's rule (widest range first, strict), `mondrian-sets` the defaults with every "
+        "categorical QI as 'ordinal' (no hierarchy, published as value sets, like anonypy; "
+        "`tabular._mondrian.mondrian` called directly, as `anonymize` takes no 'ordinal' QIs, "
+        "so its seconds exclude the shuffle and the verifier, which the other rows include). "
+        "Levels: QI order sex, age, race, marital-status, education, native-country, "
         "workclass.",
         "",
         markdown_table(header, rows),
