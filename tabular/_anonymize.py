@@ -296,17 +296,21 @@ def anonymize(
     n = len(data)
     max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
     if algorithm == "mondrian":
-        from ._mondrian import mondrian
+        from ._mondrian import mondrian_classes
 
         start = time.perf_counter()
-        generalized, labels = mondrian(data, dict(quasi_identifiers), sensitive, models, seed=seed,
-                                       **m_options)
+        labels, class_values = mondrian_classes(data, dict(quasi_identifiers), sensitive,
+                                                models, **m_options)
         labels = np.asarray(labels, dtype=np.int64)
-        mondrian_columns = {c: generalized[c].to_numpy() for c in qis}
+        gathered: list = [None, labels]  # (rows, classes of those rows), reused across columns
 
         def take(column: str, rows: np.ndarray | None) -> np.ndarray:
-            values = mondrian_columns[column]
-            return values if rows is None else values[rows]
+            # gather the rows' classes once, then each column from its one-per-class array
+            if rows is None:
+                return class_values[column][labels]
+            if gathered[0] is not rows:
+                gathered[:] = [rows, labels[rows]]
+            return class_values[column][gathered[1]]
 
         timings["search"] = time.perf_counter() - start
         info: dict[str, Any] = {"transformation": None}

@@ -20,7 +20,7 @@ from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
 
-__all__ = ["mondrian"]
+__all__ = ["mondrian", "mondrian_classes"]
 
 NUMERIC = "numeric"
 ORDINAL = "ordinal"
@@ -546,6 +546,32 @@ def mondrian(
     J. Xu, W. Wang, J. Pei, X. Wang, B. Shi, A. W.-C. Fu. Utility-based anonymization using
     local recoding. KDD 2006 (NCP).
     """
+    row_label, class_values = mondrian_classes(df, quasi_identifiers, sensitive, models,
+                                               remainder=remainder, criterion=criterion,
+                                               relaxed=relaxed)
+    generalized = df.copy(deep=False)  # QI columns are replaced, not written into
+    for name, values in class_values.items():
+        generalized[name] = values[row_label]
+    return generalized, row_label
+
+
+def mondrian_classes(
+    df: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    sensitive: str | None,
+    models: Sequence[PrivacyModel],
+    *,
+    remainder: bool = True,
+    criterion: str = "gain",
+    relaxed: bool = True,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """:func:`mondrian`'s classes without the generalized table.
+
+    Returns ``(labels, values)``: the class of each row (numbered by first row) and, per
+    quasi-identifier, the published value of each class (object array indexed by class),
+    so that ``values[column][labels]`` is the generalized column.  Publishing through the
+    class index lets a caller gather any row order from arrays of one entry per class.
+    """
     models = _validate(df, quasi_identifiers, sensitive, models)
     if criterion not in ("width", "gain"):
         raise InputError(f"criterion must be 'width' or 'gain', got {criterion!r}")
@@ -585,12 +611,15 @@ def mondrian(
     same = pd.MultiIndex.from_arrays(published).factorize()[0] if len(dims) > 1 else \
         pd.factorize(published[0])[0]
     row_label = same[item_label][tuple_of]
-    generalized = df.copy(deep=False)  # QI columns are replaced, not written into
-    for dim, values in zip(dims, published):
-        generalized[dim.name] = values[item_label][tuple_of]
     n_classes = int(same.max()) + 1
     first_row = np.full(n_classes, row_label.size)
     np.minimum.at(first_row, row_label, np.arange(row_label.size))
     renumber = np.empty(n_classes, dtype=np.int64)
     renumber[np.argsort(first_row)] = np.arange(n_classes)
-    return generalized, renumber[row_label]  # classes numbered by their first row
+    final = renumber[same]  # final class of each partition of the cutter
+    class_values = {}
+    for dim, values in zip(dims, published):
+        out = np.empty(n_classes, dtype=object)
+        out[final] = values  # merged partitions publish the same values
+        class_values[dim.name] = out
+    return renumber[row_label], class_values  # classes numbered by their first row
