@@ -57,7 +57,12 @@ def emit_release(release: Release, report: str | Path | None = None,
             click.echo(f"report written to {path}")
 
 
-def progress(iterable: Iterable[Any], desc: str = "", total: int | None = None, **kwargs: Any) -> Iterable[Any]:
-    """A tqdm progress bar on stderr, hidden when stderr is not a terminal."""
+def progress(iterable: Iterable[Any] | None = None, desc: str = "", total: int | None = None,
+             **kwargs: Any) -> tqdm:
+    """A tqdm progress bar on stderr, hidden when stderr is not a terminal.
+
+    Without ``iterable`` it is a manual bar: call ``.update(n)`` and ``.close()`` (or use it
+    as a context manager) around loops that do not iterate over one sequence.
+    """
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr,
                 disable=kwargs.pop("disable", None if sys.stderr.isatty() else True), **kwargs)

@@ -211,19 +211,22 @@ class Pseudonymizer:
         return cls(None, length)
 
     def pseudonymize(self, values: Any) -> np.ndarray:
-        """Pseudonyms of ``values`` (object array of str), computed once per distinct value."""
+        """Pseudonyms of ``values`` (object array of str), computed once per distinct value.
+
+        A value's pseudonym depends only on its text, ``str(value)``.
+        """
         arr = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values,
                          dtype=object).reshape(-1)
         missing = pd.isna(arr)
         if missing.any():
             raise InputError("missing identifier", row=int(np.flatnonzero(missing)[0]))
-        uniq, inv = np.unique(arr.astype(str), return_inverse=True)
+        codes, uniques = pd.factorize(arr)  # hashing: one HMAC per distinct identifier
         digests = np.array(
-            [hmac.new(self._key, u.encode("utf-8"), hashlib.sha256).hexdigest()[: self.length]
-             for u in uniq.tolist()],
+            [hmac.new(self._key, str(u).encode("utf-8"), hashlib.sha256).hexdigest()[: self.length]
+             for u in uniques.tolist()],
             dtype=object,
         )
-        return digests[inv.reshape(-1)]
+        return digests[codes]
 
     def __repr__(self) -> str:
         return f"Pseudonymizer(key_source={self.key_source!r}, length={self.length})"
