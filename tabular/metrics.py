@@ -141,6 +141,26 @@ def loss(transformation: Mapping[str, int], released: pd.DataFrame,
     return product - 1.0
 
 
+def _range_bounds(labels: np.ndarray, lo_all: float, hi_all: float, column: str
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bound of each published numeric value ("lo-hi", a number, or "*")."""
+    uniq, inverse = np.unique(labels, return_inverse=True)
+    ulo, uhi = np.empty(uniq.size), np.empty(uniq.size)
+    for i, label in enumerate(uniq.tolist()):  # once per distinct published value
+        match = _RANGE.match(label)
+        if match:
+            ulo[i], uhi[i] = float(match.group(1)), float(match.group(2))
+        elif label == SUPPRESSED:
+            ulo[i], uhi[i] = lo_all, hi_all
+        else:
+            try:
+                ulo[i] = uhi[i] = float(label)
+            except ValueError:
+                raise InputError("released value is neither a number nor a range",
+                                 column=column, value=label) from None
+    return ulo[inverse], uhi[inverse]
+
+
 def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | None
                ) -> tuple[np.ndarray, np.ndarray]:
     """Per released cell: (normalized certainty penalty, number of original values covered)."""
@@ -160,23 +180,7 @@ def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | N
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
     span = float(np.nanmax(values) - np.nanmin(values)) if values.size else 0.0
     distinct = np.unique(values[~np.isnan(values)])
-    lo = np.empty(labels.size)
-    hi = np.empty(labels.size)
-    uniq, inverse = np.unique(labels, return_inverse=True)
-    ulo, uhi = np.empty(uniq.size), np.empty(uniq.size)
-    for i, label in enumerate(uniq.tolist()):
-        match = _RANGE.match(label)
-        if match:
-            ulo[i], uhi[i] = float(match.group(1)), float(match.group(2))
-        elif label == SUPPRESSED:
-            ulo[i], uhi[i] = np.nanmin(values), np.nanmax(values)
-        else:
-            try:
-                ulo[i] = uhi[i] = float(label)
-            except ValueError:
-                raise InputError("released value is neither a number nor a range",
-                                 column=column.name, value=label) from None
-    lo, hi = ulo[inverse], uhi[inverse]
+    lo, hi = _range_bounds(labels, np.nanmin(values), np.nanmax(values), column.name)
     penalty = (hi - lo) / span if span > 0 else np.zeros(labels.size)
     covered = np.searchsorted(distinct, hi, side="right") - np.searchsorted(distinct, lo, side="left")
     return penalty, np.maximum(covered, 1).astype(float)
@@ -340,18 +344,7 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
 
         return fraction
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
-    lo_all, hi_all = float(np.nanmin(values)), float(np.nanmax(values))
-    uniq, inverse = np.unique(labels, return_inverse=True)
-    ulo, uhi = np.empty(uniq.size), np.empty(uniq.size)
-    for i, label in enumerate(uniq.tolist()):
-        match = _RANGE.match(label)
-        if match:
-            ulo[i], uhi[i] = float(match.group(1)), float(match.group(2))
-        elif label == SUPPRESSED:
-            ulo[i], uhi[i] = lo_all, hi_all
-        else:
-            ulo[i] = uhi[i] = float(label)
-    lo, hi = ulo[inverse], uhi[inverse]
+    lo, hi = _range_bounds(labels, float(np.nanmin(values)), float(np.nanmax(values)), column.name)
 
     def fraction_range(a: float, b: float) -> np.ndarray:
         width = hi - lo
