@@ -3,18 +3,38 @@
 from __future__ import annotations
 
 import numbers
+import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from structanon import Partition
-from structanon.errors import InputError
+from structanon.errors import InfeasibleError, InputError
 
-from ._data import Baskets, dedupe_rows
-from ._taxonomy import Taxonomy
+from ._data import Baskets, dedupe_rows, encode_baskets
+from ._taxonomy import Taxonomy, resolve_taxonomy
 
-__all__ = ["check_int", "check_seed", "publish_sets", "group_partition"]
+__all__ = ["check_int", "check_seed", "publish_sets", "group_partition", "prepare_generalization"]
+
+
+def prepare_generalization(transactions: Any, k: int, hierarchy: Any, fanout: int | None,
+                           order: str) -> tuple[Baskets, Taxonomy, float]:
+    """Encode the transactions and resolve the taxonomy; refuse a k no release can meet.
+
+    Returns ``(baskets, taxonomy, seconds spent encoding)``.
+    """
+    start = time.perf_counter()
+    baskets = encode_baskets(transactions)
+    counts = np.bincount(baskets.codes, minlength=baskets.domain.size)
+    taxonomy = resolve_taxonomy(hierarchy, baskets.domain, counts, fanout, order)
+    seconds = time.perf_counter() - start
+    if k > baskets.n:
+        raise InfeasibleError(f"k={k} exceeds the number of transactions ({baskets.n})")
+    n_nonempty = baskets.n - baskets.n_empty
+    if 0 < n_nonempty < k:
+        raise InfeasibleError(f"only {n_nonempty} non-empty transactions, fewer than k={k}")
+    return baskets, taxonomy, seconds
 
 
 def group_partition(published: list) -> Partition:

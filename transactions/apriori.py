@@ -8,13 +8,18 @@ from typing import Any
 import numpy as np
 
 from structanon import Release
-from structanon.errors import InfeasibleError, InputError
+from structanon.errors import InputError
 
 from . import metrics, risk
 from ._apriori import apriori_cut, local_cuts
-from ._common import check_int, check_seed, group_partition, publish_sets
-from ._data import check_key_space, encode_baskets
-from ._taxonomy import resolve_taxonomy
+from ._common import (
+    check_int,
+    check_seed,
+    group_partition,
+    prepare_generalization,
+    publish_sets,
+)
+from ._data import check_key_space
 from ._verify import KmAnonymity, check_km, make_verifier
 
 __all__ = ["km_anonymize", "evaluate_generalization"]
@@ -127,17 +132,8 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     if fanout is not None:
         check_int(fanout, "fanout", 2)
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    b = encode_baskets(transactions)
-    counts = np.bincount(b.codes, minlength=b.domain.size)
-    tax = resolve_taxonomy(hierarchy, b.domain, counts, fanout, order)
+    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order)
     check_key_space(tax.n_nodes, m)
-    timings["encode"] = time.perf_counter() - t0
-    n_nonempty = b.n - b.n_empty
-    if k > b.n:
-        raise InfeasibleError(f"k={k} exceeds the number of transactions ({b.n})")
-    if 0 < n_nonempty < k:
-        raise InfeasibleError(f"only {n_nonempty} non-empty transactions, fewer than k={k}")
     t0 = time.perf_counter()
     occ_nodes = np.zeros(b.nnz, dtype=np.int64)
     info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe()}

@@ -8,12 +8,15 @@ from typing import Any
 import numpy as np
 
 from structanon import Release
-from structanon.errors import InfeasibleError
 
-from ._common import check_int, check_seed, group_partition, publish_sets
-from ._data import encode_baskets
+from ._common import (
+    check_int,
+    check_seed,
+    group_partition,
+    prepare_generalization,
+    publish_sets,
+)
 from ._partition import partition_groups
-from ._taxonomy import resolve_taxonomy
 from ._verify import TransactionKAnonymity, check_k_transactions, make_verifier
 from .apriori import evaluate_generalization
 
@@ -88,16 +91,7 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
     if fanout is not None:
         check_int(fanout, "fanout", 2)
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    b = encode_baskets(transactions)
-    counts = np.bincount(b.codes, minlength=b.domain.size)
-    tax = resolve_taxonomy(hierarchy, b.domain, counts, fanout, order)
-    timings["encode"] = time.perf_counter() - t0
-    if k > b.n:
-        raise InfeasibleError(f"k={k} exceeds the number of transactions ({b.n})")
-    n_nonempty = b.n - b.n_empty
-    if 0 < n_nonempty < k:
-        raise InfeasibleError(f"only {n_nonempty} non-empty transactions, fewer than k={k}")
+    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order)
     t0 = time.perf_counter()
     cur, group, stats = partition_groups(b, tax, k, seed)
     timings["anonymize"] = time.perf_counter() - t0
