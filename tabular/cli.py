@@ -167,13 +167,13 @@ def _common(func):
               show_default=True)
 @click.option("--metric", type=click.Choice(list(QUALITY_MODELS)), default="discernibility",
               show_default=True, help="Quality model of the optimal search.")
-@click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default="gain",
-              show_default=True,
-              help="Mondrian: cut where the certainty penalty drops most (gain) or along the "
-                   "widest normalized range (width, LeFevre).")
-@click.option("--relaxed/--strict", "relaxed", default=True, show_default=True,
+@click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default=None,
+              help="Mondrian: cut where the certainty penalty drops most (gain, the default) "
+                   "or along the widest normalized range (width, LeFevre).")
+@click.option("--relaxed/--strict", "relaxed", default=None,
               help="Mondrian: let a pool of rare values borrow records from a sibling "
-                   "(relaxed, regions may overlap) or keep regions disjoint (strict).")
+                   "(relaxed, the default; regions may overlap) or keep regions disjoint "
+                   "(strict).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--identifier", "identifiers", multiple=True,
               help="Direct identifier column, pseudonymized with a keyed HMAC (repeatable).")
@@ -209,13 +209,17 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
                                     hierarchy_dir, hierarchy_sep, _split(numeric))
     pseudonymizer = Pseudonymizer.from_config(key_file) if identifiers and not drop_identifiers \
         else None
+    options = {name: value for name, value in (("criterion", mondrian_criterion),
+                                               ("relaxed", relaxed)) if value is not None}
+    if options and algorithm != "mondrian":
+        raise InputError("--mondrian-criterion and --relaxed/--strict apply to "
+                         f"--algorithm mondrian, not {algorithm}")
     release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
                         suppression_limit=suppression_limit, metric=metric, seed=seed,
                         identifiers=list(identifiers), drop_identifiers=drop_identifiers,
                         pseudonymizer=pseudonymizer, local_suppression=local_suppression,
                         linkage=linkage, utility="full" if classifier else True,
-                        mondrian_options={"criterion": mondrian_criterion, "relaxed": relaxed}
-                        if algorithm == "mondrian" else None)
+                        mondrian_options=options)
     tab_io.write_microdata(release.data, output,
                            sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
     emit_release(release, report, lambda: release_figures(release), quiet=quiet)

@@ -127,6 +127,9 @@ def test_cli_strict_and_criterion_options(tmp_path):
     assert reports["default"]["parameters"]["mondrian"]["relaxed"] is True
     assert reports["strict"]["parameters"]["mondrian"] == {"criterion": "width",
                                                            "relaxed": False, "remainder": True}
+    result = CliRunner().invoke(cli, base[:-3] + ["--algorithm", "optimal", "--strict", "-o",
+                                                  str(tmp_path / "x.csv")])
+    assert result.exit_code == 2 and "apply to --algorithm mondrian" in result.output
 
 
 TAXONOMY = Hierarchy([["a1", "a", "*"], ["a2", "a", "*"], ["b1", "b", "*"], ["b2", "b", "*"],
