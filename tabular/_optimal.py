@@ -240,7 +240,8 @@ def optimal_generalization(
     Raises
     ------
     InfeasibleError
-        When even the most general node is infeasible.
+        When no node of the lattice is feasible (with monotone feasibility: when even the
+        most general node is not).
 
     Notes
     -----
@@ -276,7 +277,9 @@ def optimal_generalization(
         return out.suppressed <= max_suppressed and out.released > 0
 
     top = n_nodes - 1
-    if not feasible(evaluate(top)):
+    # only under monotone feasibility does a failing top node rule out every other node:
+    # with suppression, entropy / recursive l-diversity or t-closeness may hold lower down
+    if monotone and not feasible(evaluate(top)):
         raise InfeasibleError(
             "no generalization satisfies the privacy models within the suppression limit "
             f"(the most general node suppresses {outcomes[top].suppressed} of {enc.n} records, "
@@ -333,6 +336,12 @@ def optimal_generalization(
                 if feasible(out):
                     scored[i] = quality(out, metric, enc, shares)
                     best = min(best, scored[i])
+    if not scored:
+        raise InfeasibleError(
+            "no generalization satisfies the privacy models within the suppression limit "
+            f"(no node of the lattice does with at most {max_suppressed} of {enc.n} records "
+            "suppressed)"
+        )
     index = np.array(sorted(scored), dtype=np.int64)
     scores = np.array([scored[int(i)] for i in index])
     best_score = float(scores.min())

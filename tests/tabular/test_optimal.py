@@ -238,3 +238,22 @@ def test_infeasible_request_raises(adult_sample, adult_sample_hierarchies):
     with pytest.raises(InfeasibleError):
         tabular.anonymize(adult_sample, adult_sample_hierarchies, "occupation",
                           [KAnonymity(2), DistinctLDiversity(100)], utility=False)
+
+
+def test_failing_top_node_does_not_end_a_non_monotone_search():
+    """Entropy l-diversity with suppression is not monotone: the most general node fails
+    (one class of 9 with 8 x and 1 y: exp H = 1.42 < 1.5, all 9 suppressed, limit 8), yet the
+    original table passes by publishing the class {x, y} and suppressing the other 7 records."""
+    rows = [("a0", "b0", "y"), ("a0", "b0", "x")] + [("a1", "b1", "x")] * 7
+    df = pd.DataFrame(rows, columns=["qa", "qb", "s"])
+    qis = {"qa": Hierarchy([["a0", "*"], ["a1", "*"]]), "qb": Hierarchy([["b0", "*"], ["b1", "*"]])}
+    release = tabular.anonymize(df, quasi_identifiers=qis, sensitive="s",
+                                models=[EntropyLDiversity(1.5)], algorithm="optimal",
+                                suppression_limit=8 / 9, utility=False)
+    assert release.suppressed == 7
+    assert release.transformation == {"qa": 0, "qb": 0}
+    assert sorted(release.data["s"]) == ["x", "y"]
+    with pytest.raises(InfeasibleError):
+        tabular.anonymize(df, quasi_identifiers=qis, sensitive="s",
+                          models=[EntropyLDiversity(1.5)], algorithm="optimal",
+                          suppression_limit=6 / 9, utility=False)
