@@ -4,7 +4,7 @@
 verified :class:`structanon.Release`; see ``docs/tabular.md``.
 """
 
-from ._anonymize import ALGORITHMS, NUMERIC, TabularRelease, anonymize
+from ._anonymize import ALGORITHMS, NUMERIC, SET, TabularRelease, anonymize
 from ._optimal import QUALITY_MODELS
 
-__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "QUALITY_MODELS", "TabularRelease"]
+__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "QUALITY_MODELS", "TabularRelease"]

@@ -26,9 +26,9 @@ from . import metrics as tab_metrics
 from ._datafly import datafly
 from ._lattice import EncodedTable
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
-from ._validate import ALGORITHMS, NUMERIC, encode_column, validate
+from ._validate import ALGORITHMS, NUMERIC, SET, encode_column, qi_kinds, validate
 
-__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "TabularRelease"]
+__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "TabularRelease"]
 
 
 
@@ -197,8 +197,11 @@ def anonymize(
     df : pandas.DataFrame
         The table, one record per individual.
     quasi_identifiers : dict
-        Column -> :class:`structanon.Hierarchy`, or ``"numeric"`` (``mondrian`` only:
-        numeric QIs are published as ranges ``"lo-hi"``).
+        Column -> :class:`structanon.Hierarchy`, or (``mondrian`` only) ``"numeric"``
+        (published as ranges ``"lo-hi"``) or ``"set"`` (alias ``"ordinal"``: a categorical
+        QI without hierarchy, cut along its sorted values and published as the set of
+        values present in the class, comma-separated, e.g. ``"Asian,Black"``; a value
+        containing ``","`` is an input error).
     sensitive : str, optional
         The sensitive column (required by l-diversity and t-closeness).
     models : sequence of structanon.models.PrivacyModel
@@ -242,7 +245,8 @@ def anonymize(
     Returns
     -------
     TabularRelease
-        ``data``: the input's columns with QIs generalized to hierarchy labels (or ranges),
+        ``data``: the input's columns with QIs generalized to hierarchy labels (or ranges,
+        or value sets),
         suppressed records removed and counted in ``suppressed``; ``transformation``:
         level per QI (``optimal``, ``datafly``).  Verified from its output alone.
 
@@ -337,7 +341,8 @@ def anonymize(
         verifier=_make_verifier(qis, sensitive, models),
         models=models,
         partition=partition,
-        parameters={"algorithm": algorithm, "quasi_identifiers": qis, "sensitive": sensitive,
+        parameters={"algorithm": algorithm, "quasi_identifiers": qis,
+                    "qi_kinds": qi_kinds(quasi_identifiers), "sensitive": sensitive,
                     "suppression_limit": suppression_limit,
                     "metric": metric if algorithm == "optimal" else None, "seed": seed,
                     **({"mondrian": m_options} if algorithm == "mondrian" else {}),

@@ -20,11 +20,12 @@ from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
 
+from ._sets import SET, SET_SEPARATOR, check_separator, is_set_spec, value_label
+
 __all__ = ["mondrian", "mondrian_classes"]
 
 NUMERIC = "numeric"
-ORDINAL = "ordinal"
-SET_SEPARATOR = ","
+ORDINAL = "ordinal"  # alias of SET
 
 
 @dataclass
@@ -102,8 +103,8 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
 
 def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
     codes, domain = encode_column(column, name)
-    names = np.array([_format_number(v) if isinstance(v, (int, float, np.number)) else str(v)
-                      for v in domain.tolist()], dtype=object)
+    check_separator(column, name)
+    names = np.array([value_label(v) for v in domain.tolist()], dtype=object)
     return _Dimension(name, True, codes, values=np.arange(domain.size, dtype=float),
                       ordinal=names)
 
@@ -133,9 +134,9 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     for col, spec in quasi_identifiers.items():
         if col not in df.columns:
             raise InputError("quasi-identifier not in the table", column=col)
-        if not (isinstance(spec, Hierarchy) or spec in (NUMERIC, ORDINAL)):
+        if not (isinstance(spec, Hierarchy) or spec == NUMERIC or is_set_spec(spec)):
             raise InputError("quasi-identifier spec must be a Hierarchy, 'numeric' or "
-                             f"'ordinal', got {spec!r}", column=col)
+                             f"'{SET}' (alias 'ordinal'), got {spec!r}", column=col)
     models = list(models)
     if not models or not all(isinstance(m, PrivacyModel) for m in models):
         raise InputError("models must be a non-empty sequence of structanon privacy models")
@@ -468,10 +469,10 @@ def mondrian(
     quasi_identifiers : dict
         Column -> :class:`structanon.Hierarchy` (categorical, cut along the hierarchy),
         ``"numeric"`` (cut at the median, published as a range ``"lo-hi"``) or
-        ``"ordinal"`` (a categorical QI without hierarchy: its values in sorted order are
-        cut at the median like numbers, and published as the comma-separated set of the
-        values present in the class, e.g. ``"Bachelors,HS-grad"``; LeFevre's imposed
-        order).  Ties between equally wide dimensions go to the one listed first.
+        ``"set"`` (alias ``"ordinal"``: a categorical QI without hierarchy: its values in
+        sorted order are cut at the median like numbers, and published as the
+        comma-separated set of the values present in the class, e.g. ``"Bachelors,HS-grad"``;
+        LeFevre's imposed order; values containing ``","`` are an input error).  Ties between equally wide dimensions go to the one listed first.
     sensitive : str or None
         Sensitive column, needed by l-diversity and t-closeness.
     models : sequence of PrivacyModel
@@ -580,7 +581,7 @@ def mondrian_classes(
         column = df[col]  # positions, not index labels, name rows in errors
         if spec == NUMERIC:
             dims.append(_numeric_dimension(col, column))
-        elif spec == ORDINAL:
+        elif is_set_spec(spec):
             dims.append(_ordinal_dimension(col, column))
         else:
             dims.append(_categorical_dimension(col, column, spec))

@@ -12,8 +12,9 @@ from structanon import Hierarchy, InfeasibleError, InputError
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
+from ._sets import SET, check_separator, is_set_spec
 
-__all__ = ["ALGORITHMS", "NUMERIC", "encode_column", "validate"]
+__all__ = ["ALGORITHMS", "NUMERIC", "SET", "encode_column", "qi_kinds", "validate"]
 
 ALGORITHMS = ("optimal", "mondrian", "datafly")
 NUMERIC = "numeric"
@@ -70,6 +71,12 @@ def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = T
                          value=df[column].iloc[bad])
 
 
+def qi_kinds(quasi_identifiers: Mapping[str, Any]) -> dict[str, str]:
+    """How each QI is generalized: ``"hierarchy"``, ``"numeric"`` or ``"set"``."""
+    return {c: "hierarchy" if isinstance(s, Hierarchy) else (SET if is_set_spec(s) else s)
+            for c, s in quasi_identifiers.items()}
+
+
 def validate(
     df: Any, quasi_identifiers: Any, sensitive: str | None, models: Any, algorithm: str,
     suppression_limit: Any, metric: str, identifiers: Sequence[str],
@@ -101,13 +108,13 @@ def validate(
             raise InputError("quasi-identifier not in the table", column=column)
         if isinstance(spec, Hierarchy):
             continue
-        if spec == NUMERIC:
+        if isinstance(spec, str) and (spec == NUMERIC or is_set_spec(spec)):
             if algorithm != "mondrian":
-                raise InputError(f"'numeric' quasi-identifiers need algorithm='mondrian'; "
+                raise InputError(f"{spec!r} quasi-identifiers need algorithm='mondrian'; "
                                  f"{algorithm} needs a Hierarchy", column=column)
             continue
-        raise InputError(f"quasi-identifier spec must be a Hierarchy or 'numeric', "
-                         f"got {type(spec).__name__}", column=column)
+        raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric' or "
+                         f"'{SET}' (alias 'ordinal'), got {spec!r}", column=column)
     for column in identifiers:
         if column not in df.columns:
             raise InputError("identifier column not in the table", column=column)
@@ -129,8 +136,10 @@ def validate(
     elif any(m.requires_sensitive for m in models):
         needs = [m.describe() for m in models if m.requires_sensitive]
         raise InputError(f"{', '.join(needs)} need(s) a sensitive column (sensitive=...)")
-    for column in quasi_identifiers:
-        _validate_column(df, column, "quasi-identifier", missing=False)
+    for column, spec in quasi_identifiers.items():
+        _validate_column(df, column, "quasi-identifier", missing=is_set_spec(spec))
+        if is_set_spec(spec):
+            check_separator(df[column], column)
     for m in models:
         if isinstance(m, KAnonymity) and m.k > len(df):
             raise InfeasibleError(f"k={m.k} exceeds the number of records ({len(df)})")

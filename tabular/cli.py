@@ -139,7 +139,12 @@ def _common(func):
         click.option("--hierarchy-sep", default=";", show_default=True,
                      help="Separator of hierarchy files."),
         click.option("--numeric", "numeric", default=None,
-                     help="QIs treated as numbers (Mondrian ranges), comma-separated."),
+                     help="QIs treated as numbers (Mondrian only: published as ranges "
+                          "'lo-hi'), comma-separated."),
+        click.option("--set-qi", "set_qi", default=None,
+                     help="Categorical QIs without hierarchy (Mondrian only: cut along their "
+                          "sorted values, published as value sets 'a,b'; values must not "
+                          "contain ','), comma-separated."),
         click.option("--sensitive", default=None, help="Sensitive column."),
         click.option("--report", type=click.Path(dir_okay=False), default=None,
                      help="Write a report: x.json or x.html."),
@@ -193,7 +198,7 @@ def _common(func):
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @handle_errors
 def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
-                      sensitive, report, k, l_div, l_variant, c, t, t_distance,
+                      set_qi, sensitive, report, k, l_div, l_variant, c, t, t_distance,
                       sensitive_hierarchy, suppression_limit, algorithm, metric,
                       mondrian_criterion, relaxed, seed, identifiers, drop_identifiers,
                       key_file, output, local_suppression, linkage, classifier,
@@ -206,7 +211,8 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
     needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
     df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
     specs = tab_io.load_hierarchies(columns, tab_io.parse_assignments(hierarchy, "--hierarchy"),
-                                    hierarchy_dir, hierarchy_sep, _split(numeric))
+                                    hierarchy_dir, hierarchy_sep, _split(numeric),
+                                    _split(set_qi))
     pseudonymizer = Pseudonymizer.from_config(key_file) if identifiers and not drop_identifiers \
         else None
     options = {name: value for name, value in (("criterion", mondrian_criterion),

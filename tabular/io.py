@@ -53,8 +53,9 @@ def load_hierarchies(
     directory: str | Path | None = None,
     sep: str = ";",
     numeric: Iterable[str] = (),
+    sets: Iterable[str] = (),
 ) -> dict[str, Hierarchy | str]:
-    """Hierarchy (or ``"numeric"``) of each quasi-identifier.
+    """Hierarchy (or ``"numeric"``, or ``"set"``) of each quasi-identifier.
 
     Parameters
     ----------
@@ -68,36 +69,45 @@ def load_hierarchies(
         Separator of the hierarchy files.
     numeric : iterable of str
         Columns to treat as numbers (Mondrian ranges) instead of by a hierarchy.
+    sets : iterable of str
+        Categorical columns without hierarchy, published as value sets (Mondrian).
 
     Raises
     ------
     InputError
-        A column with neither a hierarchy nor a numeric marking, or a file naming a column
-        that is not a quasi-identifier.
+        A column with neither a hierarchy nor a numeric / set marking, a column marked
+        twice, or a file or marking naming a column that is not a quasi-identifier.
 
     Examples
     --------
-    >>> load_hierarchies(["age"], numeric=["age"])
-    {'age': 'numeric'}
+    >>> load_hierarchies(["age", "race"], numeric=["age"], sets=["race"])
+    {'age': 'numeric', 'race': 'set'}
     """
     columns = list(columns)
     files = dict(files or {})
-    numeric = set(numeric)
-    for column in list(files) + list(numeric):
+    numeric, sets = set(numeric), set(sets)
+    for column in list(files) + list(numeric) + list(sets):
         if column not in columns:
-            raise InputError("hierarchy or numeric marking for a column that is not a "
+            raise InputError("hierarchy, numeric or set marking for a column that is not a "
                              "quasi-identifier", column=column)
+    for column in columns:
+        if (column in numeric) + (column in sets) + (column in files) > 1:
+            raise InputError("a quasi-identifier may have only one of a hierarchy file, "
+                             "--numeric and --set-qi", column=column)
     out: dict[str, Hierarchy | str] = {}
     for column in columns:
         if column in numeric:
             out[column] = "numeric"
+            continue
+        if column in sets:
+            out[column] = "set"
             continue
         path = files.get(column)
         if path is None and directory is not None:
             path = find_hierarchy(directory, column)
         if path is None:
             raise InputError("quasi-identifier has no hierarchy (give --hierarchy COLUMN=FILE, "
-                             "--hierarchy-dir, or --numeric for Mondrian)", column=column)
+                             "--hierarchy-dir, or --numeric / --set-qi for Mondrian)", column=column)
         out[column] = Hierarchy.from_csv(path, sep=sep, name=column)
     return out
 

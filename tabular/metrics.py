@@ -17,6 +17,8 @@ import pandas as pd
 from structanon import Hierarchy, InputError, Partition
 from structanon.hierarchy import value_labels
 
+from ._sets import SetDomain, is_set_spec
+
 __all__ = [
     "discernibility_star",
     "average_class_size",
@@ -176,7 +178,15 @@ def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | N
         penalty = (counts - 1) / (n_leaves - 1) if n_leaves > 1 else np.zeros(counts.size)
         return penalty, counts
     if original is None:
-        raise InputError("numeric quasi-identifier needs the original column", column=column.name)
+        kind = "value-set" if is_set_spec(spec) else "numeric"
+        raise InputError(f"{kind} quasi-identifier needs the original column", column=column.name)
+    if is_set_spec(spec):
+        domain = SetDomain(original, str(column.name))
+        inverse, members = domain.incidence(column)
+        covered = members.sum(axis=1).astype(float)[inverse]
+        scale = domain.size - 1
+        penalty = (covered - 1) / scale if scale > 0 else np.zeros(covered.size)
+        return penalty, covered
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
     span = float(np.nanmax(values) - np.nanmin(values)) if values.size else 0.0
     distinct = np.unique(values[~np.isnan(values)])
@@ -194,7 +204,9 @@ def ncp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str]
     -----
     A categorical value covering ``u`` of the hierarchy's ``D`` leaves costs
     ``(u - 1) / (D - 1)``; a numeric range ``[lo, hi]`` costs ``(hi - lo) / (max - min)``
-    of the original column (Xu et al. 2006).
+    of the original column (Xu et al. 2006); a value set (``"set"`` QIs, ``"a,b"``) of
+    ``u`` values costs ``(u - 1) / (D - 1)`` with ``D`` the column's distinct values in
+    ``original`` (required for numeric and set QIs).
 
     Examples
     --------
@@ -343,6 +355,14 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
             return out
 
         return fraction
+    if is_set_spec(spec):
+        inverse, members = SetDomain(original, str(column.name)).incidence(column)
+        sizes = members.sum(axis=1)
+
+        def fraction_set(member: np.ndarray) -> np.ndarray:  # member: per domain value
+            return (members @ member / sizes)[inverse]
+
+        return fraction_set
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
     lo, hi = _range_bounds(labels, float(np.nanmin(values)), float(np.nanmax(values)), column.name)
 
@@ -368,9 +388,10 @@ def count_query_error(
 
     Each query picks ``dimension`` quasi-identifiers at random and, on each, a predicate
     selecting a share ``selectivity ** (1 / dimension)`` of its domain (a random subset of
-    hierarchy leaves, or a random numeric interval).  The true count comes from the
-    original table; the estimate assumes released records are spread uniformly over the
-    values their generalized cells cover.
+    hierarchy leaves or, for ``"set"`` QIs, of the column's distinct values; or a random
+    numeric interval).  The true count comes from the original table; the estimate
+    assumes released records are spread uniformly over the values their generalized cells
+    cover (a value set ``"a,b,c"`` matching a predicate on ``a`` counts 1/3).
 
     Returns
     -------
@@ -397,11 +418,16 @@ def count_query_error(
     share = selectivity ** (1.0 / dimension)
     coverage = {c: _coverage(released[c], quasi_identifiers[c], original[c]) for c in columns}
     leaf_codes = {}
+    n_codes = {}
     numeric = {}
     for c in columns:
         spec = quasi_identifiers[c]
         if isinstance(spec, Hierarchy):
             leaf_codes[c] = spec.encode(original[c], column=c)
+            n_codes[c] = spec.leaves.size
+        elif is_set_spec(spec):
+            domain = SetDomain(original[c], c)
+            leaf_codes[c], n_codes[c] = domain.codes, domain.size
         else:
             numeric[c] = pd.to_numeric(original[c], errors="coerce").to_numpy(dtype=float)
     errors = np.empty(n_queries)
@@ -412,8 +438,8 @@ def count_query_error(
         for j in chosen:
             c = columns[j]
             spec = quasi_identifiers[c]
-            if isinstance(spec, Hierarchy):
-                d = spec.leaves.size
+            if c in leaf_codes:
+                d = n_codes[c]
                 pick = rng.choice(d, size=max(1, int(round(share * d))), replace=False)
                 member = np.zeros(d, dtype=bool)
                 member[pick] = True

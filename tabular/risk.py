@@ -16,6 +16,7 @@ from structanon.models import DistinctLDiversity, EntropyLDiversity
 from structanon.partition import Partition
 
 from ._mondrian import encode_column
+from ._sets import SetDomain, is_set_spec
 
 __all__ = ["assess", "record_linkage"]
 
@@ -218,6 +219,22 @@ class _Hierarchical:
         self.r = nodes.to_numpy(dtype=np.int64)
 
 
+class _ValueSet:
+    """Distance of a value to a published value set: its NCP ``(u - 1) / (D - 1)`` when the
+    set of ``u`` values holds it, 1 when not (``D``: the column's distinct original values)."""
+
+    def __init__(self, col: str, original: pd.Series, released: pd.Series) -> None:
+        domain = SetDomain(original, col)
+        self.o = domain.codes.astype(np.int64)
+        inverse, members = domain.incidence(released)
+        self.r = inverse.astype(np.int64)
+        scale = max(domain.size - 1, 1)
+        size = members.sum(axis=1)
+        # table[o, r]: original value o against distinct released cell r
+        table = np.where(members.T, (size[None, :] - 1) / scale, 1.0)
+        self.table = (table ** 2).astype(np.float32)
+
+
 class _Exact:
     """Distance 0 for equal values, 1 otherwise (a suppressed ``*`` matches nothing)."""
 
@@ -256,11 +273,13 @@ def _attributes(original, released, quasi_identifiers, hierarchies):
                 attributes.append(_Numeric(col, o_col, r_col, spec))
             else:
                 attributes.append(_Hierarchical(col, o_col, r_col, spec))
+        elif is_set_spec(spec):
+            attributes.append(_ValueSet(col, o_col, r_col))
         elif spec is None:
             attributes.append(_Exact(col, o_col, r_col))
         else:
-            raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric' or None, "
-                             f"got {spec!r}", column=col)
+            raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric', 'set' or "
+                             f"None, got {spec!r}", column=col)
     return attributes
 
 
@@ -286,11 +305,14 @@ def record_linkage(
         The table before anonymization (the attacker's external data).
     released : pandas.DataFrame
         The released table; suppressed records are simply absent (and count as failures).
-    quasi_identifiers : sequence of str, or dict column -> Hierarchy | "numeric" | None
+    quasi_identifiers : sequence of str, or dict column -> Hierarchy | "numeric" | "set" | None
         How to compare each QI.  Numeric: ``|x - m| / (max - min)`` with ``m`` the midpoint
         of the released range (``"lo-hi"``, a number, a hierarchy node's leaves, or the whole
         range for ``"*"``).  With a Hierarchy (non-numeric): the level of the lowest common
         ancestor of the original leaf and the released node over the height (``*`` = 1).
+        ``"set"`` (alias ``"ordinal"``; cells ``"a,b"``): ``(u - 1) / (D - 1)`` when the
+        released set of ``u`` values holds the original value (its NCP, ``D`` the column's
+        distinct original values; ``*`` holds every value), 1 when it does not.
         Otherwise: 0 when equal, 1 when not (``*`` matches nothing).
     hierarchies : dict, optional
         Hierarchies by column, when ``quasi_identifiers`` is a list.
