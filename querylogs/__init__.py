@@ -2,12 +2,13 @@
 
 Read a log (:func:`read_log`), cluster its queries into search intents from the
 query-URL click graph (:func:`cluster_intents`), group users with similar intents into
-clusters of at least ``k`` (:func:`mdav`) and publish, for every cluster, one query multiset
+clusters of at least ``k`` (:func:`greedy_groups`, :func:`mdav`) and publish, for every cluster, one query multiset
 shared by all its members, with the fewest additions plus suppressions (:func:`anonymize`).
 """
 
-from ._anonymize import GRANULARITIES, anonymize, generalize_times
+from ._anonymize import GRANULARITIES, GROUPINGS, anonymize, generalize_times
 from ._verify import user_signatures, verify_log
+from .grouping import greedy_groups, grouping_cost
 from .identifiers import contains_identifier, detect_identifiers
 from .intents import click_graph, cluster_intents, normalize_queries, query_similarity
 from .io import parse_report, read_log, write_log
@@ -16,12 +17,15 @@ from .synthetic import synthetic_log
 
 __all__ = [
     "GRANULARITIES",
+    "GROUPINGS",
     "anonymize",
     "click_graph",
     "cluster_intents",
     "contains_identifier",
     "detect_identifiers",
     "generalize_times",
+    "greedy_groups",
+    "grouping_cost",
     "mdav",
     "normalize_queries",
     "parse_report",

@@ -17,13 +17,18 @@ from structanon.io import Pseudonymizer
 
 from ._multisets import accounting, group_targets, select_events
 from ._verify import verify_log
+from .grouping import greedy_groups
 from .identifiers import IDENTIFIER_PATTERNS, detect_identifiers
 from .intents import click_graph, cluster_intents, normalize_queries
 from .metrics import utility_report
 from .microaggregation import mdav
 from .risk import risk_report
 
-__all__ = ["anonymize", "generalize_times", "GRANULARITIES"]
+__all__ = ["anonymize", "generalize_times", "GRANULARITIES", "GROUPINGS"]
+
+#: Accepted ``grouping`` values: greedy by shared exact queries, greedy by shared intents,
+#: MDAV over intent profiles.
+GROUPINGS = ("greedy", "greedy-intent", "mdav")
 
 #: Accepted ``time_granularity`` values and the pandas period / frequency each uses.
 GRANULARITIES = {"second": "s", "minute": "min", "hour": "h", "day": "D", "week": "W",
@@ -136,6 +141,7 @@ def anonymize(
     tie_break: str = "suppress",
     match: str = "query",
     profile_scale: str = "count",
+    grouping: str = "greedy",
     risk_p: tuple[int, ...] = (1, 3, 5),
     assess: bool = True,
     show_progress: bool = False,
@@ -177,6 +183,13 @@ def anonymize(
         User profiles for the clustering: query counts per intent, or ``log(1 + count)``.
         Counts are the closer proxy of the cost (additions + suppressions are an L1
         distance between count vectors); on the AOL samples they keep 2-3x more queries.
+    grouping : {"greedy", "greedy-intent", "mdav"}
+        How users are grouped into clusters of ``k`` to ``2k - 1``.  ``"greedy"`` (the
+        default, :func:`querylogs.greedy_groups`) grows each cluster by the users sharing
+        most exact query events with it, the mass a cluster can keep; ``"greedy-intent"``
+        does the same on intent counts; ``"mdav"`` is MDAV microaggregation of the intent
+        profiles (:func:`querylogs.mdav`), which keeps fewer queries on the AOL and
+        synthetic logs (bench/RESULTS.md, section querylogs-grouping).
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
     assess : bool
@@ -220,8 +233,10 @@ def anonymize(
     2. The click graph gives query intents (:func:`querylogs.cluster_intents`); user ``u``
        is described by the counts ``n_u(i)`` of their queries in each intent ``i``
        (``log(1 + n_u(i))`` with ``profile_scale="log"``).
-    3. MDAV microaggregation (:func:`querylogs.mdav`) groups users in clusters of ``k``
-       to ``2k - 1`` users with similar profiles.
+    3. Users are grouped in clusters of ``k`` to ``2k - 1``: by default greedily, each
+       cluster growing by the user sharing the most query events with it
+       (:func:`querylogs.greedy_groups`); or by MDAV microaggregation of the intent
+       profiles (:func:`querylogs.mdav`).
     4. In each cluster ``G`` every user publishes the same multiset: query ``q`` exactly
        ``m_G(q) = median_{u in G} n_u(q)`` times, which minimizes
        ``sum_{u in G} |n_u(q) - m_G(q)|`` = additions + suppressions of ``q``.  The
@@ -247,6 +262,8 @@ def anonymize(
         raise InputError("match must be 'query' or 'intent'", value=match)
     if profile_scale not in ("count", "log"):
         raise InputError("profile_scale must be 'count' or 'log'", value=profile_scale)
+    if grouping not in GROUPINGS:
+        raise InputError(f"grouping must be one of {list(GROUPINGS)}", value=grouping)
     k = int(k)
     rng = np.random.default_rng(seed)
     pseudonymizer = pseudonymizer if pseudonymizer is not None else Pseudonymizer()
@@ -291,7 +308,15 @@ def anonymize(
         profile.data = np.log1p(profile.data)
     with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
               disable=not show_progress or not sys.stderr.isatty()) as bar:
-        labels = mdav(profile, k, progress=bar.update)
+        if grouping == "mdav":
+            labels = mdav(profile, k, progress=bar.update)
+        else:
+            n_cols = max(kept_vocab.size, 1)
+            item = ev["query"] if grouping == "greedy" else intent_labels[ev["query"]]
+            n_cols = n_cols if grouping == "greedy" else n_intents
+            query_counts = sp.csr_matrix((np.ones(item.size), (ev["user"], item)),
+                                         shape=(n_users, n_cols))
+            labels = greedy_groups(query_counts, k, progress=bar.update)
     timings["user_clustering"] = _time.perf_counter() - clock
 
     clock = _time.perf_counter()
@@ -346,14 +371,16 @@ def anonymize(
     release = Release(
         data=data, datatype="querylogs", verifier=lambda d: verify_log(d, k),
         models=[f"user k-anonymity of published query logs (k={k})"], partition=partition,
-        parameters={"algorithm": "intent-clustering + MDAV + median multisets", "k": k,
+        parameters={"algorithm": f"intent-clustering + {grouping} grouping + median multisets",
+                    "k": k,
                     "time_granularity": time_granularity, "seed": seed,
                     "suppress_identifiers": suppress_identifiers,
                     "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
                     "click_threshold": click_threshold, "term_threshold": term_threshold,
                     "max_url_queries": max_url_queries,
                     "max_intent_size": max_intent_size, "tie_break": tie_break,
-                    "match": match, "profile_scale": profile_scale},
+                    "match": match, "profile_scale": profile_scale,
+                    "grouping": grouping},
         timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
     )
     release.verify(strict=True)

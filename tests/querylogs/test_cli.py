@@ -26,6 +26,15 @@ def test_anonymize_command(tmp_path):
                                       "--report", str(html), "--no-assess"])
     assert result.exit_code == 0, result.output
     assert "<img" in html.read_text()
+    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
+                                      "--report", str(report), "--no-assess",
+                                      "--grouping", "mdav"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text())["parameters"]["grouping"] == "mdav"
+    assert all(c.passed for c in verify_log(read_log(out, "csv", sep="\t"), 4))
+    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
+                                      "--grouping", "kmeans"])
+    assert result.exit_code == 2
 
 
 def test_exit_codes(tmp_path):

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["_anonymize", "_multisets", "_verify", "identifiers", "intents", "io", "metrics",
+MODULES = ["_anonymize", "_multisets", "_verify", "grouping", "identifiers", "intents", "io", "metrics",
            "microaggregation", "risk", "synthetic"]
 
 
