@@ -272,6 +272,14 @@ def anonymize(
     >>> sorted(r.data["age"].tolist())
     ['20-29', '20-29', '30-39', '30-39']
 
+    Mondrian without hierarchies: numbers published as ranges, categories as value sets.
+
+    >>> t2 = pd.DataFrame({"race": ["a", "b", "c", "d"], "age": [20, 21, 30, 31]})
+    >>> r2 = anonymize(t2, {"race": "set", "age": "numeric"}, models=[KAnonymity(2)],
+    ...                algorithm="mondrian", seed=0, utility=False)
+    >>> sorted(r2.data["race"].tolist())
+    ['a,b', 'a,b', 'c,d', 'c,d']
+
     Notes
     -----
     The ``optimal`` search minimizes, over all feasible full-domain transformations, e.g.
