@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from structanon import InputError
 
@@ -81,24 +82,32 @@ class SetDomain:
         self.index = {v: i for i, v in enumerate(self.values.tolist())}
         self.name = name
 
-    def incidence(self, cells: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-        """``(inverse, members)``: each cell's distinct-cell index, and a (cells, D) bool matrix."""
+    def incidence(self, cells: pd.Series) -> tuple[np.ndarray, sparse.csr_matrix]:
+        """``(inverse, members)``: each cell's distinct-cell index, and the sparse
+        (distinct cells, D) 0/1 matrix of the values each distinct cell covers."""
         text = cells.astype(str).to_numpy(dtype=object)
         inverse, uniques = pd.factorize(text)
-        members = np.zeros((len(uniques), self.size), dtype=bool)
+        rows: list[int] = []
+        cols: list[int] = []
+        everything = np.arange(self.size)
         for i, cell in enumerate(np.asarray(uniques, dtype=object).tolist()):
             if cell in self.index:  # a lone value (or a value that is the whole cell)
-                members[i, self.index[cell]] = True
+                rows.append(i)
+                cols.append(self.index[cell])
                 continue
             if cell.strip() == "*":
-                members[i] = True
+                rows.extend([i] * self.size)
+                cols.extend(everything.tolist())
                 continue
-            for element in cell.split(SET_SEPARATOR):
+            for element in set(cell.split(SET_SEPARATOR)):
                 code = self.index.get(element)
                 if code is None:
                     row = int(np.flatnonzero(inverse == i)[0])
                     raise InputError("released value-set element is not a value of the "
                                      "original column", column=self.name, row=row,
                                      value=element)
-                members[i, code] = True
+                rows.append(i)
+                cols.append(code)
+        members = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)),
+                                    shape=(len(uniques), self.size))
         return inverse, members

@@ -183,7 +183,7 @@ def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | N
     if is_set_spec(spec):
         domain = SetDomain(original, str(column.name))
         inverse, members = domain.incidence(column)
-        covered = members.sum(axis=1).astype(float)[inverse]
+        covered = np.asarray(members.sum(axis=1)).reshape(-1)[inverse]
         scale = domain.size - 1
         penalty = (covered - 1) / scale if scale > 0 else np.zeros(covered.size)
         return penalty, covered
@@ -357,10 +357,10 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
         return fraction
     if is_set_spec(spec):
         inverse, members = SetDomain(original, str(column.name)).incidence(column)
-        sizes = members.sum(axis=1)
+        sizes = np.asarray(members.sum(axis=1)).reshape(-1)
 
         def fraction_set(member: np.ndarray) -> np.ndarray:  # member: per domain value
-            return (members @ member / sizes)[inverse]
+            return (members @ np.asarray(member, dtype=float) / sizes)[inverse]
 
         return fraction_set
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)

@@ -229,9 +229,9 @@ class _ValueSet:
         inverse, members = domain.incidence(released)
         self.r = inverse.astype(np.int64)
         scale = max(domain.size - 1, 1)
-        size = members.sum(axis=1)
+        size = np.asarray(members.sum(axis=1)).reshape(-1)
         # table[o, r]: original value o against distinct released cell r
-        table = np.where(members.T, (size[None, :] - 1) / scale, 1.0)
+        table = np.where(members.T.toarray() > 0, (size[None, :] - 1) / scale, 1.0)
         self.table = (table ** 2).astype(np.float32)
 
 
