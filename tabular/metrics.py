@@ -1,7 +1,8 @@
 """Utility of a released table: how much information generalization and suppression cost.
 
-Most functions read the released table itself (generalized labels or ``lo-hi`` ranges)
-plus the hierarchies, so they apply to every algorithm's output.  Functions marked
+Most functions read the released table itself (generalized labels, ``lo-hi`` ranges, or
+value sets ``"a,b"`` of ``"set"`` quasi-identifiers) plus the hierarchies (or, for numeric
+and set QIs, the original column), so they apply to every algorithm's output.  Functions marked
 *aligned* need the original rows and their released counterparts in the same order
 (suppressed rows removed from both), which :func:`tabular.anonymize` has in hand.
 """
@@ -213,6 +214,9 @@ def ncp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str]
     >>> h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
     >>> ncp(pd.DataFrame({"x": ["ab", "c"]}), {"x": h})
     {'x': 0.25}
+    >>> o = pd.DataFrame({"x": ["a", "b", "c", "d"]})
+    >>> ncp(pd.DataFrame({"x": ["a,b", "a,b", "c,d", "d"]}), {"x": "set"}, o)["x"]
+    0.25
     """
     out = {}
     for column, spec in quasi_identifiers.items():
