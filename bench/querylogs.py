@@ -24,7 +24,7 @@ IA_COLUMNS = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "
 
 
 def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query",
-             profile_scale: str = "count") -> dict:
+             profile_scale: str = "count", grouping: str = "greedy") -> dict:
     start = time.perf_counter()
     if "aol_ia_head" in path:  # no URLs; read through the generic reader's column mapping
         log = querylogs.read_log(path, "csv", sep="\t", columns=IA_COLUMNS)
@@ -32,11 +32,11 @@ def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query
         log = querylogs.read_log(path, on_bad_lines="skip")
     read_s = time.perf_counter() - start
     release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match,
-                                  profile_scale=profile_scale)
+                                  profile_scale=profile_scale, grouping=grouping)
     return summarize(release, read_s, len(log))
 
 
-def run_synthetic(users: int, lines: int, k: int) -> dict:
+def run_synthetic(users: int, lines: int, k: int, grouping: str = "greedy") -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "synthetic.tsv"
         log = querylogs.synthetic_log(users, lines, n_topics=100, intents_per_topic=20,
@@ -46,7 +46,7 @@ def run_synthetic(users: int, lines: int, k: int) -> dict:
         start = time.perf_counter()
         log = querylogs.read_log(source)
         read_s = time.perf_counter() - start
-        release = querylogs.anonymize(log, k, seed=1)
+        release = querylogs.anonymize(log, k, seed=1, grouping=grouping)
         write_start = time.perf_counter()
         querylogs.write_log(release.data, Path(tmp) / "published.tsv")
         out = summarize(release, read_s, len(log))
@@ -92,6 +92,7 @@ def summarize(release, read_s: float, rows: int) -> dict:
         "rows": rows, "users": info["users_in"], "queries_in": info["queries_in"],
         "read_s": read_s, "timings": dict(release.timings),
         "published": info["queries_published"], "added": info["queries_added"],
+        "kept": info["queries_published"] - info["queries_added"],
         "suppressed": info["queries_suppressed"],
         "suppressed_identifier": info["queries_suppressed_identifier"],
         "users_empty": info["users_without_published_queries"],
@@ -105,13 +106,69 @@ def summarize(release, read_s: float, rows: int) -> dict:
     }
 
 
+def compare_groupings() -> None:
+    """Writes the "querylogs-grouping" section: kept / added / suppressed per grouping."""
+    top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
+    cases = []
+    if top is not None:
+        cases += [(f"AOL top-1000 users (k={k})", g, run_real,
+                   (str(top), k, "suppress", "query", "count", g))
+                  for k in (2, 5, 10) for g in ("mdav", "greedy-intent", "greedy")]
+    cases += [("synthetic 10k users / 1M lines (k=5)", g, run_synthetic, (10_000, 1_000_000, 5, g))
+              for g in ("mdav", "greedy")]
+    rows = []
+    for name, grouping, fn, fargs in cases:
+        print(f"running {name} {grouping} ...", flush=True)
+        result, seconds, peak = measure(fn, *fargs, timeout=600)
+        t = result["timings"]
+        rows.append([
+            name, grouping, result["queries_in"], result["kept"], result["added"],
+            result["suppressed"], result["added"] + result["suppressed"], result["published"],
+            result["users_empty"], result["top100"], result["kl"], result["pair_recall"],
+            result["intent_js"], round(t["user_clustering"], 1),
+            round(t["total"] - t.get("assess", 0.0), 1), round(seconds, 1), round(peak),
+            "yes" if result["verified"] else "NO",
+        ])
+        print(rows[-1], flush=True)
+    text = "\n\n".join([
+        "## querylogs: user grouping, greedy by shared queries versus MDAV",
+        "Command: `/work/venv/bin/python bench/querylogs.py --grouping`; machine: "
+        f"{machine_line()}, shared with other jobs while measuring (times are indicative). "
+        "Same pipeline and parameters as the querylogs section (seed 1, day, identifiers "
+        "suppressed, tie_break=suppress, match=query); only `grouping` changes. `mdav`: MDAV "
+        "over intent-count profiles (the former default); `greedy-intent`: the greedy "
+        "grouping on intent counts; `greedy`: the greedy grouping on exact query counts "
+        "(the default). kept = query events published for the user who issued them "
+        "(published - added); cost = added + suppressed, the quantity the medians minimize "
+        "per cluster (identifier suppressions included, the same for every grouping). "
+        "group s = the user grouping alone; anonymize s = the whole `anonymize` call "
+        "without the assessment; wall = the forked case (reading, and for the synthetic "
+        "log generating and writing input and output, plus the assessment). At k=2 a "
+        "maximum-weight pairing keeps 23,688 (querylogs-pairing section).",
+        markdown_table(
+            ["case", "grouping", "queries in", "kept", "added", "suppressed", "cost",
+             "published", "users with nothing published", "top-100 overlap", "KL bits",
+             "pair recall", "intent JS mean", "group s", "anonymize s", "wall s", "peak MiB",
+             "verified"],
+            rows),
+    ])
+    record_section("querylogs-grouping", text)
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="small inputs only")
     parser.add_argument("--pairing-bound", action="store_true",
                         help="only compare MDAV with a maximum-weight pairing at k=2 "
                              "(AOL top-1000 users; a few minutes)")
+    parser.add_argument("--grouping", action="store_true",
+                        help="only compare the user groupings (greedy, greedy-intent, mdav) on "
+                             "AOL top-1000 users (k=2, 5, 10) and the synthetic 10k/1M log")
     args = parser.parse_args()
+    if args.grouping:
+        compare_groupings()
+        return
     if args.pairing_bound:
         top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
         if top is None:
