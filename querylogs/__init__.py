@@ -8,7 +8,7 @@ shared by all its members, with the fewest additions plus suppressions (:func:`a
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize, generalize_times
 from ._verify import user_signatures, verify_log
-from .grouping import greedy_groups, grouping_cost
+from .grouping import greedy_groups, grouping_cost, refine_groups
 from .identifiers import contains_identifier, detect_identifiers
 from .intents import click_graph, cluster_intents, normalize_queries, query_similarity
 from .io import parse_report, read_log, write_log
@@ -31,6 +31,7 @@ __all__ = [
     "parse_report",
     "query_similarity",
     "read_log",
+    "refine_groups",
     "synthetic_log",
     "user_signatures",
     "verify_log",

@@ -17,7 +17,7 @@ from structanon.io import Pseudonymizer
 
 from ._multisets import accounting, group_targets, select_events
 from ._verify import verify_log
-from .grouping import greedy_groups
+from .grouping import greedy_groups, refine_groups
 from .identifiers import IDENTIFIER_PATTERNS, detect_identifiers
 from .intents import click_graph, cluster_intents, normalize_queries
 from .metrics import utility_report
@@ -106,6 +106,11 @@ def _events(frame: pd.DataFrame, query_codes: np.ndarray, rng: np.random.Generat
     }, np.asarray(users, dtype=object)
 
 
+def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int):
+    codes, n_items = item
+    return sp.csr_matrix((np.ones(codes.size), (users, codes)), shape=(n_users, n_items))
+
+
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
     order = np.argsort(labels, kind="stable")
     sizes = np.bincount(labels)
@@ -142,6 +147,7 @@ def anonymize(
     match: str = "query",
     profile_scale: str = "count",
     grouping: str = "greedy",
+    refine: int = 0,
     risk_p: tuple[int, ...] = (1, 3, 5),
     assess: bool = True,
     show_progress: bool = False,
@@ -190,6 +196,13 @@ def anonymize(
         does the same on intent counts; ``"mdav"`` is MDAV microaggregation of the intent
         profiles (:func:`querylogs.mdav`), which keeps fewer queries on the AOL and
         synthetic logs (bench/RESULTS.md, section querylogs-grouping).
+    refine : int
+        Passes of local improvement after the grouping
+        (:func:`querylogs.refine_groups`): a user moves to, or swaps with a member of,
+        another cluster when that lowers the clusters' additions + suppressions (of
+        queries, or of intents with ``match="intent"``).  0 (the default) skips it; one
+        pass keeps 0.2-7% more events on the AOL top-1000 users and costs seconds per
+        thousand users (a Python loop over users).
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
     assess : bool
@@ -264,6 +277,8 @@ def anonymize(
         raise InputError("profile_scale must be 'count' or 'log'", value=profile_scale)
     if grouping not in GROUPINGS:
         raise InputError(f"grouping must be one of {list(GROUPINGS)}", value=grouping)
+    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
+        raise InputError(f"refine must be a non-negative integer, got {refine!r}")
     k = int(k)
     rng = np.random.default_rng(seed)
     pseudonymizer = pseudonymizer if pseudonymizer is not None else Pseudonymizer()
@@ -306,17 +321,22 @@ def anonymize(
     profile.sum_duplicates()
     if profile_scale == "log":
         profile.data = np.log1p(profile.data)
+    def item_of(kind: str) -> tuple[np.ndarray, int]:
+        if kind in ("greedy", "query"):
+            return ev["query"], max(kept_vocab.size, 1)
+        return intent_labels[ev["query"]], n_intents
+
     with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
               disable=not show_progress or not sys.stderr.isatty()) as bar:
         if grouping == "mdav":
             labels = mdav(profile, k, progress=bar.update)
         else:
-            n_cols = max(kept_vocab.size, 1)
-            item = ev["query"] if grouping == "greedy" else intent_labels[ev["query"]]
-            n_cols = n_cols if grouping == "greedy" else n_intents
-            query_counts = sp.csr_matrix((np.ones(item.size), (ev["user"], item)),
-                                         shape=(n_users, n_cols))
-            labels = greedy_groups(query_counts, k, progress=bar.update)
+            labels = greedy_groups(_count_matrix(ev["user"], item_of(grouping), n_users),
+                                   k, progress=bar.update)
+    if refine:
+        # local moves and swaps on the cost the published multisets pay
+        labels = refine_groups(_count_matrix(ev["user"], item_of(match), n_users), labels, k,
+                               passes=refine)
     timings["user_clustering"] = _time.perf_counter() - clock
 
     clock = _time.perf_counter()
@@ -380,7 +400,7 @@ def anonymize(
                     "max_url_queries": max_url_queries,
                     "max_intent_size": max_intent_size, "tie_break": tie_break,
                     "match": match, "profile_scale": profile_scale,
-                    "grouping": grouping},
+                    "grouping": grouping, "refine": refine},
         timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
     )
     release.verify(strict=True)

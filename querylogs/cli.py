@@ -109,12 +109,15 @@ _columns_option = click.option("--columns", default=None,
 @click.option("--grouping", type=click.Choice(list(GROUPINGS)), default="greedy",
               show_default=True,
               help="How users are grouped: greedy by shared queries (or intents), or MDAV.")
+@click.option("--refine", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Passes of local moves/swaps of users that lower additions + suppressions.")
 @click.option("--no-assess", is_flag=True, help="Skip utility and risk measures.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write a JSON or HTML report.")
 @handle_errors
 def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, seed, key_file,
-                  keep_identifiers, tie_break, on_bad_lines, grouping, no_assess, report):
+                  keep_identifiers, tie_break, on_bad_lines, grouping, refine, no_assess,
+                  report):
     """Anonymize INPUT_PATH into OUTPUT so each user is indistinguishable from k-1 others."""
     log = read_log(input_path, fmt, columns=_columns(columns), sep=sep,
                    on_bad_lines=on_bad_lines)
@@ -125,7 +128,7 @@ def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, se
     release = anonymize(log, k, time_granularity=time_granularity, seed=seed,
                         pseudonymizer=Pseudonymizer.from_config(key_file),
                         suppress_identifiers=not keep_identifiers, tie_break=tie_break,
-                        grouping=grouping, assess=not no_assess, show_progress=True)
+                        grouping=grouping, refine=refine, assess=not no_assess, show_progress=True)
     release.info["input"] = parsed
     write_log(release.data, output)
     emit_release(release, report, figures=lambda: figures_for(release))

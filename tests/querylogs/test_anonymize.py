@@ -182,9 +182,9 @@ logs = st.integers(2, 12).flatmap(lambda n_users: st.lists(
 @settings(max_examples=50, deadline=None)
 @given(logs, st.integers(1, 4), st.sampled_from(["suppress", "add"]), st.integers(0, 3),
        st.sampled_from(["query", "intent"]), st.booleans(),
-       st.sampled_from(["greedy", "greedy-intent", "mdav"]))
+       st.sampled_from(["greedy", "greedy-intent", "mdav"]), st.sampled_from([0, 0, 1]))
 def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match, identifiers,
-                                              grouping):
+                                              grouping, refine):
     n_users, rows = case
     users = [f"u{i}" for i in range(n_users)] + [f"u{r[0]}" for r in rows]
     queries = ["a"] * n_users + [r[1] for r in rows]
@@ -196,7 +196,8 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match
     k = min(k, n_users)
     release = anonymize(log, k, seed=seed, tie_break=tie_break, assess=False, match=match,
                         pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=identifiers,
-                        time_granularity="day", grouping=grouping)
+                        time_granularity="day", grouping=grouping,
+                        refine=refine)
     assert release.parameters["grouping"] == grouping
     flagged = sum(n for (_, q), n in h.original_counts(log).items() if "555" in q)
     check_release(h, log, release, k, flagged if identifiers else 0)

@@ -28,9 +28,10 @@ def test_anonymize_command(tmp_path):
     assert "<img" in html.read_text()
     result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
                                       "--report", str(report), "--no-assess",
-                                      "--grouping", "mdav"])
+                                      "--grouping", "mdav", "--refine", "1"])
     assert result.exit_code == 0, result.output
-    assert json.loads(report.read_text())["parameters"]["grouping"] == "mdav"
+    parameters = json.loads(report.read_text())["parameters"]
+    assert parameters["grouping"] == "mdav" and parameters["refine"] == 1
     assert all(c.passed for c in verify_log(read_log(out, "csv", sep="\t"), 4))
     result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
                                       "--grouping", "kmeans"])

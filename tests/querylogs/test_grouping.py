@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from querylogs import greedy_groups, grouping_cost, mdav
+from querylogs import anonymize, greedy_groups, grouping_cost, mdav, refine_groups
 from structanon.errors import InfeasibleError, InputError
 
 
@@ -87,3 +87,34 @@ def test_greedy_errors_and_isolated_users():
     assert np.bincount(labels).min() >= 3 and np.bincount(labels).max() <= 5
     labels = greedy_groups(np.zeros((5, 0)), 2)
     assert np.bincount(labels).min() >= 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(counts, st.integers(1, 4), st.sampled_from(["greedy", "mdav"]))
+def test_refinement_never_costs_more(x, k, start):
+    if len(x) < k:
+        return
+    labels = greedy_groups(x, k) if start == "greedy" else mdav(x, k)
+    refined = refine_groups(sp.csr_matrix(x), labels, k, passes=2)
+    sizes = np.bincount(refined)
+    assert sizes[sizes > 0].min() >= k and sizes.max() <= max(2 * k - 1, k)
+    before, after = brute_cost(x, labels), brute_cost(x, refined)
+    assert after["added"] + after["suppressed"] <= before["added"] + before["suppressed"]
+    assert np.array_equal(refined, refine_groups(x, labels, k, passes=2))
+
+
+def test_refinement_fixes_a_bad_grouping():
+    x = np.array([[2, 0], [0, 2], [2, 0], [0, 2]])
+    refined = refine_groups(x, np.array([0, 0, 1, 1]), 2)
+    assert grouping_cost(x, refined)["kept"] == 8
+    with pytest.raises(InputError):
+        refine_groups(x, np.array([0, 0, 0, 1]), 2)
+    with pytest.raises(InputError):
+        refine_groups(x, np.array([0, 0, 1, 1]), 2, passes=-1)
+
+
+def test_anonymize_rejects_bad_grouping(small_log):
+    with pytest.raises(InputError, match="grouping"):
+        anonymize(small_log, 2, grouping="kmeans")
+    with pytest.raises(InputError, match="refine"):
+        anonymize(small_log, 2, refine=-1)
