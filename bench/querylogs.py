@@ -24,7 +24,7 @@ IA_COLUMNS = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "
 
 
 def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query",
-             profile_scale: str = "count", grouping: str = "greedy") -> dict:
+             profile_scale: str = "count", grouping: str = "greedy", refine: int = 0) -> dict:
     start = time.perf_counter()
     if "aol_ia_head" in path:  # no URLs; read through the generic reader's column mapping
         log = querylogs.read_log(path, "csv", sep="\t", columns=IA_COLUMNS)
@@ -32,11 +32,13 @@ def run_real(path: str, k: int, tie_break: str = "suppress", match: str = "query
         log = querylogs.read_log(path, on_bad_lines="skip")
     read_s = time.perf_counter() - start
     release = querylogs.anonymize(log, k, seed=1, tie_break=tie_break, match=match,
-                                  profile_scale=profile_scale, grouping=grouping)
+                                  profile_scale=profile_scale, grouping=grouping,
+                                  refine=refine)
     return summarize(release, read_s, len(log))
 
 
-def run_synthetic(users: int, lines: int, k: int, grouping: str = "greedy") -> dict:
+def run_synthetic(users: int, lines: int, k: int, grouping: str = "greedy",
+                  refine: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "synthetic.tsv"
         log = querylogs.synthetic_log(users, lines, n_topics=100, intents_per_topic=20,
@@ -46,7 +48,7 @@ def run_synthetic(users: int, lines: int, k: int, grouping: str = "greedy") -> d
         start = time.perf_counter()
         log = querylogs.read_log(source)
         read_s = time.perf_counter() - start
-        release = querylogs.anonymize(log, k, seed=1, grouping=grouping)
+        release = querylogs.anonymize(log, k, seed=1, grouping=grouping, refine=refine)
         write_start = time.perf_counter()
         querylogs.write_log(release.data, Path(tmp) / "published.tsv")
         out = summarize(release, read_s, len(log))
@@ -61,7 +63,8 @@ def pairing_bound(path: str) -> dict:
     import pandas as pd
 
     log = querylogs.read_log(path, on_bad_lines="skip")
-    release = querylogs.anonymize(log, 2, seed=1, assess=False)
+    release = querylogs.anonymize(log, 2, seed=1, assess=False, grouping="mdav")
+    greedy = querylogs.anonymize(log, 2, seed=1, assess=False, grouping="greedy").info
     codes, vocab = querylogs.normalize_queries(log["query"])
     users, _ = pd.factorize(log["user"], sort=True)
     events = pd.DataFrame({"u": users, "q": codes, "t": log["time"].to_numpy()}).drop_duplicates()
@@ -83,7 +86,8 @@ def pairing_bound(path: str) -> dict:
     paired = 2 * sum(weight[(min(a, b), max(a, b))] for a, b in matching)
     info = release.info
     return {"events": int(len(events)), "mdav_kept": info["queries_published"] - info["queries_added"],
-            "pairing_kept": paired, "user_pairs_sharing": len(weight), "matching_s": seconds}
+            "pairing_kept": paired,
+            "greedy_kept": greedy["queries_published"] - greedy["queries_added"], "user_pairs_sharing": len(weight), "matching_s": seconds}
 
 
 def summarize(release, read_s: float, rows: int) -> dict:
@@ -111,11 +115,13 @@ def compare_groupings() -> None:
     top = shared_data("aol/aol_top1000_users_clicks.tsv.gz")
     cases = []
     if top is not None:
-        cases += [(f"AOL top-1000 users (k={k})", g, run_real,
-                   (str(top), k, "suppress", "query", "count", g))
-                  for k in (2, 5, 10) for g in ("mdav", "greedy-intent", "greedy")]
-    cases += [("synthetic 10k users / 1M lines (k=5)", g, run_synthetic, (10_000, 1_000_000, 5, g))
-              for g in ("mdav", "greedy")]
+        cases += [(f"AOL top-1000 users (k={k})", f"{g}, refine={r}", run_real,
+                   (str(top), k, "suppress", "query", "count", g, r))
+                  for k in (2, 5, 10)
+                  for g, r in (("mdav", 0), ("greedy-intent", 0), ("greedy", 0), ("greedy", 1))]
+    cases += [("synthetic 10k users / 1M lines (k=5)", f"{g}, refine={r}", run_synthetic,
+               (10_000, 1_000_000, 5, g, r))
+              for g, r in (("mdav", 0), ("greedy", 0), ("greedy", 1))]
     rows = []
     for name, grouping, fn, fargs in cases:
         print(f"running {name} {grouping} ...", flush=True)
@@ -138,7 +144,8 @@ def compare_groupings() -> None:
         "suppressed, tie_break=suppress, match=query); only `grouping` changes. `mdav`: MDAV "
         "over intent-count profiles (the former default); `greedy-intent`: the greedy "
         "grouping on intent counts; `greedy`: the greedy grouping on exact query counts "
-        "(the default). kept = query events published for the user who issued them "
+        "(the default); refine=1: one pass of `refine_groups` (moves and swaps of users "
+        "that lower additions + suppressions). kept = query events published for the user who issued them "
         "(published - added); cost = added + suppressed, the quantity the medians minimize "
         "per cluster (identifier suppressions included, the same for every grouping). "
         "group s = the user grouping alone; anonymize s = the whole `anonymize` call "
@@ -176,7 +183,7 @@ def main() -> None:
             return
         result, seconds, peak = measure(pairing_bound, str(top), timeout=900)
         text = "\n\n".join([
-            "## querylogs: k=2, MDAV versus a maximum-weight pairing",
+            "## querylogs: k=2, MDAV and greedy versus a maximum-weight pairing",
             "Command: `/work/venv/bin/python bench/querylogs.py --pairing-bound`; machine: "
             f"{machine_line()}, shared while measuring. AOL top-1000 users, identifier "
             "queries removed. A pair (u, v) published together keeps "
@@ -185,9 +192,9 @@ def main() -> None:
             "a bound for groups of three).",
             markdown_table(
                 ["query events", "user pairs sharing a query", "kept by MDAV (k=2)",
-                 "kept by max-weight pairing", "matching s", "total wall s", "peak MiB"],
+                 "kept by greedy (k=2)", "kept by max-weight pairing", "matching s", "total wall s", "peak MiB"],
                 [[result["events"], result["user_pairs_sharing"], result["mdav_kept"],
-                  result["pairing_kept"], round(result["matching_s"], 1), round(seconds, 1),
+                  result["greedy_kept"], result["pairing_kept"], round(result["matching_s"], 1), round(seconds, 1),
                   round(peak)]]),
         ])
         record_section("querylogs-pairing", text)
@@ -208,8 +215,10 @@ def main() -> None:
         cases.append(("AOL top-1000 users (k=2, tie_break=add)", run_real, (str(top), 2, "add")))
         cases.append(("AOL top-1000 users (k=5, match=intent)", run_real,
                       (str(top), 5, "suppress", "intent")))
-        cases.append(("AOL top-1000 users (k=5, profile_scale=log)", run_real,
-                      (str(top), 5, "suppress", "query", "log")))
+        cases.append(("AOL top-1000 users (k=5, grouping=mdav)", run_real,
+                      (str(top), 5, "suppress", "query", "count", "mdav")))
+        cases.append(("AOL top-1000 users (k=5, grouping=mdav, profile_scale=log)", run_real,
+                      (str(top), 5, "suppress", "query", "log", "mdav")))
     if args.quick:
         cases.append(("synthetic 1k users / 100k lines (k=5)", run_synthetic, (1000, 100_000, 5)))
     else:
@@ -244,8 +253,10 @@ def main() -> None:
         f"Command: `{command}`; machine: {machine_line()}, shared with other jobs while "
         "measuring (wall times are indicative). Each case runs in a forked child "
         "(`measure`); wall = read + anonymize + utility/risk assessment (for the synthetic case "
-        "also generating and writing the input file, and writing the published log); seed 1, time granularity day, identifiers suppressed, "
-        "tie_break=suppress, match=query and profile_scale=count unless stated. Query counts are query events "
+        "also generating and writing the input file, and writing the published log); seed 1, time "
+        "granularity day, identifiers suppressed, grouping=greedy (the default; MDAV before, "
+        "see the querylogs-grouping section), refine=0, tie_break=suppress, match=query and "
+        "profile_scale=count (used by MDAV only) unless stated. Query counts are query events "
         "(distinct user, query, time). Real queries are not shown, only aggregates.",
         markdown_table(
             ["case", "rows", "users", "queries in", "wall s", "read s", "anonymize s",
