@@ -1,8 +1,9 @@
 """structanon.querylogs: clustering-based anonymization of web search logs.
 
 Read a log (:func:`read_log`), cluster its queries into search intents from the
-query-URL click graph (:func:`cluster_intents`), group users with similar intents into
-clusters of at least ``k`` (:func:`greedy_groups`, :func:`mdav`) and publish, for every cluster, one query multiset
+query-URL click graph (:func:`cluster_intents`), group users who share many queries (or
+have similar intent profiles) into clusters of at least ``k`` (:func:`greedy_groups`,
+:func:`refine_groups`, :func:`mdav`) and publish, for every cluster, one query multiset
 shared by all its members, with the fewest additions plus suppressions (:func:`anonymize`).
 """
 
