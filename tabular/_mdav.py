@@ -9,6 +9,8 @@ import pandas as pd
 
 from structanon.errors import InfeasibleError, InputError
 
+from ._validate import require_columns
+
 __all__ = ["mdav", "microaggregate", "ward_merge_cost", "within_group_sse"]
 
 
@@ -222,14 +224,8 @@ def microaggregate(df: pd.DataFrame, columns: Sequence[str], k: int) -> pd.DataF
     J. Domingo-Ferrer, J. M. Mateo-Sanz. Practical data-oriented microaggregation for
     statistical disclosure control. IEEE TKDE 14(1), 2002.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
-    columns = list(columns)
-    if not columns:
-        raise InputError("columns must name at least one numeric column")
+    columns = require_columns(df, columns, argument="df", parameter="columns", role="column")
     for col in columns:
-        if col not in df.columns:
-            raise InputError("column not in the table", column=col)
         if df[col].dtype == bool or not pd.api.types.is_numeric_dtype(df[col].dtype):
             raise InputError("microaggregation needs a numeric column", column=col)
         missing = np.flatnonzero(df[col].isna().to_numpy())

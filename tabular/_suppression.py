@@ -10,6 +10,8 @@ import pandas as pd
 
 from structanon.errors import InfeasibleError, InputError
 
+from ._validate import require_columns
+
 __all__ = ["local_suppression", "SUPPRESSED"]
 
 SUPPRESSED = "*"
@@ -131,15 +133,7 @@ def local_suppression(
     M. Templ, A. Kowarik, B. Meindl. Statistical disclosure control for micro-data using
     the R package sdcMicro. J. Stat. Softw. 67(4), 2015 (local suppression).
     """
-    if not isinstance(generalized, pd.DataFrame):
-        raise InputError("generalized must be a pandas DataFrame, "
-                         f"got {type(generalized).__name__}")
-    qis = list(quasi_identifiers)
-    if not qis:
-        raise InputError("quasi_identifiers must name at least one column")
-    for col in qis:
-        if col not in generalized.columns:
-            raise InputError("quasi-identifier not in the table", column=col)
+    qis = require_columns(generalized, quasi_identifiers, argument="generalized")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
     n = len(generalized)

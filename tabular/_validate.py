@@ -14,10 +14,25 @@ from structanon.models import KAnonymity, PrivacyModel
 from ._optimal import QUALITY_MODELS
 from ._sets import SET, check_separator, is_set_spec
 
-__all__ = ["ALGORITHMS", "NUMERIC", "SET", "encode_column", "qi_kinds", "validate"]
+__all__ = ["ALGORITHMS", "NUMERIC", "SET", "encode_column", "qi_kinds", "require_columns", "validate"]
 
 ALGORITHMS = ("optimal", "mondrian", "datafly")
 NUMERIC = "numeric"
+
+
+def require_columns(df: Any, columns: Sequence[str], *, argument: str,
+                    parameter: str = "quasi_identifiers", role: str = "quasi-identifier",
+                    where: str = "the table") -> list[str]:
+    """Check ``df`` is a DataFrame holding every one of ``columns`` (at least one); return them."""
+    if not isinstance(df, pd.DataFrame):
+        raise InputError(f"{argument} must be a pandas DataFrame, got {type(df).__name__}")
+    columns = list(columns)
+    if not columns:
+        raise InputError(f"{parameter} must name at least one column")
+    for col in columns:
+        if col not in df.columns:
+            raise InputError(f"{role} not in {where}", column=col)
+    return columns
 
 
 def _mixed_type_row(column: pd.Series) -> int | None:

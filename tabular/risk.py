@@ -17,6 +17,7 @@ from structanon.partition import Partition
 
 from ._mondrian import encode_column
 from ._sets import SetDomain, is_set_spec
+from ._validate import require_columns
 
 __all__ = ["assess", "record_linkage"]
 
@@ -25,16 +26,6 @@ _RANGE = re.compile(rf"^\s*{_NUMBER}\s*-\s*{_NUMBER}\s*$")
 _EPS = 1e-6  # float32 distances: closer than this counts as a tie
 
 
-def _columns(df: pd.DataFrame, columns: Sequence[str], what: str) -> list[str]:
-    if not isinstance(df, pd.DataFrame):
-        raise InputError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
-    columns = list(columns)
-    if not columns:
-        raise InputError("quasi_identifiers must name at least one column")
-    for col in columns:
-        if col not in df.columns:
-            raise InputError(f"quasi-identifier not in {what}", column=col)
-    return columns
 
 
 def assess(
@@ -91,7 +82,7 @@ def assess(
     ----------
     K. El Emam, F. K. Dankar. Protecting privacy using k-anonymity. JAMIA 15(5), 2008.
     """
-    columns = _columns(df, quasi_identifiers, "the table")
+    columns = require_columns(df, quasi_identifiers, argument="the table")
     partition = Partition(_class_labels(df, columns))
     out: dict[str, Any] = {
         "records": len(df),
@@ -100,7 +91,7 @@ def assess(
     }
     out.update(core_risk.reidentification_risk(partition, threshold))
     if population is not None:
-        _columns(population, columns, "the population")
+        require_columns(population, columns, argument="the population", where="the population")
         journalist = core_risk.journalist_risk(df[columns].astype(object),
                                                population[columns].astype(object))
         out["journalist_max"] = journalist["journalist_max"]
@@ -258,8 +249,9 @@ def _attributes(original, released, quasi_identifiers, hierarchies):
     else:
         specs = {c: None for c in quasi_identifiers}
     specs.update({c: h for c, h in (hierarchies or {}).items() if c in specs})
-    columns = _columns(original, list(specs), "the original table")
-    _columns(released, columns, "the released table")
+    columns = require_columns(original, list(specs), argument="the original table",
+                              where="the original table")
+    require_columns(released, columns, argument="the released table", where="the released table")
     attributes = []
     for col in columns:
         spec = specs[col]
