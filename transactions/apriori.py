@@ -27,6 +27,26 @@ __all__ = ["km_anonymize", "evaluate_generalization"]
 METHODS = ("apriori", "local")
 
 
+def finish_generalization(release: Release, b: Any, published: list, tax: Any,
+                          occ_nodes: np.ndarray, k: int, m: int, seed: int | None,
+                          evaluate: bool) -> Release:
+    """Verify a generalized release from its output alone, then measure it.
+
+    ``occ_nodes`` is the published taxonomy node of every item occurrence (for NCP); with
+    ``evaluate`` the full utility and risk replace the NCP-only utility.
+    """
+    t0 = time.perf_counter()
+    release.verify(strict=True)
+    release.timings["verify"] = time.perf_counter() - t0
+    release.utility = {"ncp": float(tax.ncp[occ_nodes].sum() / b.nnz) if b.nnz else 0.0}
+    if evaluate:
+        t0 = time.perf_counter()
+        release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
+        release.timings["evaluate"] = time.perf_counter() - t0
+    release.taxonomy = tax
+    return release
+
+
 def evaluate_generalization(b: Any, published: list, tax: Any, k: int, m: int,
                             seed: int | None) -> tuple[dict, dict]:
     """Utility and risk of a generalized release (used by both generalization methods)."""
@@ -173,14 +193,4 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
                     "k": k, "m": m, "method": method, "fanout": fanout, "order": order,
                     "seed": seed, "taxonomy": tax.source},
         timings=timings, suppressed=0, n_individuals=b.n, info=info)
-    t0 = time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = time.perf_counter() - t0
-    release.utility = {"ncp": float(
-        (tax.ncp[occ_nodes].sum() / b.nnz) if b.nnz else 0.0)}
-    if evaluate:
-        t0 = time.perf_counter()
-        release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
-        timings["evaluate"] = time.perf_counter() - t0
-    release.taxonomy = tax
-    return release
+    return finish_generalization(release, b, published, tax, occ_nodes, k, m, seed, evaluate)

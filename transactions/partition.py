@@ -18,7 +18,7 @@ from ._common import (
 )
 from ._partition import partition_groups
 from ._verify import TransactionKAnonymity, check_k_transactions, make_verifier
-from .apriori import evaluate_generalization
+from .apriori import finish_generalization
 
 __all__ = ["k_anonymize"]
 
@@ -109,13 +109,4 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
         parameters={"algorithm": "partition", "k": k, "fanout": fanout, "order": order,
                     "seed": seed, "taxonomy": tax.source},
         timings=timings, suppressed=n_sup, n_individuals=b.n, info=info)
-    t0 = time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = time.perf_counter() - t0
-    release.utility = {"ncp": float(tax.ncp[cur].sum() / b.nnz) if b.nnz else 0.0}
-    if evaluate:
-        t0 = time.perf_counter()
-        release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
-        timings["evaluate"] = time.perf_counter() - t0
-    release.taxonomy = tax
-    return release
+    return finish_generalization(release, b, published, tax, cur, k, m, seed, evaluate)
