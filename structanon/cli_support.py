@@ -35,6 +35,18 @@ def handle_errors(func: F) -> F:
             kind = type(exc).__name__
             click.echo(f"error ({kind}): {exc}", err=True)
             sys.exit(exc.exit_code)
+        except UnicodeError as exc:  # a reader that missed a decoding error: still bad input
+            click.echo(f"error (InputError): cannot decode the input as text: {exc}; "
+                       "is it the right file, or in another encoding?", err=True)
+            sys.exit(EXIT_INPUT)
+        except OSError as exc:  # unreadable input, unwritable output, disk full
+            where = f" ({exc.filename!r})" if getattr(exc, "filename", None) else ""
+            click.echo(f"error (InputError): {exc.strerror or exc}{where}", err=True)
+            sys.exit(EXIT_INPUT)
+        except MemoryError:
+            click.echo("error (InfeasibleError): out of memory; try a smaller input or "
+                       "skip the measures (--no-measures)", err=True)
+            sys.exit(EXIT_INFEASIBLE)
 
     return wrapper  # type: ignore[return-value]
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import json
 import os
 import re
 import secrets
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from ._validation import file_suffix
 from .errors import InputError
 
 __all__ = [
@@ -25,17 +28,12 @@ __all__ = [
     "atomic_path",
     "Pseudonymizer",
     "KEY_ENV",
+    "release_key",
+    "staged_outputs",
 ]
 
 KEY_ENV = "STRUCTANON_PSEUDONYM_KEY"
 _PARQUET = (".parquet", ".pq")
-
-
-def _suffix(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] in (".gz", ".bz2", ".zip", ".xz"):
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes else ""
 
 
 def read_table(
@@ -69,7 +67,7 @@ def read_table(
     path = Path(path)
     if not path.exists():
         raise InputError("input file not found", path=str(path))
-    ext = _suffix(path)
+    ext = file_suffix(path)
     try:
         if ext in _PARQUET:
             df = pd.read_parquet(path)
@@ -140,7 +138,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 def write_table(df: pd.DataFrame, path: str | Path, sep: str | None = None, index: bool = False) -> None:
     """Write a DataFrame atomically as Parquet (``.parquet``/``.pq``) or CSV/TSV."""
     path = Path(path)
-    ext = _suffix(path)
+    ext = file_suffix(path)
     with atomic_path(path) as tmp:
         if ext in _PARQUET:
             df.to_parquet(tmp, index=index)
@@ -228,5 +226,123 @@ class Pseudonymizer:
         )
         return digests[codes]
 
+    @property
+    def reproducible(self) -> bool:
+        """True when the key was given (file, environment or bytes), so releases repeat."""
+        return self.key_source != "random"
+
+    def rng(self, purpose: str, *context: Any) -> np.random.Generator:
+        """Secret publication randomness: a generator only the key holder can regenerate.
+
+        Everything that decides how a published artefact looks beyond the algorithm's
+        result (row order, node labels, group ids, choices among equals) draws from this,
+        never from the public ``seed``.  The generator is seeded with
+        ``HMAC-SHA256(key, purpose, *context)``: with the default fresh random key it is
+        fresh operating-system entropy; with a given key the same ``purpose`` and
+        ``context`` give the same stream, so a key holder reproduces a release byte for
+        byte and nobody else can.  Pass the public parameters (and the seed) as
+        ``context`` so that two releases with different parameters do not share an order.
+
+        Examples
+        --------
+        >>> p = Pseudonymizer(b"0123456789abcdef")
+        >>> a = p.rng("order", 5).permutation(10)
+        >>> bool((a == p.rng("order", 5).permutation(10)).all())
+        True
+        >>> bool((a == Pseudonymizer().rng("order", 5).permutation(10)).all()) in (True, False)
+        True
+        """
+        message = json.dumps([str(purpose), *map(str, context)]).encode("utf-8")
+        digest = hmac.new(self._key, b"structanon/publication\0" + message, hashlib.sha256).digest()
+        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+            int.from_bytes(digest, "big"))))
+
     def __repr__(self) -> str:
         return f"Pseudonymizer(key_source={self.key_source!r}, length={self.length})"
+
+
+def release_key(key: Pseudonymizer | bytes | str | Path | None = None,
+                length: int = 16) -> Pseudonymizer:
+    """The secret key of one release: pseudonyms and publication randomness.
+
+    Parameters
+    ----------
+    key : Pseudonymizer, bytes, str or path, optional
+        A :class:`Pseudonymizer` is used as it is; ``bytes`` are the key itself (at least
+        16); a ``str`` or path names a key file.  ``None`` (the default) takes
+        ``$STRUCTANON_PSEUDONYM_KEY`` when it is set, else draws a fresh random key that is
+        never written anywhere, so the release cannot be regenerated or linked to another.
+
+    Examples
+    --------
+    >>> release_key(b"0123456789abcdef").reproducible
+    True
+    """
+    if isinstance(key, Pseudonymizer):
+        return key
+    if isinstance(key, (bytes, bytearray)):
+        return Pseudonymizer(bytes(key), length, source="given")
+    if isinstance(key, (str, Path)):
+        return Pseudonymizer.from_config(key, length)
+    if key is None:
+        return Pseudonymizer.from_config(None, length)
+    raise InputError(f"key must be bytes, a key file path or a Pseudonymizer, not "
+                     f"{type(key).__name__}")
+
+
+class _Stage:
+    """Temporary paths of one :func:`staged_outputs` block, renamed together at its end."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Path, Path]] = []
+
+    def __call__(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.",
+                                   suffix=".tmp" + "".join(path.suffixes), dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)  # writers create it; a writer that writes nothing leaves nothing
+        self.pending.append((Path(tmp), path))
+        return Path(tmp)
+
+
+@contextlib.contextmanager
+def staged_outputs() -> Iterator[_Stage]:
+    """Write several outputs all-or-nothing.
+
+    ``stage(path)`` returns a temporary path beside ``path``; write each output there.
+    When the block ends without error every temporary file is renamed onto its target in
+    the order staged (stage the main output last); when anything fails, every temporary
+    file is removed and no target is touched.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> try:
+    ...     with staged_outputs() as stage:
+    ...         _ = open(stage(os.path.join(d, "side.json")), "w").write("{}")
+    ...         raise RuntimeError("the main output failed")
+    ... except RuntimeError:
+    ...     pass
+    >>> os.listdir(d)
+    []
+    """
+    stage = _Stage()
+    try:
+        yield stage
+        umask = os.umask(0)
+        os.umask(umask)
+        for tmp, _target in stage.pending:
+            if tmp.is_file():
+                os.chmod(tmp, 0o666 & ~umask)
+        for tmp, target in stage.pending:
+            if tmp.exists():
+                os.replace(tmp, target)
+    finally:
+        for tmp, _target in stage.pending:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            elif tmp.exists():
+                tmp.unlink()

@@ -5,7 +5,8 @@ import importlib
 
 import pytest
 
-MODULES = ["errors", "hierarchy", "partition", "distances", "models", "metrics", "risk", "io", "release"]
+MODULES = ["errors", "hierarchy", "partition", "distances", "models", "metrics", "risk", "io", "release",
+           "_validation"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,0 +1,217 @@
+"""Parameter and path validation shared by every public function and command line.
+
+In the spirit of scikit-learn's ``check_scalar``: each check names the parameter, the value
+it got and what it accepts, and raises :class:`~structanon.errors.InputError` (a
+``ValueError``) before any input is read or any output written.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = ["check_int", "check_float", "check_choice", "check_columns", "check_input_path",
+           "check_output_paths", "file_suffix"]
+
+
+def check_int(value: Any, name: str, *, min_value: int | None = None,
+              max_value: int | None = None) -> int:
+    """``value`` as an ``int`` within ``[min_value, max_value]``.
+
+    Examples
+    --------
+    >>> check_int(5, "k", min_value=1)
+    5
+    >>> check_int(0, "k", min_value=1)
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: k must be an integer >= 1, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if not isinstance(value, bool) and isinstance(value, numbers.Real) \
+                and float(value).is_integer():
+            value = int(value)
+        else:
+            raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, "
+                             f"got {value!r}")
+    value = int(value)
+    if (min_value is not None and value < min_value) or (max_value is not None
+                                                          and value > max_value):
+        raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, got {value}")
+    return value
+
+
+def check_float(value: Any, name: str, *, min_value: float | None = None,
+                max_value: float | None = None, include_min: bool = True,
+                include_max: bool = True) -> float:
+    """``value`` as a finite ``float`` within the given bounds.
+
+    Examples
+    --------
+    >>> check_float(0.5, "suppression_limit", min_value=0, max_value=1)
+    0.5
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value \
+            or value in (float("inf"), float("-inf")):
+        raise InputError(f"{name} must be a finite number{_range(min_value, max_value)}, "
+                         f"got {value!r}")
+    value = float(value)
+    low_bad = min_value is not None and (value < min_value or (not include_min
+                                                                and value == min_value))
+    high_bad = max_value is not None and (value > max_value or (not include_max
+                                                                 and value == max_value))
+    if low_bad or high_bad:
+        low = "" if min_value is None else f"{'>=' if include_min else '>'} {min_value:g}"
+        high = "" if max_value is None else f"{'<=' if include_max else '<'} {max_value:g}"
+        raise InputError(f"{name} must be {' and '.join(x for x in (low, high) if x)}, "
+                         f"got {value:g}")
+    return value
+
+
+def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
+    """``value`` if it is one of ``choices``.
+
+    Examples
+    --------
+    >>> check_choice("dp", "method", ("dp", "greedy"))
+    'dp'
+    """
+    choices = list(choices)
+    if value not in choices:
+        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; "
+                         f"got {value!r}")
+    return value
+
+
+def check_columns(frame: Any, columns: Iterable[str], *, what: str = "table") -> list[str]:
+    """Check that ``frame`` has unique column names and holds every name in ``columns``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_columns(pd.DataFrame({"a": [1], "b": [2]}), ["a"])
+    ['a']
+    >>> check_columns(pd.DataFrame([[1, 2]], columns=["a", "a"]), ["a"])
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: the table has duplicate column names: 'a' (column 'a')
+    """
+    names = [str(c) for c in frame.columns]
+    seen: set[str] = set()
+    duplicates = [c for c in names if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
+    if duplicates:
+        raise InputError(f"the {what} has duplicate column names: "
+                         f"{', '.join(map(repr, dict.fromkeys(duplicates)))}",
+                         column=duplicates[0])
+    wanted = list(columns)
+    for column in wanted:
+        if column not in frame.columns:
+            raise InputError(f"column not found; the {what} has {names}", column=column)
+    return wanted
+
+
+def _range(low: Any, high: Any) -> str:
+    if low is not None and high is not None:
+        return f" in [{low}, {high}]"
+    if low is not None:
+        return f" >= {low}"
+    if high is not None:
+        return f" <= {high}"
+    return ""
+
+
+def check_input_path(path: str | Path, name: str = "input", *, directory_ok: bool = False) -> Path:
+    """An existing, readable input file (or directory, where ``directory_ok``)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{name} not found", path=str(path))
+    if path.is_dir() and not directory_ok:
+        raise InputError(f"{name} is a directory, not a file", path=str(path))
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{name} is not readable", path=str(path))
+    return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output_paths(outputs: Mapping[str, str | Path | None],
+                       inputs: Sequence[str | Path | None] = (),
+                       extensions: Mapping[str, Sequence[str]] | None = None) -> dict[str, Path]:
+    """Check every output path before any work: writable, not an input, not each other.
+
+    Parameters
+    ----------
+    outputs : mapping
+        Option name (as the user typed it, e.g. ``"--output"``) to path; ``None`` is skipped.
+    inputs : sequence of paths
+        Every file the command reads; an output that resolves to one of them (same inode,
+        or the same path) is refused, so an input is never overwritten.
+    extensions : mapping, optional
+        Option name to the accepted suffixes (lower case, with the dot); compressed
+        suffixes (``.gz``) are looked through.
+
+    Raises
+    ------
+    InputError
+        Naming the option and path: a directory, a missing or unwritable folder, an input
+        file, two options naming one file, or an unsupported extension.
+    """
+    checked: dict[str, Path] = {}
+    input_paths = [Path(p) for p in inputs if p is not None]
+    for option, value in outputs.items():
+        if value is None:
+            continue
+        path = Path(value)
+        if path.is_dir():
+            raise InputError(f"{option} names a directory, not a file", path=str(path))
+        for source in input_paths:
+            if _same_file(path, source) or path.resolve() == source.resolve():
+                raise InputError(f"{option} names an input file; it would be overwritten",
+                                 path=str(path))
+        for other, seen in checked.items():
+            if seen.resolve() == path.resolve():
+                raise InputError(f"{option} and {other} name the same file", path=str(path))
+        allowed = (extensions or {}).get(option)
+        if allowed:
+            suffix = file_suffix(path)
+            if suffix not in allowed:
+                raise InputError(f"{option} must end in {', '.join(allowed)}; got "
+                                 f"{suffix or 'no extension'}", path=str(path))
+        folder = path.parent
+        existing = folder
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            raise InputError(f"{option}: folder {str(folder)!r} cannot be created",
+                             path=str(path))
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise InputError(f"{option}: folder {str(existing)!r} is not writable",
+                             path=str(path))
+        if path.exists() and not os.access(path, os.W_OK):
+            raise InputError(f"{option}: file is not writable", path=str(path))
+        checked[option] = path
+    return checked
+
+
+def file_suffix(path: str | Path) -> str:
+    """The format suffix of ``path``, lower case, looking through ``.gz``/``.bz2``/...
+
+    Examples
+    --------
+    >>> file_suffix("log.TSV.gz")
+    '.tsv'
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".bz2", ".zip", ".xz"):
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
