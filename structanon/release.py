@@ -133,6 +133,11 @@ class Release:
         Individuals in the input.
     info : dict
         Algorithm-specific results worth reporting (the chosen transformation, edits...).
+    source_index : optional
+        The publisher's private link from published rows to its input: for each row of
+        ``data``, the input row label it came from (for graphs, the node mapping).  It is
+        kept in Python only: no writer, report, summary, ``to_dict`` or ``repr`` includes
+        it, because it would undo the release.
 
     Examples
     --------
@@ -158,6 +163,17 @@ class Release:
     n_individuals: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     checks: Verification | None = None
+    source_index: Any = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        size = len(self.data) if hasattr(self.data, "__len__") else None
+        status = "unverified" if self.checks is None else (
+            "verified" if self.checks.passed else "FAILED verification")
+        models = ", ".join(m.describe() if hasattr(m, "describe") else str(m)
+                           for m in self.models)
+        return (f"<Release {self.datatype}: {models or 'no model'}; {status}; "
+                f"{size if size is not None else '?'} published, {self.suppressed} suppressed "
+                f"of {self.n_individuals}>")
 
     def verify(self, strict: bool = False) -> Verification:
         """Re-check every privacy model from :attr:`data` alone.
