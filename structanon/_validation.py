@@ -35,7 +35,7 @@ def check_int(value: Any, name: str, *, min_value: int | None = None,
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if not isinstance(value, bool) and isinstance(value, numbers.Real) \
                 and float(value).is_integer():
-            value = int(value)
+            value = int(float(value))
         else:
             raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, "
                              f"got {value!r}")

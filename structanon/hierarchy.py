@@ -84,7 +84,7 @@ class Hierarchy:
             raise InputError("hierarchy has no rows", column=name)
         width = len(rows[0])
         seen_leaf: dict[str, int] = {}
-        unique_rows: list[list[str]] = []
+        unique_rows: list[Sequence[Any]] = []
         for i, row in enumerate(rows):
             if len(row) != width:
                 raise InputError(
@@ -120,10 +120,10 @@ class Hierarchy:
             dup = np.flatnonzero(np.bincount(pairs[:, 0]) > 1)
             if dup.size:
                 node = labels[level][dup[0]]
-                row = int(np.flatnonzero(codes[:, level] == dup[0])[0]) + 1
+                first_row = int(np.flatnonzero(codes[:, level] == dup[0])[0]) + 1
                 raise InputError(
                     f"node at level {level} has two parents at level {level + 1}",
-                    column=name, row=row, value=node,
+                    column=name, row=first_row, value=node,
                 )
         self._codes = codes
         self._labels = labels

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -128,8 +128,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     'done'
     """
     with atomic_path(path) as tmp:
-        kwargs = {} if "b" in mode else {"encoding": encoding, "newline": ""}
-        with open(tmp, mode, **kwargs) as fh:
+        binary = "b" in mode
+        with open(tmp, mode, encoding=None if binary else encoding,
+                  newline=None if binary else "") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -145,7 +146,7 @@ def write_table(df: pd.DataFrame, path: str | Path, sep: str | None = None, inde
         else:
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
-            compression = "gzip" if path.suffix.lower() == ".gz" else None
+            compression: Literal["gzip"] | None = "gzip" if path.suffix.lower() == ".gz" else None
             df.to_csv(tmp, sep=sep, index=index, compression=compression)
 
 

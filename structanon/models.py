@@ -58,11 +58,11 @@ class PrivacyModel:
         raise NotImplementedError
 
     def group_values(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                     domain: Sequence[Any] | None = None) -> np.ndarray:
+                     domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
 
     def group_ok(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                 domain: Sequence[Any] | None = None) -> np.ndarray:
+                 domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
         """Boolean array: which groups satisfy the model."""
         values = self.group_values(counts, reference, domain)
         if self.higher_is_better:
