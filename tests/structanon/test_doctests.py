@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 MODULES = ["errors", "hierarchy", "partition", "distances", "models", "metrics", "risk", "io", "release",
-           "_validation"]
+           "_validation", "_finish"]
 
 
 @pytest.mark.parametrize("name", MODULES)
