@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 MODULES = ["errors", "hierarchy", "partition", "distances", "models", "metrics", "risk", "io", "release",
-           "_validation", "_finish"]
+           "_validation", "_finish", "microaggregation"]
 
 
 @pytest.mark.parametrize("name", MODULES)
