@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from .errors import StructanonError
 from .release import Release
-from .report import format_summary, write_report
+from .report import format_summary, provenance, write_report
 
 __all__ = ["handle_errors", "emit_release", "progress", "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
 
@@ -53,11 +53,14 @@ def handle_errors(func: F) -> F:
 
 def emit_release(release: Release, report: str | Path | None = None,
                  figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, inputs: Sequence[str | Path] = ()) -> None:
     """Print the release summary and write the report, if asked.
 
-    ``figures`` may be a callable, so figures are only drawn for HTML reports.
+    ``figures`` may be a callable, so figures are only drawn for HTML reports. ``inputs``
+    (the files the command read) go into the report's provenance with their SHA-256.
     """
+    if not release.provenance:
+        release.provenance = provenance(inputs)
     if not quiet:
         click.echo(format_summary(release))
     if report is not None:

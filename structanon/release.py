@@ -144,6 +144,7 @@ class Release:
     n_individuals: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     checks: Verification | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
     source_index: Any = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -202,8 +203,48 @@ class Release:
                 "risk": self.risk,
                 "timings": self.timings,
                 "info": self.info,
+                "provenance": self.provenance,
             }
         )
+
+    def to_frame(self) -> Any:
+        """Every measure as a tidy ``pandas.DataFrame``: ``kind, measure, before, after``.
+
+        Utility rows have their value in ``after``; risk rows have both.
+        """
+        import pandas as pd
+
+        from .summary import flatten
+
+        plain = to_jsonable({"utility": self.utility, "risk": self.risk})
+        rows = [("utility", k, None, v) for k, v in flatten(plain["utility"]).items()]
+        before = flatten(plain["risk"].get("before", {})) if plain["risk"] else {}
+        after = flatten(plain["risk"].get("after", {})) if plain["risk"] else {}
+        rows += [("risk", k, before.get(k), after.get(k))
+                 for k in dict.fromkeys(list(before) + list(after))]
+        return pd.DataFrame(rows, columns=["kind", "measure", "before", "after"])
+
+    def _repr_html_(self) -> str:
+        """The notebook view: verdict, flags, checks, sizes and key measures; never the data."""
+        import html
+
+        from .verdict import flags, headline, unit
+
+        checks = self.checks if self.checks is not None else self.verify()
+        what = unit(self)
+        rows = "".join(
+            f"<tr><td>{'PASS' if c.passed else 'FAIL'}</td><td>{html.escape(c.model)}</td>"
+            f"<td>{c.worst:g}</td><td>{c.threshold:g}</td></tr>" for c in checks.checks)
+        colour = {"red": "#c22", "amber": "#d90", "green": "#2a6"}
+        flag_html = "".join(
+            f"<li style='border-left:5px solid {colour[f.level]};padding-left:.4em;"
+            f"list-style:none'><b>{f.level.upper()}</b> {html.escape(f.title)}: "
+            f"{html.escape(f.detail)}</li>" for f in flags(self))
+        return (f"<div><b>structanon {html.escape(self.datatype)} release</b>: "
+                f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
+                f"<p>{html.escape(headline(self))}</p><ul style='padding-left:0'>{flag_html}"
+                f"</ul><table><tr><th>result</th><th>model</th><th>worst</th>"
+                f"<th>threshold</th></tr>{rows}</table></div>")
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)

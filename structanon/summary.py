@@ -58,9 +58,22 @@ def format_summary(release: Release) -> str:
     plain = to_jsonable(
         {"utility": release.utility, "risk": release.risk, "timings": release.timings}
     )
+    from .verdict import flags, headline, not_covered, unit
+
+    what = unit(release)
     lines = [
-        f"structanon {release.datatype} release: {release.n_individuals:,} individuals in, "
-        f"{release.suppressed:,} suppressed",
+        f"structanon {release.datatype} release: {release.n_individuals:,} {what} in, "
+        f"{release.suppressed:,} {what} suppressed",
+        "",
+        headline(release),
+        f"Not covered: {not_covered(release)}.",
+        "",
+        "Flags:",
+    ]
+    for flag in flags(release):
+        lines.append(f"  [{flag.level.upper():5}] {flag.title}: {flag.detail}"
+                     + (f" What you can do: {flag.advice}" if flag.advice else ""))
+    lines += [
         "",
         "Privacy checks (re-verified from the output alone):",
     ]
