@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import _progress
 from .release import Release
 
 __all__ = ["Timings", "finish_release", "add_warning", "k_warning"]
@@ -38,11 +39,15 @@ class Timings(dict):
 
     @contextlib.contextmanager
     def __call__(self, step: str) -> Iterator[None]:
+        """Time ``step``; with progress on (the CLI), log its start and end on stderr."""
+        _progress.phase_started(step)
         start = time.perf_counter()
         try:
             yield
         finally:
-            self[step] = self.get(step, 0.0) + time.perf_counter() - start
+            seconds = time.perf_counter() - start
+            self[step] = self.get(step, 0.0) + seconds
+            _progress.phase_done(step, seconds)
 
     def total(self) -> float:
         """Seconds since these timings began."""

@@ -11,11 +11,13 @@ from typing import Any, TypeVar
 import click
 from tqdm import tqdm
 
+from . import _progress
 from .errors import StructanonError
 from .release import Release
 from .report import format_summary, provenance, write_report
 
-__all__ = ["handle_errors", "emit_release", "progress", "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
+__all__ = ["handle_errors", "emit_release", "progress", "show_progress", "EXIT_OK", "EXIT_INPUT",
+           "EXIT_INFEASIBLE"]
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +49,8 @@ def handle_errors(func: F) -> F:
             click.echo("error (InfeasibleError): out of memory; try a smaller input or "
                        "skip the measures (--no-measures)", err=True)
             sys.exit(EXIT_INFEASIBLE)
+        finally:
+            _progress.enable(False)  # progress is the command's; Python callers stay quiet
 
     return wrapper  # type: ignore[return-value]
 
@@ -81,3 +85,8 @@ def progress(iterable: Iterable[Any] | None = None, desc: str = "", total: int |
     """
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr,
                 disable=kwargs.pop("disable", None if sys.stderr.isatty() else True), **kwargs)
+
+
+def show_progress(quiet: bool) -> None:
+    """Log each timed step on stderr unless ``quiet`` (call first in every command)."""
+    _progress.enable(not quiet)

@@ -132,3 +132,21 @@ def test_finish_release_verifies_before_measuring():
     assert release.info["warnings"] == [k_warning(1)]
     with pytest.warns(UserWarning, match="no protection"):
         finish_release(release)
+
+
+def test_timed_steps_log_progress_only_when_enabled(capsys):
+    from structanon import _progress
+    from structanon._finish import Timings
+
+    timings = Timings()
+    with timings("search"):
+        pass
+    assert capsys.readouterr().err == ""
+    _progress.enable(True)
+    try:
+        with timings("search"):
+            pass
+    finally:
+        _progress.enable(False)
+    err = capsys.readouterr().err
+    assert "structanon: search ..." in err and "structanon: search done in" in err
