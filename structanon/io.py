@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import gzip
 import hashlib
 import hmac
+import io
 import json
 import os
 import re
@@ -13,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -30,6 +33,8 @@ __all__ = [
     "KEY_ENV",
     "release_key",
     "staged_outputs",
+    "open_text",
+    "text_lines",
 ]
 
 KEY_ENV = "STRUCTANON_PSEUDONYM_KEY"
@@ -88,6 +93,87 @@ def read_table(
             raise InputError(f"column not found; the file has {list(map(str, df.columns))}",
                              column=col, path=str(path))
     return df
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, gunzipped when it starts with the gzip magic."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return cast(IO[bytes], gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb"))
+
+
+def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[bytes]]:
+    """Validate a text input and return it opened for bytes (see :func:`open_text`)."""
+    from ._validation import check_input_path
+
+    path = check_input_path(path, name)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"unknown text encoding {encoding!r}", path=str(path)) from None
+    try:
+        with _open_binary(path) as raw:
+            head = raw.read(1 << 16)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    wide = "16" in encoding or "32" in encoding
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
+        raise InputError("the file is UTF-16 text; convert it to UTF-8 (or give its encoding)",
+                         path=str(path))
+    if b"\x00" in head and not wide:
+        raise InputError("the file is binary, not text (it holds NUL bytes); is it the right "
+                         "file, or another --format?", path=str(path),
+                         line=head.count(b"\n", 0, head.index(b"\x00")) + 1)
+    return path, _open_binary(path)
+
+
+def open_text(path: str | Path, encoding: str = "utf-8", name: str = "input") -> IO[str]:
+    """Open a text input (plain or gzip, told by its first bytes) with clear errors.
+
+    Raises
+    ------
+    InputError
+        A missing file, a directory, an unknown encoding, a binary or UTF-16 file, or a
+        corrupt gzip stream.  Bytes that do not decode raise :class:`UnicodeDecodeError`
+        while reading; read through :func:`text_lines` to get an error naming the line.
+    """
+    _path, raw = _open_checked(path, encoding, name)
+    return io.TextIOWrapper(cast(Any, raw), encoding=encoding, newline="")
+
+
+def text_lines(path: str | Path, encoding: str = "utf-8", name: str = "input"
+               ) -> Iterator[tuple[int, str]]:
+    r"""``(line number, text)`` of every line (1-based, without the line end).
+
+    Undecodable bytes raise :class:`InputError` naming the file and the line, never a bare
+    :class:`UnicodeDecodeError`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.txt")
+    >>> _ = open(path, "wb").write(b"a b\nc\xff\n")
+    >>> try:
+    ...     list(text_lines(path))
+    ... except InputError as exc:
+    ...     print(exc.line)
+    2
+    """
+    path, raw = _open_checked(path, encoding, name)
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    try:
+        for number, line in enumerate(raw, start=1):
+            try:
+                text = decoder.decode(line)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"bytes that are not {encoding} text ({exc.reason} at byte "
+                                 f"{exc.start} of the line); convert the file or give its "
+                                 "encoding", path=str(path), line=number) from None
+            yield number, text.rstrip("\r\n")
+    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    finally:
+        raw.close()
 
 
 @contextlib.contextmanager
