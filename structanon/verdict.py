@@ -170,33 +170,26 @@ def _level(value: float, amber: float, red: float, higher_is_worse: bool = True)
     return "red" if value <= red else "amber" if value <= amber else None
 
 
-def flags(release: Release) -> list[Flag]:
-    """Traffic-light findings of ``release``, worst first.
-
-    Red or amber flags are raised for: a failed verification; suppression above
-    ``THRESHOLDS["suppression"]``; a re-identification measure that did not fall or stays
-    above ``THRESHOLDS["residual_risk"]``; information loss, query errors, frequent-itemset
-    recall or classifier accuracy beyond their thresholds; every warning the anonymizer
-    recorded.  A release with none gets one green flag.
-    """
-    found: list[Flag] = []
-    datatype = release.datatype
-    if release.checks is not None and not release.checks.passed:
-        found.append(Flag("red", "Privacy check failed",
-                          "The release does not satisfy its model when re-checked.",
-                          "Do not publish it; report the problem."))
+def _suppression_flags(release: Release) -> list[Flag]:
     n, suppressed = release.n_individuals, release.suppressed
-    if n:
-        share = suppressed / n
-        level = _level(share, *THRESHOLDS["suppression"])
-        if level:
-            found.append(Flag(level, "Large suppression",
-                              f"{suppressed:,} of {n:,} {unit(release)} ({share:.1%}) are left "
-                              "out of the release.", _advice("suppression", datatype)))
+    if not n:
+        return []
+    share = suppressed / n
+    level = _level(share, *THRESHOLDS["suppression"])
+    if not level:
+        return []
+    return [Flag(level, "Large suppression",
+                 f"{suppressed:,} of {n:,} {unit(release)} ({share:.1%}) are left out of the "
+                 "release.", _advice("suppression", release.datatype))]
+
+
+def _risk_flags(release: Release) -> list[Flag]:
     risk = to_jsonable(release.risk) if isinstance(release.risk, dict) else {}
     before, after = _numbers(risk.get("before", {})), _numbers(risk.get("after", {}))
     k = _k(release)
     promised = 1.0 / k if k else 0.0  # a re-identification share the model itself allows
+    advice = _advice("residual_risk", release.datatype)
+    found = []
     for name, value in after.items():
         if not any(word in name for word in _RISK_WORDS) or value > 1.0:
             continue
@@ -204,38 +197,68 @@ def flags(release: Release) -> list[Flag]:
         if old is not None and value >= old and value > 0:
             found.append(Flag("red", f"Risk did not fall: {name}",
                               f"{name} is {value:.3g} after release (before: {old:.3g}).",
-                              _advice("residual_risk", datatype)))
+                              advice))
             continue
         level = _level(value, *THRESHOLDS["residual_risk"])
         if level and value > promised + 1e-9:
             found.append(Flag(level, f"Residual risk: {name}",
                               f"{name} is still {value:.3g} after release"
                               + (f" (before: {old:.3g})." if old is not None else "."),
-                              _advice("residual_risk", datatype)))
+                              advice))
+    return found
+
+
+_UTILITY_WORDS = {"loss": "Information loss", "error": "Query error",
+                  "recall": "Frequent itemsets lost", "accuracy": "Classifier accuracy lost"}
+
+
+def _utility_kind(name: str) -> tuple[str, bool] | None:
+    """The threshold kind of a utility measure and whether higher is worse, if flagged."""
+    leaf = name.rsplit(".", 1)[-1]
+    if "." not in name and leaf in ("utility_loss", "ncp", "gcp", "loss", "precision_loss"):
+        return "loss", True
+    if (leaf == "median" and "error" in name and name.count(".") == 1) \
+            or name.endswith("_rel_error_median"):
+        return "error", True
+    if name.endswith("frequent_itemsets.recall"):
+        return "recall", False
+    if name.endswith("classifier_accuracy.relative"):
+        return "accuracy", False
+    return None
+
+
+def _utility_flags(release: Release) -> list[Flag]:
     utility = _numbers(to_jsonable(release.utility) if isinstance(release.utility, dict) else {})
+    found = []
     for name, value in utility.items():
-        leaf = name.rsplit(".", 1)[-1]
-        kind = None
-        if leaf in ("utility_loss", "ncp", "gcp", "loss", "precision_loss") and "." not in name:
-            kind, level = "loss", _level(value, *THRESHOLDS["loss"])
-        elif leaf == "median" and ("error" in name) and name.count(".") == 1:
-            kind, level = "error", _level(value, *THRESHOLDS["error"])
-        elif name.endswith("_rel_error_median"):
-            kind, level = "error", _level(value, *THRESHOLDS["error"])
-        elif name.endswith("frequent_itemsets.recall"):
-            kind, level = "recall", _level(value, *THRESHOLDS["recall"], higher_is_worse=False)
-        elif name.endswith("classifier_accuracy.relative"):
-            kind, level = "accuracy", _level(value, *THRESHOLDS["accuracy"],
-                                             higher_is_worse=False)
-        else:
+        kind = _utility_kind(name)
+        if kind is None:
             continue
+        level = _level(value, *THRESHOLDS[kind[0]], higher_is_worse=kind[1])
         if level:
-            words = {"loss": "Information loss", "error": "Query error",
-                     "recall": "Frequent itemsets lost", "accuracy": "Classifier accuracy lost"}
-            found.append(Flag(level, f"{words[kind]}: {name}", f"{name} = {value:.3g}.",
-                              _advice("utility", datatype)))
-    for message in release.info.get("warnings", []) if isinstance(release.info, dict) else []:
-        found.append(Flag("amber", "Warning", str(message)))
+            found.append(Flag(level, f"{_UTILITY_WORDS[kind[0]]}: {name}",
+                              f"{name} = {value:.3g}.", _advice("utility", release.datatype)))
+    return found
+
+
+def flags(release: Release) -> list[Flag]:
+    """Traffic-light findings of ``release``, worst first.
+
+    Red or amber flags are raised for: a failed verification; suppression above
+    ``THRESHOLDS["suppression"]``; a re-identification measure that did not fall, or stays
+    above ``THRESHOLDS["residual_risk"]`` and above the ``1/k`` the model itself allows;
+    information loss, query errors, frequent-itemset recall or classifier accuracy beyond
+    their thresholds; every warning the anonymizer recorded.  A release with none gets one
+    green flag.
+    """
+    found: list[Flag] = []
+    if release.checks is not None and not release.checks.passed:
+        found.append(Flag("red", "Privacy check failed",
+                          "The release does not satisfy its model when re-checked.",
+                          "Do not publish it; report the problem."))
+    found += _suppression_flags(release) + _risk_flags(release) + _utility_flags(release)
+    warnings = release.info.get("warnings", []) if isinstance(release.info, dict) else []
+    found += [Flag("amber", "Warning", str(message)) for message in warnings]
     order = {"red": 0, "amber": 1, "green": 2}
     found.sort(key=lambda f: order[f.level])
     if not found:
