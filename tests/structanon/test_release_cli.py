@@ -88,3 +88,40 @@ def test_report_has_verdict_flags_and_provenance(tmp_path):
     for text in (json.dumps(doc), page, repr(release), release._repr_html_(), release.summary()):
         assert "source_index" not in text
     assert list(release.to_frame().columns) == ["kind", "measure", "before", "after"]
+
+
+def test_shared_command_options_and_assessment_shape(tmp_path):
+    import click
+
+    from structanon.cli_support import (
+        assess_options,
+        assessment,
+        emit_assessment,
+        release_options,
+    )
+
+    @click.command()
+    @release_options
+    def anonymize(output, report, seed, key_file, no_measures, quiet):
+        click.echo(f"{output.name} {report} {seed} {key_file} {no_measures} {quiet}")
+
+    result = CliRunner().invoke(anonymize, ["-o", str(tmp_path / "o.csv")])
+    assert result.exit_code == 0 and result.output.strip() == "o.csv None 0 None False False"
+    help_text = CliRunner().invoke(anonymize, ["--help"]).output
+    assert "never decides the published order" in help_text and "--no-measures" in help_text
+
+    source = tmp_path / "in.csv"
+    source.write_text("x\n1\n")
+
+    @click.command()
+    @assess_options
+    def assess(report, as_json, seed, quiet):
+        emit_assessment(assessment("tabular", source, {"sample_uniques": 1}, ["k = 1"]),
+                        report, as_json, quiet)
+
+    out = CliRunner().invoke(assess, ["--json", "--report", str(tmp_path / "a.json")])
+    doc = json.loads(out.output)
+    assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
+    assert doc == json.loads((tmp_path / "a.json").read_text())
+    table = CliRunner().invoke(assess, []).output
+    assert "sample_uniques" in table and "warning: k = 1" in table
