@@ -246,10 +246,10 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
                             utility="full" if classifier else True, measures=not no_measures,
                             mondrian_options=options)
     except InputError as exc:
-        if exc.row is None:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
             raise
-        raise InputError(exc.message, column=exc.column,
-                         line=tab_io.file_line(input_path, exc.row), value=exc.value,
+        raise InputError(exc.message, column=exc.column, line=line, value=exc.value,
                          path=str(input_path)) from None
     for warning in release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)

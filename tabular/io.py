@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from structanon import Hierarchy, InputError
+from structanon._validation import file_suffix
 from structanon.io import read_table, write_table
 
 __all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
@@ -63,11 +64,12 @@ def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
     return ""
 
 
-def file_line(path: str | Path, row: int) -> int:
+def file_line(path: str | Path, row: int) -> int | None:
     """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
 
     The header is line 1; blank lines, which the reader skips, are counted.  Compressed
-    and Parquet files count rows as if one per line after the header.
+    text files count one row per line after the header; Parquet files have no lines
+    (``None``).
 
     Examples
     --------
@@ -79,6 +81,8 @@ def file_line(path: str | Path, row: int) -> int:
     >>> os.unlink(f.name)
     """
     path = Path(path)
+    if file_suffix(path) in (".parquet", ".pq"):
+        return None
     if path.suffix.lower() not in (".csv", ".tsv", ".tab", ".txt"):
         return row + 2
     seen = -1  # the header is the first non-blank line
