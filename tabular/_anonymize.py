@@ -19,6 +19,7 @@ from structanon import (
 )
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
+from structanon._validation import check_int
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity, PrivacyModel, check_models
 from structanon.partition import encode_values
@@ -314,6 +315,8 @@ def anonymize(
     models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
                        metric, identifiers)
     m_options = _mondrian_options(mondrian_options, algorithm)
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
     if key is not None and pseudonymizer is not None:
         raise InputError("give the release key as key= or as pseudonymizer=, not both")
     secret = release_key(key if key is not None else pseudonymizer)

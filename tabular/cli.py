@@ -12,7 +12,13 @@ import pandas as pd
 
 from structanon import InputError, Partition, Release
 from structanon import risk as core_risk
-from structanon._validation import check_float, check_input_path, check_int, check_output_paths
+from structanon._validation import (
+    check_float,
+    check_input_path,
+    check_int,
+    check_output_paths,
+    file_suffix,
+)
 from structanon.cli_support import handle_errors
 from structanon.io import release_key, staged_outputs
 from structanon.models import (
@@ -220,6 +226,9 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
     if not columns:
         raise InputError("--qi names no column")
     check_float(suppression_limit, "--suppression-limit", min_value=0, max_value=1)
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
     options = {name: value for name, value in (("criterion", mondrian_criterion),
                                                ("relaxed", relaxed)) if value is not None}
     if options and algorithm != "mondrian":
@@ -234,7 +243,10 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
     models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
     specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep,
                                     _split(numeric), _split(set_qi))
-    secret = release_key(key_file)
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
     needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
     df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
     try:
@@ -258,12 +270,31 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release) if html else ())
         tab_io.write_microdata(release.data, stage(output),
-                               sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
+                               sep=_output_separator(sep, output))
     if not quiet:
         click.echo(format_summary(release))
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
+    """A field separator as typed (``\\t`` is a tab); empty, or longer than one character
+    where only one is allowed, is an :class:`InputError`."""
+    if sep is None:
+        return None
+    sep = "\t" if sep == "\\t" else sep
+    if not sep or (single and len(sep) != 1):
+        raise InputError(f"{option} must be {'one character' if single else 'non-empty'} "
+                         f"(e.g. ',', ';' or \\t for a tab), got {sep!r}")
+    return sep
+
+
+def _output_separator(sep: str | None, output: str) -> str | None:
+    """The input's separator for a text output (one character only), else the default."""
+    if sep is None or len(sep) != 1 or file_suffix(output) in (".tsv", ".tab"):
+        return None
+    return sep
 
 
 def _check_inputs(input_path: str, files: dict[str, str], hierarchy_dir: str | None,
@@ -324,6 +355,7 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report) -> None:
     if not columns:
         raise InputError("--qi names no column")
     check_float(threshold, "--threshold", min_value=0, max_value=1)
+    sep = _separator(sep, "--sep", single=False)
     check_output_paths({"--report": report}, inputs=[check_input_path(input_path, "INPUT")],
                        extensions={"--report": (".json",)})
     df = tab_io.read_microdata(input_path, sep=sep,

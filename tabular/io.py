@@ -150,6 +150,8 @@ def load_hierarchies(
     columns = list(columns)
     files = dict(files or {})
     numeric, sets = set(numeric), set(sets)
+    if not isinstance(sep, str) or len(sep) != 1:
+        raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
     if directory is not None and not Path(directory).is_dir():
         raise InputError("hierarchy folder does not exist" if not Path(directory).exists()
                          else "hierarchy folder is not a folder", path=str(directory))

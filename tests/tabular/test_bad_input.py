@@ -185,3 +185,31 @@ def test_load_hierarchies_names_a_missing_folder(tmp_path):
         tab_io.load_hierarchies(["sex"], directory=tmp_path / "nowhere")
     assert isinstance(tab_io.read_hierarchy(DATA / "adult_hierarchy_sex.csv", ";", "sex"),
                       Hierarchy)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--seed", "-1"], ["--seed", ">= 0"]),
+    (["--sep", ""], ["--sep"]),
+    (["--hierarchy-sep", ";;"], ["--hierarchy-sep", "one character"]),
+    (["--suppression-limit", "1.5"], ["--suppression-limit"]),
+    (["-k", "0"], ["-k"]),
+])
+def test_bad_options_are_named_before_reading(small, tmp_path, args, words):
+    result = CliRunner().invoke(tab_cli.cli, ["anonymize", str(small), "--qi", "sex", "-k", "5",
+                                              "--hierarchy-dir", str(DATA), "-o",
+                                              str(tmp_path / "o.csv"), *args])
+    assert_input_error(result, *words)
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_short_key_file_is_named(small, tmp_path):
+    key = tmp_path / "short.key"
+    key.write_text("short")
+    result = anonymize(small, "-k", "5", "--key-file", str(key), "-o", str(tmp_path / "o.csv"))
+    assert_input_error(result, "--key-file", "short.key", "16 bytes")
+
+
+def test_a_negative_seed_is_an_input_error(adult_sample, adult_sample_hierarchies):
+    with pytest.raises(InputError, match="seed"):
+        tabular.anonymize(adult_sample.head(50), adult_sample_hierarchies, None,
+                          [KAnonymity(2)], seed=-3, utility=False)
