@@ -128,7 +128,7 @@ def _full_domain(
 
 
 def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[PrivacyModel],
-                      algorithm: str, info: dict[str, Any]):
+                      algorithm: str, info: dict[str, Any], rng: np.random.Generator):
     """Replace record suppression by cell suppression (k-anonymity only)."""
     if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
         raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
@@ -137,7 +137,7 @@ def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[Pri
 
     k = max(m.k for m in models)
     table = pd.DataFrame({c: take(c, None) for c in qis})
-    fixed, n_cells = local_suppression(table, qis, k)
+    fixed, n_cells = local_suppression(table, qis, k, rng)
     columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
     info["locally_suppressed_cells"] = int(n_cells)
     info["records_touched_by_local_suppression"] = int((labels < 0).sum())
@@ -351,17 +351,19 @@ def anonymize(
         take, labels, info = _full_domain(
             data, dict(quasi_identifiers), sensitive, models, algorithm, max_suppressed, metric,
             timings)
+    # the public facts of this release: secret draws differ between releases that differ
+    public = repr({"algorithm": algorithm, "quasi_identifiers": qi_kinds(quasi_identifiers),
+                   "sensitive": sensitive, "models": [m.describe() for m in models],
+                   "suppression_limit": suppression_limit, "metric": metric,
+                   "mondrian": m_options, "local_suppression": local_suppression,
+                   "identifiers": identifiers, "drop_identifiers": drop_identifiers})
     if local_suppression:
-        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info)
+        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info,
+                                         secret.rng("local-suppression", seed, n, public))
     start = time.perf_counter()
     kept = labels >= 0
     partition = Partition(labels)
-    public = {"algorithm": algorithm, "quasi_identifiers": qi_kinds(quasi_identifiers),
-              "sensitive": sensitive,
-              "models": [m.describe() for m in models], "suppression_limit": suppression_limit,
-              "metric": metric, "mondrian": m_options, "local_suppression": local_suppression,
-              "identifiers": identifiers, "drop_identifiers": drop_identifiers}
-    order = secret.rng("row-order", seed, n, repr(public)).permutation(np.flatnonzero(kept))
+    order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(kept))
     published = pd.DataFrame({
         c: take(c, order) if c in quasi_identifiers else
         data[c].iloc[order].reset_index(drop=True)

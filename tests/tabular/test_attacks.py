@@ -171,3 +171,23 @@ def test_source_index_links_published_rows_to_the_input_and_is_never_published(
 
     for text in (repr(release), str(release.to_dict()), format_summary(release)):
         assert "source_index" not in text and "r17" not in text
+
+
+def test_local_suppression_donors_are_not_the_last_input_rows_of_their_class():
+    """Which members of a class give up their values to hide a lone record is secret.
+
+    It used to be the class's last records in input order, so anyone who knew the input
+    order (arrival, say) knew whose values were blanked.
+    """
+    from structanon import Hierarchy
+
+    df = pd.DataFrame({"a": ["p"] * 30 + ["q"], "b": ["x"] * 30 + ["y"]})
+    spec = {c: Hierarchy([[v, "*"] for v in sorted(df[c].unique())], name=c) for c in "ab"}
+    donors = set()
+    for _ in range(20):
+        release = tabular.anonymize(df, spec, None, [KAnonymity(2)], suppression_limit=0.05,
+                                    local_suppression=True, utility=False)
+        blank = (release.data[["a", "b"]] == "*").all(axis=1).to_numpy()
+        assert blank.sum() == 2
+        donors |= set(np.asarray(release.source_index)[blank]) - {30}
+    assert len(donors) >= 5  # ~15 distinct of 30 expected; always {29} before
