@@ -19,7 +19,7 @@ from structanon import (
 )
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity, PrivacyModel, check_models
 from structanon.partition import encode_values
@@ -269,8 +269,9 @@ def anonymize(
     Raises
     ------
     InputError
-        Bad parameters, unknown columns, missing values, mixed types or values absent
-        from a hierarchy (the message names column and row).
+        Bad parameters (the message names the parameter), unknown or duplicate columns,
+        missing values, mixed types or values absent from a hierarchy (the message names
+        column and row), a key file that is missing or shorter than 16 bytes.
     InfeasibleError
         No release satisfies the models within the suppression limit.
 
@@ -317,6 +318,8 @@ def anonymize(
     m_options = _mondrian_options(mondrian_options, algorithm)
     if seed is not None:
         seed = check_int(seed, "seed", min_value=0)
+    check_choice(utility, "utility", (True, False, "full"))
+    check_choice(measures, "measures", (True, False))
     if key is not None and pseudonymizer is not None:
         raise InputError("give the release key as key= or as pseudonymizer=, not both")
     secret = release_key(key if key is not None else pseudonymizer)
