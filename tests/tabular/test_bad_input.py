@@ -213,3 +213,15 @@ def test_a_negative_seed_is_an_input_error(adult_sample, adult_sample_hierarchie
     with pytest.raises(InputError, match="seed"):
         tabular.anonymize(adult_sample.head(50), adult_sample_hierarchies, None,
                           [KAnonymity(2)], seed=-3, utility=False)
+
+
+def test_assess_checks_its_report_before_reading(small, tmp_path):
+    def assess(*args):
+        return CliRunner().invoke(tab_cli.cli, ["assess", str(small), "--sep", ";", "--qi",
+                                                "sex,age", *args])
+
+    before = digest(small)
+    assert_input_error(assess("--report", str(small)), "--report")
+    assert_input_error(assess("--report", str(tmp_path / "r.html")), ".json")
+    assert digest(small) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
