@@ -224,6 +224,9 @@ def inspect(input_path, fmt, columns, ps, seed):
 @handle_errors
 def synthesize(output, users, lines, seed):
     """Write a synthetic log (Zipf queries over topics, with clicks) in the AOL format."""
+    check_int(users, "--users", min_value=1)
+    check_int(lines, "--lines", min_value=1)
+    check_output_paths({"--output": output}, extensions={"--output": _OUTPUT_SUFFIXES})
     log = synthetic_log(users, lines, seed=seed)
     write_log(log, output, aol=True)
     click.echo(f"{len(log):,} lines for {users:,} users written to {output}")

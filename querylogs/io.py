@@ -329,7 +329,9 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     log : DataFrame
         Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).
     path : str or Path
-        Output path; the format follows the suffix (``.parquet``, ``.csv``, else TSV).
+        Output path; the format follows the suffix: ``.parquet``, ``.csv``, or TSV for
+        ``.tsv`` / ``.txt``; ``.gz`` after a text suffix compresses.  Any other suffix
+        raises :class:`~structanon.errors.InputError`.
     aol : bool
         Write the AOL layout instead: ``AnonID Query QueryTime ItemRank ClickURL``.
 
@@ -359,6 +361,9 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
                 frame[column] = None
         frame = frame[list(wanted)]
     suffix, compressed = file_suffix(path), path.suffix.lower() == ".gz"
+    if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
+        raise InputError(f"a log is written as .tsv, .txt, .csv or .parquet, not "
+                         f"{suffix or 'a file without extension'}", path=str(path))
     with atomic_path(path) as tmp:
         if suffix == ".parquet":
             frame.to_parquet(tmp, index=False)

@@ -191,3 +191,12 @@ def test_k_1_warns_and_measures_flags(source, tmp_path, small_log):
     help_text = CliRunner().invoke(cli, ["anonymize", "--help"]).output
     assert "--no-measures" in help_text and "--no-assess" not in help_text
     assert "never decides" in help_text and "--key-file" in help_text
+
+
+def test_unknown_output_extension_is_refused(tmp_path, small_log):
+    with pytest.raises(InputError, match="xlsx"):
+        write_log(small_log, tmp_path / "out.xlsx")
+    result = CliRunner().invoke(cli, ["synthesize", "-o", str(tmp_path / "s.xlsx"),
+                                      "--users", "5", "--lines", "20"])
+    assert result.exit_code == 2 and ".xlsx" in result.output
+    assert list(tmp_path.iterdir()) == []
