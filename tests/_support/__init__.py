@@ -6,13 +6,14 @@ pytest's ``pythonpath``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 #: The shared datasets beside the project (``../shared/data``); CI has them.
-SHARED_DATA = REPO.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("STRUCTANON_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 def shared_file(relative: str) -> Path:
