@@ -35,6 +35,8 @@ def prepare_generalization(transactions: Any, k: int, hierarchy: Any, fanout: in
     """
     start = time.perf_counter()
     baskets = encode_baskets(transactions)
+    if baskets.n == 0:
+        raise InputError("there are no transactions (an empty collection)")
     counts = np.bincount(baskets.codes, minlength=baskets.domain.size)
     taxonomy = resolve_taxonomy(hierarchy, baskets.domain, counts, fanout, order)
     seconds = time.perf_counter() - start
