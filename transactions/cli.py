@@ -20,7 +20,7 @@ from . import metrics, risk
 from ._common import MAX_M, check_int
 from .apriori import km_anonymize
 from .band import band_matrix
-from .io import FORMATS, ITEM_TYPES, read_transactions, write_transactions
+from .io import FORMATS, ITEM_TYPES, detect_format, read_transactions, write_transactions
 from .partition import k_anonymize
 
 __all__ = ["cli", "demo", "figures_for"]
@@ -98,6 +98,21 @@ def _write_band(data: dict, path: Path) -> None:
     }
     with atomic_write(path) as fh:
         json.dump(doc, fh)
+
+
+def _at_line(input_path: str, fmt: str | None, run):
+    """Run an anonymizer; a too-wide transaction of a FIMI file is named by its file line.
+
+    In a FIMI file transaction ``i`` is line ``i`` (an empty line is an empty transaction).
+    """
+    try:
+        return run()
+    except InputError as exc:
+        if exc.row is None or exc.line is not None or "items;" not in exc.message or (
+                fmt or detect_format(input_path)) != "fimi":
+            raise
+        raise InputError(exc.message.replace(f"transaction {exc.row} ", f"line {exc.row} ", 1),
+                         path=str(input_path), line=exc.row, value=exc.value) from None
 
 
 def _read(path: str, fmt: str | None, item_type: str, encoding: str):
@@ -206,9 +221,9 @@ def anonymize_cmd(input_path, k, m, hierarchy, method, fanout, order, output, se
                    max_basket_size=(max_basket_size, 1, None))
     key = release_key(key_file)
     data = _read(input_path, fmt, item_type, encoding)
-    release = km_anonymize(data, k=k, m=m, hierarchy=hierarchy, method=method, fanout=fanout,
-                           order=order, seed=seed, key=key, measures=not no_measures,
-                           max_basket_size=max_basket_size)
+    release = _at_line(input_path, fmt, lambda: km_anonymize(
+        data, k=k, m=m, hierarchy=hierarchy, method=method, fanout=fanout, order=order,
+        seed=seed, key=key, measures=not no_measures, max_basket_size=max_basket_size))
     n = _publish(release, output, report, lambda path: write_transactions(release.data, path),
                  _figures(release, data, not no_measures))
     click.echo(f"{n:,} transactions written to {output}")
@@ -286,8 +301,9 @@ def band_cmd(input_path, sensitive, p, alpha, output, seed, key_file, no_measure
     names = _sensitive_names(sensitive)
     key = release_key(key_file)
     data = _read(input_path, fmt, item_type, encoding)
-    release = band_matrix(data, names, p=p, alpha=alpha, seed=seed, key=key,
-                          measures=not no_measures, max_basket_size=max_basket_size)
+    release = _at_line(input_path, fmt, lambda: band_matrix(
+        data, names, p=p, alpha=alpha, seed=seed, key=key, measures=not no_measures,
+        max_basket_size=max_basket_size))
     _publish(release, output, report, lambda path: _write_band(release.data, Path(path)),
              _figures(release, data, not no_measures))
     click.echo(f"groups written to {output}")

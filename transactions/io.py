@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import re
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ def _read_text(path: Path, encoding: str) -> str:
                 raw = fh.read()
         else:
             raw = path.read_bytes()
-    except (OSError, EOFError) as exc:  # unreadable, or a corrupt gzip stream
+    except (OSError, EOFError, zlib.error) as exc:  # unreadable, or a corrupt gzip stream
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     try:
         text = raw.decode(encoding)

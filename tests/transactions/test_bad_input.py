@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import transactions
-from structanon.errors import InputError
+from structanon.errors import InfeasibleError, InputError
 from transactions.cli import cli
 from transactions.io import read_transactions
 
@@ -186,6 +188,34 @@ def test_no_measures_and_measures_flag(tmp_path, baskets):
     assert "top_itemsets_error" in transactions.km_anonymize(data, k=2, m=2).utility
 
 
+def test_wide_basket_named_by_its_line(tmp_path):
+    p = tmp_path / "w.dat"
+    p.write_text("1 2\n\n" + " ".join(map(str, range(40))) + "\n1 2\n")
+    _bad(_run("anonymize", p, "-k", "1", "--max-basket-size", "10", "-o", tmp_path / "o.dat"),
+         "w.dat", "line 3", "40 items")
+    with pytest.raises(InputError, match="transaction 3 has 40 items"):
+        transactions.km_anonymize(read_transactions(p), k=1, m=2, max_basket_size=10)
+    assert transactions.km_anonymize(read_transactions(p), k=1, m=2, measures=False).verify()
+
+
+@settings(max_examples=60, deadline=None)
+@given(blob=st.binary(max_size=300) | st.text(alphabet="0123456789 ,\n\tab\x00é.-*", max_size=300),
+       name=st.sampled_from(["f.dat", "f.csv", "f.jsonl", "f.tsv"]),
+       k=st.integers(-1, 6), m=st.integers(0, 4))
+def test_fuzz_reader_and_anonymizers(tmp_path_factory, blob, name, k, m):
+    """Arbitrary bytes or text: only InputError / InfeasibleError, never another exception."""
+    p = tmp_path_factory.mktemp("fuzz") / name
+    p.write_bytes(blob if isinstance(blob, bytes) else blob.encode("utf-8"))
+    try:
+        data = read_transactions(p)
+        transactions.km_anonymize(data, k=k, m=m, measures=True)
+        transactions.k_anonymize(data, k=k, measures=True)
+        items = sorted({str(x) for t in data for x in t})[:1]
+        transactions.band_matrix(data, items or ["x"], p=max(k, 2), measures=True)
+    except (InputError, InfeasibleError):
+        pass
+
+
 # ---------------------------------------------------------------- item 2: bounded memory
 _LIMIT = 2 * 1024**3
 
@@ -223,7 +253,7 @@ def test_wide_basket_bounded_memory(tmp_path, wide_file, cmd, extra, expect):
     assert "Traceback" not in res.stderr
     if expect == 2:
         width = "19,999" if cmd == "band" else "20,000"  # band counts the QI items
-        assert f"transaction 1 has {width} items" in res.stderr
+        assert f"line 1 has {width} items" in res.stderr and "wide.dat" in res.stderr
         assert "--max-basket-size" in res.stderr
         assert not out.exists()
     else:
