@@ -28,15 +28,18 @@ MAX_M = 8
 
 
 def prepare_generalization(transactions: Any, k: int, hierarchy: Any, fanout: int | None,
-                           order: str) -> tuple[Baskets, Taxonomy, float]:
+                           order: str, check: Any = None) -> tuple[Baskets, Taxonomy, float]:
     """Encode the transactions and resolve the taxonomy; refuse a k no release can meet.
 
-    Returns ``(baskets, taxonomy, seconds spent encoding)``.
+    ``check(baskets)``, when given, runs before the taxonomy is built (cheap refusals
+    first).  Returns ``(baskets, taxonomy, seconds spent encoding)``.
     """
     start = time.perf_counter()
     baskets = encode_baskets(transactions)
     if baskets.n == 0:
         raise InputError("there are no transactions (an empty collection)")
+    if check is not None:
+        check(baskets)
     counts = np.bincount(baskets.codes, minlength=baskets.domain.size)
     taxonomy = resolve_taxonomy(hierarchy, baskets.domain, counts, fanout, order)
     seconds = time.perf_counter() - start

@@ -188,10 +188,16 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     if fanout is not None:
         check_int(fanout, "fanout", 2)
     timings: dict[str, float] = {}
-    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order)
+    if max_basket_size is not None:
+        check_int(max_basket_size, "max_basket_size", 1)
+
+    def wide(baskets: Any) -> None:
+        if m >= 2:
+            check_basket_width(baskets, m, max_basket_size, f"k^m-anonymity with m={m}")
+
+    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order,
+                                                       check=wide)
     check_key_space(tax.n_nodes, m)
-    if m >= 2:
-        check_basket_width(b, m, max_basket_size, f"k^m-anonymity with m={m}")
     t0 = time.perf_counter()
     occ_nodes = np.zeros(b.nnz, dtype=np.int64)
     info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe()}
