@@ -23,18 +23,19 @@ def test_release_shape_and_independent_recount(small_log, key, recount, assert_c
         d = r.data
         assert list(d.columns) == ["user", "window", "region_id", "region"]
         assert not {"lat", "lon"} & set(d.columns)
-        assert d.index.is_unique and d.index.isin(small_log.index).all()
+        assert d.index.equals(pd.RangeIndex(len(d)))
+        assert r.source_index.is_unique and r.source_index.isin(small_log.index).all()
         assert len(d) + r.suppressed == len(small_log) == r.n_individuals
         assert min(recount(d).values()) >= 5
-        assert_contains(d, small_log)
+        assert_contains(r, small_log)
         assert str(d["window"].dt.tz) == "UTC"
         assert (d["window"].dt.minute % 15 == 0).all()
         assert r.checks.passed and r.partition.n_suppressed == r.suppressed
 
 
 def test_users_are_pseudonymized_with_the_key(small_log, key):
-    r = location.cloak(small_log, k=5, pseudonymizer=key)
-    expected = key.pseudonymize(small_log.loc[r.data.index, "user"].astype(str))
+    r = location.cloak(small_log, k=5, key=key)
+    expected = key.pseudonymize(small_log.loc[r.source_index, "user"].astype(str))
     assert (r.data["user"].to_numpy() == expected).all()
     assert not set(small_log["user"].astype(str)) & set(r.data["user"])
 
@@ -54,14 +55,14 @@ def test_outlier_is_merged_upwards_not_suppressed(recount, assert_contains):
     # the outlier's leftover (1 user) joined the group of a, b, c at the top
     assert r.data["region_id"].nunique() == 1
     assert recount(r.data) == {(int(r.data["region_id"].iloc[0]), r.data["window"].iloc[0]): 4}
-    assert_contains(r.data, _log(pts))
+    assert_contains(r, _log(pts))
 
 
 def test_window_with_too_few_users_is_suppressed_and_counted():
     pts = [("a", 40.0, 116.0), ("b", 40.0, 116.0), ("c", 40.0, 116.0), ("a", 40.0, 116.0)]
     times = [T0, T0, T0, "2024-05-01T12:00:00Z"]
     r = location.cloak(_log(pts, times), k=2)
-    assert r.suppressed == 1 and len(r.data) == 3 and 3 not in r.data.index
+    assert r.suppressed == 1 and len(r.data) == 3 and 3 not in r.source_index
     assert r.info["fixes_suppressed_by_cloaking"] == 1
 
 
@@ -82,13 +83,18 @@ def test_adaptive_uses_casper_half_cells(recount, assert_contains):
     adaptive = location.cloak(df, k=4, method="adaptive", cell_size=100.0)
     for r in (fixed, adaptive):
         assert min(recount(r.data).values()) >= 4
-        assert_contains(r.data, df)
-    lv, kind, _, _ = CloakingGrid.decode(adaptive.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+        assert_contains(r, df)
+
+    def rows_of(r, labels):
+        return np.flatnonzero(r.source_index.isin(labels))
+
+    a_rows, f_rows = rows_of(adaptive, [0, 1, 2, 3]), rows_of(fixed, [0, 1, 2, 3])
+    lv, kind, _, _ = CloakingGrid.decode(adaptive.data["region_id"].to_numpy()[a_rows])
     assert (lv == 1).all() and (kind == 1).all()  # wide half of a level-1 parent
-    flv, fkind, _, _ = CloakingGrid.decode(fixed.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+    flv, fkind, _, _ = CloakingGrid.decode(fixed.data["region_id"].to_numpy()[f_rows])
     assert (flv == 1).all() and (fkind == 0).all()  # the whole level-1 square
-    a_area = location.metrics.region_areas(adaptive.data.loc[[0]]).iloc[0]
-    f_area = location.metrics.region_areas(fixed.data.loc[[0]]).iloc[0]
+    a_area = location.metrics.region_areas(adaptive.data.iloc[a_rows[:1]]).iloc[0]
+    f_area = location.metrics.region_areas(fixed.data.iloc[f_rows[:1]]).iloc[0]
     assert a_area == pytest.approx(f_area / 2)
 
 
@@ -136,12 +142,14 @@ def test_parameter_and_feasibility_errors():
             location.cloak(df, **bad)
 
 
-def test_deterministic_and_index_preserved(small_log, key):
+def test_release_independent_of_input_order_and_linked_through_source_index(small_log, key):
     shuffled = small_log.sample(frac=1.0, random_state=3)
-    a = location.cloak(small_log, k=4, method="adaptive", pseudonymizer=key).data
-    b = location.cloak(shuffled, k=4, method="adaptive", pseudonymizer=key).data
-    pd.testing.assert_frame_equal(a.drop(columns="region"),
-                                  b.drop(columns="region").loc[a.index])
+    a = location.cloak(small_log, k=4, method="adaptive", key=key)
+    b = location.cloak(shuffled, k=4, method="adaptive", key=key)
+    pd.testing.assert_frame_equal(a.data.drop(columns="region"), b.data.drop(columns="region"))
+    # ties are identical rows, so both links give the same published user per row
+    assert (small_log.loc[a.source_index, "user"].to_numpy()
+            == shuffled.loc[b.source_index, "user"].to_numpy()).all()
 
 
 def test_larger_k_gives_larger_regions(small_log, key):
