@@ -184,3 +184,68 @@ def test_string_dtypes_and_numeric_strings(key):
                        pseudonymizer=key).data
     b = location.cloak(as_text, k=3, pseudonymizer=key).data
     pd.testing.assert_frame_equal(a.drop(columns="region"), b.drop(columns="region"))
+
+
+def test_duplicate_input_index_is_handled(small_log, key):
+    dup = small_log.set_axis(np.arange(len(small_log)) // 2)  # every label twice
+    r = location.cloak(dup, k=5, key=key)
+    s = location.cloak(small_log, k=5, key=key)
+    pd.testing.assert_frame_equal(r.data.drop(columns="region"), s.data.drop(columns="region"))
+    assert r.utility["centroid_error_m_median"] == s.utility["centroid_error_m_median"]
+    assert (r.source_index == s.source_index // 2).all()
+
+
+@pytest.mark.parametrize("bad, name", [({"k": 0}, "k"), ({"k": "3"}, "k"),
+                                       ({"k": 2, "method": "grid"}, "method"),
+                                       ({"k": 2, "window": "soon"}, "window"),
+                                       ({"k": 2, "cell_size": -1.0}, "cell_size"),
+                                       ({"k": 2, "levels": -1}, "levels")])
+def test_bad_parameters_are_named(bad, name):
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
+    with pytest.raises(InputError, match=name):
+        location.cloak(df, **bad)
+
+
+@pytest.mark.parametrize("value", [float("nan"), "north", float("inf")])
+def test_bad_latitude_names_the_latitude_column(value):
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)]).astype({"lat": object})
+    df.loc[1, "lat"] = value
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.column == "lat" and err.value.line == 3
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)]).astype({"lon": object})
+    df.loc[0, "lon"] = value
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.column == "lon" and err.value.line == 2
+
+
+def test_no_valid_fix_is_bad_input_not_infeasible():
+    empty = _log([("a", 40.0, 116.0)]).iloc[:0]
+    with pytest.raises(InputError, match="no fixes"):
+        location.cloak(empty, k=2)
+    invalid = _log([("a", 95.0, 116.0), ("b", 40.0, 400.0)])
+    with pytest.raises(InputError, match="all 2 rows are invalid"):
+        location.cloak(invalid, k=2, drop_invalid=True)
+
+
+def test_k1_warns_in_info(key):
+    r = location.cloak(_log([("a", 40.0, 116.0)]), k=1, key=key)
+    assert r.info["warnings"] and "k = 1" in r.info["warnings"][0]
+    assert location.cloak(_log([(u, 40.0, 116.0) for u in "ab"]), k=2).info["warnings"] == []
+
+
+def test_aggregate_api_counts_fixes(small_log, key):
+    per_fix = location.cloak(small_log, k=5, key=key)
+    agg = location.cloak(small_log, k=5, key=key, aggregate=True)
+    assert list(agg.data.columns) == ["user", "window", "region_id", "region", "n_fixes"]
+    assert agg.data.index.equals(pd.RangeIndex(len(agg.data)))
+    expected = (per_fix.data.groupby(["window", "region_id", "user"], sort=True).size()
+                .to_numpy())
+    assert (agg.data["n_fixes"].to_numpy() == expected).all()
+    assert agg.checks.passed and agg.suppressed == per_fix.suppressed
+    # source_index: each published fix's input label -> its aggregated row
+    rows = agg.source_index
+    assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
+    users = key.pseudonymize(small_log.loc[rows.index, "user"].astype(str))
+    assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
