@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_columns
 from structanon.errors import InputError
 
 __all__ = ["Fixes", "parse_fixes", "parse_window"]
@@ -91,11 +92,13 @@ def parse_fixes(
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas or dask DataFrame, got {type(df).__name__}")
+    names = [str(c) for c in df.columns]
+    if len(set(names)) < len(names):
+        check_columns(df, [], what="log")  # names the duplicated column
     for role, name in (("user", user), ("time", time), ("lat", lat), ("lon", lon)):
         if name not in df.columns:
             raise InputError(
-                f"no {role} column {name!r}; columns are {list(map(str, df.columns))}",
-                column=name,
+                f"no {role} column {name!r}; columns are {names}", column=name,
             )
     n = len(df)
     users = df[user]

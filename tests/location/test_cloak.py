@@ -249,3 +249,10 @@ def test_aggregate_api_counts_fixes(small_log, key):
     assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
     users = key.pseudonymize(small_log.loc[rows.index, "user"].astype(str))
     assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
+
+
+def test_duplicate_column_names_are_named():
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
+    df.columns = ["user", "time", "lat", "lat"]
+    with pytest.raises(InputError, match="duplicate column names: 'lat'"):
+        location.cloak(df, k=2)

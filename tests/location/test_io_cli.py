@@ -139,6 +139,8 @@ def test_cli_checks_every_path_and_option_before_reading(tmp_path):
         assert not _outputs(tmp_path)
     res = CliRunner().invoke(cli, ["cloak", str(garbage), "-k", "0", "-o", str(tmp_path / "c.csv")])
     assert res.exit_code == 2 and "-k" in res.output
+    res = CliRunner().invoke(cli, _args(garbage, tmp_path / "c.xlsx"))
+    assert res.exit_code == 2 and "--output" in res.output and not _outputs(tmp_path)
 
 
 def test_cli_unwritable_folder_and_failed_side_file_leave_nothing(fixes_csv, tmp_path,
