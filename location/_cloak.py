@@ -278,6 +278,7 @@ def cloak(
     t2 = _time.perf_counter()
     pseudonyms = pseud.pseudonymize(np.asarray(user_values, dtype=object).astype(str))
     kept_pos = np.flatnonzero(region >= 0)
+    # keys per triple; a suppressed triple (never published) borrows a published code
     keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
                                                 region_of_triple.max()), triples.u, pseudonyms)
     rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
