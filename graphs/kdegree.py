@@ -147,6 +147,7 @@ def _no_gc():
 
 
 UTILITY_CHOICES = ("auto", "fast", "full", "none")
+AUTO_FULL_EDGES = 100_000  # utility="auto" is "full" up to this many input edges
 
 
 def _sorted_nodes(nodes: list[Any]) -> list[Any]:
@@ -280,7 +281,10 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         release.risk = {"before": risk_from_edges(n, edges), "after": risk_from_edges(n, final)}
         timings["risk"] = time.perf_counter() - t
     if utility:
-        level = utility if utility in LEVELS else ("full" if len(edges) <= 100_000 else "fast")
+        # "auto" bounds the cost by both graphs: betweenness and Louvain on the published
+        # graph too (a one-class release can hold millions of edges).
+        small = len(edges) <= AUTO_FULL_EDGES and len(final) <= 2 * AUTO_FULL_EDGES
+        level = utility if utility in LEVELS else ("full" if small else "fast")
         t = time.perf_counter()
         release.utility = utility_from_edges(n, edges, np.sort(final, axis=1),
                                              seed=0 if seed is None else seed, level=level)
@@ -328,7 +332,8 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         Accept a directed graph by dropping edge directions.
     utility : {"auto", "fast", "full", "none"} or bool
         Utility measures (:mod:`graphs.metrics`); ``"auto"`` (or ``True``) is ``"full"`` up
-        to 100,000 edges, else ``"fast"`` (no betweenness / Louvain); ``"none"`` or
+        to 100,000 input and 200,000 published edges, else ``"fast"`` (no betweenness /
+        Louvain); ``"none"`` or
         ``False`` skips them.
     measure_risk : bool
         Degree and neighbourhood re-identification risk before and after.
