@@ -21,6 +21,12 @@ from graphs.cli import SAMPLE, cli
 SEEDS = range(0, 1001)
 
 
+@pytest.fixture(autouse=True)
+def _no_key_in_the_environment(monkeypatch):
+    """Releases made with the defaults: no key file and no key in the environment."""
+    monkeypatch.delenv("STRUCTANON_PSEUDONYM_KEY", raising=False)
+
+
 @pytest.fixture(scope="module")
 def sample():
     """The bundled sample as the attacker reads it (same software, same read order)."""
