@@ -260,9 +260,11 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
             "k = 1 gives no protection: every graph is 1-degree anonymous, so the release "
             "only relabels the nodes; use k >= 2")
     if built.fallback is not None:
+        why = ("k > n/2 leaves room for one degree class only" if 2 * k > n else
+               "the anonymized degree sequence could not be realized within the round limit")
         info["warnings"].append(
-            f"the degree sequence could not be realized directly; every node was raised to "
-            f"one {built.fallback} (k-degree anonymous, but with many more added edges)")
+            f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
+            f"{n_added:,} edges added)")
     seb = info["sequence_bound_edges"]
     info["ratio_to_sequence_bound"] = float(n_added / seb) if seb else None
 
