@@ -21,14 +21,15 @@ from structanon import metrics as core_metrics
 from structanon import risk as core_risk
 from structanon._validation import check_choice, check_int
 from structanon.io import Pseudonymizer, release_key
-from structanon.models import KAnonymity, PrivacyModel, check_models
+from structanon.models import KAnonymity, PrivacyModel
 from structanon.partition import encode_values
 
 from . import metrics as tab_metrics
 from ._datafly import datafly
+from ._input import ALGORITHMS, NUMERIC, SET, hierarchy_codes, qi_kinds, validate
 from ._lattice import EncodedTable
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
-from ._validate import ALGORITHMS, NUMERIC, SET, encode_column, qi_kinds, validate
+from ._verify import TabularVerifier
 
 __all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "TabularRelease"]
 
@@ -63,15 +64,6 @@ def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: boo
                  "pseudonym_key": pseudo.key_source}
 
 
-def _make_verifier(qis: list[str], sensitive: str | None, models: list[PrivacyModel]):
-    def verifier(data: pd.DataFrame):
-        part = Partition.from_keys(data[qis]) if len(data) else Partition(np.zeros(0, np.int64))
-        values = data[sensitive].to_numpy() if sensitive is not None else None
-        return check_models(models, part, values)
-
-    return verifier
-
-
 def _full_domain(
     df: pd.DataFrame, qi: dict[str, Hierarchy], sensitive: str | None, models: list[PrivacyModel],
     algorithm: str, max_suppressed: int, metric: str, timings: dict[str, float],
@@ -84,7 +76,7 @@ def _full_domain(
     """
     start = time.perf_counter()
     names = list(qi)
-    codes = [encode_column(df[c], qi[c], c) for c in names]
+    codes = [hierarchy_codes(df[c], qi[c], c) for c in names]
     sens_codes = domain = None
     if any(m.requires_sensitive for m in models):
         sens_codes, domain = encode_values(df[sensitive].to_numpy())
@@ -376,7 +368,7 @@ def anonymize(
     release = TabularRelease(
         data=published,
         datatype="tabular",
-        verifier=_make_verifier(qis, sensitive, models),
+        verifier=TabularVerifier(qis, sensitive, models),
         models=models,
         partition=partition,
         parameters={"algorithm": algorithm, "quasi_identifiers": qis,

@@ -19,7 +19,9 @@ import pandas as pd
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
+from structanon.partition import encode_values
 
+from ._input import hierarchy_codes
 from ._sets import SET, SET_SEPARATOR, check_separator, is_set_spec, value_label
 
 __all__ = ["mondrian", "mondrian_classes"]
@@ -47,39 +49,25 @@ class _Dimension:
         return int(self.values.size if self.numeric else self.n_leaves)
 
 
-def encode_column(column: pd.Series, name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(column: pd.Series | np.ndarray, name: str | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted integer codes of a column: ``(codes, domain)`` with ``domain[codes] == column``.
 
-    The same result as :func:`structanon.partition.encode_values`, computed by hashing
-    (``pandas.factorize``) and sorting only the distinct values, so it stays fast on
-    millions of rows.  Missing values and unorderable mixed types raise
-    :class:`InputError` naming the column and the (0-based) row.
+    :func:`structanon.partition.encode_values` with the column named in its errors: missing
+    values and unorderable mixed types raise :class:`InputError` naming the column and the
+    (0-based) row.  A non-numeric domain is an object array.
+
+    Examples
+    --------
+    >>> codes, domain = encode_column(["b", "a", "b"], "x")
+    >>> codes.tolist(), domain.tolist()
+    ([1, 0, 1], ['a', 'b'])
     """
-    codes, uniques = pd.factorize(np.asarray(column), use_na_sentinel=True)
-    if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
-    uniques = np.asarray(uniques, dtype=object) if uniques.dtype.kind not in "biuf" else \
-        np.asarray(uniques)
     try:
-        order = np.argsort(uniques, kind="stable")
-    except TypeError as exc:
-        raise InputError(f"values of mixed types cannot be ordered: {exc}", column=name) from None
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return rank[codes], uniques[order]
-
-
-def _leaf_codes(hierarchy: Hierarchy, column: pd.Series, name: str) -> np.ndarray:
-    """Hierarchy leaf code of every value, looking up each distinct value once."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
-    try:
-        leaf_of_unique = hierarchy.encode(np.asarray(uniques), column=name)
-    except InputError as exc:  # report the row of the first offending record
-        row = int(np.flatnonzero(codes == exc.row)[0])
-        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
-    return leaf_of_unique[codes]
+        codes, domain = encode_values(np.asarray(column))
+    except InputError as exc:
+        raise InputError(exc.message, column=name, row=exc.row) from None
+    return codes, domain if domain.dtype.kind in "biuf" else domain.astype(object)
 
 
 def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
@@ -110,7 +98,7 @@ def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
 
 
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
-    leaves = _leaf_codes(hierarchy, column, name)
+    leaves = hierarchy_codes(column, hierarchy, name)
     ancestors = hierarchy.node_codes
     labels = [hierarchy.labels(level) for level in range(hierarchy.height + 1)]
     if hierarchy.n_nodes(hierarchy.height) > 1:  # several roots: add a common top
@@ -151,15 +139,6 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     return models
 
 
-def _factorize_sorted(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(key, return_inverse=True)`` reversed, by hashing then sorting the uniques."""
-    codes, uniques = pd.factorize(key)
-    order = np.argsort(uniques)
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return rank[codes], uniques[order]
-
-
 def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
     """Distinct QI tuples: (tuple id of each record, (n_tuples, d) codes)."""
     sizes = [d.n_codes for d in dims]
@@ -167,7 +146,7 @@ def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
         key = np.zeros(dims[0].codes.size, dtype=np.int64)
         for d, size in zip(dims, sizes):
             key = key * size + d.codes
-        tuple_of, uniq = _factorize_sorted(key)
+        tuple_of, uniq = encode_values(key)
         codes = np.empty((uniq.size, len(dims)), dtype=np.int64)
         for j in range(len(dims) - 1, -1, -1):
             codes[:, j] = uniq % sizes[j]
@@ -592,7 +571,7 @@ def mondrian_classes(
     if any(m.requires_sensitive for m in models):
         sens_codes, domain = encode_column(df[sensitive], sensitive)
         reference = np.bincount(sens_codes, minlength=domain.size).astype(float)
-        pair_of, pair_key = _factorize_sorted(tuple_of * domain.size + sens_codes)
+        pair_of, pair_key = encode_values(tuple_of * domain.size + sens_codes)
         pair_w = np.bincount(pair_of, minlength=pair_key.size)
         pairs = (pair_key // domain.size, pair_key % domain.size, pair_w.astype(float))
     cutter = _Cutter(dims, item_codes, weights, pairs, reference, domain, models, remainder,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from structanon.errors import InfeasibleError, InputError
 
-from ._validate import require_columns
+from ._input import require_columns
 
 __all__ = ["local_suppression", "SUPPRESSED"]
 

@@ -1,4 +1,4 @@
-"""Validation of :func:`tabular.anonymize` inputs, and encoding of QI columns."""
+"""Validation of :func:`tabular.anonymize` inputs, and encoding of QI columns to hierarchy leaves."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from structanon.models import KAnonymity, PrivacyModel
 from ._optimal import QUALITY_MODELS
 from ._sets import SET, check_separator, is_set_spec
 
-__all__ = ["ALGORITHMS", "NUMERIC", "SET", "encode_column", "qi_kinds", "require_columns", "validate"]
+__all__ = ["ALGORITHMS", "NUMERIC", "SET", "hierarchy_codes", "qi_kinds", "require_columns", "validate"]
 
 ALGORITHMS = ("optimal", "mondrian", "datafly")
 NUMERIC = "numeric"
@@ -53,7 +53,7 @@ def _mixed_type_row(column: pd.Series) -> int | None:
     return int(np.flatnonzero(kinds != majority)[0])
 
 
-def encode_column(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
+def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
     """Leaf codes of a column: each distinct value is looked up once (hash factorization).
 
     Raises
