@@ -292,7 +292,7 @@ def anonymize(
     Notes
     -----
     The ``optimal`` search minimizes, over all feasible full-domain transformations, e.g.
-    DM* ``= sum_E |E|^2`` (see :func:`tabular._optimal.quality` for all four models); its
+    DM* ``= sum_E |E|^2`` (see :func:`tabular._optimal.quality_model` for all four models); its
     optimum equals ARX's on the same inputs.
 
     References

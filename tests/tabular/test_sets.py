@@ -36,7 +36,7 @@ def test_pycanon_confirms_set_release(adult_sample, k, l_div, t, pycanon_confirm
         [TCloseness(t)] if t is not None else [])
     specs = {c: SET_SPECS[c] for c in QIS}
     release = tabular.anonymize(adult_sample, specs, "occupation", models,
-                                algorithm="mondrian", seed=0, utility=False)
+                                algorithm="mondrian", seed=0, measures=False)
     data = pycanon_confirms(release, len(adult_sample), k, l_div, t)
     assert data["race"].str.contains(",").any()  # value sets were published
     assert release.parameters["qi_kinds"]["race"] == "set"
@@ -44,9 +44,9 @@ def test_pycanon_confirms_set_release(adult_sample, k, l_div, t, pycanon_confirm
 
 def test_ordinal_is_an_alias_of_set(adult_sample):
     a = tabular.anonymize(adult_sample, {"race": "set", "age": "numeric"}, models=[KAnonymity(5)],
-                          algorithm="mondrian", seed=3, utility=False, key=b"s" * 32)
+                          algorithm="mondrian", seed=3, measures=False, key=b"s" * 32)
     b = tabular.anonymize(adult_sample, {"race": "ordinal", "age": "numeric"},
-                          models=[KAnonymity(5)], algorithm="mondrian", seed=3, utility=False,
+                          models=[KAnonymity(5)], algorithm="mondrian", seed=3, measures=False,
                           key=b"s" * 32)
     pd.testing.assert_frame_equal(a.data, b.data)
 
