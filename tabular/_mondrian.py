@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_choice
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
@@ -207,59 +208,70 @@ class _Cutter:
         part_weight = np.add.reduceat(w, starts)
         for j, dim in enumerate(self.dims):
             c = self.item_codes[items, j]
-            if dim.numeric:
-                key = part * dim.n_codes + c
-                order = np.argsort(key, kind="stable")
-                skey, cum = key[order], np.cumsum(w[order])
-                before = cum[starts] - w[order][starts]  # weight of earlier partitions
-                lo, hi = c[order][starts], c[order][np.r_[starts[1:], items.size] - 1]
-                widths[:, j] = (dim.values[hi] - dim.values[lo]) / self.width_scale[j]
-                target = before + (part_weight - 1) // 2  # lower weighted median
-                med = c[order][np.searchsorted(cum, target, side="right")]
-                base = np.arange(n_parts) * dim.n_codes + med
-                below = cum[np.searchsorted(skey, base, side="left") - 1] - before
-                below[np.searchsorted(skey, base, side="left") == starts] = 0.0
-                upto = cum[np.searchsorted(skey, base, side="right") - 1] - before
-                # cut "<= med" unless "< med" is more balanced (or the only proper cut)
-                strict = (med == hi) | ((med > lo) & (np.abs(2 * below - part_weight)
-                                                      < np.abs(2 * upto - part_weight)))
-                sides[j] = np.where(strict[part], c >= med[part], c > med[part])
-                split = np.where(strict, np.searchsorted(skey, base, side="left"),
-                                 np.searchsorted(skey, base, side="right"))
-                left_w = np.where(strict, below, upto)
-                left_hi = c[order][np.maximum(split - 1, 0)]
-                right_lo = c[order][np.minimum(split, items.size - 1)]
-                post = (left_w * (dim.values[left_hi] - dim.values[lo])
-                        + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
-                gains[:, j] = part_weight * widths[:, j] - post / self.width_scale[j]
-                if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
-                    seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
-                    ends = np.r_[starts[1:], items.size] - 1
-                    distinct = seen[ends] - seen[starts] + 1
-                    left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
-                    right_d = seen[ends] - seen[np.minimum(split, items.size - 1)] + 1
-                    scale = max(dim.n_codes - 1, 1)
-                    widths[:, j] = (distinct - 1) / scale
-                    gains[:, j] = (part_weight * (distinct - 1) - left_w * (left_d - 1)
-                                   - (part_weight - left_w) * (right_d - 1)) / scale
-            else:
-                anc = dim.ancestors[c]  # (items, levels) node codes
-                lca = np.full(n_parts, anc.shape[1] - 1)
-                for level in range(anc.shape[1] - 2, -1, -1):
-                    same = (np.minimum.reduceat(anc[:, level], starts)
-                            == np.maximum.reduceat(anc[:, level], starts))
-                    lca = np.where(same, level, lca)
-                node = anc[starts, lca]
-                count = dim.leaf_counts[lca, node]
-                widths[:, j] = np.where(lca > 0, count / self.width_scale[j], 0.0)
-                penalty = np.where(lca > 0, (count - 1) / max(self.width_scale[j] - 1, 1), 0.0)
-                child_level = np.maximum(lca - 1, 0)[part]
-                sides[j] = anc[np.arange(items.size), child_level]
-                child_ncp = ((dim.leaf_counts[child_level, sides[j]] - 1)
-                             / max(self.width_scale[j] - 1, 1))
-                post = np.bincount(part, weights=w * child_ncp, minlength=n_parts)
-                gains[:, j] = np.where(lca > 0, part_weight * penalty - post, 0.0)
+            cut = self._numeric_cut if dim.numeric else self._categorical_cut
+            widths[:, j], gains[:, j], sides[j] = cut(j, dim, c, part, starts, n_parts, w,
+                                                      part_weight)
         return (gains if self.criterion == "gain" else widths), widths, sides
+
+    def _numeric_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
+        """A numeric (or value-set) dimension: cut at the weighted median."""
+        items_size = c.size
+        key = part * dim.n_codes + c
+        order = np.argsort(key, kind="stable")
+        skey, cum = key[order], np.cumsum(w[order])
+        before = cum[starts] - w[order][starts]  # weight of earlier partitions
+        lo, hi = c[order][starts], c[order][np.r_[starts[1:], items_size] - 1]
+        width = (dim.values[hi] - dim.values[lo]) / self.width_scale[j]
+        target = before + (part_weight - 1) // 2  # lower weighted median
+        med = c[order][np.searchsorted(cum, target, side="right")]
+        base = np.arange(n_parts) * dim.n_codes + med
+        below = cum[np.searchsorted(skey, base, side="left") - 1] - before
+        below[np.searchsorted(skey, base, side="left") == starts] = 0.0
+        upto = cum[np.searchsorted(skey, base, side="right") - 1] - before
+        # cut "<= med" unless "< med" is more balanced (or the only proper cut)
+        strict = (med == hi) | ((med > lo) & (np.abs(2 * below - part_weight)
+                                              < np.abs(2 * upto - part_weight)))
+        side = np.where(strict[part], c >= med[part], c > med[part])
+        split = np.where(strict, np.searchsorted(skey, base, side="left"),
+                         np.searchsorted(skey, base, side="right"))
+        left_w = np.where(strict, below, upto)
+        left_hi = c[order][np.maximum(split - 1, 0)]
+        right_lo = c[order][np.minimum(split, items_size - 1)]
+        post = (left_w * (dim.values[left_hi] - dim.values[lo])
+                + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
+        gain = part_weight * width - post / self.width_scale[j]
+        if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
+            seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
+            ends = np.r_[starts[1:], items_size] - 1
+            distinct = seen[ends] - seen[starts] + 1
+            left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
+            right_d = seen[ends] - seen[np.minimum(split, items_size - 1)] + 1
+            scale = max(dim.n_codes - 1, 1)
+            width = (distinct - 1) / scale
+            gain = (part_weight * (distinct - 1) - left_w * (left_d - 1)
+                    - (part_weight - left_w) * (right_d - 1)) / scale
+        return width, gain, side
+
+    def _categorical_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
+        """A hierarchical dimension: cut into the children of the classes' common ancestor."""
+        items_size = c.size
+        anc = dim.ancestors[c]  # (items, levels) node codes
+        lca = np.full(n_parts, anc.shape[1] - 1)
+        for level in range(anc.shape[1] - 2, -1, -1):
+            same = (np.minimum.reduceat(anc[:, level], starts)
+                    == np.maximum.reduceat(anc[:, level], starts))
+            lca = np.where(same, level, lca)
+        node = anc[starts, lca]
+        count = dim.leaf_counts[lca, node]
+        width = np.where(lca > 0, count / self.width_scale[j], 0.0)
+        penalty = np.where(lca > 0, (count - 1) / max(self.width_scale[j] - 1, 1), 0.0)
+        child_level = np.maximum(lca - 1, 0)[part]
+        side = anc[np.arange(items_size), child_level]
+        child_ncp = ((dim.leaf_counts[child_level, side] - 1)
+                     / max(self.width_scale[j] - 1, 1))
+        post = np.bincount(part, weights=w * child_ncp, minlength=n_parts)
+        gain = np.where(lca > 0, part_weight * penalty - post, 0.0)
+        return width, gain, side
 
     def _try_cuts(self, items, part, dim_of_part, sides, trying, radix):
         """Cut the partitions of the ``trying`` items along ``dim_of_part``.
@@ -553,8 +565,7 @@ def mondrian_classes(
     class index lets a caller gather any row order from arrays of one entry per class.
     """
     models = _validate(df, quasi_identifiers, sensitive, models)
-    if criterion not in ("width", "gain"):
-        raise InputError(f"criterion must be 'width' or 'gain', got {criterion!r}")
+    check_choice(criterion, "criterion", ("width", "gain"))
     dims = []
     for col, spec in quasi_identifiers.items():
         column = df[col]  # positions, not index labels, name rows in errors

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from structanon import InfeasibleError, InputError
+from structanon import InfeasibleError
+from structanon._validation import check_choice
 from structanon.models import PrivacyModel
 
 from ._lattice import ClassTable, EncodedTable
@@ -274,9 +275,7 @@ def quality_model(metric: str) -> QualityModel:
     >>> quality_model("height").monotone_with_suppression
     True
     """
-    if metric not in _QUALITY:
-        raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    return _QUALITY[metric]
+    return _QUALITY[check_choice(metric, "metric", QUALITY_MODELS)]
 
 
 def quality(outcome: NodeOutcome, metric: str, enc: EncodedTable,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -198,13 +199,15 @@ def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_s
     needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
     df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
     try:
-        release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
-                            suppression_limit=suppression_limit, metric=metric, seed=seed,
-                            key=secret, identifiers=list(identifiers),
-                            drop_identifiers=drop_identifiers,
-                            local_suppression=local_suppression, linkage=linkage,
-                            utility="full" if classifier else True, measures=not no_measures,
-                            mondrian_options=options)
+        with warnings.catch_warnings():  # the release's warnings are printed below, once
+            warnings.simplefilter("ignore", UserWarning)
+            release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
+                                suppression_limit=suppression_limit, metric=metric, seed=seed,
+                                key=secret, identifiers=list(identifiers),
+                                drop_identifiers=drop_identifiers,
+                                local_suppression=local_suppression, linkage=linkage,
+                                classifier=classifier, measures=not no_measures,
+                                mondrian_options=options)
     except InputError as exc:
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
         if line is None:
@@ -330,7 +333,7 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
     release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
                         algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
-                        linkage=True, utility="full")
+                        linkage=True, classifier=True)
     tab_io.write_microdata(release.data, output_dir / "adult_anonymized.csv", sep=";")
     from structanon.report import write_report
 

@@ -225,3 +225,43 @@ def test_assess_checks_its_report_before_reading(small, tmp_path):
     assert_input_error(assess("--report", str(tmp_path / "r.html")), ".json")
     assert digest(small) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_utility_is_a_deprecated_alias_of_measures_and_classifier(adult_sample,
+                                                                   adult_sample_hierarchies):
+    df, spec = adult_sample.head(200), adult_sample_hierarchies
+    with pytest.warns(DeprecationWarning, match="measures=False"):
+        skipped = tabular.anonymize(df, spec, None, [KAnonymity(2)], utility=False)
+    assert skipped.utility == {} and skipped.risk == {} and skipped.verify().passed
+    with pytest.warns(DeprecationWarning, match="classifier=True"):
+        full = tabular.anonymize(df, spec, "occupation", [KAnonymity(2)], utility="full")
+    assert "classifier_accuracy" in full.utility
+    assert "classifier_accuracy" in tabular.anonymize(df, spec, "occupation", [KAnonymity(2)],
+                                                      classifier=True).utility
+    with pytest.raises(InputError, match="measures"):
+        tabular.anonymize(df, spec, None, [KAnonymity(2)], measures="no")
+
+
+def test_release_timings_come_from_the_shared_ending(adult_sample, adult_sample_hierarchies):
+    release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
+                                [KAnonymity(2)])
+    assert {"encode", "search", "publish", "shuffle", "verify", "measures",
+            "total"} <= set(release.timings)
+    assert repr(release.verifier).startswith("TabularVerifier(")
+
+
+def test_transformation_is_said_in_words_with_hierarchy_labels(adult_sample,
+                                                               adult_sample_hierarchies):
+    release = tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
+                                measures=False)
+    text = release.info["transformation_text"]
+    for column, level in release.transformation.items():
+        h = adult_sample_hierarchies[column]
+        if level == 0:
+            assert f"{column}: kept" in text
+        else:
+            assert f"{column}: " in text and f"(level {level} of {h.height})" in text
+            assert repr(str(h.labels(level)[0])) in text  # a label of the chosen level
+    mondrian = tabular.anonymize(adult_sample.head(300), {"age": "numeric"}, None,
+                                 [KAnonymity(5)], algorithm="mondrian", measures=False)
+    assert "Mondrian" in mondrian.info["transformation_text"]

@@ -126,7 +126,7 @@ def test_record_linkage_distance_on_value_sets():
 def test_release_with_set_qis_reports_utility_and_linkage(adult_sample):
     specs = {"race": "set", "workclass": "set", "age": "numeric"}
     release = tabular.anonymize(adult_sample, specs, "occupation", [KAnonymity(5)],
-                                algorithm="mondrian", seed=0, linkage=True, utility="full")
+                                algorithm="mondrian", seed=0, linkage=True, classifier=True)
     u = release.utility
     assert 0 < u["gcp"] < 1 and set(u["ncp"]) == set(specs)
     assert u["ambiguity"] >= 1 and np.isfinite(u["count_query_error"]["mean"])
