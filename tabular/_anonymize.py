@@ -177,7 +177,7 @@ def transformation_text(hierarchies: Mapping[str, Hierarchy], levels: Mapping[st
         labels = [str(v) for v in hierarchy.labels(level)]
         where = f"level {level} of {hierarchy.height}"
         if len(labels) == 1:
-            parts.append(f"{column}: {labels[0]!r} ({where})")
+            parts.append(f"{column}: all generalized to {labels[0]!r} ({where})")
             continue
         width = _interval_width(labels)
         shown = ", ".join(repr(v) for v in labels[:examples])
@@ -351,7 +351,7 @@ def anonymize(
     >>> r.transformation
     {'age': 1, 'sex': 1}
     >>> r.info["transformation_text"]
-    "age: intervals of 10 (level 1 of 2): '20-29', '30-39'; sex: '*' (level 1 of 1)"
+    "age: intervals of 10 (level 1 of 2): '20-29', '30-39'; sex: all generalized to '*' (level 1 of 1)"
     >>> sorted(r.data["age"].tolist())
     ['20-29', '20-29', '30-39', '30-39']
 

@@ -365,19 +365,23 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
 def demo(output_dir: Path, seed: int = 0) -> Release:
     """Anonymize the bundled Adult sample (k=5, distinct 2-diversity, optimal, loss).
 
-    Writes ``adult_anonymized.csv``, ``report.json`` and ``report.html`` into
-    ``output_dir`` and returns the verified release.
+    Writes ``adult_anonymized.csv``, ``report.json`` and ``report.html`` (with the figures
+    of :func:`tabular._figures.release_figures`) into ``output_dir`` and returns the
+    verified release.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    df = tab_io.read_microdata(DATA / "adult_sample.csv", sep=";")
+    source = DATA / "adult_sample.csv"
+    df = tab_io.read_microdata(source, sep=";")
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
     release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
                         algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
                         linkage=True, classifier=True)
-    tab_io.write_microdata(release.data, output_dir / "adult_anonymized.csv", sep=";")
-    from structanon.report import write_report
-
-    write_report(release, output_dir / "report.json")
-    write_report(release, output_dir / "report.html", release_figures(release))
+    inputs = [source] + [p for c in DEMO_QIS if (p := tab_io.find_hierarchy(DATA, c))]
+    release.provenance = provenance(inputs)
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"),
+                               sep=";")
+        write_report(release, stage(output_dir / "report.json"))
+        write_report(release, stage(output_dir / "report.html"), release_figures(release))
     return release

@@ -9,6 +9,7 @@ import click
 import pandas as pd
 from click.testing import CliRunner
 
+from tabular._figures import release_figures
 from tabular.cli import cli, demo
 
 DATA = Path(__file__).resolve().parents[2] / "tabular" / "data"
@@ -102,6 +103,21 @@ def test_demo_writes_outputs_and_verifies(tmp_path):
     assert (tmp_path / "report.html").exists()
     assert "classifier_accuracy" in release.utility
     assert release.risk["after"]["record_linkage"] < release.risk["before"]["record_linkage"]
+    html = (tmp_path / "report.html").read_text()
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert "adult_sample.csv" in {f["name"] for f in doc["provenance"]["inputs"]}
+    assert "transformation_text" in doc["info"]
+    figures = release_figures(release)
+    assert len(figures) == 4
+    for title, fig in figures:
+        assert f"alt='{title}'" in html
+        for ax in fig.axes:
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title() == title
+            legend = ax.get_legend()
+            if legend is not None:  # outside the axes: it covers no bar
+                fig.canvas.draw()
+                box = legend.get_window_extent()
+                assert box.x0 >= ax.get_window_extent().x1
 
 
 def _anonymize_args(tmp_path, *extra):
