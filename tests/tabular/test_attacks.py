@@ -23,9 +23,9 @@ from structanon import Hierarchy
 from structanon.models import KAnonymity
 from tabular.cli import DEMO_QIS as QIS
 from tabular.cli import cli
+from tests._support import shared_file
 
 BUNDLED = Path(tabular.__file__).resolve().parent / "data"
-SHARED_ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 
 SEEDS = range(1001)
 # a positional pairing of two independent orders hits the same record ~Poisson(1) times
@@ -97,10 +97,7 @@ def test_replaying_seed_permutations_does_not_restore_the_api_input_order(
 
 
 def test_full_adult_order_is_not_restored_by_any_seed():
-    folder = next((p for p in (SHARED_ADULT, Path("/work/shared/data/adult"))
-                   if (p / "adult.csv").exists()), None)
-    if folder is None:
-        pytest.skip("the full Adult table (shared/data/adult/adult.csv) is not available")
+    folder = shared_file("adult/adult.csv").parent
     df = pd.read_csv(folder / "adult.csv", sep=";")
     hierarchies = {c: Hierarchy.from_csv(folder / f"adult_hierarchy_{c}.csv", name=c)
                    for c in QIS}
