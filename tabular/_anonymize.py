@@ -30,8 +30,11 @@ from . import metrics as tab_metrics
 from ._datafly import datafly
 from ._input import ALGORITHMS, NUMERIC, SET, hierarchy_codes, qi_kinds, validate
 from ._lattice import EncodedTable
+from ._mondrian import mondrian_classes
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
+from ._suppression import local_suppression as suppress_cells
 from ._verify import TabularVerifier
+from .risk import record_linkage
 
 __all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "TabularRelease"]
 
@@ -193,11 +196,9 @@ def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[Pri
     if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
         raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
                          "k-anonymity as the only model")
-    from ._suppression import local_suppression
-
     k = max(m.k for m in models)
     table = pd.DataFrame({c: take(c, None) for c in qis})
-    fixed, n_cells = local_suppression(table, qis, k, rng)
+    fixed, n_cells = suppress_cells(table, qis, k, rng)
     columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
     info["locally_suppressed_cells"] = int(n_cells)
     info["records_touched_by_local_suppression"] = int((labels < 0).sum())
@@ -468,8 +469,6 @@ def _mondrian_search(data: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarc
                      sensitive: str | None, models: list[PrivacyModel],
                      options: dict[str, Any]) -> tuple[Callable, np.ndarray, dict[str, Any]]:
     """Run Mondrian; return ``(take, labels, info)`` as :func:`_full_domain` does."""
-    from ._mondrian import mondrian_classes
-
     labels, class_values = mondrian_classes(data, dict(quasi_identifiers), sensitive,
                                             models, **options)
     labels = np.asarray(labels, dtype=np.int64)
@@ -506,8 +505,6 @@ def _measure(release: TabularRelease, data: pd.DataFrame, take: Callable,
 def _linkage(release: TabularRelease, data: pd.DataFrame, published: pd.DataFrame,
              quasi_identifiers: Mapping[str, Hierarchy | str], order: np.ndarray) -> None:
     """Add the record-linkage attack, before and after, to ``release.risk``."""
-    from .risk import record_linkage
-
     spec = dict(quasi_identifiers)
     release.risk.setdefault("before", {})["record_linkage"] = record_linkage(data, data, spec)
     release.risk.setdefault("after", {})["record_linkage"] = record_linkage(

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from structanon import InputError, Release
+from structanon import InputError, Partition, Release
 from structanon._finish import Timings
 from structanon._validation import (
     check_float,
@@ -315,8 +315,6 @@ def assess_table(df: pd.DataFrame, quasi_identifiers: list[str], sensitive: str 
     """
     out = tab_risk.assess(df, quasi_identifiers, sensitive, threshold=threshold)
     if sensitive is not None:
-        from structanon import Partition
-
         partition = Partition.from_keys(df[quasi_identifiers])
         out["t_equal"] = TCloseness(1.0).check(partition, df[sensitive].to_numpy()).worst
     return out
