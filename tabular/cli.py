@@ -338,8 +338,8 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
                    quiet) -> None:
     """Assess the re-identification risk of the raw table INPUT (before anonymization).
 
-    Prints a table (``--json``: the JSON document shared by every data type) and writes it
-    as JSON to ``--report``.
+    Prints a table (with --json: the JSON document shared by every data type) and writes
+    it as JSON to --report.
     """
     show_progress(quiet)
     columns = _split(qi)
