@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 import click
-import numpy as np
 
 from structanon import Release
 from structanon._validation import check_int, check_output_paths
@@ -17,54 +15,12 @@ from structanon.io import release_key, staged_outputs
 from structanon.report import format_summary, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
+from ._figures import release_figures
 from .io import parse_report, read_log, write_log
 from .risk import query_set_uniqueness, random_query_uniqueness
 from .synthetic import synthetic_log
 
-__all__ = ["cli", "demo", "figures_for"]
-
-
-def figures_for(release: Release) -> list[tuple[str, Any]]:
-    """Cluster sizes, query events kept / added / suppressed over the whole release, and
-    uniqueness before / after.  Nothing per cluster: a cluster's additions and
-    suppressions with its published size would give its members' original query total."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    info = release.info
-    figs = []
-    fig, ax = plt.subplots(figsize=(5, 3))
-    sizes = sorted(info["cluster_size_counts"].items())
-    ax.bar([str(size) for size, _ in sizes], [count for _, count in sizes])
-    ax.set_xlabel("users per cluster")
-    ax.set_ylabel("clusters")
-    figs.append(("Cluster sizes", fig))
-    fig, ax = plt.subplots(figsize=(5, 3))
-    kept = info["queries_published"] - info["queries_added"]
-    parts = {"kept": kept, "added": info["queries_added"],
-             "suppressed (identifiers)": info["queries_suppressed_identifier"],
-             "suppressed (clustering)": info["queries_suppressed_clustering"]}
-    bars = ax.bar(list(parts), list(parts.values()))
-    ax.bar_label(bars, fmt="%d", fontsize=7)
-    ax.set_ylabel("query events (all users)")
-    ax.tick_params(axis="x", labelsize=7)
-    figs.append(("Query events kept, added and suppressed (whole release)", fig))
-    if release.risk:
-        before, after = release.risk["before"], release.risk["after"]
-        keys = [key for key in before if key.startswith("unique_by")]
-        fig, ax = plt.subplots(figsize=(6, 3))
-        x = np.arange(len(keys))
-        for shift, label, values in ((-0.2, "before", before), (0.2, "after", after)):
-            bars = ax.bar(x + shift, [values[key] for key in keys], width=0.4, label=label)
-            ax.bar_label(bars, fmt="%.2f", fontsize=7)
-        ax.set_xticks(x, [key.replace("unique_by_", "").replace("_", " ") for key in keys])
-        ax.set_ylim(0, 1.1)
-        ax.set_ylabel("share of users unique")
-        ax.legend()
-        figs.append(("Users unique by their queries, before and after", fig))
-    return figs
+__all__ = ["cli", "demo"]
 
 
 def _columns(spec: str | None) -> dict[str, str] | None:
@@ -181,7 +137,7 @@ def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, se
     click.echo(format_summary(release))
     with staged_outputs() as stage:
         if report is not None:
-            figures = figures_for(release) if report.suffix.lower() in (".html", ".htm") else ()
+            figures = release_figures(release) if report.suffix.lower() in (".html", ".htm") else ()
             write_report(release, stage(report), figures)
         write_log(release.data, stage(output))
     if report is not None:
@@ -241,6 +197,6 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     release = anonymize(log, 5, seed=seed)
     write_log(release.data, output_dir / "log_anon.tsv")
     emit_release(release, output_dir / "report.json", quiet=True)
-    emit_release(release, output_dir / "report.html", figures=lambda: figures_for(release),
+    emit_release(release, output_dir / "report.html", figures=lambda: release_figures(release),
                  quiet=True)
     return release

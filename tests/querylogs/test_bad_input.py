@@ -177,14 +177,15 @@ def test_bad_parameters_are_named(small_log):
 
 
 def test_k_1_warns_and_measures_flags(source, tmp_path, small_log):
-    with pytest.warns(UserWarning, match="k=1 gives no protection"):
+    with pytest.warns(UserWarning, match="k = 1 gives no protection"):
         release = anonymize(small_log, 1, seed=0, measures=False)
-    assert any(w.startswith("k=1") for w in release.info["warnings"])
+    assert any(w.startswith("k = 1") for w in release.info["warnings"])
     assert release.utility == {} and release.risk == {}
-    assert anonymize(small_log, 3, seed=0, assess=False).utility == {}
+    with pytest.warns(DeprecationWarning, match="measures"):
+        assert anonymize(small_log, 3, seed=0, assess=False).utility == {}
     out, report = tmp_path / "x.tsv", tmp_path / "r.json"
     result = run(source, "-k", 1, "-o", out, "--no-measures", "--report", report)
-    assert result.exit_code == 0 and "warning: k=1 gives no protection" in result.output
+    assert result.exit_code == 0 and "warning: k = 1 gives no protection" in result.output
     saved = json.loads(report.read_text())
     assert saved["utility"] == {} and saved["info"]["warnings"]
     assert "malformed_lines" not in json.dumps(saved["info"].get("input", {}))
