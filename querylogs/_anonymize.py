@@ -348,6 +348,7 @@ def anonymize(
                                                                context)
     info, partition = _outcome(state, labels, chosen, event_group, len(data), secret, context)
     info["pseudonym_key_source"] = secret.key_source
+    info["transformation_text"] = transformation_text(params, info)
     release = Release(
         data=data, datatype="querylogs", verifier=partial(verify_log, k=params["k"]),
         models=[UserKAnonymity(params["k"])], partition=partition,
@@ -531,6 +532,38 @@ def _outcome(state: _State, labels: np.ndarray, chosen: np.ndarray, event_group:
         "warnings": [],
     }
     return info, Partition(in_sorted_order)
+
+
+_PERIOD_WORDS = {"second": "to the second", "minute": "to the minute", "hour": "to the hour",
+                 "day": "to the day", "week": "to the Monday of their week",
+                 "month": "to the first day of their month"}
+
+
+def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
+    """What the release did to the log, in plain words (whole-release counts only).
+
+    Examples
+    --------
+    >>> info = {"n_clusters": 4, "queries_in": 100, "queries_published": 90,
+    ...         "queries_added": 10, "queries_suppressed": 20,
+    ...         "queries_suppressed_identifier": 2}
+    >>> print(transformation_text({"k": 3, "time_granularity": "hour"}, info))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Users were grouped into 4 clusters of 3 to 5 users; every member of a cluster publishes
+    the same queries, at the same times (floored to the hour) and with the same clicked URLs.
+    Of 100 query events, 80 were kept for the user who issued them, 10 were added and 20
+    suppressed (2 because they carried a phone number, e-mail address, SSN or street address).
+    """
+    k = params["k"]
+    kept = info["queries_published"] - info["queries_added"]
+    return (f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
+            f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
+            f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
+            f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
+            f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
+            f"added and {info['queries_suppressed']:,} suppressed "
+            f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
+            f"e-mail address, SSN or street address).")
 
 
 def _warnings(k: int, info: dict[str, Any]) -> list[str]:

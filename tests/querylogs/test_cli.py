@@ -147,3 +147,25 @@ def test_every_option_has_help():
                 assert param.help, (name, param.name)
             if isinstance(param, click.Argument):
                 assert param.metavar == "INPUT", (name, param.name)
+
+
+def test_report_figures_and_transformation_in_words(small_log):
+    from querylogs import anonymize
+    from querylogs._figures import release_figures
+
+    release = anonymize(small_log, 3, seed=0, key=b"0123456789abcdef")
+    info = release.info
+    text = info["transformation_text"]
+    kept = info["queries_published"] - info["queries_added"]
+    for number in (info["n_clusters"], info["queries_in"], kept, info["queries_added"],
+                   info["queries_suppressed"]):
+        assert f"{number:,}" in text
+    assert "floored to the day" in text and "3 to 5 users" in text
+    figures = release_figures(release)
+    assert len(figures) == 3
+    for title, figure in figures:
+        (ax,) = figure.axes
+        assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title() == title
+        legend = ax.get_legend()
+        if legend is not None:  # outside the axes, so it covers no bar
+            assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
