@@ -201,3 +201,15 @@ def test_unknown_output_extension_is_refused(tmp_path, small_log):
                                       "--users", "5", "--lines", "20"])
     assert result.exit_code == 2 and ".xlsx" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cut", [True, False])
+def test_corrupt_or_cut_gzip_is_bad_input(tmp_path, cut):
+    """A cut gzip file raised a raw EOFError (a traceback on the command line)."""
+    data = gzip.compress((HEADER + "1\tq\t2006-03-01 00:00:00\t\t\n" * 2000).encode())
+    path, out = tmp_path / "log.tsv.gz", tmp_path / "out.tsv"
+    path.write_bytes(data[: len(data) // 2] if cut else b"\x1f\x8b" + b"garbage" * 10)
+    with pytest.raises(InputError, match="gzip"):
+        read_log(path)
+    result = run(path, "-k", 2, "-o", out)
+    assert result.exit_code == 2 and "gzip" in result.output and not out.exists()
