@@ -19,6 +19,7 @@ from structanon._validation import check_choice, check_columns, check_float, che
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.microaggregation import mdav
+from structanon.partition import encode_values
 
 from ._grouping import greedy_groups, refine_groups
 from ._identifiers import IDENTIFIER_PATTERNS, detect_identifiers
@@ -113,7 +114,7 @@ def _events(frame: pd.DataFrame, query_codes: np.ndarray, user_order: np.random.
     (smallest user index first) carry nothing of the original ids; the URL published with
     an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
     row (position)."""
-    user_codes, users = pd.factorize(frame["user"], sort=True)
+    user_codes, users = encode_values(frame["user"])
     secret = user_order.permutation(len(users))  # user code -> secret rank
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
     user_codes = secret[user_codes]
