@@ -167,9 +167,10 @@ def anonymize_cmd(input_path, fmt, columns, sep, k, output, report, seed, key_fi
         key = release_key(key_file)
     except InputError as exc:
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
-    if k_warning(k):
+    if k_warning(k) and not quiet:
         click.echo(f"warning: {k_warning(k)}", err=True)
-    log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines)
+    log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines if not quiet or
+                        on_bad_lines == "raise" else "skip")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
         release = anonymize(log, k, time_granularity=time_granularity, seed=seed, key=key,
@@ -180,7 +181,7 @@ def anonymize_cmd(input_path, fmt, columns, sep, k, output, report, seed, key_fi
     release.info["input"] = {name: value for name, value in parsed.items()
                              if not name.endswith("_lines")}
     for message in release.info["warnings"]:
-        if message != k_warning(k):
+        if message != k_warning(k) and not quiet:
             click.echo(f"warning: {message}", err=True)
     release.provenance = provenance([input_path])
     _write(release, output, report)

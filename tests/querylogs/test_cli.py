@@ -82,6 +82,15 @@ def test_anonymize_logs_progress_unless_quiet(tmp_path):
     result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "3", "-o", str(out),
                                       "--no-measures", "--quiet"])
     assert result.exit_code == 0 and result.stderr == "" and result.stdout == ""
+    with source.open("a") as handle:  # a malformed line and k = 1: warned, unless quiet
+        handle.write("broken line\n")
+    loud = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out),
+                                    "--no-measures"])
+    assert loud.exit_code == 0 and "warning: k = 1" in loud.stderr
+    assert "1 malformed line(s) skipped" in loud.stderr
+    quiet = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out),
+                                     "--no-measures", "--quiet"])
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
 
 
 @pytest.mark.parametrize("command", [["anonymize", "-k", "3", "-o", "out.tsv"], ["assess"]])
