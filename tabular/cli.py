@@ -239,7 +239,9 @@ def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, 
         measures=not no_measures, mondrian_options=options)
     for warning in release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
-    release.provenance = provenance(inputs)
+    # the key file is secret: its name or hash in a report would link releases made with it
+    release.provenance = provenance([p for p in inputs if key_file is None
+                                     or Path(p).resolve() != Path(key_file).resolve()])
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
@@ -376,7 +378,9 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
                         algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
                         linkage=True, classifier=True)
     inputs = [source] + [p for c in DEMO_QIS if (p := tab_io.find_hierarchy(DATA, c))]
-    release.provenance = provenance(inputs)
+    # the key file is secret: its name or hash in a report would link releases made with it
+    release.provenance = provenance([p for p in inputs if key_file is None
+                                     or Path(p).resolve() != Path(key_file).resolve()])
     with staged_outputs() as stage:
         tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"),
                                sep=";")
