@@ -9,8 +9,6 @@ import pandas as pd
 
 from structanon.errors import InputError
 
-from ._assign import dense_codes
-
 __all__ = ["unicity", "home_uniqueness", "risk_summary"]
 
 
@@ -22,7 +20,9 @@ def _point_pairs(df: pd.DataFrame, user: str, place: str, time: str
     u, _ = pd.factorize(df[user], sort=True)
     pl, _ = pd.factorize(df[place], sort=True)
     tm, _ = pd.factorize(df[time], sort=True)
-    point, _ = dense_codes(pl, tm)
+    # points numbered in (place, time) order, never in row order: the same release gives
+    # the same figures whatever order its rows come in (pandas and dask paths alike)
+    point, _ = pd.factorize(pl.astype(np.int64) * (int(tm.max()) + 1) + tm, sort=True)
     pairs = pd.unique(u.astype(np.int64) * (point.max() + 1) + point)
     n_points = point.max() + 1
     return pairs // n_points, pairs % n_points

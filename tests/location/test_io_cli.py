@@ -69,7 +69,7 @@ def test_cli_html_report_and_infeasible(fixes_csv, tmp_path):
 
 
 def test_write_read_round_trip(tmp_path, key):
-    r = location.cloak(synthetic_log(2000, 40, seed=1), k=3, pseudonymizer=key, measure=False)
+    r = location.cloak(synthetic_log(2000, 40, seed=1), k=3, pseudonymizer=key, measures=False)
     write_cloaked(r.data, tmp_path / "c.csv")
     back = pd.read_csv(tmp_path / "c.csv")
     assert (back["region_id"].to_numpy() == r.data["region_id"].to_numpy()).all()
