@@ -9,7 +9,7 @@ import pandas as pd
 
 from structanon.errors import InputError
 
-__all__ = ["unicity", "home_uniqueness", "risk_summary"]
+__all__ = ["unicity", "home_uniqueness", "risk_summary", "log_risk"]
 
 
 def _point_pairs(df: pd.DataFrame, user: str, place: str, time: str
@@ -137,4 +137,57 @@ def risk_summary(before: pd.DataFrame, after: pd.DataFrame, ps: tuple[int, ...] 
         res["home_unique_share"] = (home_uniqueness(df, "user", "place", weight) if len(df)
                                     else float("nan"))
         out[name] = res
+    return out
+
+
+def log_risk(df: pd.DataFrame, window: str | pd.Timedelta | int = "15min",
+             cell_size: float = 100.0, user: str = "user", time: str = "time",
+             lat: str = "lat", lon: str = "lon", *, ps: tuple[int, ...] = (1, 2, 4),
+             n_users: int = 1000, drop_invalid: bool = False, seed: int | None = 0,
+             source: str | None = None) -> dict[str, Any]:
+    """Re-identification risk of a raw log, before any cloaking (``location assess``).
+
+    Places are the level-0 cells of the grid :func:`location.cloak` would fit
+    (``cell_size`` metres) and times its windows, so the figures are the "before" column
+    of a release's risk.
+
+    Returns
+    -------
+    dict
+        ``unicity_p{p}`` for each ``p``, ``home_unique_share``, and the counts ``n_fixes``
+        (valid fixes), ``n_users``, ``n_windows``, with ``window`` (in words) and
+        ``cell_size_m``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"user": ["a", "b", "c"], "time": ["2024-05-01T10:00:00Z"] * 3,
+    ...                    "lat": [48.85, 48.86, 48.90], "lon": [2.35, 2.35, 2.30]})
+    >>> r = log_risk(df)
+    >>> r["unicity_p1"], r["home_unique_share"], r["n_users"], r["window"]
+    (1.0, 1.0, 3, '15 minutes')
+    """
+    from structanon._validation import check_float
+
+    from ._grid import CloakingGrid
+    from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
+    from ._publish import window_words
+
+    window_ns = parse_window(window)
+    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+    fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
+    if len(fixes.index) == 0:
+        raise no_fixes_error(fixes.n_input, fixes.dropped)
+    grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
+                            cell_size, None)
+    ix, iy = grid.cells(fixes.lon, fixes.lat)
+    w = np.floor_divide(fixes.t_ns, window_ns)
+    users, _ = pd.factorize(user_keys(fixes.user), sort=True)
+    log = pd.DataFrame({"user": users, "place": ix * grid.ny + iy, "window": w})
+    out: dict[str, Any] = {f"unicity_p{p}": unicity(log, p, "user", "place", "window", n_users,
+                                                    seed) for p in ps}
+    out["home_unique_share"] = home_uniqueness(log, "user", "place")
+    out.update({"n_fixes": len(log), "n_users": int(users.max()) + 1,
+                "n_windows": int(np.unique(w).size), "invalid_fixes_dropped": fixes.n_dropped,
+                "window": window_words(window_ns), "cell_size_m": grid.cell_size})
     return out
