@@ -12,7 +12,11 @@ from .io import regions_table
 
 
 def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str, Any]]:
-    """(title, matplotlib Figure) pairs for the HTML report of a cloaking release."""
+    """(title, matplotlib Figure) pairs for the HTML report of a cloaking release.
+
+    Every figure has labelled axes with units and a title the report uses as caption and
+    alt text; legends sit outside the axes, so they cover no data.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -39,28 +43,33 @@ def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str
         bd = shapely.bounds(np.asarray(regions.loc[dense, "region"].to_numpy()))
         ax.set_xlim(bd[:, 0].min(), bd[:, 2].max())
         ax.set_ylim(bd[:, 1].min(), bd[:, 3].max())
-        ax.set_xlabel("longitude")
+        ax.set_xlabel("longitude (degrees east)")
         ax.tick_params(axis="x", labelrotation=30)
-        ax.set_ylabel("latitude")
+        ax.set_ylabel("latitude (degrees north)")
         fig.colorbar(coll, ax=ax, label="distinct users (all windows)")
         ax.set_title(f"{len(regions):,} published regions (90% smallest in view)")
-        figures.append(("Regions coloured by user count", fig))
+        figures.append(("Published regions coloured by their number of distinct users", fig))
         fig, ax = plt.subplots(figsize=(7, 4))
         areas = regions["area_km2"].to_numpy()
         ax.hist(areas, bins=np.logspace(np.log10(areas.min()), np.log10(areas.max() * 1.01), 30))
         ax.set_xscale("log")
-        ax.set_xlabel("region area (km²)")
-        ax.set_ylabel("regions")
-        figures.append(("Region area distribution", fig))
+        ax.set_xlabel("region area (km², log scale)")
+        ax.set_ylabel("published regions (count)")
+        ax.set_title("Region area distribution")
+        figures.append(("Distribution of the published regions' areas", fig))
     if release.risk.get("before") and release.risk.get("after"):
         keys = [k for k in release.risk["before"] if k.startswith("unicity")]
         fig, ax = plt.subplots(figsize=(7, 4))
         x = np.arange(len(keys))
         ax.bar(x - 0.2, [release.risk["before"][k] for k in keys], 0.4, label="original cells")
         ax.bar(x + 0.2, [release.risk["after"][k] for k in keys], 0.4, label="cloaked regions")
-        ax.set_xticks(x, [k.replace("unicity_", "") for k in keys])
-        ax.set_ylabel("share of users unique")
+        ax.set_xticks(x, [k.replace("unicity_p", "p = ") for k in keys])
+        ax.set_xlabel("points of a user's trace known to the attacker")
+        ax.set_ylabel("share of users unique (0-1)")
         ax.set_ylim(0, 1.05)
-        ax.legend()
-        figures.append(("Unicity before and after cloaking", fig))
+        ax.set_title("Unicity before and after cloaking")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        fig.tight_layout()
+        figures.append(("Share of users singled out by p known points, before and after "
+                        "cloaking", fig))
     return figures

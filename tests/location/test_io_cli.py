@@ -303,3 +303,25 @@ def test_report_has_provenance_and_words(fixes_csv, tmp_path):
     assert "in 1-hour windows" in report["info"]["transformation_text"]
     names = [f["name"] for f in report["provenance"]["inputs"]]
     assert names == ["fixes.csv"]
+
+
+def test_report_figures_have_labelled_axes_and_outside_legends(small_log, key):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from location._figures import report_figures
+
+    release = location.cloak(small_log, k=5, window="1h", key=key)
+    figures = report_figures(release)
+    assert len(figures) == 3
+    for title, fig in figures:
+        assert title
+        for ax in fig.axes[:1]:
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title(), title
+            legend = ax.get_legend()
+            if legend is not None:  # entirely right of the plotting area
+                fig.canvas.draw()
+                renderer = fig.canvas.get_renderer()
+                assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(
+                    renderer).x1
+        __import__("matplotlib.pyplot").pyplot.close(fig)
