@@ -23,6 +23,8 @@ from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError
 from structanon.io import Pseudonymizer, release_key
 
+from . import metrics as _metrics
+from . import risk as _risk
 from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
 from ._grid import CloakingGrid
@@ -122,9 +124,6 @@ def _measure(prep: _Prepared, per_fix: pd.DataFrame, region: np.ndarray, publish
     """The measures of the pandas path, run by ``finish_release`` after verification."""
 
     def measure(release: Release) -> None:
-        from . import metrics as _metrics
-        from . import risk as _risk
-
         fixes, kept = prep.fixes, region >= 0
         # published fixes first, in publication order, so labels match ``per_fix``'s index
         positions = np.concatenate([published, np.flatnonzero(~kept)])

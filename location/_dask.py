@@ -25,6 +25,7 @@ from structanon._finish import Timings, finish_release
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
 
+from . import risk as _risk
 from ._assign import Triples, assign_regions
 from ._grid import CloakingGrid
 from ._input import no_fixes_error, parse_fixes, user_keys
@@ -37,6 +38,7 @@ from ._publish import (
     require_some_published,
 )
 from ._verify import cloaking_models, verify_cloaked
+from .metrics import _quantiles
 
 __all__ = ["cloak_dask"]
 
@@ -233,9 +235,6 @@ def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int
     """
 
     def measure(release: Release) -> None:
-        from . import risk as _risk
-        from .metrics import _quantiles
-
         kept, weight = region >= 0, triples.weight
         codes, inv = np.unique(region[kept], return_inverse=True)
         area = region_areas_km2(grid, codes)

@@ -7,7 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_float
 from structanon.errors import InputError
+
+from ._grid import CloakingGrid
+from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
+from ._publish import window_words
 
 __all__ = ["unicity", "home_uniqueness", "risk_summary", "log_risk"]
 
@@ -167,12 +172,6 @@ def log_risk(df: pd.DataFrame, window: str | pd.Timedelta | int = "15min",
     >>> r["unicity_p1"], r["home_unique_share"], r["n_users"], r["window"]
     (1.0, 1.0, 3, '15 minutes')
     """
-    from structanon._validation import check_float
-
-    from ._grid import CloakingGrid
-    from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
-    from ._publish import window_words
-
     window_ns = parse_window(window)
     cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
     fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
