@@ -251,7 +251,8 @@ def release_info(grid: CloakingGrid, *, k: int, window_ns: int, aggregate: bool,
     """``Release.info`` of both paths: counts, the data-independent grid and the text."""
     return {
         "guarantee": (f"Every published region holds at least {k} distinct users in each "
-                      f"{window_words(window_ns, True)} time window."),
+                      f"{window_words(window_ns, True)} time window (the log has {users:,} "
+                      f"user{'' if users == 1 else 's'})."),
         "transformation_text": transformation_text(grid, regions, window_ns, aggregate),
         "n_users": users,
         "grid": grid.to_dict(),

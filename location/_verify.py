@@ -50,7 +50,7 @@ class WindowKAnonymity(PrivacyModel):
     >>> d = pd.DataFrame({"user": ["p", "q", "p"], "window": [0, 0, 1], "region_id": [7, 7, 7]})
     >>> m = WindowKAnonymity(2)
     >>> m.check(d).passed, m.check(d).worst, m.describe()
-    (False, 1.0, 'k-anonymity per (region, window)(k=2)')
+    (False, 1.0, 'k-anonymity per (region, window), k=2')
     """
 
     name = "k-anonymity per (region, window)"
@@ -81,6 +81,9 @@ class WindowKAnonymity(PrivacyModel):
             worst=float(counts.min()) if counts.size else float("nan"),
             threshold=float(self.k), n_groups=int(counts.size),
             failing_groups=np.flatnonzero(~ok), details={"published_groups": int(counts.size)})
+
+    def describe(self) -> str:
+        return f"{self.name}, k={self.k}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.name, "k": self.k}
@@ -128,6 +131,9 @@ class OnePolygonPerRegion(PrivacyModel):
         bad = np.flatnonzero(n_shapes.to_numpy() > 1)
         return CheckResult(model=self.name, passed=bad.size == 0, worst=float(bad.size),
                            threshold=0.0, n_groups=int(len(n_shapes)), failing_groups=bad[:100])
+
+    def describe(self) -> str:
+        return self.name
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.name}

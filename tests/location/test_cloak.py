@@ -289,7 +289,7 @@ def test_window_and_transformation_in_words(small_log, key):
     assert r.info["n_users"] == small_log["user"].nunique()
     text = r.info["transformation_text"]
     assert "in 15-minute windows; pseudonyms per user" in text and "km²" in text
-    assert "15-minute time window" in r.summary()
+    assert "15-minute time window (the log has 300 users)" in r.summary()
     hourly = location.cloak(small_log, k=5, window="2h", key=key, measures=False)
     assert hourly.parameters["window"] == "2 hours"
     # the stated range is the published regions' areas
