@@ -19,22 +19,13 @@ import pandas as pd
 
 from structanon._finish import k_warning
 from structanon.errors import InfeasibleError
+from structanon.partition import encode_values
 
 from ._grid import CloakingGrid, lonlat_rectangle_area
 
 __all__ = ["PublicationKeys", "PublishedRows", "publication_keys", "published_rows",
            "require_some_published", "window_words", "region_areas_km2", "release_info", "release_parameters",
            "transformation_text"]
-
-def _rank(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sorted distinct values, rank of each value among them)``, hashing then a small sort."""
-    codes, uniq = pd.factorize(values, sort=False)
-    uniq = np.asarray(uniq)
-    order = np.argsort(uniq, kind="stable")
-    rank_of = np.empty(len(uniq), dtype=np.int64)
-    rank_of[order] = np.arange(len(uniq), dtype=np.int64)
-    return uniq[order], rank_of[codes]
-
 
 @dataclass
 class PublicationKeys:
@@ -87,7 +78,7 @@ def publication_keys(w: np.ndarray, region: np.ndarray, user: np.ndarray,
     pseudonyms : array of str
         The pseudonym of each dense user code.
     """
-    regions, region_rank = _rank(region)
+    region_rank, regions = encode_values(region)
     by_pseudonym = np.argsort(np.asarray(pseudonyms, dtype=str), kind="stable")
     user_rank = np.empty(len(pseudonyms), dtype=np.int64)
     user_rank[by_pseudonym] = np.arange(len(pseudonyms), dtype=np.int64)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structanon._validation import check_float
+from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
 from ._grid import CloakingGrid
@@ -75,8 +75,7 @@ def unicity(df: pd.DataFrame, p: int, user: str = "user", place: str = "region_i
     Y.-A. de Montjoye, C. A. Hidalgo, M. Verleysen and V. D. Blondel, "Unique in the
     Crowd: the privacy bounds of human mobility", Scientific Reports 3, 1376 (2013).
     """
-    if isinstance(p, bool) or int(p) != p or p < 1:
-        raise InputError("p must be a positive integer", value=p)
+    p = check_int(p, "p", min_value=1)
     users, points = _point_pairs(df, user, place, time)
     order = np.lexsort((points, users))
     users, points = users[order], points[order]
