@@ -325,3 +325,17 @@ def test_report_figures_have_labelled_axes_and_outside_legends(small_log, key):
                 assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(
                     renderer).x1
         __import__("matplotlib.pyplot").pyplot.close(fig)
+
+
+def test_assess_bad_input_and_options_exit_2(fixes_csv, tmp_path):
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("user,time,lat,lon\n")
+    res = CliRunner().invoke(cli, ["assess", str(header_only)])
+    assert res.exit_code == 2 and "no fixes" in res.output, res.output
+    for extra, needle in ((["--window", "soon"], "--window"), (["--cell-size", "-1"],
+                                                               "--cell-size")):
+        res = CliRunner().invoke(cli, ["assess", str(fixes_csv), *extra])
+        assert res.exit_code == 2 and needle in res.output, res.output
+        assert "structanon: read" not in res.stderr  # refused before reading
+    res = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "nobody"])
+    assert res.exit_code == 2 and "nobody" in res.output
