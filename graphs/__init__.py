@@ -11,11 +11,12 @@ from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
 from .io import read_graph, write_graph
 from .kdegree import k_degree_anonymize
 from .metrics import graph_utility
-from .risk import candidate_sets, structural_risk
+from .risk import assess_risk, candidate_sets, structural_risk
 
 __all__ = [
     "DegreeKAnonymity",
     "anonymize_degree_sequence",
+    "assess_risk",
     "candidate_sets",
     "degree_partition",
     "degree_verifier",

@@ -83,12 +83,12 @@ def test_unwritable_paths_exit_2_and_leave_nothing(tmp_path, option):
 
 
 def test_no_main_output_when_a_side_file_fails(tmp_path, monkeypatch):
-    import graphs.cli as graphs_cli
+    import structanon.cli_support as cli_support
 
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(graphs_cli, "write_report", broken)
+    monkeypatch.setattr(cli_support, "write_report", broken)
     src = _edges(tmp_path)
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report",
                   tmp_path / "r.json", "--mapping-out", tmp_path / "map.csv")
