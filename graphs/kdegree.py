@@ -383,7 +383,7 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         if message is not None:
             add_warning(release, message)
     finish_release(release, _measure(data, final, utility, risk, seed, timings),
-                   measures=bool(utility) or risk, timings=timings, warn=False)
+                   measures=bool(utility) or risk, timings=timings)
     return release, mapping
 
 
