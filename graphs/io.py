@@ -13,7 +13,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from structanon._validation import check_input_path
+from structanon._validation import check_choice, check_input_path
 from structanon.errors import InputError
 from structanon.io import atomic_path, atomic_write, open_text, text_lines
 
@@ -30,9 +30,7 @@ INPUT_REPORT = "input_report"
 def guess_format(path: str | Path, format: str | None = None) -> str:  # noqa: A002
     """The format named by ``format``, else by the file extension (``.gz`` ignored)."""
     if format is not None:
-        if format not in FORMATS:
-            raise InputError(f"parameter 'format' must be one of {FORMATS}, got {format!r}")
-        return format
+        return check_choice(format, "format", FORMATS)
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]

@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Partition
+from structanon._validation import check_choice
 from structanon.risk import reidentification_risk
 
 __all__ = ["structural_risk", "risk_from_edges", "candidate_sets", "assess_risk"]
@@ -58,15 +59,14 @@ def candidate_sets(n: int, edges: np.ndarray, attacker: str = "degree") -> np.nd
     >>> candidate_sets(4, np.array([[0, 1], [1, 2], [2, 3]]), "neighbourhood").tolist()
     [2, 2, 2, 2]
     """
+    check_choice(attacker, "attacker", ("degree", "neighbourhood"))
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if attacker == "degree":
         key = np.bincount(edges.ravel(), minlength=n)
         _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
-    elif attacker == "neighbourhood":
+    else:
         _, inv, counts = np.unique(_neighbourhood_keys(n, edges), axis=0, return_inverse=True,
                                    return_counts=True)
-    else:
-        raise ValueError(f"attacker must be 'degree' or 'neighbourhood', got {attacker!r}")
     return counts[inv.reshape(-1)]
 
 

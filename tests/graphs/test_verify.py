@@ -96,3 +96,25 @@ def test_utility_is_readable_and_the_edits_are_in_words():
 def test_k1_is_a_python_warning_too():
     with pytest.warns(UserWarning, match="k = 1"):
         graphs.k_degree_anonymize(nx.path_graph(5), 1, measures=False)
+
+
+def test_parameter_messages_come_from_the_core_checks():
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
+        graphs.anonymize_degree_sequence([1, 2], 0)
+    with pytest.raises(ValueError, match="method must be one of 'dp', 'greedy'; got 'magic'"):
+        graphs.anonymize_degree_sequence([1, 2], 1, method="magic")
+    with pytest.raises(ValueError, match="attacker must be one of"):
+        graphs.candidate_sets(3, [[0, 1]], attacker="friends")
+
+
+def test_negative_seed_is_refused_before_reading(tmp_path):
+    from click.testing import CliRunner
+
+    from graphs.cli import cli
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 x\n")  # would fail on line 1 if it were read
+    result = CliRunner().invoke(cli, ["anonymize", str(bad), "-k", "2", "-o",
+                                      str(tmp_path / "o.txt"), "--seed", "-1"])
+    assert result.exit_code == 2 and "--seed must be an integer >= 0, got -1" in result.output
+    assert "line 1" not in result.output and not (tmp_path / "o.txt").exists()
