@@ -308,8 +308,7 @@ def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
         "log": built.log, "fallback": built.fallback, "warnings": [],
         "ratio_to_sequence_bound": float(n_added / seb) if seb else None,
     }
-    info["transformation_text"] = transformation_text(info, k)
-    return info
+    return {"transformation_text": transformation_text(info, k), **info}
 
 
 def _readable(value: Any) -> Any:
