@@ -10,79 +10,24 @@ import click
 import numpy as np
 
 from structanon import Release
-from structanon._validation import check_input_path, check_output_paths
+from structanon._validation import check_input_path, check_int, check_output_paths
 from structanon.cli_support import handle_errors
 from structanon.errors import InputError
 from structanon.io import atomic_write, release_key, staged_outputs
 from structanon.report import format_summary, write_report
 
-from . import metrics, risk
-from ._common import MAX_M, check_int
-from .apriori import km_anonymize
-from .band import band_matrix
+from . import risk
+from ._apriori import km_anonymize
+from ._band import band_matrix
+from ._common import MAX_M
+from ._figures import figures_for
+from ._topdown import k_anonymize
 from .io import FORMATS, ITEM_TYPES, detect_format, read_transactions, write_transactions
-from .partition import k_anonymize
 
-__all__ = ["cli", "demo", "figures_for"]
+__all__ = ["cli", "demo"]
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "retail_head2000.dat"
-
-
-def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
-    """Generalization depth, itemset-support error and risk before/after, as figures."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figs = []
-    if isinstance(release.data, dict):  # band matrix
-        groups = np.asarray(release.data["group"])
-        sizes = np.bincount(groups[groups >= 0], minlength=len(release.data["sensitive_counts"]))
-        share = np.array([max(c.values()) / s if c else 0.0
-                          for c, s in zip(release.data["sensitive_counts"], sizes)])
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.hist(share, bins=20)
-        ax.axvline(1.0 / release.data["p"], color="k", ls="--", label="1/p")
-        ax.set_xlabel("largest sensitive-item share in a group")
-        ax.set_ylabel("groups")
-        ax.legend()
-        figs.append(("Sensitive-item share per group", fig))
-        return figs
-    tax = getattr(release, "taxonomy", None)
-    if tax is not None and release.source_index is not None:  # input in published order
-        original = [original[i] for i in np.asarray(release.source_index).tolist()]
-    if tax is not None:
-        from ._query import published_nodes
-
-        indptr, nodes, _s = published_nodes(release.data, tax)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        depth = np.bincount(tax.depth[nodes], minlength=tax.height + 1)
-        ax.bar(np.arange(depth.size), depth)
-        ax.set_xlabel("taxonomy depth of published label (0 = root)")
-        ax.set_ylabel("published labels")
-        ax.set_title("Generalization cut")
-        figs.append(("Generalization cut: depth of published labels", fig))
-        err = metrics.support_error(original, release.data, tax, n_queries=200,
-                                    return_errors=True)["errors"]
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.hist(err, bins=30)
-        ax.set_xlabel("relative error of itemset support")
-        ax.set_ylabel("random itemsets")
-        figs.append(("Itemset-support error distribution", fig))
-        m = int(release.parameters.get("m", 2))
-        before, after, _ = risk.candidate_sizes(original, release.data, tax, m, n_targets=300)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        bins = np.logspace(0, np.log10(max(before.max(), after.max(), 2)) + 0.1, 30)
-        ax.hist([np.maximum(before, 1), np.maximum(after, 1)], bins=bins,
-                label=["before", "after"])
-        ax.set_xscale("log")
-        ax.axvline(release.parameters.get("k", 1), color="k", ls="--", label="k")
-        ax.set_xlabel(f"candidate transactions for an attacker knowing {m} items")
-        ax.legend()
-        figs.append(("Risk before / after", fig))
-    return figs
 
 
 def _write_band(data: dict, path: Path) -> None:
@@ -136,7 +81,7 @@ def _check_options(input_path: str, output: str, report: str | None, output_suff
     """Every option and output path, before the input is read (InputError, exit 2)."""
     for name, (value, low, high) in ints.items():
         if value is not None:
-            check_int(value, name, low, high)
+            check_int(value, name, min_value=low, max_value=high)
     check_input_path(input_path, "input file")
     for extra in inputs:
         if extra is not None:
@@ -324,9 +269,9 @@ def inspect_cmd(input_path, k, m, seed, fmt, item_type, encoding):
     from ._data import encode_baskets
     from ._taxonomy import Taxonomy
 
-    check_int(k, "k", 1)
-    check_int(m, "m", 1, MAX_M)
-    check_int(seed, "seed", 0)
+    check_int(k, "k", min_value=1)
+    check_int(m, "m", min_value=1, max_value=MAX_M)
+    check_int(seed, "seed", min_value=0)
     check_input_path(input_path, "input file")
     data = _read(input_path, fmt, item_type, encoding)
     b = encode_baskets(data)
