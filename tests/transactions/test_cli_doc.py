@@ -76,6 +76,9 @@ def test_demo(tmp_path):
     rel = demo(tmp_path, seed=0)
     assert rel.verify().passed
     assert (tmp_path / "report.json").exists()
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64") == 3 and "b.dat" not in html
+    assert "retail_head2000.dat" in html  # provenance names the input
     assert len((tmp_path / "retail_km_anonymous.dat").read_text().splitlines()) == 2000
 
 
