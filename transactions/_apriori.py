@@ -28,6 +28,7 @@ from ._common import (
     publish_sets,
     resolve_measures,
     skipped_note,
+    transformation_text,
 )
 from ._data import Baskets, check_key_space, count_itemsets, decode_keys, dedupe_rows
 from ._taxonomy import Taxonomy
@@ -508,6 +509,7 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe(), **found}
     if cut is not None:
         info["generalization"] = _cut_summary(b, tax, cut)
+    info["transformation_text"] = transformation_text(b, tax, occ_nodes)
     model = KmAnonymity(k, m)
     release = TransactionsRelease(
         data=published, datatype="transactions", verifier=make_verifier(model), models=[model],

@@ -267,6 +267,22 @@ def _published_view(in_order: dict[str, Any], rng: np.random.Generator
     return data, perm
 
 
+def _band_text(b: Baskets, sensitive_mask: np.ndarray, data: dict[str, Any], p: int) -> str:
+    """The grouping in one plain sentence, for reports (``info["transformation_text"]``)."""
+    group = np.asarray(data["group"])
+    kept = group >= 0
+    n_groups = len(data["sensitive_counts"])
+    sizes = np.bincount(group[kept], minlength=n_groups) if kept.any() else np.zeros(0, int)
+    smallest = int(sizes.min()) if sizes.size else 0
+    n_sens = int(sensitive_mask.sum())
+    return (f"Every item is published unchanged except the {n_sens:,} sensitive "
+            f"item{'s' if n_sens != 1 else ''}, which appear only as counts per group: "
+            f"{int(kept.sum()):,} transactions in {n_groups:,} groups of {smallest:,} to "
+            f"{int(sizes.max()) if sizes.size else 0:,} transactions, so a sensitive item is "
+            f"tied to a person with probability at most 1/{p}; {int((~kept).sum()):,} "
+            "transactions are suppressed.")
+
+
 def _band_measure(b: Baskets, in_order: dict[str, Any], seed: int | None):
     """The ``measure`` run after verification: count-query error and linkage risk."""
 
@@ -387,7 +403,9 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
         parameters={"algorithm": "band-matrix (CAHD)", "p": p, "alpha": alpha, "seed": seed,
                     "sensitive_items": len(wanted)},
         suppressed=int((group < 0).sum()), n_individuals=b.n,
-        info={"input": b.input_stats(), "band": stats}, source_index=perm)
+        info={"input": b.input_stats(), "band": stats,
+              "transformation_text": _band_text(b, sensitive_mask, data, p)},
+        source_index=perm)
     if not measures:
         skipped_note(release)
     return finish_release(release, _band_measure(b, in_order, seed), measures=measures,

@@ -23,7 +23,7 @@ from ._taxonomy import Taxonomy, resolve_taxonomy
 __all__ = ["check_seed", "publish_sets", "group_partition", "prepare_generalization",
            "check_basket_width", "publication_order", "resolve_measures",
            "publish_generalization", "measure_generalization", "evaluate_generalization",
-           "skipped_note", "TransactionsRelease", "SUBSET_BUDGET", "MAX_M"]
+           "skipped_note", "transformation_text", "TransactionsRelease", "SUBSET_BUDGET", "MAX_M"]
 
 #: Largest number of ``m``-subsets one basket may have before an anonymizer that enumerates
 #: them refuses it (see :func:`check_basket_width`): 10 million keys, about 80 MB.
@@ -213,3 +213,32 @@ class TransactionsRelease(Release):
     """
 
     taxonomy: Taxonomy | None = field(default=None, compare=False)
+
+
+def transformation_text(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray) -> str:
+    """The generalization in one plain sentence, for reports (``info["transformation_text"]``).
+
+    Examples
+    --------
+    >>> from transactions._data import encode_baskets
+    >>> b = encode_baskets([{1, 2}, {3, 4}])
+    >>> tax = Taxonomy.balanced(b.domain, 2)
+    >>> print(transformation_text(b, tax, np.array([4, 4, 2, 3])))  # doctest: +NORMALIZE_WHITESPACE
+    2 of 4 distinct items were replaced, in some or all baskets, by 1 taxonomy group (such
+    as '1..2'), each standing for 2.0 items on average; 50.0% of item occurrences are
+    published as a group, the rest as the items themselves.
+    """
+    if b.nnz == 0:
+        return "No items were published (every transaction is empty)."
+    general = ~tax.is_leaf[occ_nodes]
+    nodes = np.unique(occ_nodes[general])
+    if nodes.size == 0:
+        return "Every item is published as itself: no item needed generalizing."
+    n_items = int(np.unique(b.codes[general]).size)
+    examples = ", ".join(repr(str(tax.labels[x])) for x in nodes[:3].tolist())
+    groups = "group" if nodes.size == 1 else "groups"
+    return (f"{n_items:,} of {int(b.domain.size):,} distinct items were replaced, in some or "
+            f"all baskets, by {nodes.size:,} taxonomy {groups} (such as {examples}), each "
+            f"standing for {float(tax.size[nodes].mean()):.1f} items on average; "
+            f"{float(general.mean()):.1%} of item occurrences are published as a group, the "
+            "rest as the items themselves.")

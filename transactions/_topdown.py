@@ -28,6 +28,7 @@ from ._common import (
     publish_sets,
     resolve_measures,
     skipped_note,
+    transformation_text,
 )
 from ._data import Baskets
 from ._taxonomy import Taxonomy
@@ -250,7 +251,8 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
                     "seed": seed, "taxonomy": tax.source},
         suppressed=n_sup, n_individuals=b.n, taxonomy=tax,
         info={"input": b.input_stats(), "taxonomy": tax.describe(), "partition": stats,
-              "suppressed_empty_transactions": n_sup})
+              "suppressed_empty_transactions": n_sup,
+              "transformation_text": transformation_text(b, tax, cur)})
     warning = k_warning(k)
     if warning:
         add_warning(release, warning)

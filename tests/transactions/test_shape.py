@@ -77,3 +77,15 @@ def test_timings_steps_and_k_one_warning():
     with pytest.warns(UserWarning, match="k = 1 gives no protection"):
         rel = transactions.k_anonymize(DATA, k=1, fanout=2, measures=False)
     assert rel.info["warnings"]
+
+
+def test_transformation_in_words():
+    rels = _releases()
+    km = rels["km"]
+    text = km.info["transformation_text"]
+    published = {str(x) for t in km.data for x in t}
+    generalized = sorted(published - {"milk", "beer", "diapers"})
+    assert ("taxonomy group" in text) == bool(generalized)
+    assert all(label in text for label in generalized[:3])
+    band = rels["band"].info["transformation_text"]
+    assert "except the 1 sensitive item," in band and "at most 1/2" in band
