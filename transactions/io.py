@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from structanon._validation import check_choice, check_input_path
+from structanon._validation import check_choice, check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_write, text_lines
 
@@ -24,13 +24,19 @@ _SPLIT = re.compile(r"[\s,]+")
 
 
 def detect_format(path: str | Path) -> str:
-    """Format from the file name: ``.csv``/``.tsv`` -> csv, ``.jsonl``/``.json`` -> jsonl, else fimi."""
-    name = Path(path).name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    if name.endswith((".csv", ".tsv")):
+    """Format from the file name: ``.csv``/``.tsv`` -> csv, ``.jsonl``/``.json`` -> jsonl, else fimi.
+
+    The suffix is read by :func:`structanon._validation.file_suffix` (``.gz`` looked through).
+
+    Examples
+    --------
+    >>> detect_format("baskets.TSV.gz"), detect_format("r.jsonl"), detect_format("retail.dat")
+    ('csv', 'jsonl', 'fimi')
+    """
+    suffix = file_suffix(path)
+    if suffix in (".csv", ".tsv"):
         return "csv"
-    if name.endswith((".jsonl", ".json", ".ndjson")):
+    if suffix in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     return "fimi"
 
@@ -149,7 +155,7 @@ def _read_jsonl(path: Path, encoding: str, item_type: str) -> tuple[list[list[An
 
 def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
     """The ``tid`` and ``item`` columns of a long CSV (or its first two columns)."""
-    sep = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
+    sep = "\t" if file_suffix(path) == ".tsv" else ","
     text = "\n".join(line for _n, line in _lines(path, encoding))
     if not text.strip():
         raise InputError(f"the file is empty; {_HINT}", path=str(path))
