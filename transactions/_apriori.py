@@ -524,5 +524,6 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
                            repr(sorted(release.parameters.items(), key=str)))
     if not measures:
         skipped_note(release, ": utility is NCP only, no risk")
-    return finish_release(release, measure_generalization(b, published, tax, k, m, seed),
-                          measures=measures, timings=timings)
+    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
+                   measures=measures, timings=timings)
+    return release

@@ -408,5 +408,6 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
         source_index=perm)
     if not measures:
         skipped_note(release)
-    return finish_release(release, _band_measure(b, in_order, seed), measures=measures,
-                          timings=timings)
+    finish_release(release, _band_measure(b, in_order, seed), measures=measures,
+                   timings=timings)
+    return release

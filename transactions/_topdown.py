@@ -260,5 +260,6 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
                            repr(sorted(release.parameters.items(), key=str)))
     if not measures:
         skipped_note(release, ": utility is NCP only, no risk")
-    return finish_release(release, measure_generalization(b, published, tax, k, m, seed),
-                          measures=measures, timings=timings)
+    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
+                   measures=measures, timings=timings)
+    return release
