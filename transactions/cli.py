@@ -8,14 +8,12 @@ before anonymization in the shared assessment shape.  ``inspect`` is a hidden al
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from structanon import Release
 from structanon._validation import check_input_path, check_int, check_output_paths
@@ -29,7 +27,7 @@ from structanon.cli_support import (
     show_progress,
 )
 from structanon.errors import InputError
-from structanon.io import atomic_write, release_key, staged_outputs, text_lines
+from structanon.io import release_key, staged_outputs, text_lines
 from structanon.report import provenance, write_report
 
 from . import risk
@@ -39,27 +37,19 @@ from ._common import MAX_M
 from ._figures import figures_for
 from ._taxonomy import Taxonomy
 from ._topdown import k_anonymize
-from .io import FORMATS, ITEM_TYPES, detect_format, read_transactions, write_transactions
+from .io import (
+    FORMATS,
+    ITEM_TYPES,
+    detect_format,
+    read_transactions,
+    write_band,
+    write_transactions,
+)
 
 __all__ = ["cli", "demo"]
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "retail_head2000.dat"
-
-
-def _write_band(data: dict, path: Path) -> None:
-    groups = np.asarray(data["group"])
-    sizes = np.bincount(groups[groups >= 0], minlength=len(data["sensitive_counts"]))
-    doc = {
-        "p": data["p"],
-        "sensitive_items": data["sensitive_items"],
-        "groups": [{"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
-                   for s, c in zip(sizes.tolist(), data["sensitive_counts"])],
-        "transactions": [None if t is None else {"group": int(g), "items": sorted(t, key=str)}
-                         for t, g in zip(data["qi"], groups.tolist())],
-    }
-    with atomic_write(path) as fh:
-        json.dump(doc, fh)
 
 
 def _at_line(input_path: str, fmt: str | None, run):
@@ -278,7 +268,7 @@ def band_cmd(input_path, sensitive, p, alpha, max_basket_size, output, report, s
     release = _anonymized(lambda: _at_line(input_path, fmt, lambda: band_matrix(
         data, names, p=p, alpha=alpha, seed=seed, key=key, measures=not no_measures,
         max_basket_size=max_basket_size)), quiet)
-    _publish(release, output, report, lambda path: _write_band(release.data, Path(path)),
+    _publish(release, output, report, lambda path: write_band(release.data, path),
              _figures(release, data, not no_measures), quiet, [input_path, *side])
     if not quiet:
         click.echo(f"groups written to {output}")

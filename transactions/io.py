@@ -10,13 +10,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from structanon._validation import check_choice, check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_write, text_lines
 
-__all__ = ["read_transactions", "write_transactions", "detect_format"]
+__all__ = ["read_transactions", "write_transactions", "write_band", "detect_format"]
 
 FORMATS = ("fimi", "csv", "jsonl")
 _INT = re.compile(r"^-?\d+$")
@@ -298,3 +299,36 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
                 fh.writelines(f"{i},{x}\n" for x in items)
             written += 1
     return written
+
+
+def write_band(data: dict[str, Any], path: str | Path) -> Path:
+    """Write a band-matrix release as one JSON document, atomically.
+
+    The document holds ``p``, the ``sensitive_items``, per group its size and sensitive
+    counts, and per published transaction its group and QI items (``null`` if suppressed),
+    in the release's (secret) order.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "band.json")
+    >>> data = {"qi": [{"a"}, None], "group": [0, -1], "sensitive_counts": [{"x": 1}],
+    ...         "sensitive_items": ["x"], "p": 2}
+    >>> doc = json.load(open(write_band(data, out)))
+    >>> doc["groups"], doc["transactions"]
+    ([{'size': 1, 'sensitive_counts': {'x': 1}}], [{'group': 0, 'items': ['a']}, None])
+    """
+    groups = np.asarray(data["group"])
+    sizes = np.bincount(groups[groups >= 0], minlength=len(data["sensitive_counts"]))
+    doc = {
+        "p": data["p"],
+        "sensitive_items": data["sensitive_items"],
+        "groups": [{"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
+                   for s, c in zip(sizes.tolist(), data["sensitive_counts"])],
+        "transactions": [None if t is None else {"group": int(g), "items": sorted(t, key=str)}
+                         for t, g in zip(data["qi"], groups.tolist())],
+    }
+    path = Path(path)
+    with atomic_write(path) as fh:
+        json.dump(doc, fh)
+    return path
