@@ -80,12 +80,12 @@ def _risk_figure(release: Release, original: Any, tax: Any) -> tuple[str, Any]:
     before, after, _ = risk.candidate_sizes(original, release.data, tax, m, n_targets=300)
     bins = np.logspace(0, np.log10(max(before.max(), after.max(), 2)) + 0.1, 30)
     title = "Risk before / after: candidate transactions per target"
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
     ax.hist([np.maximum(before, 1), np.maximum(after, 1)], bins=bins,
             label=["before", "after"])
     ax.set_xscale("log")
     ax.axvline(release.parameters.get("k", 1), color="k", ls="--", label="k")
-    ax.set_xlabel(f"candidate transactions for an attacker knowing {m} items (count, log)")
+    ax.set_xlabel(f"candidate transactions when {m} items are known (log scale)")
     ax.set_ylabel("targets (count)")
     ax.set_title(title)
     ax.legend(loc="best")
