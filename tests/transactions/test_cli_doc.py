@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from transactions.cli import cli, demo
+from transactions.cli import cli
 
 MODULES = ["transactions", "transactions._apriori", "transactions._topdown", "transactions._band",
            "transactions._verify", "transactions.metrics", "transactions.risk", "transactions.io"]
@@ -72,8 +72,8 @@ def test_inspect(basket_file):
     assert res.exit_code == 0 and "share_below_k" in res.output
 
 
-def test_demo(tmp_path):
-    rel = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    rel, tmp_path = package_demo("transactions")
     assert rel.verify().passed
     assert (tmp_path / "report.json").exists()
     html = (tmp_path / "report.html").read_text()
