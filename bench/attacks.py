@@ -431,7 +431,8 @@ def _parse_band_output(doc: dict) -> tuple[list[set | None], np.ndarray, list[di
 
 
 def _band_replay(qi: list[set | None], grp: np.ndarray, counts: list[dict], sens_items: list,
-                 p: int, alpha: int, order_name: str) -> tuple[dict[int, list[int]], int]:
+                 p: int, alpha: int, order_name: str
+                 ) -> tuple[dict[int, list[int]], int, np.ndarray, list[frozenset]]:
     """For each group, the members whose use as the group's seed reproduces it."""
     n = len(qi)
     items = sorted({x for t in qi if t for x in t} | set(sens_items), key=lambda x: (
@@ -490,7 +491,7 @@ def _band_replay(qi: list[set | None], grp: np.ndarray, counts: list[dict], sens
         est_sens[:] = False
         est_sens[np.asarray(identified, dtype=np.int64)] = True
     pinned = sum(1 for v in consistent.values() if len(v) == 1)
-    return consistent, pinned
+    return consistent, pinned, position, sets
 
 
 def attack_band(tmp: Path) -> None:
@@ -523,21 +524,41 @@ def attack_band(tmp: Path) -> None:
             raise Skip(f"publisher link ({how}) disagrees with the published QI sets ({bad} rows)")
         best = None
         for order_name in ("group ids", "band position"):
-            consistent, pinned = _band_replay(qi, grp, counts, sens_items, p_pub, alpha, order_name)
-            if best is None or pinned > best[2]:
+            consistent, pinned, position, sets = _band_replay(qi, grp, counts, sens_items, p_pub,
+                                                              alpha, order_name)
+            if best is None or pinned > best[2]:  # observable: no ground truth used
                 best = (order_name, consistent, pinned)
         order_name, consistent, _ = best
         n_groups = len(counts)
-        evaluated = [g for g in range(n_groups) if holder[grp == g].any()]
+        members = {g: np.flatnonzero(grp == g) for g in range(n_groups)}
+        evaluated = [g for g in range(n_groups) if holder[members[g]].any()]
+        chance = float(np.mean([holder[members[g]].mean() for g in evaluated])) if evaluated else 0
+        chance_txt = f"{chance:.3f} (random member; 1/p = {1 / p:.3f})"
+        items = f"p={p}, items {','.join(map(str, sensitive))}"
         hits = sum(1 for g in evaluated
                    if len(consistent.get(g, [])) == 1 and holder[consistent[g][0]])
-        chance = float(np.mean([holder[grp == g].mean() for g in evaluated])) if evaluated else 0
         pinned = sum(1 for g in evaluated if len(consistent.get(g, [])) == 1)
-        record("3 band", name, f"p={p}, items {','.join(map(str, sensitive))}, "
-               f"replay by {order_name}",
+        record("3 band replay", name, f"{items}, replay by {order_name}",
                "groups whose sensitive holder is pinpointed uniquely and correctly",
-               frac(hits, len(evaluated)), f"{chance:.3f} (random member; 1/p = {1 / p:.3f})",
-               f"truth: {how}")
+               frac(hits, len(evaluated)), chance_txt,
+               f"{pinned:,} pinned to one member; truth: {how}")
+        # two cheaper guesses: the seed sits mid-window in band order, and its members
+        # were chosen for the QI items they share with it
+        median_hits, overlap_hits = 0, 0
+        for g in evaluated:
+            mem = members[g]
+            if not 2 <= mem.size <= 2 * p:  # the leftover group: no seed to find
+                continue
+            pos = position[mem]
+            mid = mem[np.argsort(pos, kind="stable")[(mem.size - 1) // 2]]
+            median_hits += bool(holder[mid])
+            score = np.array([sum(len(sets[t] & sets[o]) for o in mem if o != t) for t in mem])
+            if (score == score.max()).sum() == 1:
+                overlap_hits += bool(holder[mem[int(score.argmax())]])
+        record("3 band median", name, items, "holder = the member at the group's median band "
+               "position", frac(median_hits, len(evaluated)), chance_txt)
+        record("3 band overlap", name, items, "holder = the one member sharing most QI items "
+               "with the others", frac(overlap_hits, len(evaluated)), chance_txt)
 
 
 # --------------------------------------------------------------------------------------
@@ -729,6 +750,69 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
            "input lon/lat mid-range found in report, GeoJSON or data file",
            f"{hits}/2" + (f" ({'; '.join(sorted(found['lon'] | found['lat']))[:120]})"
                           if hits else ""), "0/2")
+    _location_composition(name, path, k, cols, pub, truth, true_user, tmp)
+
+
+def _footprint_link(pub_a: pd.DataFrame, pub_b: pd.DataFrame) -> dict[str, str]:
+    """Link pseudonyms of two releases by the windows they appear in (no positions used)."""
+    wa = pub_a.groupby(pub_a["user"].astype(str))["window"].agg(lambda s: frozenset(s))
+    wb = pub_b.groupby(pub_b["user"].astype(str))["window"].agg(lambda s: frozenset(s))
+    if len(wa) * len(wb) > 4_000_000:
+        raise Skip(f"too many pseudonyms to compare ({len(wa):,} x {len(wb):,})")
+    link = {}
+    for a, sa in wa.items():
+        scores = [len(sa & sb) / len(sa | sb) for sb in wb.tolist()]
+        link[a] = wb.index[int(np.argmax(scores))]
+    return link
+
+
+def _location_composition(name: str, path: Path, k: int, cols: list[str], pub: pd.DataFrame,
+                          truth: np.ndarray, true_user: np.ndarray, tmp: Path) -> None:
+    """Fixed and adaptive releases of one log: link pseudonyms by footprint, intersect."""
+    stem = re.sub(r"\W+", "_", name)
+    out = tmp / f"{stem}_adaptive.csv"
+    rel_b = run_cli(["location", "cloak", path, "-k", k, *cols, "--method", "adaptive",
+                     "-o", out, "--quiet"], "location")
+    pub_b = pd.read_csv(out, dtype={"user": str})
+    truth_b, _ = _location_truth(rel_b, len(pub_b), len(true_user))
+    ua = pd.Series(true_user[truth]).groupby(pub["user"].astype(str).to_numpy()).agg(
+        lambda s: s.mode().iloc[0])
+    ub = pd.Series(true_user[truth_b]).groupby(pub_b["user"].astype(str).to_numpy()).agg(
+        lambda s: s.mode().iloc[0])
+    link = _footprint_link(pub, pub_b)
+    linked = sum(ua[a] == ub[b] for a, b in link.items())
+    share_b = ub.value_counts(normalize=True)
+    chance = float(np.mean([share_b.get(ua[a], 0.0) for a in link]))
+    record("5 location composition", name, f"k={k}, fixed x adaptive release, no key",
+           "pseudonyms linked to the same user by their windows (no positions)",
+           frac(linked, len(link)), f"{chance:.3f} (random pick)")
+
+    ra = pub.groupby([pub["user"].astype(str), "window"])["region_id"].agg(set)
+    rb = pub_b.groupby([pub_b["user"].astype(str), "window"])["region_id"].agg(set)
+
+    def single_user_groups(mapping: dict[str, str]) -> set:
+        """(window, fixed region, adaptive region, pseudonym) keys holding one linked user."""
+        users_of: dict[tuple, set] = {}
+        for (a, w), regs in ra.items():
+            b = mapping.get(a)
+            other = rb.get((b, w)) if b is not None else None
+            if other is None or len(regs) != 1 or len(other) != 1:
+                continue
+            users_of.setdefault((w, next(iter(regs)), next(iter(other))), set()).add(a)
+        return {(*key, next(iter(m))) for key, m in users_of.items() if len(m) == 1}
+
+    by_user = {u: b for b, u in ub.items()}
+    true_keys = single_user_groups({a: by_user[u] for a, u in ua.items() if u in by_user})
+    found = len(single_user_groups(link) & true_keys)
+    bs = list(ub.index)
+    sims = []
+    for _ in range(20):
+        shuffled = [bs[i] for i in FRESH.permutation(len(bs))]
+        sims.append(len(single_user_groups(dict(zip(link.keys(), shuffled))) & true_keys))
+    record("5 location composition", name, f"k={k}, fixed x adaptive, footprint link",
+           "(window, fixed region, adaptive region) cells holding one user, found by the "
+           f"attacker (of {len(true_keys):,} that exist)", f"{found:,}",
+           f"{np.mean(sims):.1f} (random pseudonym link)")
 
 
 # --------------------------------------------------------------------------------------
