@@ -238,7 +238,6 @@ def _graph_case(name: str, path: Path, k: int, seeds: int, tmp: Path) -> None:
         return int(((orig[pos] == code) & valid).sum())
 
     best = (-1, None, None)
-    t0 = time.perf_counter()
     for seed in range(seeds + 1):  # seed 0, the printed default, first
         perm = np.random.default_rng(seed).permutation(n)
         inv = np.empty(n, dtype=np.int64)
@@ -249,7 +248,6 @@ def _graph_case(name: str, path: Path, k: int, seeds: int, tmp: Path) -> None:
                 best = (hits, seed, h)
         if best[0] == min(m_pub, orig.size):
             break
-    attack_s = time.perf_counter() - t0
     tries = (seeds + 1) * len(hyps)
     # chance: a relabelling the attacker cannot replay (fresh entropy), best of as many tries
     density = orig.size / (n * (n - 1) / 2)
@@ -261,7 +259,7 @@ def _graph_case(name: str, path: Path, k: int, seeds: int, tmp: Path) -> None:
            f"{frac(best[0], m_pub, 4)} (seed {best[1]}, {best[2]}; "
            f"{best[0] / orig.size:.4f} of the original edges)",
            f"{density:.4f} (best of {tries:,} random relabellings ~ "
-           f"{best_chance / m_pub:.4f})", f"{attack_s:.0f} s")
+           f"{best_chance / m_pub:.4f})")
     if mapping is not None and mapping.exists():
         mp = pd.read_csv(mapping)
         perm = np.random.default_rng(best[1]).permutation(n)
@@ -538,10 +536,10 @@ def attack_band(tmp: Path) -> None:
         hits = sum(1 for g in evaluated
                    if len(consistent.get(g, [])) == 1 and holder[consistent[g][0]])
         pinned = sum(1 for g in evaluated if len(consistent.get(g, [])) == 1)
-        record("3 band replay", name, f"{items}, replay by {order_name}",
+        record("3 band replay", name, items,
                "groups whose sensitive holder is pinpointed uniquely and correctly",
                frac(hits, len(evaluated)), chance_txt,
-               f"{pinned:,} pinned to one member; truth: {how}")
+               f"replay by {order_name}; {pinned:,} pinned to one member; truth: {how}")
         # two cheaper guesses: the seed sits mid-window in band order, and its members
         # were chosen for the QI items they share with it
         median_hits, overlap_hits = 0, 0
@@ -553,12 +551,12 @@ def attack_band(tmp: Path) -> None:
             mid = mem[np.argsort(pos, kind="stable")[(mem.size - 1) // 2]]
             median_hits += bool(holder[mid])
             score = np.array([sum(len(sets[t] & sets[o]) for o in mem if o != t) for t in mem])
-            if (score == score.max()).sum() == 1:
-                overlap_hits += bool(holder[mem[int(score.argmax())]])
+            top = np.flatnonzero(score == score.max())
+            overlap_hits += bool(holder[mem[FRESH.choice(top)]])  # ties: a random one of them
         record("3 band median", name, items, "holder = the member at the group's median band "
                "position", frac(median_hits, len(evaluated)), chance_txt)
-        record("3 band overlap", name, items, "holder = the one member sharing most QI items "
-               "with the others", frac(overlap_hits, len(evaluated)), chance_txt)
+        record("3 band overlap", name, items, "holder = the member sharing most QI items with "
+               "the others (ties: random)", frac(overlap_hits, len(evaluated)), chance_txt)
 
 
 # --------------------------------------------------------------------------------------
@@ -811,7 +809,7 @@ def _location_composition(name: str, path: Path, k: int, cols: list[str], pub: p
         sims.append(len(single_user_groups(dict(zip(link.keys(), shuffled))) & true_keys))
     record("5 location composition", name, f"k={k}, fixed x adaptive, footprint link",
            "(window, fixed region, adaptive region) cells holding one user, found by the "
-           f"attacker (of {len(true_keys):,} that exist)", f"{found:,}",
+           "attacker", f"{found:,} (of {len(true_keys):,} that exist)",
            f"{np.mean(sims):.1f} (random pseudonym link)")
 
 
@@ -935,12 +933,42 @@ def print_table(rows: list[dict]) -> None:
         print("| " + " | ".join(str(r[c]).replace("|", "/") for c in cols) + " |")
 
 
+def markdown(before: list[dict], after: list[dict]) -> str:
+    """Before/after tables per attack from two ``--json`` outputs."""
+    def key(r: dict) -> tuple:
+        return (r["attack"], r["dataset"], r["parameters"], r["measure"])
+
+    old = {key(r): r for r in before}
+    new = {key(r): r for r in after}
+    keys = list(dict.fromkeys([key(r) for r in before] + [key(r) for r in after]))
+    lines: list[str] = []
+    current = None
+    for kk in keys:
+        number = kk[0].split()[0]
+        if number != current:
+            current = number
+            title = ATTACKS[int(number)][0] if number.isdigit() and int(number) in ATTACKS else ""
+            lines += ["", f"### {number}. {title}", "",
+                      "| dataset | parameters | measure | before | after | chance (after) | note "
+                      "(after) |", "|---|---|---|---|---|---|---|"]
+        b, a = old.get(kk, {}), new.get(kk, {})
+        cells = [kk[1], kk[2], kk[3], b.get("success", "not run"), a.get("success", "not run"),
+                 a.get("chance", b.get("chance", "")), a.get("note", "")]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="Attacks to run, e.g. 1,3 (default: all).")
     parser.add_argument("--seeds", type=int, default=1000, help="Largest seed tried (0..N).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the rows as JSON.")
+    parser.add_argument("--markdown", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
+                        help="Print before/after tables from two --json files and stop.")
     args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown(*(json.loads(p.read_text()) for p in args.markdown)))
+        return 0
     wanted = [int(x) for x in args.only.split(",") if x.strip()] or sorted(ATTACKS)
     commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"],
                             capture_output=True, text=True).stdout.strip()
