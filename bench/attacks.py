@@ -699,6 +699,13 @@ def attack_location(tmp: Path) -> None:
             record("5 location", name, f"k={k}", "", "skipped", "", str(why))
 
 
+def _location_command() -> str:
+    """``location anonymize`` (today) or ``location cloak`` (before the shared grammar)."""
+    from location.cli import cli
+
+    return "anonymize" if "anonymize" in cli.commands else "cloak"
+
+
 def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
     cols = ["--user", "uid", "--time", "datetime", "--lat", "lat", "--lon", "lng"]
     inp = pd.read_csv(path, dtype={"uid": str})
@@ -709,7 +716,7 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
     for run in ("a", "b"):
         out, geo, rep = (tmp / f"{stem}_{run}.csv", tmp / f"{stem}_{run}.geojson",
                          tmp / f"{stem}_{run}.json")
-        rel = run_cli(["location", "cloak", path, "-k", k, *cols, "-o", out, "--geojson", geo,
+        rel = run_cli(["location", _location_command(), path, "-k", k, *cols, "-o", out, "--geojson", geo,
                        "--report", rep, "--quiet"], "location")
         pub = pd.read_csv(out, dtype={"user": str})
         truth, how = _location_truth(rel, len(pub), len(inp))
@@ -811,7 +818,7 @@ def _location_composition(name: str, path: Path, k: int, cols: list[str], pub: p
     """Fixed and adaptive releases of one log: link pseudonyms by footprint, intersect."""
     stem = re.sub(r"\W+", "_", name)
     out = tmp / f"{stem}_adaptive.csv"
-    rel_b = run_cli(["location", "cloak", path, "-k", k, *cols, "--method", "adaptive",
+    rel_b = run_cli(["location", _location_command(), path, "-k", k, *cols, "--method", "adaptive",
                      "-o", out, "--quiet"], "location")
     pub_b = pd.read_csv(out, dtype={"user": str})
     truth_b, _ = _location_truth(rel_b, len(pub_b), len(true_user))
