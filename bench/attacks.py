@@ -915,8 +915,9 @@ def attack_querylogs_report(tmp: Path) -> None:
         n_true = int(true_size.size)
         if not clusters or not {"size", "published_per_user"} <= set(clusters):
             record("6 querylogs report", "AOL raw sample 20k", f"k={k}",
-                   "clusters whose original query total is recovered exactly",
-                   frac(0, n_true), "", "per-cluster lists absent from the report")
+                   "clusters (with published users) whose original query total is recovered "
+                   "exactly", frac(0, n_true), "0 (nothing to recover from)",
+                   "per-cluster lists absent from the report")
             continue
         size = np.asarray(clusters["size"], dtype=np.int64)
         pub = np.asarray(clusters["published_per_user"], dtype=np.int64)
