@@ -14,7 +14,9 @@ the problem as stated: least symmetric difference ``|E' xor E|``).
    ``k``); deletions prefer neighbours sharing few friends, additions friends of friends.
    One edit then serves one unit: this is what the structural bound
    (:func:`graphs._twosided.structural_lower_bound`) counts.
-5. The degree sequence of the result is anonymized again and realized, until it holds.
+5. The degree sequence of the result is anonymized again and realized, until it holds;
+   if that has not converged after ``max_rounds`` (small dense graphs, where repairs can
+   oscillate), the additions-only supergraph construction finishes the job.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import scipy.sparse as sp
 
 from structanon.errors import InfeasibleError
 
+from ._construct import construct
 from ._twosided import structural_lower_bound, two_sided_sequence
 
 __all__ = ["edit_anonymize"]
@@ -262,21 +265,24 @@ def _rewire(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, rng) -> int:
     return done
 
 
-def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng) -> int:
+def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng, floors) -> int:
     """Serve the units left over by pairing with nodes that need nothing (one edit each)."""
     planned = g.degree - lose + gain
     counts = np.bincount(planned, minlength=g.n + 2)
     settled = (lose == 0) & (gain == 0)
+    can_drop = settled if floors is None else settled & (planned - 1 >= floors)
     done = 0
     for v in np.flatnonzero(lose)[np.argsort(-lose[lose > 0], kind="stable")].tolist():
         nb = g.neighbors(v)
-        cand = nb[settled[nb]]
+        cand = nb[can_drop[nb]]
         shared = g.common_neighbors(v)[cand]
         picks = _spare_picks(cand, -shared, planned, counts, k, -1, int(lose[v]), rng)
         g.remove(np.full(picks.size, v), picks)
         np.subtract.at(counts, planned[picks], 1)
         planned[picks] -= 1
         np.add.at(counts, planned[picks], 1)
+        if floors is not None:
+            can_drop[picks] = planned[picks] - 1 >= floors[picks]
         done += picks.size
     for v in np.flatnonzero(gain)[np.argsort(-gain[gain > 0], kind="stable")].tolist():
         free = settled.copy()
@@ -298,7 +304,8 @@ def _is_anonymous(degree: np.ndarray, k: int) -> bool:
     return bool((counts[counts > 0] >= k).all())
 
 
-def edit_anonymize(n: int, edges, k: int, seed=None, max_rounds: int = 50, loss: float = 1.0):
+def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = None,
+                   max_rounds: int = 12):
     """Add and delete as few edges as possible so every degree is shared by ``>= k`` nodes.
 
     Parameters
@@ -311,6 +318,10 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_rounds: int = 50, loss:
         ``1 <= k <= n``.
     seed : int, optional
         The algorithm's own random choices (ties, matching order), reproducibly.
+    max_drop : float in [0, 1], optional
+        Largest share of its degree any node may lose (``0``: degrees never fall, the
+        additions-only sequence; ``None``: no cap).  Protects hubs at the price of more
+        edits.
 
     Returns
     -------
@@ -334,14 +345,21 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_rounds: int = 50, loss:
     rng = np.random.default_rng(seed)
     g = _EditGraph(n, edges)
     deg0 = g.degree.copy()
-    target, optimum = two_sided_sequence(deg0, k, even=True, seed=seed, loss=loss)
+    floors = None
+    if max_drop is not None:
+        floors = np.ceil((1.0 - float(max_drop)) * deg0 - 1e-9).astype(np.int64)
+    target, optimum = two_sided_sequence(deg0, k, even=True, seed=seed, floors=floors)
     first = target
     rounds = repairs = 0
+    finished_by_additions = False
     while not _is_anonymous(g.degree, k):
-        if rounds >= max_rounds:
-            raise InfeasibleError(f"no k-degree anonymous graph found within {max_rounds} rounds")
+        if rounds >= max_rounds:  # oscillating (small dense graphs): finish by additions only
+            extra = construct(n, g.current_edges(), k, "dp", "supergraph", seed).added
+            g.add(extra[:, 0], extra[:, 1])
+            finished_by_additions = True
+            break
         if rounds:
-            target = two_sided_sequence(g.degree, k, even=True, seed=seed)[0]
+            target = two_sided_sequence(g.degree, k, even=True, seed=seed, floors=floors)[0]
         if target.max(initial=0) > n - 1:
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
         need = target - g.degree
@@ -349,7 +367,7 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_rounds: int = 50, loss:
         _delete_among(g, lose, rng)
         _add_among(g, gain, rng)
         repairs += _rewire(g, lose, gain, rng)
-        repairs += _repair(g, lose, gain, k, rng)
+        repairs += _repair(g, lose, gain, k, rng, floors)
         rounds += 1
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)
@@ -370,5 +388,6 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_rounds: int = 50, loss:
         "first_target_l1": int(np.abs(first - deg0).sum()),
         "l1_degree_change": int(np.abs(g.degree - deg0).sum()),
         "rounds": rounds, "repair_edges": int(repairs),
+        "finished_by_additions": finished_by_additions,
     }
     return added, removed, info

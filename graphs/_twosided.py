@@ -21,28 +21,41 @@ from structanon.errors import InfeasibleError
 __all__ = ["two_sided_sequence", "structural_lower_bound"]
 
 
-def _block_costs(ds, prefix, right, left, ts, ms, loss):
-    """Cost of moving each run ``ds[t:m]`` to its best common value (a unit of decrease
-    weighs ``loss``, a unit of increase 1), that value, and the same for the best value of
-    the other parity (inf if none in ``[ds[t], ds[m-1]]``; only odd runs have one)."""
+def _block_costs(ds, prefix, right, left, ts, ms, floor):
+    """Cost of moving each run ``ds[t:m]`` to its median (raised to ``floor``, the largest
+    least-allowed value of its members, when given), that value, and the cost and value of
+    the cheapest target of the other parity (inf if none; even runs have none)."""
     s = ms - ts
-    mid = ts + np.ceil(loss / (1.0 + loss) * s).astype(np.int64) - 1  # weighted median
+    mid = ts + (s - 1) // 2
     x = ds[mid]
-    le = np.minimum(right[mid], ms) - ts  # run members <= x
-    ge = ms - np.maximum(left[mid], ts)  # run members >= x
-    below = prefix[ts + le] - prefix[ts]
-    above = prefix[ms] - prefix[ms - ge]
-    cost = (le * x - below) + loss * (above - ge * x)
+    if floor is None:
+        le = np.minimum(right[mid], ms) - ts  # run members <= x
+        ge = ms - np.maximum(left[mid], ts)  # run members >= x
+        low, high = ds[ts], ds[ms - 1]
+    else:
+        x = np.maximum(x, floor)
+        le = np.clip(np.searchsorted(ds, x, side="right"), ts, ms) - ts
+        ge = ms - np.clip(np.searchsorted(ds, x, side="left"), ts, ms)
+        low, high = np.maximum(ds[ts], floor), np.maximum(ds[ms - 1], floor + 1)
+    cost = (le * x - (prefix[ts + le] - prefix[ts])) + ((prefix[ms] - prefix[ms - ge]) - ge * x)
     odd = (s & 1) == 1
-    up = np.where(odd & (x + 1 <= ds[ms - 1]), cost + le - loss * (s - le), np.inf)
-    down = np.where(odd & (x - 1 >= ds[ts]), cost + loss * ge - (s - ge), np.inf)
+    up = np.where(odd & (x + 1 <= high), cost + le - (s - le), np.inf)
+    down = np.where(odd & (x - 1 >= low), cost + ge - (s - ge), np.inf)
     alt = np.minimum(up, down)
     alt_x = np.where(up <= down, x + 1, x - 1)
     parity = (s * x - (prefix[ms] - prefix[ts])) & 1
     return cost, parity, x, alt, alt_x
 
 
-def _dp(ds: np.ndarray, k: int, loss: float = 1.0):
+def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) -> np.ndarray:
+    """``max(fs[t:m])`` for the runs of one block (all ``t < b <= m``)."""
+    lo = max(0, b - 2 * k + 1)
+    suffix = np.maximum.accumulate(fs[lo:b][::-1])[::-1]  # max(fs[lo + i : b])
+    head = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(fs[b:b + k])))
+    return np.maximum(suffix[tc - lo], head[ms - b][:, None])
+
+
+def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None):
     """Tables of the two-sided DP: best cost of each prefix per parity, and back pointers."""
     n = ds.size
     prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
@@ -59,7 +72,8 @@ def _dp(ds: np.ndarray, k: int, loss: float = 1.0):
         valid = ts >= 0
         tc = np.where(valid, ts, 0)
         mc = np.broadcast_to(ms[:, None], tc.shape)
-        cost, pm, x, alt, alt_x = _block_costs(ds, prefix, right, left, tc, mc, loss)
+        floor = None if fs is None else _run_floors(fs, b, k, tc, ms)
+        cost, pm, x, alt, alt_x = _block_costs(ds, prefix, right, left, tc, mc, floor)
         cmed = np.where(valid, cost.astype(np.float64), np.inf)
         alt = np.where(valid, alt, np.inf)
         rows = np.arange(ms.size)
@@ -78,7 +92,7 @@ def _dp(ds: np.ndarray, k: int, loss: float = 1.0):
 
 
 def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
-                       loss: float = 1.0) -> tuple[np.ndarray, int]:
+                       floors=None) -> tuple[np.ndarray, int]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
     Parameters
@@ -92,17 +106,17 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
         any-parity optimum is returned.
     seed : int, optional
         Breaks ties between equal degrees (which of them joins which run), reproducibly.
-    loss : float
-        Weight of a unit of decrease against a unit of increase.  ``1`` gives the least L1
-        change; above 1 each run moves to a higher quantile (deletions are harder to pair
-        than additions in a sparse graph).
+    floors : array of int, shape (n,), optional
+        Least allowed target of every node (a cap on how far its degree may fall); each
+        run's value is raised to the largest floor of its members.  ``floors = degrees``
+        gives the additions-only optimum.
 
     Returns
     -------
     (target, optimum)
         ``target`` aligned with ``degrees``; ``optimum`` = least ``sum |target - degrees|``
-        of any parity (``L1*``; every k-degree-anonymous graph on the same nodes differs
-        from the original in at least ``ceil(L1* / 2)`` edges).
+        of any parity without floors (``L1*``; every k-degree-anonymous graph on the same
+        nodes differs from the original in at least ``ceil(L1* / 2)`` edges).
 
     Examples
     --------
@@ -118,8 +132,9 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
     tie = np.random.default_rng(seed).permutation(n)
     order = np.lexsort((tie, d))
     ds = d[order]
-    best, back_t, back_x = _dp(ds, k, loss)
-    optimum = int(best[n].min()) if loss == 1.0 else int(_dp(ds, k)[0][n].min())
+    fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
+    best, back_t, back_x = _dp(ds, k, fs)
+    optimum = int(best[n].min()) if fs is None else int(_dp(ds, k)[0][n].min())
     p = 0 if (even and np.isfinite(best[n, 0])) else int(np.argmin(best[n]))
     out_sorted = np.empty(n, dtype=np.int64)
     m = n

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graphs import anonymize_degree_sequence, sequence_cost
 from graphs._edit import edit_anonymize
 from graphs._twosided import structural_lower_bound, two_sided_sequence
 from structanon.errors import InfeasibleError
@@ -267,3 +268,68 @@ def test_structural_bound_hand_checked():
     assert math.ceil(two_sided_sequence(deg, 2)[1] / 2) == 2
     assert structural_lower_bound(deg, 2) <= 3
     assert 3 <= edit_anonymize(5, np.array(edges), 2, seed=0)[2]["symmetric_difference"] <= 2 * 3
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 12), min_size=2, max_size=14), st.integers(1, 4),
+       st.integers(0, 99))
+def test_floors_zero_drop_is_the_additions_only_optimum(d, k, seed):
+    if k > len(d):
+        return
+    target, _ = two_sided_sequence(d, k, even=False, seed=seed, floors=d)
+    assert (target >= np.asarray(d)).all() and is_k_anonymous_sequence(target, k)
+    assert sequence_cost(d, target) == sequence_cost(d, anonymize_degree_sequence(d, k))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(10, 80), st.integers(1, 3), st.integers(2, 6), st.sampled_from([0.0, 0.2, 0.5]),
+       st.integers(0, 10**6))
+def test_max_drop_caps_every_degree(n, m, k, max_drop, seed):
+    graph = nx.barabasi_albert_graph(n, m, seed=seed)
+    edges = np.array(list(graph.edges()), dtype=np.int64)
+    added, removed, info = edit_anonymize(n, edges, k, seed=seed, max_drop=max_drop)
+    out = _apply(n, edges, added, removed)
+    _verify(out, n, k)
+    for v, d0 in graph.degree():
+        assert out.degree(v) >= math.ceil((1 - max_drop) * d0 - 1e-9)
+
+
+def test_max_drop_trades_edits_for_hubs():
+    graph = nx.barabasi_albert_graph(600, 3, seed=2)
+    edges = np.array(list(graph.edges()), dtype=np.int64)
+    top = max(d for _, d in graph.degree())
+    free = edit_anonymize(600, edges, 10, seed=0)
+    capped = edit_anonymize(600, edges, 10, seed=0, max_drop=0.1)
+    hub_free = _apply(600, edges, free[0], free[1])
+    hub_capped = _apply(600, edges, capped[0], capped[1])
+    assert max(d for _, d in hub_capped.degree()) >= 0.9 * top
+    assert max(d for _, d in hub_free.degree()) < max(d for _, d in hub_capped.degree())
+    assert free[2]["symmetric_difference"] < capped[2]["symmetric_difference"]
+
+
+def brute_force_floored(d, k, floors):
+    """Least L1 change over any partition into blocks of >= k nodes, each block moved to
+    one integer value at least the largest floor of its members."""
+    best = None
+    for part in _set_partitions(list(range(len(d)))):
+        if min(len(b) for b in part) < k:
+            continue
+        cost = 0
+        for block in part:
+            vals = [d[i] for i in block]
+            lo = max(floors[i] for i in block)
+            cost += min(sum(abs(v - x) for v in vals) for x in range(lo, max(vals + [lo]) + 1))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=7), st.integers(1, 3),
+       st.sampled_from([0.0, 0.3, 0.6, 1.0]), st.integers(0, 99))
+def test_floored_dp_matches_brute_force(d, k, drop, seed):
+    if k > len(d):
+        return
+    floors = np.ceil((1 - drop) * np.asarray(d) - 1e-9).astype(np.int64)
+    target, _ = two_sided_sequence(d, k, even=False, seed=seed, floors=floors)
+    assert (target >= floors).all() and is_k_anonymous_sequence(target, k)
+    assert sequence_cost(d, target) == brute_force_floored(d, k, floors.tolist())
