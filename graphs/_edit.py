@@ -43,15 +43,15 @@ class _EditGraph:
     def __init__(self, n: int, edges: np.ndarray) -> None:
         self.n = n
         edges = np.sort(np.asarray(edges, dtype=np.int64).reshape(-1, 2), axis=1)
-        edges = np.unique(edges[edges[:, 0] != edges[:, 1]], axis=0)
-        self.edges = edges
-        self.codes = edges[:, 0] * n + edges[:, 1]  # sorted (edges sorted lexicographically)
-        m = len(edges)
-        src = np.concatenate([edges[:, 0], edges[:, 1]])
-        dst = np.concatenate([edges[:, 1], edges[:, 0]])
-        eid = np.concatenate([np.arange(m), np.arange(m)])
-        order = np.lexsort((dst, src))
-        self.indices, self.eid = dst[order], eid[order]
+        codes = edges[:, 0] * n + edges[:, 1]
+        self.codes = np.unique(codes[edges[:, 0] != edges[:, 1]])  # sorted, once each
+        self.edges = np.stack([self.codes // n, self.codes % n], axis=1)
+        m = len(self.codes)
+        src = np.concatenate([self.edges[:, 0], self.edges[:, 1]])
+        dst = np.concatenate([self.edges[:, 1], self.edges[:, 0]])
+        order = np.argsort(src * n + dst)
+        self.indices = dst[order]
+        self.eid = np.concatenate([np.arange(m), np.arange(m)])[order]
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n))))
         self.removed = np.zeros(m, dtype=bool)
         self.added: defaultdict[int, set[int]] = defaultdict(set)
@@ -71,10 +71,10 @@ class _EditGraph:
     def _original_id(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Edge id of each pair ``u < v`` in the original graph, -1 if absent."""
         code = u * self.n + v
-        pos = np.minimum(np.searchsorted(self.codes, code), max(len(self.codes) - 1, 0))
-        found = (len(self.codes) > 0) & (self.codes[pos] == code) if len(self.codes) else (
-            np.zeros(code.shape, dtype=bool))
-        return np.where(found, pos, -1)
+        if not len(self.codes):
+            return np.full(code.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.codes, code), len(self.codes) - 1)
+        return np.where(self.codes[pos] == code, pos, -1)
 
     def has_edges(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Whether each pair ``u < v`` is an edge of the current graph."""
