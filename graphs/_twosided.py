@@ -148,57 +148,91 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
     return out, optimum
 
 
-def _nearest_costs(others: np.ndarray, ts: np.ndarray, q: int, free: int) -> np.ndarray:
-    """``O[T, r]``: least sum of ``(|d - T| - free)^+ / 2`` over ``r <= q`` of ``others``."""
+def _filler_costs(others, ts, q, w_above, w_below, free):
+    """``F[T, r]``: least sum over ``r <= q`` distinct ``others`` of ``w_above * (d - T - free)^+
+    + w_below * (T - d - free)^+`` (the cheapest nodes to complete a class at value ``T``)."""
     out = np.zeros((ts.size, q + 1))
     if q == 0 or others.size == 0:
         return out
     pos = np.searchsorted(others, ts)
     idx = pos[:, None] + np.arange(-q, q)[None, :]
     ok = (idx >= 0) & (idx < others.size)
-    dist = np.where(ok, np.abs(others[np.clip(idx, 0, others.size - 1)] - ts[:, None]), 10**12)
-    dist = np.sort(dist, axis=1)[:, :q]
-    out[:, 1:] = np.cumsum(0.5 * np.maximum(dist - free, 0), axis=1)
+    diff = others[np.clip(idx, 0, others.size - 1)] - ts[:, None]
+    cost = w_above * np.maximum(diff - free, 0) + w_below * np.maximum(-diff - free, 0)
+    cost = np.sort(np.where(ok, cost, np.inf), axis=1)[:, :q]
+    out[:, 1:] = np.cumsum(cost, axis=1)
+    out[~np.isfinite(out)] = np.inf
     return out
 
 
-def _top_bound(ds_desc: np.ndarray, k: int, s: int) -> float:
-    top, others = ds_desc[:s], np.sort(ds_desc[s:])
-    ts = np.arange(0, int(top[0]) + 1)
-    near = _nearest_costs(others, ts, k - 1, s)
+def _classes_bound(top, others, ts, k, member, filler, free):
+    """Least total cost of splitting ``top`` (descending) into consecutive classes, each at
+    one value ``T``: ``member = (a, b)`` weighs a member's decrease / increase, ``filler``
+    the same for the ``k - size`` other nodes completing the class."""
+    s = top.size
+    diff = top[None, :] - ts[:, None]
+    above = np.concatenate([np.zeros((ts.size, 1)), np.cumsum(np.maximum(diff, 0), axis=1)], 1)
+    below = np.concatenate([np.zeros((ts.size, 1)), np.cumsum(np.maximum(-diff, 0), axis=1)], 1)
+    fill = _filler_costs(others, ts, k - 1, filler[0], filler[1], free)
     best = np.full(s + 1, np.inf)
     best[0] = 0.0
     for j in range(1, s + 1):
         for i in range(j):
-            cost = np.abs(top[i:j][None, :] - ts[:, None]).sum(axis=1)
-            cost = cost + near[:, max(0, k - (j - i))]
+            cost = (member[0] * (above[:, j] - above[:, i]) + member[1] * (below[:, j] - below[:, i])
+                    + fill[:, max(0, k - (j - i))])
             best[j] = min(best[j], best[i] + float(cost.min()))
-    return best[s] - s * (s - 1) / 2
+    return float(best[s])
 
 
-def structural_lower_bound(degrees, k: int, max_top: int = 16) -> int:
+#: (lambda, mu) of the direction-aware family, see :func:`structural_lower_bound`
+_WEIGHTS = ((0.0, 1.0), (0.0, 0.5), (0.5, 1.0), (1.0, 0.0))
+
+
+def structural_lower_bound(degrees, k: int, max_top: int = 24) -> int:
     """A lower bound on the edits of any k-degree-anonymous graph, from its top degrees.
 
-    Let ``S`` be the ``s`` highest-degree nodes and ``Delta`` the final minus the original
-    degrees.  Every edit changes two degrees by one; a node of ``S`` changed by ``|Delta_v|``
-    meets ``|Delta_v|`` edits, at most ``C(s, 2)`` of them inside ``S``, the others joining a
-    node ``x`` outside ``S`` that meets at least ``max(|Delta_x|, a_x)`` edits, ``a_x <= s``
-    of them from ``S``.  Summing, ``edits >= sum_S |Delta_v| - C(s, 2) +
-    sum_{x not in S} (|Delta_x| - s)^+ / 2``.  Its least value over k-anonymous sequences is
-    bounded below by letting every class of ``S`` (consecutive top degrees at one value
-    ``T``) take its other members from the nodes nearest ``T``, reused freely.  The result is
-    the best ``s <= max_top``; it exceeds ``ceil(L1*/2)`` when a few hubs must move far
-    while the nodes near them need nothing (ego-Facebook, k <= 20).
+    Let ``S`` be the ``s`` highest-degree nodes, ``Delta`` the final minus the original
+    degrees and ``e_v`` the number of edits at ``v`` (``edits = sum e_v / 2``,
+    ``e_v >= |Delta_v|``).  Two inequalities hold for every graph:
+
+    * ``edits >= sum_S |Delta_v| - C(s, 2) + sum_{x not in S} (|Delta_x| - s)^+ / 2``: an
+      edit at a node of ``S`` either joins two nodes of ``S`` (at most ``C(s, 2)``) or
+      reaches a node ``x`` outside, which meets ``a_x <= s`` of them.
+    * ``edits >= (U + max(O-, U- - 2C(s, 2)) + max(O+, U+ - 2C(s, 2))) / 2`` with ``U`` the
+      change of ``S``, ``U-`` / ``U+`` its decreases / increases and ``O-`` / ``O+`` those
+      outside ``S``: a node of ``S`` that must lose degree deletes edges, and an outside
+      node absorbing a deletion either loses degree itself or pays two edits for it.
+      ``max(a, b) >= lambda a + (1 - lambda) b`` makes it a sum over nodes.
+
+    Over all k-anonymous sequences both are bounded below by splitting ``S`` into classes
+    of consecutive degrees (an exchange argument shows sorted classes are optimal), each at
+    one value ``T`` and completed to ``k`` members by the cheapest outside nodes (the true
+    completions are distinct and cost no less).  The result is the best ``s <= max_top``.
+    It exceeds ``ceil(L1* / 2)`` when a few hubs must move far while the nodes around
+    them need nothing (ego-Facebook, k <= 50).
 
     Examples
     --------
-    >>> structural_lower_bound([1, 1, 1, 1, 9], 2)
-    6
+    >>> structural_lower_bound([4, 1, 1, 1, 1], 2)  # the star K_{1,4}; exact optimum 3
+    2
     """
     ds = np.sort(np.asarray(degrees, dtype=np.int64))[::-1]
-    if k <= 1 or ds.size == 0 or ds.size < k:
+    if k <= 1 or ds.size < k:
         return 0
     best = 0.0
+    # between consecutive degree values (shifted by `free`) a class's cost is concave in T
+    # (linear member costs plus a sum of the smallest of linear filler costs), so its least
+    # value is reached at one of them
+    values = np.unique(np.concatenate(([0], ds)))
     for s in range(1, min(max_top, ds.size) + 1):
-        best = max(best, _top_bound(ds, k, s))
+        top, others = ds[:s], np.sort(ds[s:])
+        pairs = s * (s - 1) / 2
+        shifted = np.unique(np.concatenate([values, values - s, values + s]))
+        shifted = shifted[(shifted >= 0) & (shifted <= ds[0])]
+        value = _classes_bound(top, others, shifted, k, (1.0, 1.0), (0.5, 0.5), s) - pairs
+        for lam, mu in _WEIGHTS:
+            member = (1.0 - lam / 2, 1.0 - mu / 2)
+            cost = _classes_bound(top, others, values, k, member, (lam / 2, mu / 2), 0)
+            value = max(value, cost - (2.0 - lam - mu) * pairs)
+        best = max(best, value)
     return max(0, math.ceil(best - 1e-9))

@@ -116,7 +116,7 @@ def test_facebook_two_sided_bounds():
     assert halves == [574.5, 1243, 1632.5, 2559, 4002]
     # the hubs cannot pair their changes: no graph is closer than these (see _twosided)
     structural = [structural_lower_bound(deg, k) for k in (5, 10, 20, 50, 100)]
-    assert structural == [873, 2002, 2370, 2678, 2868]
+    assert structural == [873, 2002, 2406, 2812, 3135]
 
 
 def _exhaustive_optimum(n, edges, k):
@@ -333,3 +333,19 @@ def test_floored_dp_matches_brute_force(d, k, drop, seed):
     target, _ = two_sided_sequence(d, k, even=False, seed=seed, floors=floors)
     assert (target >= floors).all() and is_k_anonymous_sequence(target, k)
     assert sequence_cost(d, target) == brute_force_floored(d, k, floors.tolist())
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(4, 6), st.integers(0, 3), st.lists(st.tuples(st.integers(0, 5),
+       st.integers(0, 5)), max_size=6), st.integers(2, 6))
+def test_structural_bound_never_exceeds_the_exact_optimum(n, hubs, extra, k):
+    """Hub-heavy tiny graphs (stars plus random edges), where the bound is the tightest."""
+    if k > n:
+        return
+    edges = {(min(h, v), max(h, v)) for h in range(min(hubs, n)) for v in range(n) if v != h}
+    edges |= {(min(a, b), max(a, b)) for a, b in extra if a != b and max(a, b) < n}
+    deg = np.bincount(np.array(sorted(edges), dtype=np.int64).ravel(), minlength=n) if edges \
+        else np.zeros(n, dtype=np.int64)
+    exact = _exhaustive_optimum(n, sorted(edges), k)
+    assert structural_lower_bound(deg, k) <= exact
+    assert math.ceil(two_sided_sequence(deg, k)[1] / 2) <= exact
