@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time as _time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,9 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from structanon import Partition, Release
+from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
-from structanon.io import Pseudonymizer
+from structanon.io import Pseudonymizer, release_key
 
 from ._multisets import accounting, group_targets, select_events
 from ._verify import verify_log
@@ -44,9 +46,7 @@ def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
     ...                  "week").dt.strftime("%Y-%m-%d").tolist()
     ['2006-02-27', '2006-03-06']
     """
-    if granularity not in GRANULARITIES:
-        raise InputError(f"time_granularity must be one of {list(GRANULARITIES)}",
-                         value=granularity)
+    check_choice(granularity, "time_granularity", GRANULARITIES)
     series = pd.Series(pd.to_datetime(times))
     freq = GRANULARITIES[granularity]
     if granularity in ("week", "month"):
@@ -54,16 +54,35 @@ def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
     return series.dt.floor(freq)
 
 
-def _validate(log: pd.DataFrame, k: Any, tie_break: str) -> pd.DataFrame:
+def _check_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter of :func:`anonymize` checked and normalized, before any work."""
+    p = dict(params)
+    p["k"] = check_int(p["k"], "k", min_value=1)
+    check_choice(p["time_granularity"], "time_granularity", GRANULARITIES)
+    check_choice(p["tie_break"], "tie_break", ("suppress", "add"))
+    check_choice(p["match"], "match", ("query", "intent"))
+    check_choice(p["profile_scale"], "profile_scale", ("count", "log"))
+    check_choice(p["grouping"], "grouping", GROUPINGS)
+    p["refine"] = check_int(p["refine"], "refine", min_value=0)
+    for name in ("click_threshold", "term_threshold"):
+        p[name] = check_float(p[name], name, min_value=0, max_value=1)
+    for name in ("max_url_queries", "max_intent_size"):
+        if p[name] is not None:
+            p[name] = check_int(p[name], name, min_value=1)
+    if p["seed"] is not None:
+        p["seed"] = check_int(p["seed"], "seed", min_value=0)
+    p["risk_p"] = tuple(check_int(v, "risk_p", min_value=1) for v in p["risk_p"])
+    return p
+
+
+def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
     for column in ("user", "query", "time"):
         if column not in log.columns:
             raise InputError("log lacks a required column", column=column)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    if tie_break not in ("suppress", "add"):
-        raise InputError("tie_break must be 'suppress' or 'add'", value=tie_break)
+    if len(log) == 0:
+        raise InputError("the log is empty (no query rows)")
     frame = pd.DataFrame({"user": log["user"].to_numpy(), "query": log["query"].to_numpy()})
     for column in ("user", "query"):
         missing = frame[column].isna().to_numpy()
@@ -86,24 +105,34 @@ def _validate(log: pd.DataFrame, k: Any, tie_break: str) -> pd.DataFrame:
     return frame
 
 
-def _events(frame: pd.DataFrame, query_codes: np.ndarray, rng: np.random.Generator):
-    """One query event per (user, query, time); one of its clicked URLs sampled."""
+def _events(frame: pd.DataFrame, query_codes: np.ndarray, user_order: np.random.Generator,
+            click_rng: np.random.Generator):
+    """One query event per (user, query, time); one of its clicked URLs sampled.
+
+    Users are numbered in a secret random order (``user_order``), so the grouping's ties
+    (smallest user index first) carry nothing of the original ids; the URL published with
+    an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
+    row (position)."""
     user_codes, users = pd.factorize(frame["user"], sort=True)
+    secret = user_order.permutation(len(users))  # user code -> secret rank
+    users = np.asarray(users, dtype=object)[np.argsort(secret)]
+    user_codes = secret[user_codes]
     ns = frame["time"].to_numpy().astype("datetime64[ns]").astype(np.int64)
     key = pd.DataFrame({"u": user_codes, "q": query_codes, "t": ns})
     event = key.groupby(["u", "q", "t"], sort=True).ngroup().to_numpy()
     n_events = int(event.max()) + 1 if event.size else 0
     # sample one clicked URL per event (rows with a click preferred over click-less rows)
     has_url = frame["url"].notna().to_numpy()
-    order = np.lexsort((rng.random(event.size), ~has_url, event))
+    order = np.lexsort((click_rng.random(event.size), ~has_url, event))
     first = order[np.r_[True, event[order][1:] != event[order][:-1]]] if event.size else order
     return {
         "user": user_codes[first].astype(np.int64),
         "query": query_codes[first],
         "time": frame["time"].to_numpy()[first],
         "url": frame["url"].to_numpy(dtype=object)[first],
+        "row": first.astype(np.int64),
         "n": n_events,
-    }, np.asarray(users, dtype=object)
+    }, users
 
 
 def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int):
@@ -112,6 +141,8 @@ def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int)
 
 
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
+    """The published rows, sorted by their published values only, and each row's input
+    row (position): the row whose query, time and URL it publishes."""
     order = np.argsort(labels, kind="stable")
     sizes = np.bincount(labels)
     group_start = np.r_[0, np.cumsum(sizes)[:-1]]
@@ -126,8 +157,10 @@ def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granul
         "time": generalize_times(events["time"][row_event], granularity).to_numpy(),
         "url": events["url"][row_event],
     })
+    # identical rows are interchangeable, so this order is a function of the values alone
     data = data.sort_values(["user", "time", "query", "url"], kind="stable", na_position="first")
-    return data.reset_index(drop=True)
+    source = events["row"][row_event][data.index.to_numpy()]
+    return data.reset_index(drop=True), source
 
 
 def anonymize(
@@ -136,6 +169,7 @@ def anonymize(
     time_granularity: str = "day",
     seed: int | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Any = None,
     pseudonymizer: Pseudonymizer | None = None,
     suppress_identifiers: bool = True,
     identifier_kinds: tuple[str, ...] | None = None,
@@ -149,7 +183,8 @@ def anonymize(
     grouping: str = "greedy",
     refine: int = 0,
     risk_p: tuple[int, ...] = (1, 3, 5),
-    assess: bool = True,
+    measures: bool = True,
+    assess: bool | None = None,
     show_progress: bool = False,
 ) -> Release:
     """Anonymize a search log so every published user shares the whole published log of
@@ -165,9 +200,18 @@ def anonymize(
     time_granularity : {"second", "minute", "hour", "day", "week", "month"}
         Published query times are floored to it.
     seed : int or None
-        Seeds the sampling of published events and clicks.
-    pseudonymizer : structanon.io.Pseudonymizer, optional
-        Keyed pseudonyms for the user ids; a fresh random key by default (never written).
+        Public seed of the measures (the random-query attacks).  It never decides what
+        is published among equals, nor the order: see ``key``.
+    key : Pseudonymizer, bytes or key-file path, optional
+        The release's secret key (:func:`structanon.io.release_key`): keyed HMAC
+        pseudonyms of the user ids, and the secret publication randomness (the secret
+        order in which users are numbered, so the grouping's ties; the clicked URL
+        published with a query among its clicks; the events published among equally
+        shared ones).  Default: ``$STRUCTANON_PSEUDONYM_KEY`` if set, else a fresh
+        random key never written anywhere, so two runs differ and cannot be linked.
+        Same input, parameters, seed and key give the same release.
+    pseudonymizer : Pseudonymizer, optional
+        Former name of ``key``, still accepted.
     suppress_identifiers : bool
         Suppress queries carrying a phone number, e-mail address, SSN or street address.
     identifier_kinds : tuple of str, optional
@@ -205,8 +249,10 @@ def anonymize(
         thousand users (a Python loop over users).
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
-    assess : bool
+    measures : bool
         Compute the utility metrics and risk before/after (skip for speed).
+    assess : bool, optional
+        Former name of ``measures``, still accepted.
     show_progress : bool
         Show a progress bar of the user clustering on stderr (when it is a terminal).
 
@@ -214,16 +260,24 @@ def anonymize(
     -------
     structanon.Release
         ``data``: DataFrame with columns ``user`` (pseudonym), ``query`` (normalized),
-        ``time`` (generalized), ``url``, one row per published query, sorted.  ``info``
-        holds the query accounting (``queries_in``, ``queries_added``,
-        ``queries_suppressed`` split into identifier and clustering suppressions,
-        ``queries_published``), the intent statistics and per-cluster sizes / additions /
-        suppressions.  ``suppressed`` counts users left with no published query.
+        ``time`` (generalized), ``url``, one row per published query, sorted by these
+        published values.  ``info`` holds the query accounting over the whole release
+        (``queries_in``, ``queries_added``, ``queries_suppressed`` split into identifier
+        and clustering suppressions, ``queries_published``), the intent statistics, the
+        histogram of cluster sizes and ``warnings``; no per-cluster addition or
+        suppression count (with the published size of a cluster they would give its
+        members' original query total).  ``suppressed`` counts users left with no
+        published query; the release may be empty (every user suppressed, with a
+        warning).  ``source_index`` (Python only, never written) holds, for each
+        published row, the input row label whose query, time and URL it publishes (for an
+        added query, another member's row); the published user of a row is the
+        ``key``'s pseudonym of an original user.  ``partition`` is indexed by the
+        original user ids in sorted order.
 
     Raises
     ------
     InputError
-        A missing column or value, a bad parameter.
+        A missing column or value, an empty log, a bad parameter (named).
     InfeasibleError
         Fewer than ``k`` users.
     VerificationError
@@ -235,7 +289,7 @@ def anonymize(
     ...                     "query": ["news", "maps", "news", "news", "cats"],
     ...                     "time": pd.to_datetime(["2006-03-01 10:00"] * 5),
     ...                     "url": ["n.com", None, "n.com", None, "c.com"]})
-    >>> release = anonymize(log, k=3, seed=0, assess=False)
+    >>> release = anonymize(log, k=3, seed=0, measures=False)
     >>> release.data["query"].tolist(), release.info["queries_suppressed"]
     (['news', 'news', 'news'], 2)
 
@@ -255,8 +309,10 @@ def anonymize(
        ``sum_{u in G} |n_u(q) - m_G(q)|`` = additions + suppressions of ``q``.  The
        ``m_G(q)`` published events (time, one clicked URL) are sampled from the cluster's
        own events of ``q`` and published identically for every member, so members are
-       indistinguishable by query, time and URL.
-    5. User ids become keyed HMAC pseudonyms; times are generalized.
+       indistinguishable by query, time and URL.  Choices among equals (which events,
+       which URL) come from the secret ``key``, never from the public ``seed``.
+    5. User ids become keyed HMAC pseudonyms; times are generalized; rows are sorted by
+       their published values (pseudonym, time, query, URL).
 
     References
     ----------
@@ -267,21 +323,24 @@ def anonymize(
     """
     timings: dict[str, float] = {}
     clock = _time.perf_counter()
-    frame = _validate(log, k, tie_break)
-    if time_granularity not in GRANULARITIES:
-        raise InputError(f"time_granularity must be one of {list(GRANULARITIES)}",
-                         value=time_granularity)
-    if match not in ("query", "intent"):
-        raise InputError("match must be 'query' or 'intent'", value=match)
-    if profile_scale not in ("count", "log"):
-        raise InputError("profile_scale must be 'count' or 'log'", value=profile_scale)
-    if grouping not in GROUPINGS:
-        raise InputError(f"grouping must be one of {list(GROUPINGS)}", value=grouping)
-    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
-        raise InputError(f"refine must be a non-negative integer, got {refine!r}")
-    k = int(k)
-    rng = np.random.default_rng(seed)
-    pseudonymizer = pseudonymizer if pseudonymizer is not None else Pseudonymizer()
+    if key is not None and pseudonymizer is not None:
+        raise InputError("give key or pseudonymizer (its former name), not both")
+    if assess is not None:
+        measures = bool(assess)
+    params = _check_parameters(dict(
+        k=k, time_granularity=time_granularity, seed=seed, tie_break=tie_break, match=match,
+        profile_scale=profile_scale, grouping=grouping, refine=refine,
+        click_threshold=click_threshold, term_threshold=term_threshold,
+        max_url_queries=max_url_queries, max_intent_size=max_intent_size, risk_p=risk_p))
+    k, seed, refine, risk_p = params["k"], params["seed"], params["refine"], params["risk_p"]
+    secret = release_key(key if key is not None else pseudonymizer)
+    frame = _validate(log, k)
+    # secret publication randomness, bound to the public parameters and the seed
+    context = (seed, k, repr(sorted((name, value) for name, value in params.items())))
+    warned: list[str] = []
+    if k == 1:
+        warned.append("k=1 gives no protection: every user's queries are published as they "
+                      "are (only identifier queries are suppressed); use k >= 2")
 
     query_codes, vocabulary = normalize_queries(frame["query"])
     identifier_counts: dict[str, int] = {}
@@ -289,7 +348,8 @@ def anonymize(
     if suppress_identifiers:
         found = detect_identifiers(vocabulary, identifier_kinds)
         flagged = found.any(axis=1).to_numpy(dtype=bool)
-    events, users = _events(frame, query_codes, rng)
+    events, users = _events(frame, query_codes, secret.rng("user-order", *context),
+                            secret.rng("click-url", *context))
     n_users = users.size
     ev_flagged = flagged[events["query"]]
     if suppress_identifiers:
@@ -350,9 +410,11 @@ def anonymize(
     _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
                                                           return_counts=True)
     preference = group_query_count[group_query_inverse.reshape(-1)]
-    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference, rng)
-    pseudonyms = pseudonymizer.pseudonymize(users)
-    data = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms, time_granularity)
+    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference,
+                                        secret.rng("event-choice", *context))
+    pseudonyms = secret.pseudonymize(users)
+    data, source = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms,
+                            time_granularity)
     timings["publish"] = _time.perf_counter() - clock
 
     n_groups = int(labels.max()) + 1
@@ -365,7 +427,16 @@ def anonymize(
     identifier_suppressed = int(ev_flagged.sum())
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
-    partition = Partition(np.where(empty_user, -1, labels))
+    if empty_user.all():
+        warned.append(f"nothing was published: every user is suppressed (no cluster of {k} "
+                      "or more users shares a query that is not an identifier); try a "
+                      "smaller k")
+    # fresh secret cluster ids, indexed by the original ids in sorted order
+    cluster_id = secret.rng("cluster-ids", *context).permutation(n_groups)
+    sorted_users = np.argsort(np.argsort(users.astype(str), kind="stable"), kind="stable")
+    in_sorted_order = np.empty(n_users, dtype=np.int64)
+    in_sorted_order[sorted_users] = np.where(empty_user, -1, cluster_id[labels])
+    partition = Partition(in_sorted_order)
     info = {
         "queries_in": int(events["n"]),
         "queries_published": int(len(data)),
@@ -384,10 +455,11 @@ def anonymize(
         "cluster_size_counts": {int(s): int(c) for s, c in
                                 zip(*np.unique(group_sizes, return_counts=True))},
         "intents": intent_stats,
-        "clusters": {"size": group_sizes, "published_per_user": published_per_group,
-                     "added": added_per_group, "suppressed": suppressed_per_group},
-        "pseudonym_key_source": pseudonymizer.key_source,
+        "pseudonym_key_source": secret.key_source,
+        "warnings": warned,
     }
+    for message in warned:
+        warnings.warn(message, UserWarning, stacklevel=2)
     release = Release(
         data=data, datatype="querylogs", verifier=lambda d: verify_log(d, k),
         models=[f"user k-anonymity of published query logs (k={k})"], partition=partition,
@@ -402,9 +474,10 @@ def anonymize(
                     "match": match, "profile_scale": profile_scale,
                     "grouping": grouping, "refine": refine},
         timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
+        source_index=np.asarray(log.index)[source],
     )
     release.verify(strict=True)
-    if assess:
+    if measures:
         clock = _time.perf_counter()
         # measured under the original ids, so figures do not depend on the pseudonym key
         original = pd.DataFrame({"user": users[events["user"]],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,11 @@ import click
 import numpy as np
 
 from structanon import Release
+from structanon._validation import check_int, check_output_paths
 from structanon.cli_support import emit_release, handle_errors
 from structanon.errors import InputError
-from structanon.io import Pseudonymizer
+from structanon.io import release_key, staged_outputs
+from structanon.report import format_summary, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
 from .io import parse_report, read_log, write_log
@@ -22,31 +25,32 @@ __all__ = ["cli", "demo", "figures_for"]
 
 
 def figures_for(release: Release) -> list[tuple[str, Any]]:
-    """Cluster sizes, additions / suppressions per cluster and uniqueness before / after."""
+    """Cluster sizes, query events kept / added / suppressed over the whole release, and
+    uniqueness before / after.  Nothing per cluster: a cluster's additions and
+    suppressions with its published size would give its members' original query total."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    clusters = release.info["clusters"]
-    sizes = np.asarray(clusters["size"])
+    info = release.info
     figs = []
     fig, ax = plt.subplots(figsize=(5, 3))
-    values, counts = np.unique(sizes, return_counts=True)
-    ax.bar(values.astype(str), counts)
+    sizes = sorted(info["cluster_size_counts"].items())
+    ax.bar([str(size) for size, _ in sizes], [count for _, count in sizes])
     ax.set_xlabel("users per cluster")
     ax.set_ylabel("clusters")
     figs.append(("Cluster sizes", fig))
     fig, ax = plt.subplots(figsize=(5, 3))
-    order = np.argsort(-(np.asarray(clusters["added"]) + np.asarray(clusters["suppressed"])))
-    ax.bar(np.arange(order.size), np.asarray(clusters["suppressed"])[order], label="suppressed",
-           width=1.0)
-    ax.bar(np.arange(order.size), np.asarray(clusters["added"])[order],
-           bottom=np.asarray(clusters["suppressed"])[order], label="added", width=1.0)
-    ax.set_xlabel("cluster (by total edits)")
-    ax.set_ylabel("queries")
-    ax.legend()
-    figs.append(("Queries added and suppressed per cluster", fig))
+    kept = info["queries_published"] - info["queries_added"]
+    parts = {"kept": kept, "added": info["queries_added"],
+             "suppressed (identifiers)": info["queries_suppressed_identifier"],
+             "suppressed (clustering)": info["queries_suppressed_clustering"]}
+    bars = ax.bar(list(parts), list(parts.values()))
+    ax.bar_label(bars, fmt="%d", fontsize=7)
+    ax.set_ylabel("query events (all users)")
+    ax.tick_params(axis="x", labelsize=7)
+    figs.append(("Query events kept, added and suppressed (whole release)", fig))
     if release.risk:
         before, after = release.risk["before"], release.risk["after"]
         keys = [key for key in before if key.startswith("unique_by")]
@@ -87,51 +91,101 @@ _columns_option = click.option("--columns", default=None,
                                help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u")
 
 
+_SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
+              "the published order, labels or ids.")
+_KEY_HELP = ("Secret key file: pseudonyms and publication order become reproducible for whoever "
+             "holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key)")
+_OUTPUT_SUFFIXES = (".tsv", ".txt", ".csv", ".parquet")
+_REPORT_SUFFIXES = (".json", ".html", ".htm")
+
+
+def _check_format_options(fmt: str, columns: dict[str, str] | None, sep: str | None) -> None:
+    if fmt == "aol" and columns:
+        raise InputError("--columns applies to --format csv or parquet; the aol format has "
+                         "fixed columns (add --format csv)")
+    if sep is not None and fmt != "csv":
+        raise InputError(f"--sep applies to --format csv, not {fmt}")
+    if sep is not None and len(sep) != 1 and sep != "\\t":
+        raise InputError(f"--sep must be one character, got {sep!r}")
+
+
 @cli.command(short_help="Anonymize a search log (user k-anonymity by query multisets).")
-@click.argument("input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("input_path", metavar="INPUT",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-k", type=int, required=True, help="Minimum users sharing each published log.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Published log (.tsv, .csv, .parquet; .gz for compressed text).")
+              help="Published log (.tsv, .txt, .csv, .parquet; add .gz to compress text).")
 @_format_option
 @_columns_option
 @click.option("--sep", default=None, help="Field separator for csv input.")
 @click.option("--time-granularity", type=click.Choice(list(GRANULARITIES)), default="day",
-              show_default=True)
-@click.option("--seed", type=int, default=None, help="Random seed.")
+              show_default=True, help="Published query times are floored to this period.")
+@click.option("--seed", type=int, default=0, show_default=True, help=_SEED_HELP)
 @click.option("--key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Pseudonym key (else $STRUCTANON_PSEUDONYM_KEY, else random).")
+              default=None, help=_KEY_HELP)
 @click.option("--keep-identifiers", is_flag=True,
               help="Do not suppress queries with phone numbers, e-mails, SSNs, addresses.")
 @click.option("--tie-break", type=click.Choice(["suppress", "add"]), default="suppress",
-              show_default=True)
+              show_default=True,
+              help="Even cluster sizes: publish the lower (suppress) or upper (add) median.")
 @click.option("--on-bad-lines", type=click.Choice(["report", "skip", "raise"]), default="report",
-              show_default=True)
+              show_default=True,
+              help="Malformed input lines: drop and report, drop silently, or stop.")
 @click.option("--grouping", type=click.Choice(list(GROUPINGS)), default="greedy",
               show_default=True,
               help="How users are grouped: greedy by shared queries (or intents), or MDAV.")
 @click.option("--refine", type=click.IntRange(min=0), default=0, show_default=True,
               help="Passes of local moves/swaps of users that lower additions + suppressions.")
-@click.option("--no-assess", is_flag=True, help="Skip utility and risk measures.")
+@click.option("--no-measures", is_flag=True, help="Skip the utility and risk measures.")
+@click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write a JSON or HTML report.")
+              help="Write a JSON (.json) or HTML (.html) report.")
 @handle_errors
 def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, seed, key_file,
-                  keep_identifiers, tie_break, on_bad_lines, grouping, refine, no_assess,
-                  report):
-    """Anonymize INPUT_PATH into OUTPUT so each user is indistinguishable from k-1 others."""
-    log = read_log(input_path, fmt, columns=_columns(columns), sep=sep,
-                   on_bad_lines=on_bad_lines)
-    parsed = parse_report(log)
-    if parsed.get("malformed") or parsed.get("encoding_errors"):
-        click.echo(f"input: {parsed['malformed']} malformed line(s) skipped, "
-                   f"{parsed['encoding_errors']} line(s) with encoding errors", err=True)
-    release = anonymize(log, k, time_granularity=time_granularity, seed=seed,
-                        pseudonymizer=Pseudonymizer.from_config(key_file),
-                        suppress_identifiers=not keep_identifiers, tie_break=tie_break,
-                        grouping=grouping, refine=refine, assess=not no_assess, show_progress=True)
-    release.info["input"] = parsed
-    write_log(release.data, output)
-    emit_release(release, report, figures=lambda: figures_for(release))
+                  keep_identifiers, tie_break, on_bad_lines, grouping, refine, no_measures,
+                  no_assess, report):
+    """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others."""
+    # every option and output path is checked before the input is read
+    check_int(k, "-k", min_value=1)
+    check_int(seed, "--seed", min_value=0)
+    mapping = _columns(columns)
+    _check_format_options(fmt, mapping, sep)
+    check_output_paths({"--output": output, "--report": report},
+                       inputs=[input_path, key_file],
+                       extensions={"--output": _OUTPUT_SUFFIXES, "--report": _REPORT_SUFFIXES})
+    key = release_key(key_file)
+    if k == 1:
+        click.echo("warning: k=1 gives no protection; every user's queries are published "
+                   "as they are", err=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reported below, once, in plain words
+        log = read_log(input_path, fmt, columns=mapping, sep="\t" if sep == "\\t" else sep,
+                       on_bad_lines=on_bad_lines)
+        parsed = parse_report(log)
+        if parsed.get("malformed") or parsed.get("encoding_errors"):
+            shown = ", ".join(str(n) for n, _ in parsed.get("malformed_lines", [])[:5])
+            click.echo(f"input: {parsed['malformed']:,} malformed line(s) skipped"
+                       f"{f' (lines {shown}...)' if shown else ''}, "
+                       f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced",
+                       err=True)
+        release = anonymize(log, k, time_granularity=time_granularity, seed=seed, key=key,
+                            suppress_identifiers=not keep_identifiers, tie_break=tie_break,
+                            grouping=grouping, refine=refine,
+                            measures=not (no_measures or no_assess), show_progress=True)
+    # counts only: the input's line numbers are not the published artefact's business
+    release.info["input"] = {name: value for name, value in parsed.items()
+                             if not name.endswith("_lines")}
+    for message in release.info["warnings"]:
+        if not message.startswith("k=1"):
+            click.echo(f"warning: {message}", err=True)
+    click.echo(format_summary(release))
+    with staged_outputs() as stage:
+        if report is not None:
+            figures = figures_for(release) if report.suffix.lower() in (".html", ".htm") else ()
+            write_report(release, stage(report), figures)
+        write_log(release.data, stage(output))
+    if report is not None:
+        click.echo(f"report written to {report}")
     click.echo(f"published log written to {output}")
 
 
@@ -170,6 +224,9 @@ def inspect(input_path, fmt, columns, ps, seed):
 @handle_errors
 def synthesize(output, users, lines, seed):
     """Write a synthetic log (Zipf queries over topics, with clicks) in the AOL format."""
+    check_int(users, "--users", min_value=1)
+    check_int(lines, "--lines", min_value=1)
+    check_output_paths({"--output": output}, extensions={"--output": _OUTPUT_SUFFIXES})
     log = synthetic_log(users, lines, seed=seed)
     write_log(log, output, aol=True)
     click.echo(f"{len(log):,} lines for {users:,} users written to {output}")

@@ -185,8 +185,9 @@ def risk_report(original: pd.DataFrame, published: pd.DataFrame,
     for p in ps:
         if isinstance(p, bool) or int(p) != p or p < 1:
             raise InputError("p must be a positive integer", value=p)
-    vocabulary = pd.Index(pd.unique(pd.concat([original["query"], published["query"]])
-                                    .astype(str)))
+    # sorted, so the sampled known queries do not depend on the row order of either log
+    vocabulary = pd.Index(np.unique(pd.concat([original["query"], published["query"]])
+                                    .astype(str).to_numpy()))
     before, users, _ = _user_query_matrix(original, vocabulary)
     after, published_users, _ = _user_query_matrix(published, vocabulary)
     empty = after.shape[0] == 0

@@ -12,6 +12,7 @@ import click
 from tqdm import tqdm
 
 from . import _progress
+from ._validation import file_suffix
 from .errors import StructanonError
 from .release import Release
 from .report import format_summary, provenance, write_report
@@ -58,11 +59,14 @@ def handle_errors(func: F) -> F:
 
 def emit_release(release: Release, report: str | Path | None = None,
                  figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
-                 quiet: bool = False, inputs: Sequence[str | Path] = ()) -> None:
+                 quiet: bool = False, inputs: Sequence[str | Path] = (),
+                 stage: Callable[[str | Path], Path] | None = None) -> None:
     """Print the release summary and write the report, if asked.
 
     ``figures`` may be a callable, so figures are only drawn for HTML reports. ``inputs``
-    (the files the command read) go into the report's provenance with their SHA-256.
+    (the files the command read) go into the report's provenance with their SHA-256.  Inside
+    :func:`structanon.io.staged_outputs`, pass its ``stage`` so the report is written with
+    the other outputs, all or nothing; messages name the real path.
     """
     if not release.provenance:
         release.provenance = provenance(inputs)
@@ -70,9 +74,10 @@ def emit_release(release: Release, report: str | Path | None = None,
         click.echo(format_summary(release))
     if report is not None:
         path = Path(report)
-        figs = figures() if callable(figures) and path.suffix.lower() in (".html", ".htm") else (
+        html_report = file_suffix(path) in (".html", ".htm")
+        figs = figures() if callable(figures) and html_report else (
             figures if not callable(figures) else ())
-        write_report(release, path, figs)
+        write_report(release, stage(path) if stage is not None else path, figs)
         if not quiet:
             click.echo(f"report written to {path}")
 

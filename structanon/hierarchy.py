@@ -143,11 +143,13 @@ class Hierarchy:
         1
         >>> os.unlink(f.name)
         """
+        from .io import text_lines
+
         path = Path(path)
         if not path.exists():
             raise InputError("hierarchy file not found", path=str(path))
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh, delimiter=sep))
+        lines = [text for _number, text in text_lines(path, "utf-8-sig", name="hierarchy file")]
+        rows = list(csv.reader(lines, delimiter=sep))
         try:
             return cls(rows, name=name or path.stem)
         except InputError as exc:

@@ -84,10 +84,17 @@ def read_table(
             df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
     except pd.errors.ParserError as exc:
         match = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"cannot parse table: {exc}", path=str(path),
+        raise InputError(f"cannot parse table: {exc}; is --sep right?", path=str(path),
                          line=int(match.group(1)) if match else None) from None
-    except (UnicodeDecodeError, pd.errors.EmptyDataError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read table: {exc}", path=str(path)) from None
+    except pd.errors.EmptyDataError:
+        raise InputError("the file is empty (no header, no rows); wrong file or wrong --sep?",
+                         path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the file is not UTF-8 text ({exc.reason}); convert it, or is it "
+                         "the right file?", path=str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?",
+                         path=str(path)) from None
     for col in columns or []:
         if col not in df.columns:
             raise InputError(f"column not found; the file has {list(map(str, df.columns))}",
@@ -166,7 +173,8 @@ def text_lines(path: str | Path, encoding: str = "utf-8", name: str = "input"
             try:
                 text = decoder.decode(line)
             except UnicodeDecodeError as exc:
-                raise InputError(f"bytes that are not {encoding} text ({exc.reason} at byte "
+                shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
+                raise InputError(f"bytes that are not {shown} text ({exc.reason} at byte "
                                  f"{exc.start} of the line); convert the file or give its "
                                  "encoding", path=str(path), line=number) from None
             yield number, text.rstrip("\r\n")
@@ -289,7 +297,13 @@ class Pseudonymizer:
             path = Path(key_file)
             if not path.exists():
                 raise InputError("pseudonymization key file not found", path=str(path))
-            return cls(cls._parse_key(path.read_bytes()), length, source=f"file {path.name}")
+            if path.is_dir():
+                raise InputError("the key file is a directory", path=str(path))
+            key = cls._parse_key(path.read_bytes())
+            if len(key) < 16:
+                raise InputError(f"the key file holds {len(key)} bytes; a key needs at least 16 bytes",
+                                 path=str(path))
+            return cls(key, length, source=f"file {path.name}")
         env = os.environ.get(KEY_ENV)
         if env:
             return cls(cls._parse_key(env.encode()), length, source=f"${KEY_ENV}")

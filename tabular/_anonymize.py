@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,8 @@ from structanon import (
 )
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
-from structanon.io import Pseudonymizer
+from structanon._validation import check_choice, check_int
+from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity, PrivacyModel, check_models
 from structanon.partition import encode_values
 
@@ -45,13 +47,12 @@ class TabularRelease(Release):
 
 
 def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: bool,
-                         pseudonymizer: Pseudonymizer | None) -> tuple[pd.DataFrame, dict]:
+                         pseudo: Pseudonymizer) -> tuple[pd.DataFrame, dict]:
     if not identifiers:
         return df, {}
     if drop:
         return df.drop(columns=list(identifiers)), {"identifiers": list(identifiers),
                                                      "identifier_handling": "dropped"}
-    pseudo = pseudonymizer or Pseudonymizer()
     out = df.copy()
     for column in identifiers:
         try:
@@ -127,7 +128,7 @@ def _full_domain(
 
 
 def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[PrivacyModel],
-                      algorithm: str, info: dict[str, Any]):
+                      algorithm: str, info: dict[str, Any], rng: np.random.Generator):
     """Replace record suppression by cell suppression (k-anonymity only)."""
     if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
         raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
@@ -136,7 +137,7 @@ def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[Pri
 
     k = max(m.k for m in models)
     table = pd.DataFrame({c: take(c, None) for c in qis})
-    fixed, n_cells = local_suppression(table, qis, k)
+    fixed, n_cells = local_suppression(table, qis, k, rng)
     columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
     info["locally_suppressed_cells"] = int(n_cells)
     info["records_touched_by_local_suppression"] = int((labels < 0).sum())
@@ -182,10 +183,12 @@ def anonymize(
     metric: str = "discernibility",
     seed: int | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     identifiers: Sequence[str] = (),
     drop_identifiers: bool = False,
     pseudonymizer: Pseudonymizer | None = None,
     utility: bool | str = True,
+    measures: bool = True,
     local_suppression: bool = False,
     linkage: bool = False,
     mondrian_options: Mapping[str, Any] | None = None,
@@ -214,16 +217,26 @@ def anonymize(
     metric : {"discernibility", "loss", "precision", "height"}
         Quality model the ``optimal`` search minimizes.
     seed : int, optional
-        Seeds the shuffle of the published rows (row order leaks nothing).
+        Public seed of the algorithm's own choices and of the measures (the sampled
+        COUNT queries, the classifier).  It never decides the published row order.
+    key : Pseudonymizer, bytes, str or path, optional
+        The release's secret key (see :func:`structanon.io.release_key`): it makes the
+        identifier pseudonyms and the published row order.  Default:
+        ``$STRUCTANON_PSEUDONYM_KEY`` when set, else a fresh random key that is never
+        written, so two releases of the same table are neither row-aligned nor linkable.
+        With a key, the same input, seed and key give the same release byte for byte.
     identifiers : sequence of str
         Direct identifiers: replaced by keyed pseudonyms (HMAC-SHA256) before anything
         else, or dropped with ``drop_identifiers=True``.
     pseudonymizer : structanon.io.Pseudonymizer, optional
-        Key to use for the pseudonyms (default: a fresh random key, never written).
+        Former name of ``key`` (give one of the two).
     utility : bool or "full"
         Compute utility and risk measures (``False`` skips them for raw speed; ``"full"``
         adds the accuracy of a classifier predicting ``sensitive``, trained on the release
         vs on the original).
+    measures : bool
+        ``False`` skips every utility and risk measure (the name shared by every data
+        type; the same as ``utility=False``).
     local_suppression : bool
         ``optimal`` / ``datafly`` with k-anonymity only: instead of removing the records of
         the classes that still fail after global recoding (at most ``suppression_limit``),
@@ -247,14 +260,18 @@ def anonymize(
     TabularRelease
         ``data``: the input's columns with QIs generalized to hierarchy labels (or ranges,
         or value sets),
-        suppressed records removed and counted in ``suppressed``; ``transformation``:
-        level per QI (``optimal``, ``datafly``).  Verified from its output alone.
+        suppressed records removed and counted in ``suppressed``, rows in an order drawn
+        from the secret key; ``transformation``: level per QI (``optimal``, ``datafly``);
+        ``source_index``: the input row label of each published row (kept in Python
+        only, never written or reported); ``info["warnings"]``: e.g. that k = 1 protects
+        nobody.  Verified from its output alone.
 
     Raises
     ------
     InputError
-        Bad parameters, unknown columns, missing values, mixed types or values absent
-        from a hierarchy (the message names column and row).
+        Bad parameters (the message names the parameter), unknown or duplicate columns,
+        missing values, mixed types or values absent from a hierarchy (the message names
+        column and row), a key file that is missing or shorter than 16 bytes.
     InfeasibleError
         No release satisfies the models within the suppression limit.
 
@@ -299,8 +316,15 @@ def anonymize(
     models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
                        metric, identifiers)
     m_options = _mondrian_options(mondrian_options, algorithm)
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
+    check_choice(utility, "utility", (True, False, "full"))
+    check_choice(measures, "measures", (True, False))
+    if key is not None and pseudonymizer is not None:
+        raise InputError("give the release key as key= or as pseudonymizer=, not both")
+    secret = release_key(key if key is not None else pseudonymizer)
     timings: dict[str, float] = {}
-    data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, pseudonymizer)
+    data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, secret)
     if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or \
             data.index.step != 1:
         data = data.reset_index(drop=True)
@@ -330,13 +354,19 @@ def anonymize(
         take, labels, info = _full_domain(
             data, dict(quasi_identifiers), sensitive, models, algorithm, max_suppressed, metric,
             timings)
+    # the public facts of this release: secret draws differ between releases that differ
+    public = repr({"algorithm": algorithm, "quasi_identifiers": qi_kinds(quasi_identifiers),
+                   "sensitive": sensitive, "models": [m.describe() for m in models],
+                   "suppression_limit": suppression_limit, "metric": metric,
+                   "mondrian": m_options, "local_suppression": local_suppression,
+                   "identifiers": identifiers, "drop_identifiers": drop_identifiers})
     if local_suppression:
-        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info)
+        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info,
+                                         secret.rng("local-suppression", seed, n, public))
     start = time.perf_counter()
     kept = labels >= 0
     partition = Partition(labels)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(np.flatnonzero(kept))
+    order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(kept))
     published = pd.DataFrame({
         c: take(c, order) if c in quasi_identifiers else
         data[c].iloc[order].reset_index(drop=True)
@@ -358,11 +388,15 @@ def anonymize(
         suppressed=int((~kept).sum()),
         n_individuals=n,
         info=info,
+        source_index=df.index[order],
     )
+    warnings = _weak_model_warnings(models)
+    if warnings:
+        info["warnings"] = warnings
     start = time.perf_counter()
     release.verify(strict=True)
     timings["verify"] = time.perf_counter() - start
-    if utility:
+    if utility and measures:
         start = time.perf_counter()
         generalized = data.assign(**{c: take(c, None) for c in qis})
         release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
@@ -384,6 +418,14 @@ def anonymize(
     timings["total"] = time.perf_counter() - t0
     release.timings = timings
     return release
+
+
+def _weak_model_warnings(models: Sequence[PrivacyModel]) -> list[str]:
+    """Warnings about requests that protect nobody (k = 1 and no other model)."""
+    if all(isinstance(m, KAnonymity) and m.k <= 1 for m in models):
+        return ["k = 1 gives no protection: every record may stay unique; "
+                "use k >= 2 (or add l-diversity / t-closeness)"]
+    return []
 
 
 def utility_report(

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InfeasibleError, InputError
+from structanon._validation import check_choice, check_columns, check_float
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
@@ -107,15 +108,12 @@ def validate(
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    check_columns(df, [])
     if len(df) == 0:
         raise InputError("the table has no rows")
-    if algorithm not in ALGORITHMS:
-        raise InputError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    if metric not in QUALITY_MODELS:
-        raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) or \
-            not 0 <= suppression_limit <= 1:
-        raise InputError(f"suppression_limit must be a number in [0, 1], got {suppression_limit!r}")
+    check_choice(algorithm, "algorithm", ALGORITHMS)
+    check_choice(metric, "metric", QUALITY_MODELS)
+    check_float(suppression_limit, "suppression_limit", min_value=0, max_value=1)
     if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
         raise InputError("quasi_identifiers must be a non-empty dict column -> Hierarchy")
     for column, spec in quasi_identifiers.items():

@@ -12,8 +12,15 @@ import pandas as pd
 
 from structanon import InputError, Partition, Release
 from structanon import risk as core_risk
-from structanon.cli_support import emit_release, handle_errors
-from structanon.io import Pseudonymizer, atomic_write
+from structanon._validation import (
+    check_float,
+    check_input_path,
+    check_int,
+    check_output_paths,
+    file_suffix,
+)
+from structanon.cli_support import handle_errors
+from structanon.io import release_key, staged_outputs
 from structanon.models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -22,6 +29,7 @@ from structanon.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from structanon.report import format_summary, write_report
 
 from . import io as tab_io
 from ._anonymize import ALGORITHMS, anonymize
@@ -31,6 +39,12 @@ __all__ = ["cli", "demo", "release_figures"]
 
 DATA = Path(__file__).resolve().parent / "data"
 DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
+REPORT_EXTENSIONS = (".json", ".html", ".htm")
+SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
+             "the published order, labels or ids.")
+KEY_FILE_HELP = ("Secret key file: pseudonyms and publication order become reproducible for "
+                 "whoever holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random "
+                 "key)")
 
 
 def _split(value: str | None) -> list[str]:
@@ -42,7 +56,7 @@ def _models(k: int | None, l_div: float | None, l_variant: str, c: float | None,
             sep: str) -> list[PrivacyModel]:
     models: list[PrivacyModel] = []
     if k is not None:
-        models.append(KAnonymity(k))
+        models.append(KAnonymity(check_int(k, "-k", min_value=1)))
     if l_div is not None:
         if l_variant == "distinct":
             if float(l_div) != int(l_div):
@@ -59,9 +73,7 @@ def _models(k: int | None, l_div: float | None, l_variant: str, c: float | None,
         if t_distance == "hierarchical":
             if sensitive_hierarchy is None:
                 raise InputError("hierarchical t-closeness needs --sensitive-hierarchy")
-            from structanon import Hierarchy
-
-            hierarchy = Hierarchy.from_csv(sensitive_hierarchy, sep=sep)
+            hierarchy = tab_io.read_hierarchy(sensitive_hierarchy, sep, None)
         models.append(TCloseness(t, t_distance, hierarchy))
     if not models:
         raise InputError("give at least one privacy model: -k, --l-diversity or --t-closeness")
@@ -179,14 +191,14 @@ def _common(func):
               help="Mondrian: let a pool of rare values borrow records from a sibling "
                    "(relaxed, the default; regions may overlap) or keep regions disjoint "
                    "(strict).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP)
 @click.option("--identifier", "identifiers", multiple=True,
               help="Direct identifier column, pseudonymized with a keyed HMAC (repeatable).")
 @click.option("--drop-identifiers", is_flag=True, help="Drop identifier columns instead.")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help="Pseudonym key file (default: $STRUCTANON_PSEUDONYM_KEY, else a random key).")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None, help=KEY_FILE_HELP)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="Anonymized table to write (.csv, .tsv, .parquet).")
+              help="Anonymized table to write (.csv, .tsv, .txt, .parquet, .pq; "
+                   "optionally .gz).")
 @click.option("--local-suppression", is_flag=True,
               help="Blank QI cells of the last violating records instead of removing them "
                    "(k-anonymity, optimal / datafly).")
@@ -195,42 +207,112 @@ def _common(func):
 @click.option("--classifier", is_flag=True,
               help="Also measure a classifier's accuracy on the sensitive column, release vs "
                    "original.")
-@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@click.option("--no-measures", "no_measures", is_flag=True,
+              help="Skip the utility and risk measures (verification still runs).")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors and warnings.")
 @handle_errors
 def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
                       set_qi, sensitive, report, k, l_div, l_variant, c, t, t_distance,
                       sensitive_hierarchy, suppression_limit, algorithm, metric,
                       mondrian_criterion, relaxed, seed, identifiers, drop_identifiers,
-                      key_file, output, local_suppression, linkage, classifier,
+                      key_file, output, local_suppression, linkage, classifier, no_measures,
                       quiet) -> None:
-    """Anonymize INPUT and write the verified release to --output."""
+    """Anonymize INPUT and write the verified release to --output.
+
+    Every option and path is checked before INPUT is read; the table and the report are
+    written all-or-nothing.  Rows are published in an order drawn from the secret key.
+    """
     columns = _split(qi)
     if not columns:
         raise InputError("--qi names no column")
-    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
-    needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
-    df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
-    specs = tab_io.load_hierarchies(columns, tab_io.parse_assignments(hierarchy, "--hierarchy"),
-                                    hierarchy_dir, hierarchy_sep, _split(numeric),
-                                    _split(set_qi))
-    pseudonymizer = Pseudonymizer.from_config(key_file) if identifiers and not drop_identifiers \
-        else None
+    check_float(suppression_limit, "--suppression-limit", min_value=0, max_value=1)
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
     options = {name: value for name, value in (("criterion", mondrian_criterion),
                                                ("relaxed", relaxed)) if value is not None}
     if options and algorithm != "mondrian":
         raise InputError("--mondrian-criterion and --relaxed/--strict apply to "
                          f"--algorithm mondrian, not {algorithm}")
-    release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
-                        suppression_limit=suppression_limit, metric=metric, seed=seed,
-                        identifiers=list(identifiers), drop_identifiers=drop_identifiers,
-                        pseudonymizer=pseudonymizer, local_suppression=local_suppression,
-                        linkage=linkage, utility="full" if classifier else True,
-                        mondrian_options=options)
-    tab_io.write_microdata(release.data, output,
-                           sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
-    emit_release(release, report, lambda: release_figures(release), quiet=quiet)
+    files = tab_io.parse_assignments(hierarchy, "--hierarchy")
+    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy,
+                           key_file)
+    check_output_paths({"--output": output, "--report": report}, inputs=inputs,
+                       extensions={"--output": tab_io.TABLE_EXTENSIONS,
+                                   "--report": REPORT_EXTENSIONS})
+    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
+    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep,
+                                    _split(numeric), _split(set_qi))
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
+    df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+    try:
+        release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
+                            suppression_limit=suppression_limit, metric=metric, seed=seed,
+                            key=secret, identifiers=list(identifiers),
+                            drop_identifiers=drop_identifiers,
+                            local_suppression=local_suppression, linkage=linkage,
+                            utility="full" if classifier else True, measures=not no_measures,
+                            mondrian_options=options)
+    except InputError as exc:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
+            raise
+        raise InputError(exc.message, column=exc.column, line=line, value=exc.value,
+                         path=str(input_path)) from None
+    for warning in release.info.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    with staged_outputs() as stage:
+        if report is not None:
+            html = Path(report).suffix.lower() in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        tab_io.write_microdata(release.data, stage(output),
+                               sep=_output_separator(sep, output))
     if not quiet:
+        click.echo(format_summary(release))
+        if report is not None:
+            click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
+    """A field separator as typed (``\\t`` is a tab); empty, or longer than one character
+    where only one is allowed, is an :class:`InputError`."""
+    if sep is None:
+        return None
+    sep = "\t" if sep == "\\t" else sep
+    if not sep or (single and len(sep) != 1):
+        raise InputError(f"{option} must be {'one character' if single else 'non-empty'} "
+                         f"(e.g. ',', ';' or \\t for a tab), got {sep!r}")
+    return sep
+
+
+def _output_separator(sep: str | None, output: str) -> str | None:
+    """The input's separator for a text output (one character only), else the default."""
+    if sep is None or len(sep) != 1 or file_suffix(output) in (".tsv", ".tab"):
+        return None
+    return sep
+
+
+def _check_inputs(input_path: str, files: dict[str, str], hierarchy_dir: str | None,
+                  columns: list[str], sensitive_hierarchy: str | None,
+                  key_file: str | None) -> list[Path]:
+    """Check that every file the command reads exists; return them all."""
+    inputs = [check_input_path(input_path, "INPUT")]
+    for column, path in files.items():
+        inputs.append(check_input_path(path, f"--hierarchy {column}"))
+    if hierarchy_dir is not None:
+        if not Path(hierarchy_dir).is_dir():
+            raise InputError("--hierarchy-dir: folder does not exist", path=str(hierarchy_dir))
+        inputs += [p for c in columns if (p := tab_io.find_hierarchy(hierarchy_dir, c))]
+    if sensitive_hierarchy is not None:
+        inputs.append(check_input_path(sensitive_hierarchy, "--sensitive-hierarchy"))
+    if key_file is not None:
+        inputs.append(check_input_path(key_file, "--key-file"))
+    return inputs
 
 
 def assess_table(df: pd.DataFrame, quasi_identifiers: list[str], sensitive: str | None = None,
@@ -272,18 +354,20 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report) -> None:
     columns = _split(qi)
     if not columns:
         raise InputError("--qi names no column")
+    check_float(threshold, "--threshold", min_value=0, max_value=1)
+    sep = _separator(sep, "--sep", single=False)
+    check_output_paths({"--report": report}, inputs=[check_input_path(input_path, "INPUT")],
+                       extensions={"--report": (".json",)})
     df = tab_io.read_microdata(input_path, sep=sep,
                                columns=columns + ([sensitive] if sensitive else []))
     result = assess_table(df, columns, sensitive, threshold)
     from structanon.release import to_jsonable
 
     text = json.dumps(to_jsonable(result), indent=2)
-    click.echo(text)
     if report is not None:
-        if Path(report).suffix.lower() != ".json":
-            raise InputError("assess writes JSON reports only", path=str(report))
-        with atomic_write(report) as fh:
+        with staged_outputs() as stage, open(stage(report), "w", encoding="utf-8") as fh:
             fh.write(text)
+    click.echo(text)
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:

@@ -86,7 +86,7 @@ def test_text_inputs_fail_clearly(tmp_path):
     cases = {
         "binary.dat": (b"ok\n\x00\x01\x02", r"binary.*line 2"),
         "utf16.txt": ("a,b\n".encode("utf-16"), "UTF-16"),
-        "latin1.txt": ("a\nb\u00e9\n".encode("latin-1"), r"not utf-8 text.*line 2"),
+        "latin1.txt": ("a\nb\u00e9\n".encode("latin-1"), r"not UTF-8 text.*line 2"),
         "broken.gz": (gzip.compress("\n".join(map(str, range(20_000))).encode())[:2000],
                       "cannot read the file"),
     }

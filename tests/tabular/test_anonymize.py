@@ -63,12 +63,17 @@ def test_release_satisfies_models_and_counts_everyone(algorithm):
             assert set(release.data[column]) <= set(QI[column].labels(level))
 
 
-def test_same_seed_same_release_and_rows_are_shuffled():
+def test_same_seed_and_key_same_release_and_rows_are_shuffled():
     df = table(60)
-    a = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, utility=False)
-    b = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, utility=False)
+    key = b"r" * 32
+    a = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, key=key, utility=False)
+    b = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, key=key, utility=False)
     pd.testing.assert_frame_equal(a.data, b.data)
     assert a.data["name"].tolist() != df["name"].tolist()
+    assert df["name"].loc[a.source_index].tolist() == a.data["name"].tolist()
+    keyless = [tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, utility=False)
+               for _ in range(2)]
+    assert keyless[0].data["name"].tolist() != keyless[1].data["name"].tolist()
 
 
 def test_identifiers_are_pseudonymized_with_a_key_before_anything_else():

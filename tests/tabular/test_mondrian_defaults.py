@@ -39,11 +39,11 @@ def sample(adult_sample, adult_sample_hierarchies):
 def test_defaults_are_gain_and_relaxed_and_recorded(sample):
     df, spec = sample
     release = anonymize(df, spec, "occupation", [KAnonymity(5)], algorithm="mondrian", seed=0,
-                        utility=False)
+                        utility=False, key=b"m" * 32)
     assert release.parameters["mondrian"] == {"criterion": "gain", "relaxed": True,
                                               "remainder": True}
     explicit = anonymize(df, spec, "occupation", [KAnonymity(5)], algorithm="mondrian", seed=0,
-                         utility=False,
+                         utility=False, key=b"m" * 32,
                          mondrian_options={"criterion": "gain", "relaxed": True})
     pd.testing.assert_frame_equal(release.data, explicit.data)
 
