@@ -13,14 +13,14 @@ import numpy as np
 from structanon import Release
 from structanon._validation import check_input_path, check_output_paths, file_suffix
 from structanon.cli_support import handle_errors
+from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
 from structanon.release import to_jsonable
 from structanon.report import format_summary, write_report
 
-from ._construct import CONSTRUCTS
 from ._sequence import _METHODS
 from .io import _EXTENSIONS, FORMATS, guess_format, read_graph, write_graph
-from .kdegree import anonymize_with_mapping
+from .kdegree import CONSTRUCTIONS, anonymize_with_mapping
 from .metrics import graph_utility
 from .risk import structural_risk
 
@@ -51,11 +51,16 @@ def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any
 
     info = release.info
     fig, ax = plt.subplots(figsize=(7, 2.6))
-    names = ["L1 lower bound (optimum / 2)", "bound for the chosen sequence", "edges added",
-             "edges removed"]
-    values = [info["lower_bound_edges"], info["sequence_bound_edges"], info["edges_added"],
-              info["edges_removed"]]
-    ax.barh(names[::-1], values[::-1], color=["#c44", "#2a6", "#bbb", "#999"])
+    bars = [("L1 lower bound (optimum / 2)", info.get("two_sided_lower_bound_edges",
+                                                   info["lower_bound_edges"]), "#c44"),
+            ("bound for the chosen sequence", info["sequence_bound_edges"], "#2a6"),
+            ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
+            ("edges added", info["edges_added"], "#bbb"),
+            ("edges removed", info["edges_removed"], "#999")]
+    bars = [bar for bar in bars if bar[1] is not None]
+    names = [bar[0] for bar in bars]
+    values = [bar[1] for bar in bars]
+    ax.barh(names[::-1], values[::-1], color=[bar[2] for bar in bars][::-1])
     for y, value in enumerate(values[::-1]):
         ax.text(value, y, f" {value:,}", va="center")
     ax.set_xlabel("edges")
@@ -107,11 +112,12 @@ def _write_outputs(release: Release, mapping: dict[Any, Any], output: Path,
 def _run(graph: nx.Graph, k: int, method: str, construct: str, relabel: bool, seed: int,
          keep: tuple[str, ...], as_undirected: bool, output: Path, out_format: str | None,
          report: Path | None, mapping_out: Path | None, utility: str, quiet: bool = False,
-         key: Any = None, measure_risk: bool = True) -> Release:
+         key: Any = None, measure_risk: bool = True,
+         max_degree_drop: float | None = None) -> Release:
     release, mapping = anonymize_with_mapping(
         graph, k, method=method, construct=construct, relabel=relabel, seed=seed,
         keep_attributes=keep, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key)
+        measure_risk=measure_risk, key=key, max_degree_drop=max_degree_drop)
     for warning in release.info.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
     _write_outputs(release, mapping, output, out_format, report, mapping_out,
@@ -142,8 +148,13 @@ def cli() -> None:
               help="Output format (default: from the extension).")
 @click.option("--method", type=click.Choice(_METHODS), default="dp", show_default=True,
               help="Degree-sequence anonymization: exact dynamic program or greedy.")
-@click.option("--construct", type=click.Choice(CONSTRUCTS), default="supergraph",
-              show_default=True, help="Graph construction (supergraph/probing: additions only).")
+@click.option("--construct", type=click.Choice(CONSTRUCTIONS), default="supergraph",
+              show_default=True,
+              help="Graph construction (supergraph/probing: additions only, every true edge "
+                   "kept; edit: additions and deletions, fewest edited edges).")
+@click.option("--max-degree-drop", type=click.FloatRange(0, 1), default=None,
+              help="With --construct edit: largest share of its degree a node may lose "
+                   "(protects hubs; 0 = degrees never fall). Default: no cap.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help=SEED_HELP)
 @click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help=KEY_HELP)
@@ -160,17 +171,20 @@ def cli() -> None:
               help="Skip the utility and risk measures (the privacy check still runs).")
 @handle_errors
 def anonymize(input: Path, k: int, output: Path, in_format: str | None,  # noqa: A002
-              out_format: str | None, method: str, construct: str, seed: int,
+              out_format: str | None, method: str, construct: str,
+              max_degree_drop: float | None, seed: int,
               key_file: Path | None, no_relabel: bool, keep: tuple[str, ...],
               as_undirected: bool, mapping_out: Path | None, report: Path | None, utility: str,
               no_measures: bool) -> None:
     """Make INPUT k-degree anonymous and write it to OUTPUT."""
+    if max_degree_drop is not None and construct != "edit":
+        raise InputError("--max-degree-drop applies to --construct edit only")
     _check_options(input, output, in_format, out_format, report, mapping_out, key_file)
     key = release_key(key_file)
     graph = read_graph(input, format=in_format, as_undirected=as_undirected)
     _run(graph, k, method, construct, not no_relabel, seed, keep, as_undirected, output,
          out_format, report, mapping_out, "none" if no_measures else utility, key=key,
-         measure_risk=not no_measures)
+         measure_risk=not no_measures, max_degree_drop=max_degree_drop)
 
 
 @cli.command()

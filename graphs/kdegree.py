@@ -14,19 +14,23 @@ import networkx as nx
 import numpy as np
 
 from structanon import CheckResult, Partition, Release
-from structanon._validation import check_choice, check_int
+from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
 from structanon.models import KAnonymity
 
-from ._construct import CONSTRUCTS
+from ._construct import CONSTRUCTS, Construction
 from ._construct import construct as build_construction
+from ._edit import edit_anonymize
 from ._sequence import _METHODS
 from .io import INPUT_REPORT
 from .metrics import LEVELS, utility_from_edges
 from .risk import risk_from_edges
 
 __all__ = ["k_degree_anonymize", "degree_verifier", "degree_partition"]
+
+#: every construction: the additions-only ones, swap, and "edit" (least symmetric difference)
+CONSTRUCTIONS = (*CONSTRUCTS, "edit")
 
 
 def degree_partition(graph: nx.Graph) -> Partition:
@@ -158,16 +162,53 @@ def _sorted_nodes(nodes: list[Any]) -> list[Any]:
         return sorted(nodes, key=lambda v: (type(v).__name__, str(v)))
 
 
+def _edit_construction(n: int, edges: np.ndarray, deg0: np.ndarray, k: int, seed,
+                       max_drop: float | None) -> tuple[Construction, dict[str, Any]]:
+    """The least-symmetric-difference construction (:mod:`graphs._edit`) as a Construction
+    whose ``optimum`` is the two-sided L1 optimum."""
+    added, removed, info = edit_anonymize(n, edges, k, seed=seed, max_drop=max_drop)
+    target = deg0 + np.bincount(added.ravel(), minlength=n) - np.bincount(removed.ravel(),
+                                                                          minlength=n)
+    log = ["edit: finished by additions after the rounds oscillated"] \
+        if info["finished_by_additions"] else []
+    built = Construction(added=added, removed=removed, target=target, first_target=target,
+                         optimum=info["two_sided_l1_optimum"], rounds=info["rounds"],
+                         repairs=info["repair_edges"], log=log)
+    return built, info
+
+
+def _edit_report(info: dict[str, Any], edit: dict[str, Any]) -> None:
+    """For construct="edit": the bounds that hold for additions and deletions."""
+    info.update({
+        "l1_degree_change_optimum": edit["two_sided_l1_optimum"],
+        "two_sided_lower_bound_edges": edit["two_sided_lower_bound_edges"],
+        "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
+        "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
+        "lower_bound_edges": edit["edit_lower_bound_edges"],
+        "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
+        "sequence_bound_edges": None, "ratio_to_sequence_bound": None,
+        "finished_by_additions": edit["finished_by_additions"],
+    })
+    del info["l1_degree_increase_optimum"]
+
+
 def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
                            relabel: bool = True, seed: int | None = None, *,
                            keep_attributes: Sequence[str] = (), as_undirected: bool = False,
                            utility: str | bool = "auto", measure_risk: bool = True,
-                           key: Any = None) -> tuple[Release, dict[Any, Any]]:
+                           key: Any = None, max_degree_drop: float | None = None,
+                           ) -> tuple[Release, dict[Any, Any]]:
     """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
     (the same dict as ``release.source_index``)."""
     k = check_int(k, "k", min_value=1)
     check_choice(method, "method", _METHODS)
-    check_choice(construct, "construct", CONSTRUCTS)
+    check_choice(construct, "construct", CONSTRUCTIONS)
+    if max_degree_drop is not None:
+        if construct != "edit":
+            raise InputError("max_degree_drop applies to construct='edit' only (the other "
+                             "constructions never lower a degree, or keep it in a swap)")
+        max_degree_drop = check_float(max_degree_drop, "max_degree_drop", min_value=0,
+                                      max_value=1)
     if not isinstance(utility, bool):
         check_choice(utility, "utility", (*UTILITY_CHOICES, True, False))
     if utility == "none":
@@ -195,8 +236,12 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
 
     t = time.perf_counter()
     deg0 = np.bincount(edges.ravel(), minlength=n)
+    edit_info = None
     with _no_gc():
-        built = build_construction(n, edges, k, method, construct, seed)
+        if construct == "edit":
+            built, edit_info = _edit_construction(n, edges, deg0, k, seed, max_degree_drop)
+        else:
+            built = build_construction(n, edges, k, method, construct, seed)
     l1_bound = built.optimum
     timings["anonymize"] = time.perf_counter() - t
 
@@ -245,7 +290,8 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         "l1_degree_increase_optimum": l1_bound,
         "lower_bound_edges": lower,
         "ratio_to_lower_bound": float(edits / lower) if lower else (1.0 if edits == 0 else None),
-        "sequence_bound_edges": _sequence_bound(n, edges, built.first_target - deg0),
+        "sequence_bound_edges": (_sequence_bound(n, edges, built.first_target - deg0)
+                                 if edit_info is None else None),
         "l1_degree_change": int(np.abs(built.target - deg0).sum()),
         "supergraph": n_removed == 0,
         "already_anonymous": l1_bound == 0,
@@ -267,12 +313,16 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
             f"{n_added:,} edges added)")
     seb = info["sequence_bound_edges"]
     info["ratio_to_sequence_bound"] = float(n_added / seb) if seb else None
+    info["symmetric_difference"] = edits
+    if edit_info is not None:
+        _edit_report(info, edit_info)
 
     release = Release(
         data=published, datatype="graphs", verifier=degree_verifier(k), models=[KAnonymity(k)],
         partition=degree_partition(published),
         parameters={"k": k, "method": method, "construct": construct, "relabel": bool(relabel),
-                    "seed": seed, "keep_attributes": list(keep_attributes)},
+                    "seed": seed, "keep_attributes": list(keep_attributes),
+                    **({"max_degree_drop": max_degree_drop} if construct == "edit" else {})},
         timings=timings, suppressed=0, n_individuals=n, info=info, source_index=mapping,
     )
     t = time.perf_counter()
@@ -301,7 +351,7 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
                        relabel: bool = True, seed: int | None = None, *,
                        keep_attributes: Sequence[str] = (), as_undirected: bool = False,
                        utility: str | bool = "auto", measure_risk: bool = True,
-                       key: Any = None) -> Release:
+                       key: Any = None, max_degree_drop: float | None = None) -> Release:
     """Edit a graph as little as possible so every degree is shared by at least ``k`` nodes.
 
     Parameters
@@ -314,13 +364,17 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     method : {"dp", "greedy"}
         Degree-sequence anonymization: the exact dynamic program (minimum L1 increase,
         groups of k..2k-1 sorted degrees, O(nk)) or Liu & Terzi's greedy.
-    construct : {"supergraph", "swap", "probing"}
+    construct : {"supergraph", "swap", "probing", "edit"}
         Graph construction.  ``"supergraph"``: edge additions only (every original edge
         kept); what cannot be placed among nodes needing degree goes to nodes whose degree
         class can spare one, and the sequence is re-anonymized until it holds.
         ``"probing"``: additions only; on failure restart with a perturbed degree sequence
         (Liu & Terzi's probing).  ``"swap"``: additions, then edge swaps (one removal, two
-        additions) to reach the anonymized sequence exactly.
+        additions) to reach the anonymized sequence exactly.  ``"edit"``: additions and
+        deletions, the fewest edited edges (the problem as Liu & Terzi state it): degrees
+        move up or down to their group's median, deletions between nodes that must lose
+        degree, additions between nodes that must gain (:mod:`graphs._edit`); ``method``
+        is not used.
     relabel : bool
         Relabel nodes to a secret random permutation of ``0..n-1`` drawn from ``key``
         (default).  With ``False`` node ids are kept (not anonymous), so a supergraph can be
@@ -344,6 +398,10 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         :func:`structanon.io.release_key`: with a key the same input, parameters and seed
         give the same published graph; without one (and no ``$STRUCTANON_PSEUDONYM_KEY``)
         every call draws fresh labels.
+    max_degree_drop : float in [0, 1], optional
+        Only with ``construct="edit"``: the largest share of its degree any node may lose
+        (``0.5`` keeps every hub at half its degree or more, ``0`` gives an additions-only
+        sequence; default no cap).  Protects hubs at the price of more edits.
 
     Returns
     -------
@@ -353,7 +411,12 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         ``ratio_to_lower_bound``, ``sequence_bound_edges`` (the fewest additions that can
         realize the chosen sequence), the input clean-up counts, ``fallback`` (the
         common-degree construction, when the sequence could not be realized directly) and
-        ``warnings`` (e.g. ``k = 1``).  Nodes are inserted in published-label order and
+        ``warnings`` (e.g. ``k = 1``).  With ``construct="edit"`` the bounds are those of
+        additions and deletions: ``lower_bound_edges`` is the larger of
+        ``two_sided_lower_bound_edges`` (ceil of the two-sided L1 optimum / 2) and
+        ``structural_lower_bound_edges`` (:func:`graphs._twosided.structural_lower_bound`),
+        with ``ratio_to_two_sided_bound`` and ``ratio_to_lower_bound``;
+        ``symmetric_difference`` = added + removed.  Nodes are inserted in published-label order and
         edges sorted by published labels, so the graph's order carries nothing about the
         input.  ``release.source_index`` is the private mapping original id -> published
         id (never written or reported).  The release was verified from the published graph
@@ -390,5 +453,5 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     release, _ = anonymize_with_mapping(
         G, k, method=method, construct=construct, relabel=relabel, seed=seed,
         keep_attributes=keep_attributes, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key)
+        measure_risk=measure_risk, key=key, max_degree_drop=max_degree_drop)
     return release

@@ -4,20 +4,24 @@ the realization against exhaustive search, outputs rechecked with plain networkx
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from collections import Counter
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import graphs
 from graphs import anonymize_degree_sequence, sequence_cost
 from graphs._edit import edit_anonymize
 from graphs._twosided import structural_lower_bound, two_sided_sequence
-from structanon.errors import InfeasibleError
+from graphs.cli import cli
+from structanon.errors import InfeasibleError, InputError
+from tests._support import shared_file
 
 
 def _set_partitions(items):
@@ -101,17 +105,10 @@ def test_two_sided_dp_matches_brute_force(d, k, seed):
     assert (np.minimum.reduce([even_target >= min(d), even_target <= max(d)])).all()
 
 
-def _facebook_path():
-    for parent in Path(__file__).resolve().parents:
-        path = parent / "shared" / "data" / "facebook" / "facebook_combined.txt"
-        if path.exists():
-            return path
-    pytest.skip("shared ego-Facebook edge list (shared/data/facebook) absent")
-
-
 def test_facebook_two_sided_bounds():
     """The figures of the issue: L1*/2 = 574.5 / 1,243 / 1,632.5 / 2,559 / 4,002."""
-    deg = np.bincount(np.loadtxt(_facebook_path(), dtype=np.int64).ravel())
+    path = shared_file("facebook/facebook_combined.txt")
+    deg = np.bincount(np.loadtxt(path, dtype=np.int64).ravel())
     halves = [two_sided_sequence(deg, k)[1] / 2 for k in (5, 10, 20, 50, 100)]
     assert halves == [574.5, 1243, 1632.5, 2559, 4002]
     # the hubs cannot pair their changes: no graph is closer than these (see _twosided)
@@ -349,3 +346,107 @@ def test_structural_bound_never_exceeds_the_exact_optimum(n, hubs, extra, k):
     exact = _exhaustive_optimum(n, sorted(edges), k)
     assert structural_lower_bound(deg, k) <= exact
     assert math.ceil(two_sided_sequence(deg, k)[1] / 2) <= exact
+
+
+# -- through k_degree_anonymize and the command line -------------------------------------
+
+def test_release_with_edit_construction_checked_with_networkx():
+    graph = nx.barabasi_albert_graph(300, 3, seed=4)
+    release = graphs.k_degree_anonymize(graph, 6, construct="edit", relabel=False, seed=0,
+                                        utility=False)
+    out = release.data
+    _verify(nx.convert_node_labels_to_integers(out, ordering="sorted"), 300, 6)
+    assert set(out.nodes()) == set(graph.nodes())
+    before = {frozenset(e) for e in graph.edges()}
+    after = {frozenset(e) for e in out.edges()}
+    info = release.info
+    assert info["edges_added"] == len(after - before) > 0
+    assert info["edges_removed"] == len(before - after) > 0
+    assert info["symmetric_difference"] == len(after ^ before)
+    assert info["lower_bound_edges"] == max(info["two_sided_lower_bound_edges"],
+                                            info["structural_lower_bound_edges"])
+    assert info["ratio_to_two_sided_bound"] == len(after ^ before) / info[
+        "two_sided_lower_bound_edges"]
+    assert release.parameters["construct"] == "edit" and release.verify().passed
+
+
+def test_edit_release_relabelled_and_already_anonymous():
+    graph = nx.cycle_graph(12)
+    release = graphs.k_degree_anonymize(graph, 4, construct="edit", seed=0, utility=False)
+    assert release.info["symmetric_difference"] == 0 and release.info["already_anonymous"]
+    assert sorted(release.data.nodes()) == list(range(12))
+
+
+def test_max_degree_drop_through_the_api():
+    graph = nx.barabasi_albert_graph(400, 2, seed=8)
+    top = max(d for _, d in graph.degree())
+    release = graphs.k_degree_anonymize(graph, 10, construct="edit", max_degree_drop=0.2,
+                                        relabel=False, seed=0, utility=False)
+    assert max(d for _, d in release.data.degree()) >= 0.8 * top
+    assert all(release.data.degree(v) >= math.ceil(0.8 * d - 1e-9) for v, d in graph.degree())
+    with pytest.raises(InputError, match="max_degree_drop"):
+        graphs.k_degree_anonymize(graph, 10, max_degree_drop=0.2, utility=False)
+    with pytest.raises(InputError, match="max_degree_drop"):
+        graphs.k_degree_anonymize(graph, 10, construct="edit", max_degree_drop=1.5,
+                                  utility=False)
+
+
+def _run_cli(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_cli_construct_edit(tmp_path):
+    src = tmp_path / "g.txt"
+    # a self-loop and a repeated edge in the input: dropped and counted by the reader
+    lines = [f"{u} {v}" for u, v in nx.karate_club_graph().edges()] + ["0 0", "1 0"]
+    src.write_text("\n".join(lines) + "\n")
+    out, report = tmp_path / "anon.graphml", tmp_path / "report.json"
+    result = _run_cli("anonymize", src, "-k", "4", "--construct", "edit", "-o", out,
+                      "--report", report, "--utility", "none")
+    assert result.exit_code == 0, result.output
+    anon = graphs.read_graph(out)
+    assert anon.number_of_nodes() == 34
+    assert min(Counter(d for _, d in anon.degree()).values()) >= 4
+    info = json.loads(report.read_text())["info"]
+    assert info["input_self_loops_removed"] == 1 and info["input_duplicate_edges_removed"] == 1
+    assert info["symmetric_difference"] == info["edges_added"] + info["edges_removed"]
+    assert info["edges_removed"] > 0 and "two_sided_lower_bound_edges" in info
+    capped = _run_cli("anonymize", src, "-k", "4", "--construct", "edit", "--max-degree-drop",
+                      "0", "-o", tmp_path / "capped.graphml", "--no-measures")
+    assert capped.exit_code == 0, capped.output
+    degree0 = dict(nx.karate_club_graph().degree())
+    assert max(d for _, d in graphs.read_graph(tmp_path / "capped.graphml").degree()) >= max(
+        degree0.values())
+
+
+def test_cli_edit_errors(tmp_path):
+    src = tmp_path / "g.txt"
+    src.write_text("0 1\n1 2\n2 3\n")
+    wrong = _run_cli("anonymize", src, "-k", "2", "--max-degree-drop", "0.5", "-o",
+                     tmp_path / "o.txt")
+    assert wrong.exit_code == 2 and "--max-degree-drop" in wrong.output
+    assert not (tmp_path / "o.txt").exists()
+    too_big = _run_cli("anonymize", src, "-k", "5", "--construct", "edit", "-o",
+                       tmp_path / "o.txt")
+    assert too_big.exit_code == 3, too_big.output
+    directed = tmp_path / "d.txt"
+    directed.write_text("# Directed graph\n0 1\n1 2\n2 0\n3 0\n")
+    refused = _run_cli("anonymize", directed, "-k", "2", "--construct", "edit", "-o",
+                       tmp_path / "o.txt")
+    assert refused.exit_code == 2 and "directed" in refused.output
+    accepted = _run_cli("anonymize", directed, "-k", "2", "--construct", "edit",
+                        "--as-undirected", "-o", tmp_path / "o.txt", "--no-measures")
+    assert accepted.exit_code == 0, accepted.output
+
+
+def test_isolated_nodes_kept_through_graphml(tmp_path):
+    graph = nx.path_graph(5)
+    graph.add_nodes_from([10, 11, 12])
+    src, out = tmp_path / "g.graphml", tmp_path / "o.graphml"
+    nx.write_graphml(graph, src)
+    result = _run_cli("anonymize", src, "-k", "2", "--construct", "edit", "-o", out,
+                      "--no-measures")
+    assert result.exit_code == 0, result.output
+    anon = graphs.read_graph(out)
+    assert anon.number_of_nodes() == 8
+    assert min(Counter(d for _, d in anon.degree()).values()) >= 2
