@@ -377,15 +377,18 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = No
     floors = None
     if max_drop is not None:
         floors = np.ceil((1.0 - float(max_drop)) * deg0 - 1e-9).astype(np.int64)
-    optimum = 0
     best_run = None
+    targets: list[np.ndarray] = []
     # A run of even length may take any value between its two middle degrees at the same
     # L1 cost; which one is cheaper to realize depends on the graph, so on graphs of up to
-    # `_BOTH_MEDIANS` edges both are tried and the fewer edits kept.
+    # `_BOTH_MEDIANS` edges both are tried (when they differ) and the fewer edits kept.
     for upper in (False, True) if len(base.edges) <= _BOTH_MEDIANS else (False,):
-        g = _EditGraph(n, edges) if upper else base
         target, optimum = two_sided_sequence(deg0, k, even=True, seed=seed, floors=floors,
                                              upper=upper)
+        if any(np.array_equal(target, seen) for seen in targets):
+            continue
+        targets.append(target)
+        g = _EditGraph(n, edges) if upper else base
         run = _rounds(g, target, k, seed, floors, max_rounds)
         if best_run is None or run[0] < best_run[0]:
             best_run = run + (target,)
