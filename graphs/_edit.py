@@ -320,7 +320,8 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
             finished_by_additions = True
             break
         if rounds:
-            target = two_sided_sequence(g.degree, k, even=True, seed=seed, floors=floors)[0]
+            target = two_sided_sequence(g.degree, k, even=True, seed=seed, floors=floors,
+                                        optimum=False)[0]
         if target.max(initial=0) > n - 1:
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
         need = target - g.degree
@@ -377,14 +378,15 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = No
     floors = None
     if max_drop is not None:
         floors = np.ceil((1.0 - float(max_drop)) * deg0 - 1e-9).astype(np.int64)
-    best_run = None
+    best_run, optimum = None, None
     targets: list[np.ndarray] = []
     # A run of even length may take any value between its two middle degrees at the same
     # L1 cost; which one is cheaper to realize depends on the graph, so on graphs of up to
     # `_BOTH_MEDIANS` edges both are tried (when they differ) and the fewer edits kept.
     for upper in (False, True) if len(base.edges) <= _BOTH_MEDIANS else (False,):
-        target, optimum = two_sided_sequence(deg0, k, even=True, seed=seed, floors=floors,
-                                             upper=upper)
+        target, l1 = two_sided_sequence(deg0, k, even=True, seed=seed, floors=floors,
+                                        upper=upper, optimum=optimum is None)
+        optimum = l1 if optimum is None else optimum
         if any(np.array_equal(target, seen) for seen in targets):
             continue
         targets.append(target)

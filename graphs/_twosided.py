@@ -92,7 +92,8 @@ def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = Fals
 
 
 def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
-                       floors=None, upper: bool = False) -> tuple[np.ndarray, int]:
+                       floors=None, upper: bool = False,
+                       optimum: bool = True) -> tuple[np.ndarray, int | None]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
     Parameters
@@ -113,6 +114,9 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
     upper : bool
         Move a run of even length to its upper middle degree instead of the lower one (the
         same L1 cost: more increases, fewer decreases).
+    optimum : bool
+        Also return ``L1*`` (with ``floors`` it takes a second, unfloored DP); ``False``
+        returns ``None`` in its place.
 
     Returns
     -------
@@ -137,7 +141,9 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
     ds = d[order]
     fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
     best, back_t, back_x = _dp(ds, k, fs, upper)
-    optimum = int(best[n].min()) if fs is None else int(_dp(ds, k)[0][n].min())
+    l1 = None
+    if optimum:
+        l1 = int(best[n].min()) if fs is None else int(_dp(ds, k)[0][n].min())
     p = 0 if (even and np.isfinite(best[n, 0])) else int(np.argmin(best[n]))
     out_sorted = np.empty(n, dtype=np.int64)
     m = n
@@ -148,7 +154,7 @@ def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
         m = t
     out = np.empty_like(d)
     out[order] = out_sorted
-    return out, optimum
+    return out, l1
 
 
 def _filler_costs(others, ts, q, w_above, w_below, free):
