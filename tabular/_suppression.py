@@ -8,9 +8,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from structanon.errors import InfeasibleError, InputError
+from structanon._validation import check_int
+from structanon.errors import InfeasibleError
 
-from ._validate import require_columns
+from ._input import require_columns
 
 __all__ = ["local_suppression", "SUPPRESSED"]
 
@@ -144,8 +145,7 @@ def local_suppression(
     the R package sdcMicro. J. Stat. Softw. 67(4), 2015 (local suppression).
     """
     qis = require_columns(generalized, quasi_identifiers, argument="generalized")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    k = check_int(k, "k", min_value=1)
     n = len(generalized)
     if n and n < k:
         raise InfeasibleError(f"k={k} exceeds the number of records ({n})")

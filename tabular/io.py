@@ -9,7 +9,7 @@ import pandas as pd
 
 from structanon import Hierarchy, InputError
 from structanon._validation import file_suffix
-from structanon.io import read_table, write_table
+from structanon.io import read_table, text_lines, write_table
 
 __all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
            "parse_assignments", "file_line", "read_hierarchy", "TABLE_EXTENSIONS"]
@@ -67,8 +67,8 @@ def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
 def file_line(path: str | Path, row: int) -> int | None:
     """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
 
-    The header is line 1; blank lines, which the reader skips, are counted.  Compressed
-    text files count one row per line after the header; Parquet files have no lines
+    The header is line 1; blank lines, which the reader skips, are counted; gzip text is
+    read through (:func:`structanon.io.text_lines`).  Parquet files have no lines
     (``None``).
 
     Examples
@@ -83,17 +83,16 @@ def file_line(path: str | Path, row: int) -> int | None:
     path = Path(path)
     if file_suffix(path) in (".parquet", ".pq"):
         return None
-    if path.suffix.lower() not in (".csv", ".tsv", ".tab", ".txt"):
+    if file_suffix(path) not in (".csv", ".tsv", ".tab", ".txt"):
         return row + 2
     seen = -1  # the header is the first non-blank line
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            for number, text in enumerate(fh, start=1):
-                if text.strip("\r\n"):
-                    seen += 1
-                    if seen == row + 1:
-                        return number
-    except OSError:
+        for number, text in text_lines(path):
+            if text.strip("\r\n"):
+                seen += 1
+                if seen == row + 1:
+                    return number
+    except (OSError, InputError):
         pass
     return row + 2
 

@@ -23,9 +23,9 @@ from structanon import Hierarchy
 from structanon.models import KAnonymity
 from tabular.cli import DEMO_QIS as QIS
 from tabular.cli import cli
+from tests._support import shared_file
 
 BUNDLED = Path(tabular.__file__).resolve().parent / "data"
-SHARED_ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
 
 SEEDS = range(1001)
 # a positional pairing of two independent orders hits the same record ~Poisson(1) times
@@ -92,20 +92,17 @@ def test_replaying_seed_permutations_does_not_restore_the_cli_input_order(cli_re
 def test_replaying_seed_permutations_does_not_restore_the_api_input_order(
         adult_sample, adult_sample_hierarchies):
     release = tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
-                                seed=0, utility=False)
+                                seed=0, measures=False)
     assert _max_rank_correlation(np.asarray(release.source_index)) < 0.1
 
 
 def test_full_adult_order_is_not_restored_by_any_seed():
-    folder = next((p for p in (SHARED_ADULT, Path("/work/shared/data/adult"))
-                   if (p / "adult.csv").exists()), None)
-    if folder is None:
-        pytest.skip("the full Adult table (shared/data/adult/adult.csv) is not available")
+    folder = shared_file("adult/adult.csv").parent
     df = pd.read_csv(folder / "adult.csv", sep=";")
     hierarchies = {c: Hierarchy.from_csv(folder / f"adult_hierarchy_{c}.csv", name=c)
                    for c in QIS}
     release = tabular.anonymize(df, hierarchies, None, [KAnonymity(5)], seed=0,
-                                utility=False)
+                                measures=False)
     assert _max_rank_correlation(np.asarray(release.source_index)) < 0.1
 
 
@@ -119,7 +116,7 @@ def test_two_api_releases_with_different_metrics_are_not_row_aligned(
         adult_sample, adult_sample_hierarchies):
     sources = [np.asarray(tabular.anonymize(adult_sample, adult_sample_hierarchies, None,
                                             [KAnonymity(5)], metric=metric, seed=0,
-                                            utility=False).source_index)
+                                            measures=False).source_index)
                for metric in ("discernibility", "loss")]
     assert _same_source_at_same_position(*sources) <= CHANCE_HITS
 
@@ -129,7 +126,7 @@ def test_every_algorithm_publishes_rows_in_a_secret_order(algorithm, adult_sampl
                                                           adult_sample_hierarchies):
     sources = [np.asarray(tabular.anonymize(adult_sample, adult_sample_hierarchies, None,
                                             [KAnonymity(5)], algorithm=algorithm, seed=0,
-                                            suppression_limit=0.02, utility=False).source_index)
+                                            suppression_limit=0.02, measures=False).source_index)
                for _ in range(2)]
     assert _same_source_at_same_position(*sources) <= CHANCE_HITS
     assert _max_rank_correlation(sources[0]) < 0.1
@@ -164,7 +161,7 @@ def test_keyless_api_releases_differ_and_a_key_repeats_them(adult_sample,
                                                              adult_sample_hierarchies):
     def run(**kw):
         return tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
-                                 seed=0, utility=False, **kw)
+                                 seed=0, measures=False, **kw)
 
     assert not run().data.equals(run().data)
     pd.testing.assert_frame_equal(run(key=b"k" * 32).data, run(key=b"k" * 32).data)
@@ -197,7 +194,7 @@ def test_local_suppression_donors_are_not_the_last_input_rows_of_their_class():
     donors = set()
     for _ in range(20):
         release = tabular.anonymize(df, spec, None, [KAnonymity(2)], suppression_limit=0.05,
-                                    local_suppression=True, utility=False)
+                                    local_suppression=True, measures=False)
         blank = (release.data[["a", "b"]] == "*").all(axis=1).to_numpy()
         assert blank.sum() == 2
         donors |= set(np.asarray(release.source_index)[blank]) - {30}

@@ -130,10 +130,10 @@ def test_k_1_warns_on_stderr_and_in_the_release(small, tmp_path, adult_sample,
     assert result.exit_code == 0, result.output
     assert "k = 1 gives no protection" in result.stderr
     release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                                [KAnonymity(1)], utility=False)
+                                [KAnonymity(1)], measures=False)
     assert any("k = 1" in w for w in release.info["warnings"])
     safe = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                             [KAnonymity(2)], utility=False)
+                             [KAnonymity(2)], measures=False)
     assert "warnings" not in safe.info
 
 
@@ -166,18 +166,18 @@ def test_api_parameter_errors_name_the_parameter(adult_sample, adult_sample_hier
     df, spec = adult_sample.head(100), adult_sample_hierarchies
     twice = pd.concat([df, df[["sex"]]], axis=1)
     with pytest.raises(InputError, match="duplicate column names: 'sex'"):
-        tabular.anonymize(twice, spec, None, [KAnonymity(2)], utility=False)
+        tabular.anonymize(twice, spec, None, [KAnonymity(2)], measures=False)
     for kwargs, name in (({"suppression_limit": 1.5}, "suppression_limit"),
                          ({"suppression_limit": -0.1}, "suppression_limit"),
                          ({"algorithm": "flash"}, "algorithm"),
                          ({"metric": "gini"}, "metric")):
         with pytest.raises(InputError, match=name):
-            tabular.anonymize(df, spec, None, [KAnonymity(2)], utility=False, **kwargs)
+            tabular.anonymize(df, spec, None, [KAnonymity(2)], measures=False, **kwargs)
     with pytest.raises(InputError, match="k"):
-        tabular.anonymize(df, spec, None, [KAnonymity(0)], utility=False)
+        tabular.anonymize(df, spec, None, [KAnonymity(0)], measures=False)
     with pytest.raises(InputError, match="not both"):
         tabular.anonymize(df, spec, None, [KAnonymity(2)], key=b"a" * 16,
-                          pseudonymizer=b"b" * 16, utility=False)
+                          pseudonymizer=b"b" * 16, measures=False)
 
 
 def test_load_hierarchies_names_a_missing_folder(tmp_path):
@@ -212,7 +212,7 @@ def test_a_short_key_file_is_named(small, tmp_path):
 def test_a_negative_seed_is_an_input_error(adult_sample, adult_sample_hierarchies):
     with pytest.raises(InputError, match="seed"):
         tabular.anonymize(adult_sample.head(50), adult_sample_hierarchies, None,
-                          [KAnonymity(2)], seed=-3, utility=False)
+                          [KAnonymity(2)], seed=-3, measures=False)
 
 
 def test_assess_checks_its_report_before_reading(small, tmp_path):
@@ -225,3 +225,43 @@ def test_assess_checks_its_report_before_reading(small, tmp_path):
     assert_input_error(assess("--report", str(tmp_path / "r.html")), ".json")
     assert digest(small) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_utility_is_a_deprecated_alias_of_measures_and_classifier(adult_sample,
+                                                                   adult_sample_hierarchies):
+    df, spec = adult_sample.head(200), adult_sample_hierarchies
+    with pytest.warns(DeprecationWarning, match="measures=False"):
+        skipped = tabular.anonymize(df, spec, None, [KAnonymity(2)], utility=False)
+    assert skipped.utility == {} and skipped.risk == {} and skipped.verify().passed
+    with pytest.warns(DeprecationWarning, match="classifier=True"):
+        full = tabular.anonymize(df, spec, "occupation", [KAnonymity(2)], utility="full")
+    assert "classifier_accuracy" in full.utility
+    assert "classifier_accuracy" in tabular.anonymize(df, spec, "occupation", [KAnonymity(2)],
+                                                      classifier=True).utility
+    with pytest.raises(InputError, match="measures"):
+        tabular.anonymize(df, spec, None, [KAnonymity(2)], measures="no")
+
+
+def test_release_timings_come_from_the_shared_ending(adult_sample, adult_sample_hierarchies):
+    release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
+                                [KAnonymity(2)])
+    assert {"encode", "search", "publish", "shuffle", "verify", "measures",
+            "total"} <= set(release.timings)
+    assert repr(release.verifier).startswith("TabularVerifier(")
+
+
+def test_transformation_is_said_in_words_with_hierarchy_labels(adult_sample,
+                                                               adult_sample_hierarchies):
+    release = tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
+                                measures=False)
+    text = release.info["transformation_text"]
+    for column, level in release.transformation.items():
+        h = adult_sample_hierarchies[column]
+        if level == 0:
+            assert f"{column}: kept" in text
+        else:
+            assert f"{column}: " in text and f"(level {level} of {h.height})" in text
+            assert repr(str(h.labels(level)[0])) in text  # a label of the chosen level
+    mondrian = tabular.anonymize(adult_sample.head(300), {"age": "numeric"}, None,
+                                 [KAnonymity(5)], algorithm="mondrian", measures=False)
+    assert "Mondrian" in mondrian.info["transformation_text"]
