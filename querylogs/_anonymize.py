@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
-import time as _time
 import warnings
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -12,18 +13,20 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from structanon import Partition, Release
-from structanon._validation import check_choice, check_float, check_int
+from structanon import Partition, Release, _progress
+from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._validation import check_choice, check_columns, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
+from structanon.microaggregation import mdav
+from structanon.partition import encode_values
 
+from ._grouping import greedy_groups, refine_groups
+from ._identifiers import IDENTIFIER_PATTERNS, detect_identifiers
+from ._intents import click_graph, cluster_intents, normalize_queries
 from ._multisets import accounting, group_targets, select_events
-from ._verify import verify_log
-from .grouping import greedy_groups, refine_groups
-from .identifiers import IDENTIFIER_PATTERNS, detect_identifiers
-from .intents import click_graph, cluster_intents, normalize_queries
+from ._verify import UserKAnonymity, verify_log
 from .metrics import utility_report
-from .microaggregation import mdav
 from .risk import risk_report
 
 __all__ = ["anonymize", "generalize_times", "GRANULARITIES", "GROUPINGS"]
@@ -78,9 +81,7 @@ def _check_parameters(params: dict[str, Any]) -> dict[str, Any]:
 def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
-    for column in ("user", "query", "time"):
-        if column not in log.columns:
-            raise InputError("log lacks a required column", column=column)
+    check_columns(log, ("user", "query", "time"), what="log")
     if len(log) == 0:
         raise InputError("the log is empty (no query rows)")
     frame = pd.DataFrame({"user": log["user"].to_numpy(), "query": log["query"].to_numpy()})
@@ -113,7 +114,7 @@ def _events(frame: pd.DataFrame, query_codes: np.ndarray, user_order: np.random.
     (smallest user index first) carry nothing of the original ids; the URL published with
     an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
     row (position)."""
-    user_codes, users = pd.factorize(frame["user"], sort=True)
+    user_codes, users = encode_values(frame["user"])
     secret = user_order.permutation(len(users))  # user code -> secret rank
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
     user_codes = secret[user_codes]
@@ -215,7 +216,7 @@ def anonymize(
     suppress_identifiers : bool
         Suppress queries carrying a phone number, e-mail address, SSN or street address.
     identifier_kinds : tuple of str, optional
-        Subset of :data:`querylogs.identifiers.IDENTIFIER_PATTERNS` to detect.
+        Subset of :data:`querylogs.IDENTIFIER_PATTERNS` to detect.
     click_threshold, term_threshold, max_url_queries, max_intent_size :
         Intent clustering parameters, see :func:`querylogs.cluster_intents`.
     tie_break : {"suppress", "add"}
@@ -250,11 +251,13 @@ def anonymize(
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
     measures : bool
-        Compute the utility metrics and risk before/after (skip for speed).
+        Compute the utility metrics and risk before/after (skip for speed); verification
+        runs either way.
     assess : bool, optional
-        Former name of ``measures``, still accepted.
+        Deprecated former name of ``measures`` (emits a :class:`DeprecationWarning`).
     show_progress : bool
-        Show a progress bar of the user clustering on stderr (when it is a terminal).
+        Show a progress bar of the user clustering on stderr (when it is a terminal); the
+        command line shows it unless ``--quiet``.
 
     Returns
     -------
@@ -321,174 +324,286 @@ def anonymize(
     J. Domingo-Ferrer, V. Torra. Ordinal, continuous and heterogeneous k-anonymity through
     microaggregation. Data Mining and Knowledge Discovery 11(2), 2005.
     """
-    timings: dict[str, float] = {}
-    clock = _time.perf_counter()
+    measures = _measures_switch(measures, assess)
     if key is not None and pseudonymizer is not None:
         raise InputError("give key or pseudonymizer (its former name), not both")
-    if assess is not None:
-        measures = bool(assess)
-    params = _check_parameters(dict(
-        k=k, time_granularity=time_granularity, seed=seed, tie_break=tie_break, match=match,
-        profile_scale=profile_scale, grouping=grouping, refine=refine,
-        click_threshold=click_threshold, term_threshold=term_threshold,
-        max_url_queries=max_url_queries, max_intent_size=max_intent_size, risk_p=risk_p))
-    k, seed, refine, risk_p = params["k"], params["seed"], params["refine"], params["risk_p"]
-    secret = release_key(key if key is not None else pseudonymizer)
-    frame = _validate(log, k)
-    # secret publication randomness, bound to the public parameters and the seed
-    context = (seed, k, repr(sorted((name, value) for name, value in params.items())))
-    warned: list[str] = []
-    if k == 1:
-        warned.append("k=1 gives no protection: every user's queries are published as they "
-                      "are (only identifier queries are suppressed); use k >= 2")
+    timings = Timings()
+    with timings("parse_events"):
+        params = _check_parameters(dict(
+            k=k, time_granularity=time_granularity, seed=seed, tie_break=tie_break,
+            match=match, profile_scale=profile_scale, grouping=grouping, refine=refine,
+            click_threshold=click_threshold, term_threshold=term_threshold,
+            max_url_queries=max_url_queries, max_intent_size=max_intent_size, risk_p=risk_p))
+        secret = release_key(key if key is not None else pseudonymizer)
+        frame = _validate(log, params["k"])
+        # secret publication randomness, bound to the public parameters and the seed
+        context = (params["seed"], params["k"],
+                   repr(sorted((name, value) for name, value in params.items())))
+        state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
+    with timings("intents"):
+        _cluster_queries(state, params)
+    with timings("user_clustering"):
+        labels = _group_users(state, params, show_progress)
+    with timings("publish"):
+        data, source, chosen, event_group = _publish_multisets(state, labels, params, secret,
+                                                               context)
+    info, partition = _outcome(state, labels, chosen, event_group, len(data), secret, context)
+    info["pseudonym_key_source"] = secret.key_source
+    info["transformation_text"] = transformation_text(params, info)
+    release = Release(
+        data=data, datatype="querylogs", verifier=partial(verify_log, k=params["k"]),
+        models=[UserKAnonymity(params["k"])], partition=partition,
+        parameters=_parameters(params, suppress_identifiers, identifier_kinds),
+        suppressed=info["users_without_published_queries"], n_individuals=int(state.n_users),
+        info=info, source_index=np.asarray(log.index)[source],
+    )
+    for message in _warnings(params["k"], info):
+        add_warning(release, message)
+    return finish_release(release, partial(_measure, state=state, params=params),
+                          measures=measures, timings=timings)
 
+
+def _measures_switch(measures: bool, assess: bool | None) -> bool:
+    """``measures``, or the deprecated ``assess`` when given."""
+    if assess is None:
+        return bool(measures)
+    warnings.warn("anonymize(assess=...) is deprecated; use measures=...", DeprecationWarning,
+                  stacklevel=3)
+    return bool(assess)
+
+
+@dataclass
+class _State:
+    """The log as query events, as each phase of :func:`anonymize` leaves it."""
+
+    frame: pd.DataFrame
+    query_codes: np.ndarray  # per input row: code in ``vocabulary``
+    vocabulary: np.ndarray  # normalized queries
+    flagged: np.ndarray  # per vocabulary entry: carries a direct identifier
+    events: dict[str, Any]  # every query event (see :func:`_events`)
+    users: np.ndarray  # original user ids, by secret user code
+    identifier_counts: dict[str, int]
+    ev: dict[str, Any] = field(default_factory=dict)  # events without identifiers
+    kept_vocab: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    intent_labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    intent_stats: dict[str, Any] = field(default_factory=dict)
+    n_intents: int = 1
+    identifier_suppressed: int = 0
+    pseudonyms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+
+    @property
+    def n_users(self) -> int:
+        return int(self.users.size)
+
+    @property
+    def n_kept_queries(self) -> int:
+        return max(int(self.kept_vocab.size), 1)
+
+    def items(self, kind: str) -> tuple[np.ndarray, int]:
+        """Each kept event's item: its query (``"greedy"``, ``"query"``) or its intent."""
+        if kind in ("greedy", "query"):
+            return self.ev["query"], self.n_kept_queries
+        return self.intent_labels[self.ev["query"]], self.n_intents
+
+
+def _parse(frame: pd.DataFrame, secret: Pseudonymizer, context: tuple,
+           suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None) -> _State:
+    """Normalize the queries, form the query events, flag identifier queries."""
     query_codes, vocabulary = normalize_queries(frame["query"])
-    identifier_counts: dict[str, int] = {}
+    events, users = _events(frame, query_codes, secret.rng("user-order", *context),
+                            secret.rng("click-url", *context))
     flagged = np.zeros(vocabulary.size, dtype=bool)
+    identifier_counts: dict[str, int] = {}
     if suppress_identifiers:
         found = detect_identifiers(vocabulary, identifier_kinds)
         flagged = found.any(axis=1).to_numpy(dtype=bool)
-    events, users = _events(frame, query_codes, secret.rng("user-order", *context),
-                            secret.rng("click-url", *context))
-    n_users = users.size
-    ev_flagged = flagged[events["query"]]
-    if suppress_identifiers:
         per_event = found.to_numpy(dtype=bool)[events["query"]]
         identifier_counts = {kind: int(per_event[:, j].sum()) for j, kind in enumerate(found)}
-    timings["parse_events"] = _time.perf_counter() - clock
+    return _State(frame, query_codes, vocabulary, flagged, events, users, identifier_counts)
 
-    clock = _time.perf_counter()
+
+def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
+    """Drop identifier events; cluster the remaining queries into intents."""
+    ev_flagged = state.flagged[state.events["query"]]
     keep_event = ~ev_flagged
-    row_keep = ~flagged[query_codes]
-    kept_vocab_codes, kept_q = np.unique(events["query"][keep_event], return_inverse=True)
-    remap = np.full(vocabulary.size, -1, dtype=np.int64)
+    row_keep = ~state.flagged[state.query_codes]
+    kept_vocab_codes, kept_q = np.unique(state.events["query"][keep_event], return_inverse=True)
+    remap = np.full(state.vocabulary.size, -1, dtype=np.int64)
     remap[kept_vocab_codes] = np.arange(kept_vocab_codes.size)
-    kept_vocab = vocabulary[kept_vocab_codes]
-    graph, _ = click_graph(remap[query_codes[row_keep]], frame["url"].to_numpy()[row_keep],
-                           kept_vocab.size)
-    intent_labels, intent_stats = cluster_intents(
-        kept_vocab, graph, click_threshold=click_threshold, term_threshold=term_threshold,
-        max_url_queries=max_url_queries, max_intent_size=max_intent_size)
-    timings["intents"] = _time.perf_counter() - clock
+    state.kept_vocab = state.vocabulary[kept_vocab_codes]
+    graph, _ = click_graph(remap[state.query_codes[row_keep]],
+                           state.frame["url"].to_numpy()[row_keep], state.kept_vocab.size)
+    state.intent_labels, state.intent_stats = cluster_intents(
+        state.kept_vocab, graph, click_threshold=params["click_threshold"],
+        term_threshold=params["term_threshold"], max_url_queries=params["max_url_queries"],
+        max_intent_size=params["max_intent_size"])
+    state.ev = {name: (value[keep_event] if isinstance(value, np.ndarray) else value)
+                for name, value in state.events.items()}
+    state.ev["query"] = kept_q.reshape(-1).astype(np.int64)
+    state.n_intents = int(state.intent_labels.max()) + 1 if state.intent_labels.size else 1
+    state.identifier_suppressed = int(ev_flagged.sum())
 
-    clock = _time.perf_counter()
-    ev = {name: (value[keep_event] if isinstance(value, np.ndarray) else value)
-          for name, value in events.items()}
-    ev["query"] = kept_q.reshape(-1).astype(np.int64)
-    n_intents = int(intent_labels.max()) + 1 if intent_labels.size else 1
-    profile = sp.csr_matrix((np.ones(ev["query"].size), (ev["user"], intent_labels[ev["query"]])),
-                            shape=(n_users, n_intents))
+
+def _intent_profiles(state: _State, scale: str) -> sp.csr_matrix:
+    """Users x intents: how many of each user's kept events fall in each intent."""
+    ev = state.ev
+    profile = sp.csr_matrix((np.ones(ev["query"].size),
+                             (ev["user"], state.intent_labels[ev["query"]])),
+                            shape=(state.n_users, state.n_intents))
     profile.sum_duplicates()
-    if profile_scale == "log":
+    if scale == "log":
         profile.data = np.log1p(profile.data)
-    def item_of(kind: str) -> tuple[np.ndarray, int]:
-        if kind in ("greedy", "query"):
-            return ev["query"], max(kept_vocab.size, 1)
-        return intent_labels[ev["query"]], n_intents
+    return profile
 
+
+def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> np.ndarray:
+    """Clusters of ``k .. 2k - 1`` users (greedy or MDAV), then optional refinement."""
+    k, grouping, n_users = params["k"], params["grouping"], state.n_users
+    show = (show_progress or _progress.enabled()) and sys.stderr.isatty()
     with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
-              disable=not show_progress or not sys.stderr.isatty()) as bar:
+              disable=not show) as bar:
         if grouping == "mdav":
-            labels = mdav(profile, k, progress=bar.update)
+            labels = mdav(_intent_profiles(state, params["profile_scale"]), k,
+                          progress=bar.update)
         else:
-            labels = greedy_groups(_count_matrix(ev["user"], item_of(grouping), n_users),
-                                   k, progress=bar.update)
-    if refine:
+            labels = greedy_groups(_count_matrix(state.ev["user"], state.items(grouping),
+                                                 n_users), k, progress=bar.update)
+    if params["refine"]:
         # local moves and swaps on the cost the published multisets pay
-        labels = refine_groups(_count_matrix(ev["user"], item_of(match), n_users), labels, k,
-                               passes=refine)
-    timings["user_clustering"] = _time.perf_counter() - clock
+        labels = refine_groups(_count_matrix(state.ev["user"], state.items(params["match"]),
+                                             n_users), labels, k, passes=params["refine"])
+    return labels
 
-    clock = _time.perf_counter()
-    n_kept_q = max(kept_vocab.size, 1)
-    if match == "query":
-        item, n_items = ev["query"], n_kept_q
-    else:
-        item, n_items = intent_labels[ev["query"]], n_intents
-    blocks = group_targets(labels, ev["user"], item, n_items, tie_break)
+
+def _publish_multisets(state: _State, labels: np.ndarray, params: dict[str, Any],
+                       secret: Pseudonymizer, context: tuple):
+    """Median multisets per cluster, the events that carry them, the published rows."""
+    ev, n_kept_q = state.ev, state.n_kept_queries
+    item, n_items = state.items(params["match"])
+    blocks = group_targets(labels, ev["user"], item, n_items, params["tie_break"])
     in_group = labels[ev["user"]] * n_kept_q + ev["query"]
     _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
                                                           return_counts=True)
     preference = group_query_count[group_query_inverse.reshape(-1)]
     chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference,
                                         secret.rng("event-choice", *context))
-    pseudonyms = secret.pseudonymize(users)
-    data, source = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms,
-                            time_granularity)
-    timings["publish"] = _time.perf_counter() - clock
+    state.pseudonyms = secret.pseudonymize(state.users)
+    data, source = _publish(ev, chosen, event_group, labels, state.kept_vocab,
+                            state.pseudonyms, params["time_granularity"])
+    return data, source, chosen, event_group
 
+
+def _outcome(state: _State, labels: np.ndarray, chosen: np.ndarray, event_group: np.ndarray,
+             n_rows: int, secret: Pseudonymizer, context: tuple
+             ) -> tuple[dict[str, Any], Partition]:
+    """The release's accounting over all clusters (never per cluster) and its partition."""
+    ev, n_users = state.ev, state.n_users
     n_groups = int(labels.max()) + 1
     group_sizes = np.bincount(labels, minlength=n_groups)
     published_per_group, added_per_group, suppressed_per_group = accounting(
-        labels, ev["user"], ev["query"], chosen, event_group, n_kept_q)
+        labels, ev["user"], ev["query"], chosen, event_group, state.n_kept_queries)
     _, intent_added, intent_suppressed = accounting(
-        labels, ev["user"], intent_labels[ev["query"]] if ev["query"].size else ev["query"],
-        chosen, event_group, n_intents)
-    identifier_suppressed = int(ev_flagged.sum())
+        labels, ev["user"], state.intent_labels[ev["query"]] if ev["query"].size else ev["query"],
+        chosen, event_group, state.n_intents)
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
-    if empty_user.all():
-        warned.append(f"nothing was published: every user is suppressed (no cluster of {k} "
-                      "or more users shares a query that is not an identifier); try a "
-                      "smaller k")
     # fresh secret cluster ids, indexed by the original ids in sorted order
     cluster_id = secret.rng("cluster-ids", *context).permutation(n_groups)
-    sorted_users = np.argsort(np.argsort(users.astype(str), kind="stable"), kind="stable")
+    sorted_users = np.argsort(np.argsort(state.users.astype(str), kind="stable"), kind="stable")
     in_sorted_order = np.empty(n_users, dtype=np.int64)
     in_sorted_order[sorted_users] = np.where(empty_user, -1, cluster_id[labels])
-    partition = Partition(in_sorted_order)
     info = {
-        "queries_in": int(events["n"]),
-        "queries_published": int(len(data)),
+        "queries_in": int(state.events["n"]),
+        "queries_published": int(n_rows),
         "queries_added": int(added_per_group.sum()),
-        "queries_suppressed": identifier_suppressed + clustering_suppressed,
-        "queries_suppressed_identifier": identifier_suppressed,
+        "queries_suppressed": state.identifier_suppressed + clustering_suppressed,
+        "queries_suppressed_identifier": state.identifier_suppressed,
         "queries_suppressed_clustering": clustering_suppressed,
-        "identifier_queries_by_kind": identifier_counts,
+        "identifier_queries_by_kind": state.identifier_counts,
         "intent_level": {"added": int(intent_added.sum()),
                          "suppressed": int(intent_suppressed.sum())},
-        "rows_in": int(len(frame)),
+        "rows_in": int(len(state.frame)),
         "users_in": int(n_users),
         "users_published": int(n_users - empty_user.sum()),
         "users_without_published_queries": int(empty_user.sum()),
         "n_clusters": n_groups,
         "cluster_size_counts": {int(s): int(c) for s, c in
                                 zip(*np.unique(group_sizes, return_counts=True))},
-        "intents": intent_stats,
-        "pseudonym_key_source": secret.key_source,
-        "warnings": warned,
+        "intents": state.intent_stats,
+        "warnings": [],
     }
-    for message in warned:
-        warnings.warn(message, UserWarning, stacklevel=2)
-    release = Release(
-        data=data, datatype="querylogs", verifier=lambda d: verify_log(d, k),
-        models=[f"user k-anonymity of published query logs (k={k})"], partition=partition,
-        parameters={"algorithm": f"intent-clustering + {grouping} grouping + median multisets",
-                    "k": k,
-                    "time_granularity": time_granularity, "seed": seed,
-                    "suppress_identifiers": suppress_identifiers,
-                    "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
-                    "click_threshold": click_threshold, "term_threshold": term_threshold,
-                    "max_url_queries": max_url_queries,
-                    "max_intent_size": max_intent_size, "tie_break": tie_break,
-                    "match": match, "profile_scale": profile_scale,
-                    "grouping": grouping, "refine": refine},
-        timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
-        source_index=np.asarray(log.index)[source],
-    )
-    release.verify(strict=True)
-    if measures:
-        clock = _time.perf_counter()
-        # measured under the original ids, so figures do not depend on the pseudonym key
-        original = pd.DataFrame({"user": users[events["user"]],
-                                 "query": vocabulary[events["query"]],
-                                 "time": events["time"], "url": events["url"]})
-        unmasked = data.assign(user=pd.Series(users, index=pseudonyms).reindex(
-            data["user"].to_numpy()).to_numpy())
-        intent_of = pd.Series(intent_labels, index=kept_vocab)
-        release.utility = utility_report(original, unmasked, intent_of, time_granularity,
-                                         info["queries_added"], info["queries_suppressed"])
-        release.risk = risk_report(original, unmasked, risk_p, seed=seed)
-        timings["assess"] = _time.perf_counter() - clock
-    timings["total"] = sum(timings.values())
-    return release
+    return info, Partition(in_sorted_order)
+
+
+_PERIOD_WORDS = {"second": "to the second", "minute": "to the minute", "hour": "to the hour",
+                 "day": "to the day", "week": "to the Monday of their week",
+                 "month": "to the first day of their month"}
+
+
+def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
+    """What the release did to the log, in plain words (whole-release counts only).
+
+    Examples
+    --------
+    >>> info = {"n_clusters": 4, "queries_in": 100, "queries_published": 90,
+    ...         "queries_added": 10, "queries_suppressed": 20,
+    ...         "queries_suppressed_identifier": 2}
+    >>> print(transformation_text({"k": 3, "time_granularity": "hour"}, info))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Users were grouped into 4 clusters of 3 to 5 users; every member of a cluster publishes
+    the same queries, at the same times (floored to the hour) and with the same clicked URLs.
+    Of 100 query events, 80 were kept for the user who issued them, 10 were added and 20
+    suppressed (2 because they carried a phone number, e-mail address, SSN or street address).
+    """
+    k = params["k"]
+    kept = info["queries_published"] - info["queries_added"]
+    return (f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
+            f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
+            f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
+            f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
+            f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
+            f"added and {info['queries_suppressed']:,} suppressed "
+            f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
+            f"e-mail address, SSN or street address).")
+
+
+def _warnings(k: int, info: dict[str, Any]) -> list[str]:
+    """The k = 1 warning and the empty-release warning, where they apply."""
+    found = [message for message in (k_warning(k),) if message]
+    if info["users_published"] == 0:
+        found.append(f"nothing was published: every user is suppressed (no cluster of {k} "
+                     "or more users shares a query that is not an identifier); try a "
+                     "smaller k")
+    return found
+
+
+def _parameters(params: dict[str, Any], suppress_identifiers: bool,
+                identifier_kinds: tuple[str, ...] | None) -> dict[str, Any]:
+    """The public parameters recorded in the release (and its report)."""
+    return {"algorithm": f"intent-clustering + {params['grouping']} grouping + median multisets",
+            "k": params["k"], "time_granularity": params["time_granularity"],
+            "seed": params["seed"], "suppress_identifiers": suppress_identifiers,
+            "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
+            "click_threshold": params["click_threshold"],
+            "term_threshold": params["term_threshold"],
+            "max_url_queries": params["max_url_queries"],
+            "max_intent_size": params["max_intent_size"], "tie_break": params["tie_break"],
+            "match": params["match"], "profile_scale": params["profile_scale"],
+            "grouping": params["grouping"], "refine": params["refine"]}
+
+
+def _measure(release: Release, *, state: _State, params: dict[str, Any]) -> None:
+    """Utility and risk before / after, under the original ids (so the figures do not
+    depend on the pseudonym key)."""
+    events, users = state.events, state.users
+    original = pd.DataFrame({"user": users[events["user"]],
+                             "query": state.vocabulary[events["query"]],
+                             "time": events["time"], "url": events["url"]})
+    data = release.data
+    unmasked = data.assign(user=pd.Series(users, index=state.pseudonyms).reindex(
+        data["user"].to_numpy()).to_numpy())
+    intent_of = pd.Series(state.intent_labels, index=state.kept_vocab)
+    info = release.info
+    release.utility = utility_report(original, unmasked, intent_of, params["time_granularity"],
+                                     info["queries_added"], info["queries_suppressed"])
+    release.risk = risk_report(original, unmasked, params["risk_p"], seed=params["seed"])

@@ -13,6 +13,7 @@ import csv
 import gzip
 import io as _io
 import warnings
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -38,11 +39,17 @@ _HINT = ("is it a search log in this format? wrong --format (aol, csv, parquet)?
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic; a corrupt or cut
+    gzip stream is an :class:`InputError` naming the file."""
     with open(path, "rb") as handle:
         head = handle.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as handle:
-        return handle.read()
+    try:
+        with opener(path, "rb") as handle:
+            return handle.read()
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"cannot read the gzip stream ({exc}); is the file complete?",
+                         path=str(path)) from None
 
 
 def _decode(raw: bytes, encoding: str) -> tuple[str, list[int]]:

@@ -143,6 +143,9 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
         f"<p class='verdict{'' if passed else ' fail'}' id='headline'>{esc(data['headline'])}</p>",
         f"<p><b>{data['n_individuals']:,}</b> {esc(what)} in the input, "
         f"<b>{data['suppressed']:,}</b> {esc(what)} suppressed.</p>",
+        *([f"<p id='transformation'><b>Transformation:</b> "
+           f"{esc(str(data['info']['transformation_text']))}</p>"]
+          if data["info"].get("transformation_text") else []),
         "<h2>What this protects against</h2>",
         "<p>The attacker assumed holds every published file and this report, knows the "
         "software and every parameter shown here, and may hold other releases of the same "

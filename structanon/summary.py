@@ -66,6 +66,8 @@ def format_summary(release: Release) -> str:
         f"{release.suppressed:,} {what} suppressed",
         "",
         headline(release),
+        *([f"Transformation: {release.info['transformation_text']}"]
+          if isinstance(release.info, dict) and release.info.get("transformation_text") else []),
         f"Not covered: {not_covered(release)}.",
         "",
         "Flags:",

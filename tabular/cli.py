@@ -237,9 +237,11 @@ def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, 
         identifiers=list(identifiers), drop_identifiers=drop_identifiers,
         local_suppression=local_suppression, linkage=linkage, classifier=classifier,
         measures=not no_measures, mondrian_options=options)
-    for warning in release.info.get("warnings", ()):
+    for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
-    release.provenance = provenance(inputs)
+    # the key file is secret: its name or hash in a report would link releases made with it
+    release.provenance = provenance([p for p in inputs if key_file is None
+                                     or Path(p).resolve() != Path(key_file).resolve()])
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")

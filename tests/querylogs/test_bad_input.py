@@ -177,14 +177,15 @@ def test_bad_parameters_are_named(small_log):
 
 
 def test_k_1_warns_and_measures_flags(source, tmp_path, small_log):
-    with pytest.warns(UserWarning, match="k=1 gives no protection"):
+    with pytest.warns(UserWarning, match="k = 1 gives no protection"):
         release = anonymize(small_log, 1, seed=0, measures=False)
-    assert any(w.startswith("k=1") for w in release.info["warnings"])
+    assert any(w.startswith("k = 1") for w in release.info["warnings"])
     assert release.utility == {} and release.risk == {}
-    assert anonymize(small_log, 3, seed=0, assess=False).utility == {}
+    with pytest.warns(DeprecationWarning, match="measures"):
+        assert anonymize(small_log, 3, seed=0, assess=False).utility == {}
     out, report = tmp_path / "x.tsv", tmp_path / "r.json"
     result = run(source, "-k", 1, "-o", out, "--no-measures", "--report", report)
-    assert result.exit_code == 0 and "warning: k=1 gives no protection" in result.output
+    assert result.exit_code == 0 and "warning: k = 1 gives no protection" in result.output
     saved = json.loads(report.read_text())
     assert saved["utility"] == {} and saved["info"]["warnings"]
     assert "malformed_lines" not in json.dumps(saved["info"].get("input", {}))
@@ -200,3 +201,15 @@ def test_unknown_output_extension_is_refused(tmp_path, small_log):
                                       "--users", "5", "--lines", "20"])
     assert result.exit_code == 2 and ".xlsx" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cut", [True, False])
+def test_corrupt_or_cut_gzip_is_bad_input(tmp_path, cut):
+    """A cut gzip file raised a raw EOFError (a traceback on the command line)."""
+    data = gzip.compress((HEADER + "1\tq\t2006-03-01 00:00:00\t\t\n" * 2000).encode())
+    path, out = tmp_path / "log.tsv.gz", tmp_path / "out.tsv"
+    path.write_bytes(data[: len(data) // 2] if cut else b"\x1f\x8b" + b"garbage" * 10)
+    with pytest.raises(InputError, match="gzip"):
+        read_log(path)
+    result = run(path, "-k", 2, "-o", out)
+    assert result.exit_code == 2 and "gzip" in result.output and not out.exists()

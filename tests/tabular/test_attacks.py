@@ -11,6 +11,7 @@ publisher's private ``release.source_index`` (API).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -199,3 +200,24 @@ def test_local_suppression_donors_are_not_the_last_input_rows_of_their_class():
         assert blank.sum() == 2
         donors |= set(np.asarray(release.source_index)[blank]) - {30}
     assert len(donors) >= 5  # ~15 distinct of 30 expected; always {29} before
+
+
+def test_the_key_file_never_appears_in_the_report(tmp_path):
+    import hashlib
+
+    from click.testing import CliRunner
+
+    from tabular.cli import cli
+
+    key = tmp_path / "release.key"
+    key.write_text("00112233445566778899aabbccddeeff")
+    data = Path(__file__).resolve().parents[2] / "tabular" / "data"
+    out, report = tmp_path / "o.csv", tmp_path / "r.json"
+    result = CliRunner().invoke(cli, ["anonymize", str(data / "adult_sample.csv"), "--sep", ";",
+                                      "--qi", "sex,age", "--hierarchy-dir", str(data), "-k", "5",
+                                      "--key-file", str(key), "-o", str(out), "--report",
+                                      str(report), "--no-measures"])
+    assert result.exit_code == 0, result.output
+    text = report.read_text()
+    assert hashlib.sha256(key.read_bytes()).hexdigest() not in text
+    assert "release.key" not in json.dumps(json.loads(text)["provenance"]["inputs"])
