@@ -9,7 +9,7 @@ import networkx as nx
 from click.testing import CliRunner
 
 from graphs import read_graph
-from graphs.cli import cli, demo
+from graphs.cli import cli
 
 
 def _karate(tmp_path):
@@ -83,8 +83,8 @@ def test_risk_and_compare(tmp_path):
     assert 0 < json.loads(result.output)["edge_jaccard"] < 1
 
 
-def test_demo(tmp_path):
-    release = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    release, tmp_path = package_demo("graphs")
     assert release.verify().passed
     g = read_graph(tmp_path / "ca-GrQc_k10.edges")
     assert _min_class(g) >= 10 and g.number_of_nodes() == release.n_individuals
@@ -167,7 +167,7 @@ def test_report_names_the_input_and_the_edits(tmp_path):
     assert floats and all(len(repr(v).lstrip("-0.").replace(".", "")) <= 6 for v in floats)
 
 
-def test_demo_writes_html_report(tmp_path):
-    demo(tmp_path, seed=0)
+def test_demo_writes_html_report(package_demo):
+    _release, tmp_path = package_demo("graphs")
     html = (tmp_path / "report.html").read_text()
     assert html.count("data:image/png;base64") == 2 and "k-degree-anonymity(k=10)" in html

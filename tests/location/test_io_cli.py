@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 import location
-from location.cli import cli, demo
+from location.cli import cli
 from location.io import read_fixes, regions_table, write_cloaked, write_geojson
 from location.synthetic import synthetic_log
 from structanon.errors import InputError
@@ -82,8 +82,8 @@ def test_write_read_round_trip(tmp_path, key):
     assert list(read_fixes(tmp_path / "c.csv", columns=["user"]).columns)[0] == "user"
 
 
-def test_demo(tmp_path):
-    r = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    r, tmp_path = package_demo("location")
     assert r.checks.passed and r.n_individuals == 5485
     assert (tmp_path / "location_geolife_report.html").read_text().count("<img") >= 3
     for name in ("geolife", "synthetic"):
