@@ -3,6 +3,9 @@ generated power-law graphs (100k / 300k / 1M edges).
 
     /work/venv/bin/python bench/graphs.py            # everything (about 10 minutes)
     /work/venv/bin/python bench/graphs.py --quick    # Facebook k=5,20 and the 100k graph
+    /work/venv/bin/python bench/graphs.py --edit     # the edit construction against
+                                                     # supergraph (about 15 minutes)
+    ... --no-record                                  # print only, bench/RESULTS.md untouched
 """
 
 from __future__ import annotations
@@ -60,12 +63,17 @@ def _to_graph(n, edges):
     return graph
 
 
+EDIT_KEYS = ("symmetric_difference", "two_sided_lower_bound_edges", "ratio_to_two_sided_bound",
+             "structural_lower_bound_edges")
+
+
 def _summary(release) -> dict:
     info, util, risk = release.info, release.utility, release.risk
     out = {k: info[k] for k in ("nodes", "edges_before", "edges_added", "edges_removed",
                                 "lower_bound_edges", "ratio_to_lower_bound",
                                 "sequence_bound_edges", "ratio_to_sequence_bound", "rounds",
                                 "probes")}
+    out.update({k: info.get(k) for k in EDIT_KEYS})
     out["timings"] = dict(release.timings)
     out["utility"] = util
     out["risk_unique_before"] = risk["before"]["degree"]["share_unique"]
@@ -76,18 +84,19 @@ def _summary(release) -> dict:
     return out
 
 
-def run_facebook(path: Path, k: int, method: str, construct: str, utility) -> dict:
+def run_facebook(path: Path, k: int, method: str, construct: str, utility,
+                 max_drop=None) -> dict:
     start = time.perf_counter()
     graph = graphs.read_graph(path)
     read = time.perf_counter() - start
     release = graphs.k_degree_anonymize(graph, k, method=method, construct=construct, seed=0,
-                                        utility=utility)
+                                        utility=utility, max_degree_drop=max_drop)
     out = _summary(release)
     out["read"] = read
     return out
 
 
-def run_generated(n_edges: int, k: int) -> dict:
+def run_generated(n_edges: int, k: int, construct: str = "supergraph") -> dict:
     start = time.perf_counter()
     n, edges = chung_lu(n_edges, seed=0)
     generate = time.perf_counter() - start
@@ -96,7 +105,7 @@ def run_generated(n_edges: int, k: int) -> dict:
     build = time.perf_counter() - start
     del edges
     start = time.perf_counter()
-    release = graphs.k_degree_anonymize(graph, k, seed=0, utility="fast")
+    release = graphs.k_degree_anonymize(graph, k, seed=0, utility="fast", construct=construct)
     out = _summary(release)
     out["end_to_end"] = time.perf_counter() - start
     out["generate"], out["build_nx"] = generate, build
@@ -108,10 +117,100 @@ def _f(x, digits=3):
     return None if x is None else round(float(x), digits)
 
 
+EDIT_CASES = (("supergraph", None), ("edit", None), ("edit", 0.5))
+
+
+def _edit_row(construct, max_drop, k, fb) -> list:
+    """One construction on Facebook: timed without measures, then measured apart."""
+    timed, secs, peak = measure(run_facebook, fb, k, "dp", construct, False, max_drop,
+                                timeout=300)
+    res = measure(run_facebook, fb, k, "dp", construct, "full", max_drop, timeout=600)[0]
+    u = res["utility"]
+    edits = timed["edges_added"] + timed["edges_removed"]
+    two = timed["two_sided_lower_bound_edges"] or res["two_sided_lower_bound_edges"]
+    name = construct + ("" if max_drop is None else f" (max drop {max_drop})")
+    return [name, k, _f(secs, 2), _f(peak, 0), timed["edges_added"], timed["edges_removed"],
+            edits, two, timed["structural_lower_bound_edges"], _f(edits / two, 3) if two else None,
+            _f(timed["ratio_to_lower_bound"], 3) if construct == "edit" else None,
+            f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
+            f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
+            f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+            f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+            _f(u["community_nmi"]), _f(u["degree_emd"]), timed["verified"]]
+
+
+def edit_section(ks, sizes) -> list[str]:
+    """The edit construction (additions and deletions) beside the supergraph."""
+    lines = ["### Least symmetric difference (`construct=\"edit\"`) beside `supergraph`", ""]
+    fb = shared_data("facebook/facebook_combined.txt")
+    if fb is None:
+        lines.append("Facebook data absent: skipped.")
+    else:
+        rows = []
+        for k in ks:
+            for construct, max_drop in EDIT_CASES:
+                rows.append(_edit_row(construct, max_drop, k, fb))
+                print(rows[-1], flush=True)
+        # the supergraph's two-sided bound is the edit rows' (same graph and k)
+        by_k = {row[1]: row for row in rows if row[0] == "edit"}
+        for row in rows:
+            row[7], row[8] = by_k[row[1]][7], by_k[row[1]][8]
+            row[9] = _f(row[6] / row[7], 3) if row[7] else None
+        lines += [
+            "SNAP ego-Facebook. `wall s` / `peak MiB`: read the edge list + "
+            "`k_degree_anonymize(G, k, construct=..., seed=0, utility=False)` (anonymize, "
+            "publish, verify, risk) in a fresh process. `2-sided LB` = ceil(L1*/2), L1* the "
+            "least change of any k-anonymous degree sequence (degrees up or down); "
+            "`struct LB` = the structural bound of `graphs._twosided` (hubs cannot pair "
+            "their changes); both hold for every k-degree-anonymous graph on these nodes. "
+            "`/best LB` = edits over the larger of the two. Utility from a second run with "
+            "`utility=\"full\"` (pairs are original -> anonymized).", "",
+            markdown_table(["construction", "k", "wall s", "peak MiB", "added", "removed",
+                            "edits", "2-sided LB", "struct LB", "edits/2-sided LB",
+                            "edits/best LB", "max degree", "avg clustering", "assortativity",
+                            "avg path", "Louvain NMI", "degree EMD", "verified"], rows), ""]
+    rows = []
+    for n_edges in sizes:
+        for k in (10, 50):
+            res, secs, peak = measure(run_generated, n_edges, k, "edit", timeout=900)
+            t = res["timings"]
+            rows.append([n_edges, res["nodes"], res["max_degree"], k, _f(res["end_to_end"], 2),
+                         _f(t["anonymize"], 2), _f(peak, 0), res["edges_added"],
+                         res["edges_removed"], res["two_sided_lower_bound_edges"],
+                         res["structural_lower_bound_edges"],
+                         _f(res["ratio_to_two_sided_bound"]), _f(res["ratio_to_lower_bound"]),
+                         res["verified"]])
+            print(rows[-1], flush=True)
+    lines += [
+        "Generated Chung-Lu graphs as above, `construct=\"edit\"`, `utility=\"fast\"`; "
+        "`end-to-end s` as above, peak MiB of the whole child (generation and the networkx "
+        "input graph included).", "",
+        markdown_table(["edges", "nodes", "max deg", "k", "end-to-end s", "anonymize s",
+                        "peak MiB", "added", "removed", "2-sided LB", "struct LB",
+                        "edits/2-sided LB", "edits/best LB", "verified"], rows), ""]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--edit", action="store_true",
+                        help="only the edit construction beside supergraph")
+    parser.add_argument("--no-record", action="store_true",
+                        help="print the tables; leave bench/RESULTS.md alone")
     args = parser.parse_args()
+    if args.edit:
+        ks = [5, 20] if args.quick else [5, 10, 20, 50, 100]
+        lines = ["## graphs: least symmetric difference (additions and deletions)", "",
+                 f"Machine: {machine_line()}; shared with other jobs while measuring, so wall "
+                 "times are pessimistic. Each case runs in a forked child.", ""]
+        lines += edit_section(ks, [100_000] if args.quick else [1_000_000])
+        lines.append("Command: `/work/venv/bin/python bench/graphs.py --edit"
+                     + (" --quick`" if args.quick else "`"))
+        if not args.no_record:
+            record_section("graphs-edit", "\n".join(lines))
+        print("\n".join(lines))
+        return
     lines = ["## graphs: k-degree anonymization (Liu & Terzi 2008)", "",
              f"Machine: {machine_line()}; shared with other jobs while measuring (load "
              "average 3-6 on 2 cores), so wall times are pessimistic. Each case runs in a "
@@ -208,7 +307,8 @@ def main() -> None:
                         "added/LB", "seq bound", "added/seq bound", "verified"], rows), "",
         "Command: `/work/venv/bin/python bench/graphs.py" + (" --quick`" if args.quick else "`"),
     ]
-    record_section("graphs", "\n".join(lines))
+    if not args.no_record:
+        record_section("graphs", "\n".join(lines))
     print("\n".join(lines))
 
 

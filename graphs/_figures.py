@@ -58,11 +58,15 @@ def edits_figure(info: dict[str, Any]) -> Any:
     """Edges added and removed next to the two lower bounds of the release."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 2.8))
-    names = ["L1 lower bound (DP optimum / 2)", "bound for the chosen sequence",
-             "edges added", "edges removed"]
-    values = [int(info["lower_bound_edges"]), int(info["sequence_bound_edges"]),
-              int(info["edges_added"]), int(info["edges_removed"])]
-    ax.barh(names[::-1], values[::-1], color=["#c44", "#2a6", "#bbb", "#999"])
+    bars = [("L1 lower bound (DP optimum / 2)",
+             info.get("two_sided_lower_bound_edges", info["lower_bound_edges"]), "#c44"),
+            ("bound for the chosen sequence", info.get("sequence_bound_edges"), "#2a6"),
+            ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
+            ("edges added", info["edges_added"], "#bbb"),
+            ("edges removed", info["edges_removed"], "#999")]
+    bars = [(name, int(value), colour) for name, value, colour in bars if value is not None]
+    names, values = [bar[0] for bar in bars], [bar[1] for bar in bars]
+    ax.barh(names[::-1], values[::-1], color=[bar[2] for bar in bars][::-1])
     for y, value in enumerate(values[::-1]):
         ax.text(value, y, f" {value:,}", va="center")
     ax.set_xlabel("number of edges")

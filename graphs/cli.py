@@ -27,14 +27,14 @@ from structanon.cli_support import (
     release_options,
     show_progress,
 )
+from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
 from structanon.report import REPORT_EXTENSIONS, format_summary
 
-from ._construct import CONSTRUCTS
 from ._figures import release_figures
 from ._sequence import _METHODS
 from .io import _EXTENSIONS, FORMATS, guess_format, read_graph, write_graph
-from .kdegree import UTILITY_CHOICES, anonymize_with_mapping
+from .kdegree import CONSTRUCTIONS, UTILITY_CHOICES, anonymize_with_mapping
 from .metrics import graph_utility
 from .risk import assess_risk, structural_risk
 
@@ -80,14 +80,15 @@ def _write_outputs(release: Release, mapping: dict[Any, Any], output: Path,
 def _run(graph: nx.Graph, k: int, method: str, construct: str, relabel: bool, seed: int,
          keep: tuple[str, ...], as_undirected: bool, output: Path, out_format: str | None,
          report: Path | None, mapping_out: Path | None, utility: str, quiet: bool = False,
-         key: Any = None, measures: bool = True, inputs: tuple[Path, ...] = ()) -> Release:
+         key: Any = None, measures: bool = True, inputs: tuple[Path, ...] = (),
+         max_degree_drop: float | None = None) -> Release:
     """Anonymize ``graph``, print its warnings, write every output, print the summary."""
     with warnings.catch_warnings():  # printed below as "warning: ...", once each
         warnings.simplefilter("ignore", UserWarning)
         release, mapping = anonymize_with_mapping(
             graph, k, method=method, construct=construct, relabel=relabel, seed=seed,
             keep_attributes=keep, as_undirected=as_undirected, utility=utility, key=key,
-            measures=measures)
+            measures=measures, max_degree_drop=max_degree_drop)
     for warning in release.info.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
     with Timings()("write"):
@@ -123,10 +124,14 @@ def cli() -> None:
                    "CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.")
 @click.option("--method", type=click.Choice(_METHODS), default="dp", show_default=True,
               help="Degree-sequence anonymization: exact dynamic program or greedy.")
-@click.option("--construct", type=click.Choice(CONSTRUCTS), default="supergraph",
+@click.option("--construct", type=click.Choice(CONSTRUCTIONS), default="supergraph",
               show_default=True,
-              help="Graph construction (supergraph and probing only add edges; swap also "
-                   "removes some).")
+              help="Graph construction (supergraph and probing only add edges, every true "
+                   "edge kept; swap also removes some; edit adds and deletes, fewest edited "
+                   "edges).")
+@click.option("--max-degree-drop", type=click.FloatRange(0, 1), default=None,
+              help="With --construct edit: largest share of its degree a node may lose "
+                   "(protects hubs; 0 = degrees never fall). Default: no cap.")
 @click.option("--relabel/--no-relabel", default=True, show_default=True,
               help="Publish secret random node labels (--no-relabel keeps the input ids: "
                    "not anonymous!).")
@@ -143,17 +148,20 @@ def cli() -> None:
 @handle_errors
 def anonymize(input: Path, k: int, output: Path, report: Path | None, seed: int,  # noqa: A002
               key_file: Path | None, no_measures: bool, quiet: bool, in_format: str | None,
-              out_format: str | None, method: str, construct: str, relabel: bool,
+              out_format: str | None, method: str, construct: str,
+              max_degree_drop: float | None, relabel: bool,
               keep: tuple[str, ...], as_undirected: bool, mapping_out: Path | None,
               utility: str) -> None:
     """Make INPUT k-degree anonymous and write it to OUTPUT."""
+    if max_degree_drop is not None and construct != "edit":
+        raise InputError("--max-degree-drop applies to --construct edit only")
     show_progress(quiet)
     _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
     key = release_key(key_file)
     graph = _read(input, in_format, as_undirected)
     _run(graph, k, method, construct, relabel, seed, keep, as_undirected, output, out_format,
          report, mapping_out, utility, quiet=quiet, key=key, measures=not no_measures,
-         inputs=(input,))
+         inputs=(input,), max_degree_drop=max_degree_drop)
 
 
 def _assess_warnings(risk: dict[str, Any]) -> list[str]:

@@ -23,12 +23,13 @@ import numpy as np
 
 from structanon import Release
 from structanon._finish import Timings, add_warning, finish_release, k_warning
-from structanon._validation import check_choice, check_int
+from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
 
 from ._construct import CONSTRUCTS, Construction
 from ._construct import construct as build_construction
+from ._edit import edit_anonymize
 from ._sequence import _METHODS
 from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
 from .io import INPUT_REPORT
@@ -156,12 +157,56 @@ class _Input:
         return len(self.nodes)
 
 
+#: every construction: the additions-only ones, swap, and "edit" (least symmetric difference)
+CONSTRUCTIONS = (*CONSTRUCTS, "edit")
+
+
+def _check_max_drop(construct: str, max_degree_drop: Any) -> float | None:
+    if max_degree_drop is None:
+        return None
+    if construct != "edit":
+        raise InputError("max_degree_drop applies to construct='edit' only (the other "
+                         "constructions never lower a degree, or keep it in a swap)")
+    return check_float(max_degree_drop, "max_degree_drop", min_value=0, max_value=1)
+
+
+def _edit_construction(n: int, edges: np.ndarray, k: int, seed,
+                       max_drop: float | None) -> tuple[Construction, dict[str, Any]]:
+    """The least-symmetric-difference construction (:mod:`graphs._edit`) as a Construction
+    whose ``optimum`` is the two-sided L1 optimum."""
+    added, removed, info = edit_anonymize(n, edges, k, seed=seed, max_drop=max_drop)
+    deg0 = np.bincount(edges.ravel(), minlength=n)
+    target = deg0 + np.bincount(added.ravel(), minlength=n) - np.bincount(removed.ravel(),
+                                                                          minlength=n)
+    log = ["edit: finished by additions after the rounds oscillated"] \
+        if info["finished_by_additions"] else []
+    built = Construction(added=added, removed=removed, target=target, first_target=target,
+                         optimum=info["two_sided_l1_optimum"], rounds=info["rounds"],
+                         repairs=info["repair_edges"], log=log)
+    return built, info
+
+
+def _edit_report(info: dict[str, Any], edit: dict[str, Any]) -> None:
+    """For construct="edit": the bounds that hold for additions and deletions."""
+    info.update({
+        "l1_degree_change_optimum": edit["two_sided_l1_optimum"],
+        "two_sided_lower_bound_edges": edit["two_sided_lower_bound_edges"],
+        "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
+        "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
+        "lower_bound_edges": edit["edit_lower_bound_edges"],
+        "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
+        "sequence_bound_edges": None, "ratio_to_sequence_bound": None,
+        "finished_by_additions": edit["finished_by_additions"],
+    })
+    del info["l1_degree_increase_optimum"]
+
+
 def _check_parameters(k: Any, method: str, construct: str, utility: Any, seed: Any,
                       keep_attributes: Any) -> tuple[int, Any, int | None, tuple[str, ...]]:
     """Validate the parameters: ``k``, ``utility`` level, ``seed`` and attribute names."""
     k = check_int(k, "k", min_value=1)
     check_choice(method, "method", _METHODS)
-    check_choice(construct, "construct", CONSTRUCTS)
+    check_choice(construct, "construct", CONSTRUCTIONS)
     if not isinstance(utility, bool):
         check_choice(utility, "utility", (*UTILITY_CHOICES, True, False))
     if utility == "none":
@@ -282,14 +327,15 @@ def transformation_text(info: dict[str, Any], k: int) -> str:
 
 
 def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
-                  relabel: bool, keep_attributes: Sequence[str]) -> dict[str, Any]:
+                  relabel: bool, keep_attributes: Sequence[str],
+                  edit: dict[str, Any] | None = None) -> dict[str, Any]:
     """What the release reports about its edits, bounds and input clean-up."""
     n, edges = data.n, data.edges
     deg0 = np.bincount(edges.ravel(), minlength=n)
     n_added, n_removed = len(built.added), len(built.removed)
     lower = math.ceil(built.optimum / 2)
     edits = n_added + n_removed
-    seb = _sequence_bound(n, edges, built.first_target - deg0)
+    seb = _sequence_bound(n, edges, built.first_target - deg0) if edit is None else None
     info = {
         "nodes": n, "edges_before": int(len(edges)), "edges_after": int(len(final)),
         "edges_added": n_added, "edges_removed": n_removed,
@@ -307,7 +353,10 @@ def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
         "relabelled": bool(relabel), "node_attributes_kept": list(keep_attributes),
         "log": built.log, "fallback": built.fallback, "warnings": [],
         "ratio_to_sequence_bound": float(n_added / seb) if seb else None,
+        "symmetric_difference": edits,
     }
+    if edit is not None:
+        _edit_report(info, edit)
     return {"transformation_text": transformation_text(info, k), **info}
 
 
@@ -351,19 +400,25 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
                            relabel: bool = True, seed: int | None = None, *,
                            keep_attributes: Sequence[str] = (), as_undirected: bool = False,
                            utility: str | bool = "auto", measure_risk: bool | None = None,
-                           key: Any = None, measures: bool = True
+                           key: Any = None, measures: bool = True,
+                           max_degree_drop: float | None = None,
                            ) -> tuple[Release, dict[Any, Any]]:
     """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
     (the same dict as ``release.source_index``)."""
     k, utility, seed, keep_attributes = _check_parameters(k, method, construct, utility, seed,
                                                           keep_attributes)
+    max_degree_drop = _check_max_drop(construct, max_degree_drop)
     utility, risk = _measure_switches(measures, utility, measure_risk)
     secret = release_key(key)
     timings = Timings()
     with timings("prepare"):
         data = _prepare_input(G, k, as_undirected, keep_attributes)
+    edit = None
     with timings("anonymize"), _no_gc():
-        built = build_construction(data.n, data.edges, k, method, construct, seed)
+        if construct == "edit":
+            built, edit = _edit_construction(data.n, data.edges, k, seed, max_degree_drop)
+        else:
+            built = build_construction(data.n, data.edges, k, method, construct, seed)
     with timings("publish"):
         rank, labels = _labels(data, relabel, (seed, k, method, construct), secret)
         final = _final_edges(data.n, data.edges, built.added, built.removed)
@@ -373,9 +428,10 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         data=published, datatype="graphs", verifier=degree_verifier(k, data.n),
         models=[DegreeKAnonymity(k, data.n)], partition=degree_partition(published),
         parameters={"k": k, "method": method, "construct": construct, "relabel": bool(relabel),
-                    "seed": seed, "keep_attributes": list(keep_attributes)},
+                    "seed": seed, "keep_attributes": list(keep_attributes),
+                    **({"max_degree_drop": max_degree_drop} if construct == "edit" else {})},
         suppressed=0, n_individuals=data.n,
-        info=_release_info(data, built, final, k, relabel, keep_attributes),
+        info=_release_info(data, built, final, k, relabel, keep_attributes, edit),
         source_index=mapping,
     )
     for message in (k_warning(k), _fallback_warning(built, k, data.n)):
@@ -390,7 +446,8 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
                        relabel: bool = True, seed: int | None = None, *,
                        keep_attributes: Sequence[str] = (), as_undirected: bool = False,
                        utility: str | bool = "auto", measure_risk: bool | None = None,
-                       key: Any = None, measures: bool = True) -> Release:
+                       key: Any = None, measures: bool = True,
+                       max_degree_drop: float | None = None) -> Release:
     """Edit a graph as little as possible so every degree is shared by at least ``k`` nodes.
 
     Parameters
@@ -403,13 +460,17 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     method : {"dp", "greedy"}
         Degree-sequence anonymization: the exact dynamic program (minimum L1 increase,
         groups of k..2k-1 sorted degrees, O(nk)) or Liu & Terzi's greedy.
-    construct : {"supergraph", "swap", "probing"}
+    construct : {"supergraph", "swap", "probing", "edit"}
         Graph construction.  ``"supergraph"``: edge additions only (every original edge
         kept); what cannot be placed among nodes needing degree goes to nodes whose degree
         class can spare one, and the sequence is re-anonymized until it holds.
         ``"probing"``: additions only; on failure restart with a perturbed degree sequence
         (Liu & Terzi's probing).  ``"swap"``: additions, then edge swaps (one removal, two
-        additions) to reach the anonymized sequence exactly.
+        additions) to reach the anonymized sequence exactly.  ``"edit"``: additions and
+        deletions, the fewest edited edges (the problem as Liu & Terzi state it): degrees
+        move up or down to their group's median, deletions between nodes that must lose
+        degree, additions between nodes that must gain (:mod:`graphs._edit`); ``method``
+        is not used.
     relabel : bool
         Relabel nodes to a secret random permutation of ``0..n-1`` drawn from ``key``
         (default).  With ``False`` node ids are kept (not anonymous), so a supergraph can be
@@ -437,6 +498,10 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     measures : bool
         The utility and risk measures (default); ``False`` skips both (verification still
         runs).
+    max_degree_drop : float in [0, 1], optional
+        Only with ``construct="edit"``: the largest share of its degree any node may lose
+        (``0.5`` keeps every hub at half its degree or more, ``0`` gives an additions-only
+        sequence; default no cap).  Protects hubs at the price of more edits.
 
     Returns
     -------
@@ -447,7 +512,13 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         realize the chosen sequence), the input clean-up counts, ``fallback`` (the
         common-degree construction, when the sequence could not be realized directly) and
         ``warnings`` (e.g. ``k = 1``), and ``transformation_text``, the edits in one
-        sentence.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.  Nodes are inserted in published-label order and
+        sentence.  With ``construct="edit"`` the bounds are those of additions and
+        deletions: ``lower_bound_edges`` is the larger of ``two_sided_lower_bound_edges``
+        (ceil of the two-sided L1 optimum / 2) and ``structural_lower_bound_edges``
+        (:func:`graphs._twosided.structural_lower_bound`), with
+        ``ratio_to_two_sided_bound`` and ``ratio_to_lower_bound``; ``symmetric_difference``
+        = added + removed.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.
+        Nodes are inserted in published-label order and
         edges sorted by published labels, so the graph's order carries nothing about the
         input.  ``release.source_index`` is the private mapping original id -> published
         id (a ``dict``, for a Python caller who asks for it; never written, reported,
@@ -485,5 +556,5 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     release, _ = anonymize_with_mapping(
         G, k, method=method, construct=construct, relabel=relabel, seed=seed,
         keep_attributes=keep_attributes, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key, measures=measures)
+        measure_risk=measure_risk, key=key, measures=measures, max_degree_drop=max_degree_drop)
     return release
