@@ -55,7 +55,7 @@ def _to_graph(n, edges):
 
     import networkx as nx
 
-    gc.disable()  # building a million small objects: see graphs/kdegree.py::_no_gc
+    gc.disable()  # building a million small objects: see graphs/_kdegree.py::_no_gc
     graph = nx.Graph()
     graph.add_nodes_from(range(n))
     graph.add_edges_from(edges.tolist())
@@ -270,7 +270,7 @@ def main() -> None:
             "the issue names; the DP optimum totals are 2,032 / 6,140 / 15,131 / 42,785 / "
             "89,953 as in PEERS.md). `seq bound` = fewest additions that can realize the "
             "chosen anonymized sequence on this graph (hubs must take partners outside the "
-            "nodes needing degree; see `graphs/kdegree.py::_sequence_bound`).", "",
+            "nodes needing degree; see `graphs/_kdegree.py::_sequence_bound`).", "",
             markdown_table(["method/construct", "k", "wall s", "anon s", "peak MiB", "added",
                             "removed", "LB", "edits/LB", "seq bound", "added/seq bound",
                             "verified"], rows), "",
