@@ -6,10 +6,10 @@
 (True, [k-degree-anonymity(k=3)])
 """
 
+from ._kdegree import k_degree_anonymize
 from ._sequence import anonymize_degree_sequence, sequence_cost
 from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
 from .io import read_graph, write_graph
-from ._kdegree import k_degree_anonymize
 from .metrics import graph_utility
 from .risk import assess_risk, candidate_sets, structural_risk
 

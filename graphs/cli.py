@@ -32,9 +32,9 @@ from structanon.io import release_key, staged_outputs
 from structanon.report import REPORT_EXTENSIONS, format_summary
 
 from ._figures import release_figures
+from ._kdegree import CONSTRUCTIONS, UTILITY_CHOICES, anonymize_with_mapping
 from ._sequence import _METHODS
 from .io import _EXTENSIONS, FORMATS, guess_format, read_graph, write_graph
-from ._kdegree import CONSTRUCTIONS, UTILITY_CHOICES, anonymize_with_mapping
 from .metrics import graph_utility
 from .risk import assess_risk, structural_risk
 
