@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Partition, Release
-from structanon._finish import Timings, finish_release
+from structanon._finish import Timings, add_warning, finish_release
 from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError
 from structanon.io import Pseudonymizer, release_key
@@ -30,8 +30,11 @@ from ._dask import cloak_dask
 from ._grid import CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import (
+    LINKAGE_WARNING,
+    LINKAGES,
     publication_keys,
     published_rows,
+    published_users,
     release_info,
     release_parameters,
     require_some_published,
@@ -97,15 +100,15 @@ def _prepare(df: Any, k: int, columns: dict[str, str], drop_invalid: bool, sourc
 
 
 def _publish(prep: _Prepared, region_of_triple: np.ndarray, pseud: Pseudonymizer,
-             window_ns: int):
+             window_ns: int, linkage: str):
     """The per-fix published frame and the valid-fix positions in publication order."""
     triples, inverse = prep.triples, prep.inverse
     region = region_of_triple[inverse]
-    pseudonyms = pseud.pseudonymize(np.asarray(prep.user_values, dtype=object).astype(str))
+    codes, pseudonyms = published_users(triples.u, triples.w, prep.user_values, pseud, linkage)
     kept_pos = np.flatnonzero(region >= 0)
     # keys per triple; a suppressed triple (never published) borrows a published code
     keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
-                                                region_of_triple.max()), triples.u, pseudonyms)
+                                                region_of_triple.max()), codes, pseudonyms)
     rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
     published = kept_pos[order]  # positions (into the valid fixes) in publication order
     return rows.frame(prep.grid, window_ns), rows.regions, region, published
@@ -166,6 +169,7 @@ def cloak(
     levels: int | None = None,
     drop_invalid: bool = False,
     aggregate: bool = False,
+    linkage: str = "window",
     key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
     source: str | None = None,
@@ -274,13 +278,14 @@ def cloak(
     location services without compromising privacy", VLDB 2006.
     """
     k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
+    linkage = check_choice(linkage, "linkage", LINKAGES)
     measures = _measures_flag(measures, measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}
     if hasattr(df, "dask"):
         return cloak_dask(df, k, window_ns, method, columns, seed, cell_size=cell_size,
                           levels=levels, drop_invalid=drop_invalid, pseudonymizer=pseud,
-                          measures=measures, aggregate=bool(aggregate))
+                          measures=measures, aggregate=bool(aggregate), linkage=linkage)
     timings = Timings()
     with timings("prepare"):
         prep = _prepare(df, k, columns, drop_invalid, source, cell_size, levels, window_ns)
@@ -288,7 +293,8 @@ def cloak(
         region_of_triple, stats = assign_regions(prep.triples, prep.grid, k, method)
         require_some_published(region_of_triple, k)
     with timings("output"):
-        per_fix, regions, region, published = _publish(prep, region_of_triple, pseud, window_ns)
+        per_fix, regions, region, published = _publish(prep, region_of_triple, pseud, window_ns,
+                                                       linkage)
         source_index = prep.fixes.index[published]
         data = per_fix
         if aggregate:
@@ -299,7 +305,7 @@ def cloak(
         data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
         models=cloaking_models(k), partition=_partition(region, prep.w),
         parameters=release_parameters(k, window_ns, method, prep.grid, bool(aggregate), seed,
-                                      columns),
+                                      columns, linkage),
         suppressed=n_cloak_suppressed + fixes.n_dropped, n_individuals=fixes.n_input,
         info=release_info(prep.grid, k=k, window_ns=window_ns, aggregate=bool(aggregate),
                           regions=regions, n_cloak_suppressed=n_cloak_suppressed,
@@ -308,6 +314,8 @@ def cloak(
                           key_source=pseud.key_source, stats=stats),
         source_index=source_index,
     )
+    if linkage == "pseudonym":
+        add_warning(release, LINKAGE_WARNING)
     return finish_release(release, _measure(prep, per_fix, region, published, window_ns, seed),
                           measures=measures, timings=timings)
 

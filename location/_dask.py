@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Release
-from structanon._finish import Timings, finish_release
+from structanon._finish import Timings, add_warning, finish_release
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
 
@@ -30,8 +30,10 @@ from ._assign import Triples, assign_regions
 from ._grid import CloakingGrid
 from ._input import no_fixes_error, parse_fixes, user_keys
 from ._publish import (
+    LINKAGE_WARNING,
     publication_keys,
     published_rows,
+    published_users,
     region_areas_km2,
     release_info,
     release_parameters,
@@ -255,7 +257,7 @@ def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int
 def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str, str],
                seed: int | None, *, cell_size: float, levels: int | None,
                drop_invalid: bool, pseudonymizer: Pseudonymizer, measures: bool,
-               aggregate: bool) -> Release:
+               aggregate: bool, linkage: str = "window") -> Release:
     """See :func:`location.cloak`; ``ddf`` is a dask DataFrame (parameters already checked)."""
     cols = (columns["user"], columns["time"], columns["lat"], columns["lon"])
     _check_columns(ddf, cols)
@@ -268,10 +270,11 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str,
         region, stats_assign = assign_regions(triples, grid, k, method)
         require_some_published(region, k)
     with timings("output"):
-        pseudonyms = pseudonymizer.pseudonymize(np.asarray(users, dtype=object))
         weight, kept = triples.weight, region >= 0
         kept_pos = np.flatnonzero(kept)
-        pkeys = publication_keys(triples.w[kept], region[kept], triples.u[kept], pseudonyms)
+        codes, pseudonyms = published_users(triples.u[kept], triples.w[kept], users,
+                                            pseudonymizer, linkage)
+        pkeys = publication_keys(triples.w[kept], region[kept], codes, pseudonyms)
         rows, order = published_rows(pkeys, weight[kept], aggregate)
         data = _lazy_frame(rows, grid, window_ns, int(ddf.npartitions))
         lookup = _lookup(triples, grid, users, region, aggregate)
@@ -293,7 +296,7 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str,
         data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
         models=cloaking_models(k), partition=None,
         parameters=release_parameters(k, window_ns, method, grid, aggregate, seed, columns,
-                                      engine="dask"),
+                                      linkage, engine="dask"),
         suppressed=n_suppressed + n_dropped, n_individuals=counts.n_input,
         info={**release_info(grid, k=k, window_ns=window_ns, aggregate=aggregate,
                              regions=rows.regions, n_cloak_suppressed=n_suppressed,
@@ -305,6 +308,8 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str,
     )
     if not measures:
         release.utility = {"suppression_share": release.suppressed / release.n_individuals}
+    if linkage == "pseudonym":
+        add_warning(release, LINKAGE_WARNING)
     return finish_release(release, _measure(triples, grid, region, seed), measures=measures,
                           timings=timings)
 

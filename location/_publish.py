@@ -23,7 +23,8 @@ from structanon.partition import encode_values
 
 from ._grid import CloakingGrid, lonlat_rectangle_area
 
-__all__ = ["PublicationKeys", "PublishedRows", "publication_keys", "published_rows",
+__all__ = ["LINKAGES", "LINKAGE_WARNING", "published_users", "PublicationKeys", "PublishedRows",
+           "publication_keys", "published_rows",
            "require_some_published", "window_words", "region_areas_km2", "release_info", "release_parameters",
            "transformation_text"]
 
@@ -65,6 +66,36 @@ class PublicationKeys:
         rest, user_rank = np.divmod(key, n_u)
         wd, region_rank = np.divmod(rest, n_r)
         return wd + self.w0, region_rank, user_rank
+
+
+LINKAGES = ("window", "pseudonym")
+LINKAGE_WARNING = ("linkage='pseudonym': one pseudonym per user links all of a user's windows, "
+                   "so trajectories stay linkable across windows and releases; the unicity "
+                   "after release measures that risk")
+
+
+def published_users(u: np.ndarray, w: np.ndarray, users: Any, pseud: Any,
+                    linkage: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and pseudonyms of the published users of triples ``(u, w)``.
+
+    ``linkage="window"`` (the default of :func:`location.cloak`) gives every (user, window) its
+    own keyed pseudonym, ``HMAC(key, user, window)``, so a user's windows cannot be joined
+    through the pseudonym, within a release or across releases; ``"pseudonym"`` gives one
+    pseudonym per user for every window.
+
+    Returns
+    -------
+    (codes, pseudonyms)
+        ``codes[i]`` indexes ``pseudonyms`` for triple ``i``.
+    """
+    values = np.asarray(users, dtype=object).astype(str)
+    if linkage == "pseudonym":
+        return u, pseud.pseudonymize(values)
+    pairs = np.stack([np.asarray(u, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
+    unique, codes = np.unique(pairs, axis=0, return_inverse=True)
+    labels = pd.Series(values[unique[:, 0]]).str.cat(pd.Series(unique[:, 1]).astype(str),
+                                                    sep="\x1fwindow\x1f")
+    return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
 
 
 def publication_keys(w: np.ndarray, region: np.ndarray, user: np.ndarray,
@@ -229,11 +260,11 @@ def transformation_text(grid: CloakingGrid, regions: np.ndarray, window_ns: int,
 
 def release_parameters(k: int, window_ns: int, method: str, grid: CloakingGrid,
                        aggregate: bool, seed: int | None, columns: dict[str, str],
-                       **extra: Any) -> dict[str, Any]:
+                       linkage: str = "window", **extra: Any) -> dict[str, Any]:
     """``Release.parameters`` of both paths (the window in words)."""
     return {"k": k, "window": window_words(window_ns), "method": method,
             "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
-            "columns": columns, "seed": seed, **extra}
+            "linkage": linkage, "columns": columns, "seed": seed, **extra}
 
 
 def release_info(grid: CloakingGrid, *, k: int, window_ns: int, aggregate: bool,

@@ -91,11 +91,16 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                   help="One row per (user, window, region) with its fix count n_fixes, instead "
                        "of one row per fix (per-fix rows reveal each user's fix count per "
                        "window).")
+    @click.option("--linkage", type=click.Choice(["window", "pseudonym"]), default="window",
+                  show_default=True,
+                  help="window: a fresh pseudonym per user and window, so windows cannot be "
+                       "joined into trajectories; pseudonym: one pseudonym per user for every "
+                       "window (trajectories stay linkable; a warning says so).")
     @release_options
     @handle_errors
     def command(input_path, k, window, method, geojson, user, time_col, lat, lon, sep,
-                drop_invalid, cell_size, levels, aggregate, output, report, seed, key_file,
-                no_measures, quiet) -> None:
+                drop_invalid, cell_size, levels, aggregate, linkage, output, report, seed,
+                key_file, no_measures, quiet) -> None:
         """Cloak INPUT so every published region holds >= k users per time window."""
         show_progress(quiet)
         _check_log_options(input_path, window, cell_size)
@@ -114,8 +119,8 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
             warnings.simplefilter("ignore", UserWarning)
             release = cloak(df, k, window=window, method=method, user=user, time=time_col,
                             lat=lat, lon=lon, seed=seed, cell_size=cell_size, levels=levels,
-                            drop_invalid=drop_invalid, aggregate=aggregate, key=key,
-                            measures=not no_measures, source=str(input_path))
+                            drop_invalid=drop_invalid, aggregate=aggregate, linkage=linkage,
+                            key=key, measures=not no_measures, source=str(input_path))
         for warning in release.info.get("warnings", []):
             click.echo(f"warning: {warning}", err=True)
         with steps("write"), staged_outputs() as stage:

@@ -35,8 +35,9 @@ _NOT_COVERED = {
     "tabular": "an attacker who knows attributes outside the named quasi-identifiers, or who "
                "infers the sensitive value from its distribution beyond the chosen model",
     "transactions": "an attacker who knows more items of a basket than the model assumes",
-    "location": "trajectory linkage across time windows when pseudonyms link a user's "
-                "windows, and an attacker who knows many points of a user",
+    "location": "linkage of a user's windows by spatial continuity (and, with linkage "
+                "'pseudonym', through the pseudonym), and an attacker who knows many points of "
+                "a user",
     "graphs": "an attacker who knows a node's neighbourhood beyond its degree (its "
               "neighbours' degrees or a subgraph around it)",
     "querylogs": "what the query texts themselves reveal beyond the identifier patterns "

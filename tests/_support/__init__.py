@@ -22,3 +22,18 @@ def shared_file(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared dataset {relative} is absent (expected at {path})")
     return path
+
+
+def window_pseudonyms(key, users, times, window: str):
+    """Pseudonyms of location releases re-derived independently: ``HMAC(key, user, window)``.
+
+    ``window`` is the release's window (e.g. ``"15min"``); the window number is the epoch
+    time in nanoseconds floor-divided by the window length.
+    """
+    import numpy as np
+    import pandas as pd
+
+    stamps = pd.to_datetime(pd.Series(times), utc=True)
+    number = (stamps.astype("int64") // pd.Timedelta(window).value).to_numpy(np.int64)
+    labels = [f"{u}\x1fwindow\x1f{w}" for u, w in zip(pd.Series(users).astype(str), number)]
+    return key.pseudonymize(labels)

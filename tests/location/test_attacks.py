@@ -78,11 +78,31 @@ def _signatures(rows: pd.DataFrame, who: str) -> dict:
     return {person: tuple(sorted(v)) for person, v in out.items()}
 
 
-def _true_users(table: pd.DataFrame, reference: pd.DataFrame) -> np.ndarray:
-    """The true user of each published row (the test's knowledge, not the attacker's)."""
-    by_signature = {sig: user for user, sig in _signatures(reference, "true_user").items()}
+def _true_users(table: pd.DataFrame, reference: pd.DataFrame, seed: int = 0) -> np.ndarray:
+    """The true user of each published row (the test's knowledge, not the attacker's).
+
+    A pseudonym stands for one user in one window (the default linkage), so it is matched to
+    a true user by what it publishes in that window: its regions and fix counts.  Users whose
+    window looks the same are interchangeable and are handed out one each, at random (``seed``),
+    so two releases are not scored as linked through the test's own tie-break.
+    """
+    rng = np.random.default_rng(seed)
+
+    def window_signatures(frame: pd.DataFrame, who: str) -> dict:
+        out: dict = defaultdict(list)
+        counts = frame.groupby([who, "window", "region_id"]).size()
+        for (person, window, region), n in counts.items():
+            out[(person, window)].append((int(region), int(n)))
+        return {key: (key[1], tuple(sorted(v))) for key, v in out.items()}
+
+    candidates: dict = defaultdict(list)
+    for (user, _window), signature in window_signatures(reference, "true_user").items():
+        candidates[signature].append(user)
+    for users in candidates.values():
+        rng.shuffle(users)
     expand = table.loc[table.index.repeat(table["n_fixes"])] if "n_fixes" in table else table
-    pseudonym_user = {p: by_signature[sig] for p, sig in _signatures(expand, "user").items()}
+    pseudonym_user = {pseudonym: candidates[signature].pop() for (pseudonym, _window), signature
+                      in window_signatures(expand, "user").items()}
     return table["user"].map(pseudonym_user).to_numpy()
 
 
@@ -160,7 +180,7 @@ def test_two_keyless_releases_do_not_link_by_position(log_csv, chronological_log
     assert len(one) == len(two)
     assert not set(one["user"]) & set(two["user"])  # independent random keys
     reference = _reference(chronological_log)
-    u1, u2 = _true_users(one, reference), _true_users(two, reference)
+    u1, u2 = _true_users(one, reference, seed=1), _true_users(two, reference, seed=2)
     linked = float((u1 == u2).mean())
     # chance: the same release with the users of each (window, region) in random order
     rng = np.random.default_rng(0)
@@ -178,8 +198,8 @@ def test_two_keyless_releases_do_not_link_by_position(log_csv, chronological_log
     a1 = location.cloak(chronological_log, K, aggregate=True, measures=False).data
     a2 = location.cloak(chronological_log, K, aggregate=True, measures=False).data
     ref = _reference(chronological_log)
-    t1 = _true_users(a1.assign(window=a1["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")), ref)
-    t2 = _true_users(a2.assign(window=a2["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")), ref)
+    t1 = _true_users(a1.assign(window=a1["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")), ref, 1)
+    t2 = _true_users(a2.assign(window=a2["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")), ref, 2)
     per_group = a1.groupby(["window", "region_id"])["user"].transform("size").to_numpy()
     assert float((t1 == t2).mean()) < float(np.mean(1 / per_group)) + 0.05
 
@@ -224,3 +244,17 @@ def test_key_file_gives_the_same_bytes_and_no_key_differs(log_csv, tmp_path):
     assert reports[0] == reports[1]
     keyless = [_cli_release(log_csv, tmp_path / f"n{i}") for i in range(2)]
     assert keyless[0]["files"][0].read_bytes() != keyless[1]["files"][0].read_bytes()
+
+
+def test_windows_do_not_join_into_trajectories_by_default(log_csv, tmp_path):
+    # the attacker's join: a pseudonym seen in several windows chains them into a trajectory,
+    # and the set of windows a pseudonym appears in links it across two releases
+    table = _cli_release(log_csv, tmp_path / "default")["table"]
+    assert (table.groupby("user")["window"].nunique() == 1).all()
+    other = _cli_release(log_csv, tmp_path / "other")["table"]
+    windows_of = [t.groupby("user")["window"].agg(frozenset) for t in (table, other)]
+    multi = [w[w.map(len) > 1] for w in windows_of]
+    assert multi[0].empty and multi[1].empty  # no window set to match on
+    linked = _cli_release(log_csv, tmp_path / "linked", "--linkage", "pseudonym")
+    assert (linked["table"].groupby("user")["window"].nunique() > 1).any()
+    assert "trajectories stay linkable" in linked["printed"]

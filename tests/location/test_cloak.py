@@ -5,6 +5,7 @@ import pytest
 import location
 from location._grid import CloakingGrid
 from structanon.errors import InfeasibleError, InputError
+from tests._support import window_pseudonyms
 
 T0 = "2024-05-01T10:00:00Z"
 
@@ -34,10 +35,17 @@ def test_release_shape_and_independent_recount(small_log, key, recount, assert_c
 
 
 def test_users_are_pseudonymized_with_the_key(small_log, key):
-    r = location.cloak(small_log, k=5, key=key)
-    expected = key.pseudonymize(small_log.loc[r.source_index, "user"].astype(str))
+    r = location.cloak(small_log, k=5, key=key)  # default: one pseudonym per user and window
+    source = small_log.loc[r.source_index]
+    expected = window_pseudonyms(key, source["user"], source["time"], "15min")
     assert (r.data["user"].to_numpy() == expected).all()
     assert not set(small_log["user"].astype(str)) & set(r.data["user"])
+    # no pseudonym appears in two windows, so windows cannot be joined through it
+    assert (r.data.groupby("user")["window"].nunique() == 1).all()
+    linked = location.cloak(small_log, k=5, key=key, linkage="pseudonym")
+    expected = key.pseudonymize(small_log.loc[linked.source_index, "user"].astype(str))
+    assert (linked.data["user"].to_numpy() == expected).all()
+    assert any("trajectories stay linkable" in w for w in linked.info["warnings"])
 
 
 def test_dense_cell_stays_at_level_zero():
@@ -248,7 +256,8 @@ def test_aggregate_api_counts_fixes(small_log, key):
     # source_index: each published fix's input label -> its aggregated row
     rows = agg.source_index
     assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
-    users = key.pseudonymize(small_log.loc[rows.index, "user"].astype(str))
+    source = small_log.loc[rows.index]
+    users = window_pseudonyms(key, source["user"], source["time"], "15min")
     assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
 
 

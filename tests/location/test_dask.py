@@ -6,6 +6,7 @@ import shapely
 import location
 from location.synthetic import synthetic_log
 from structanon.errors import InputError
+from tests._support import window_pseudonyms
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -87,7 +88,8 @@ def test_dask_source_index_and_aggregate_match_pandas(client, key, aggregate):
         expected.data["n_fixes"].sum())
     if not aggregate:
         assert sorted(rows.to_numpy()) == list(range(len(data)))
-    users = key.pseudonymize(df.loc[rows.index, "user"].astype(str))
+    source = df.loc[rows.index]
+    users = window_pseudonyms(key, source["user"], source["time"], "30min")
     assert (data["user"].to_numpy()[rows.to_numpy()] == users).all()
     assert (data["window"].to_numpy()[rows.to_numpy()]
             == pd.to_datetime(df.loc[rows.index, "time"], utc=True).dt.floor("30min").to_numpy()
