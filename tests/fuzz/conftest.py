@@ -12,6 +12,7 @@ by name); strategies are drawn inside the tests with ``st.data()``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import hashlib
 import io
@@ -326,6 +327,18 @@ def choice_option(data: Any, plan: Plan, good: list[Any], bad: list[Any], label:
 def maybe(data: Any, label: str, one_in: int = 3) -> bool:
     """True about once in ``one_in`` draws (False is the simpler value)."""
     return data.draw(st.sampled_from([False] * (one_in - 1) + [True]), label=label)
+
+
+@functools.cache
+def command_options(group: str, command: str) -> frozenset[str]:
+    """The option names of ``structanon GROUP COMMAND`` (so builders can use newer options)."""
+    import click
+
+    from structanon.cli import main
+
+    context = click.Context(main)
+    sub = main.get_command(context, group).get_command(context, command)
+    return frozenset(opt for param in sub.params for opt in param.opts + param.secondary_opts)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -332,6 +332,15 @@ def targets(tmp: Path) -> dict[str, Api]:
     }
 
 
+def _with_key(api: Api, tmp: Path) -> Api:
+    """Functions that take the release ``key`` get bad keys too."""
+    import inspect
+
+    if "key" in inspect.signature(api.call).parameters:
+        api.bad["key"] = [5, b"short", tmp / "no-such-key", tmp, "", 1.5]
+    return api
+
+
 _TARGETS: dict[str, Api] = {}
 _TMP: list[Path] = []
 
@@ -341,7 +350,7 @@ def _targets(tmp_factory) -> dict[str, Api]:
         tmp = tmp_factory.mktemp("api-fuzz")
         (tmp / "out").mkdir()
         _TMP.append(tmp)
-        _TARGETS.update(targets(tmp))
+        _TARGETS.update({name: _with_key(api, tmp) for name, api in targets(tmp).items()})
     return _TARGETS
 
 

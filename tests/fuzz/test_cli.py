@@ -75,6 +75,16 @@ def _key_file(fz, data, plan, wd, inv):
     inv.note(f"--key-file={kind}")
 
 
+def _shared_options(fz, data, plan, wd, inv):
+    """Options every anonymize command shares, when this one has them: a key file and a switch
+    that skips the utility and risk measures."""
+    options = fz.command_options(inv.args[0], inv.args[1])
+    if "--key-file" in options and "--key-file" not in inv.args:
+        _key_file(fz, data, plan, wd, inv)
+    if "--no-measures" in options and fz.maybe(data, "--no-measures", 3):
+        inv.add("--no-measures")
+
+
 def _seed_option(fz, data, plan, inv):
     if fz.maybe(data, "--seed", 4):
         inv.add("--seed", fz.int_option(data, plan, [0, 1, 7], "--seed"))
@@ -175,6 +185,7 @@ def tabular_anonymize(fz, data, plan, wd, big):
     if algorithm != "mondrian" and fz.maybe(data, "--local-suppression", 6):
         inv.add("--local-suppression")
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "anonymized", [".csv", ".tsv", ".parquet"],
                     required=True)
     _report(fz, data, plan, wd, inv, [out])
@@ -261,6 +272,7 @@ def transactions_anonymize(fz, data, plan, wd, big):
         inv.add("--order", fz.choice_option(data, plan, ["id", "frequency"], ["random"],
                                             "--order"))
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "anonymized", TX_OUTPUTS, required=True)
     _report(fz, data, plan, wd, inv, [out])
     return inv
@@ -273,6 +285,7 @@ def transactions_k_anonymize(fz, data, plan, wd, big):
     if (not taxonomy or plan.bad("options")) and fz.maybe(data, "--fanout", 3):
         inv.add("--fanout", fz.int_option(data, plan, [2, 5, 10], "--fanout"))
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "anonymized", TX_OUTPUTS, required=True)
     _report(fz, data, plan, wd, inv, [out])
     return inv
@@ -303,6 +316,7 @@ def transactions_band(fz, data, plan, wd, big):
     if fz.maybe(data, "--alpha", 3):
         inv.add("--alpha", fz.int_option(data, plan, [1, 3], "--alpha"))
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "groups", [".json"], required=True)
     _report(fz, data, plan, wd, inv, [out])
     return inv
@@ -349,6 +363,7 @@ def location_cloak(fz, data, plan, wd, big):
         inv.add("--drop-invalid")
     _key_file(fz, data, plan, wd, inv)
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "cloaked", [".csv", ".csv.gz", ".tsv", ".parquet"],
                     required=True)
     geojson = wd.output(data, plan, inv, "--geojson", "regions", [".geojson"],
@@ -404,6 +419,7 @@ def graphs_anonymize(fz, data, plan, wd, big):
     if fz.maybe(data, "--utility", 2):
         inv.add("--utility", _choice(data, ["auto", "fast", "full", "none"], "--utility"))
     _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
     out_ext = _choice(data, [".edges", ".txt", ".csv", ".graphml", ".gexf", ".json"], "-o ext")
     out = wd.output(data, plan, inv, "-o", "anonymized", [out_ext], required=True)
     if fz.maybe(data, "--out-format", 4):
@@ -495,6 +511,7 @@ def querylogs_anonymize(fz, data, plan, wd, big):
                                                ["kmeans"], "--grouping"))
     if fz.maybe(data, "--refine", 4):
         inv.add("--refine", fz.int_option(data, plan, [0, 1, 2], "--refine"))
+    _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "published", [".tsv", ".csv", ".parquet", ".tsv.gz"],
                     required=True)
     _report(fz, data, plan, wd, inv, [out])
