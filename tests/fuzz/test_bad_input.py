@@ -83,7 +83,7 @@ BASES = {
 ANY = (0, 2, 3)
 # content defects whose error must name the file (the others may name a column or option)
 FAULTS_IN_THE_FILE = {"empty file", "header only", "blank lines only", "every line malformed",
-                      "binary bytes", "gzip bytes under a text name", "UTF-16",
+                      "binary bytes", "gzip bytes under a text name", "truncated gzip", "UTF-16",
                       "latin-1 accents", "NUL bytes", "invalid UTF-8"}
 DECODED_OR_REFUSED = (0, 2)
 
@@ -109,6 +109,7 @@ CONTENT = {
     "binary bytes": (_content(lambda b, t: BINARY), (2,)),
     "gzip bytes under a text name": (_content(lambda b, t: gzip.compress(t.encode(), mtime=0)),
                                      DECODED_OR_REFUSED),
+    "truncated gzip": (_content(lambda b, t: gzip.compress(t.encode(), mtime=0)[:120]), (2,)),
     "UTF-16": (_content(lambda b, t: t.encode("utf-16")), DECODED_OR_REFUSED),
     "latin-1 accents": (_content(lambda b, t: t.replace("a", "\u00e4")
                                  .replace("1", "\u00e9").encode("latin-1")), DECODED_OR_REFUSED),
@@ -141,6 +142,7 @@ OPTIONS = {
     "m = 10**30": ("-m", _option("-m", str(10**30)), (2, 3)),
     "p = 0": ("-p", _option("-p", "0"), (2,)),
     "seed = 2**70": ("--seed", _option("--seed", str(2**70)), ANY),
+    "a --qi column named twice": ("--qi", _option("--qi", "age,sex,age"), (0, 2)),
 }
 
 
@@ -264,6 +266,14 @@ _KNOWN_BY_DEFECT: dict[str, tuple[str, list[str]]] = {
     "wrong separator": (
         "F7: a log with no parsable line is infeasible instead of bad input",
         ["querylogs anonymize"]),
+    "truncated gzip": (
+        "F9/F25: a truncated gzip stream is not refused naming the file (EOFError: 'Aborted!')",
+        ["transactions anonymize", "transactions k-anonymize", "transactions band",
+         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare",
+         "querylogs anonymize", "querylogs inspect"]),
+    "a --qi column named twice": (
+        "F15: a --qi column named twice raises a raw error",
+        ["tabular assess"]),
 }
 KNOWN = {(command, defect): reason for defect, (reason, commands) in _KNOWN_BY_DEFECT.items()
          for command in commands}
