@@ -63,8 +63,8 @@ def pairing_bound(path: str) -> dict:
     import pandas as pd
 
     log = querylogs.read_log(path, on_bad_lines="skip")
-    release = querylogs.anonymize(log, 2, seed=1, assess=False, grouping="mdav")
-    greedy = querylogs.anonymize(log, 2, seed=1, assess=False, grouping="greedy").info
+    release = querylogs.anonymize(log, 2, seed=1, measures=False, grouping="mdav")
+    greedy = querylogs.anonymize(log, 2, seed=1, measures=False, grouping="greedy").info
     codes, vocab = querylogs.normalize_queries(log["query"])
     users, _ = pd.factorize(log["user"], sort=True)
     events = pd.DataFrame({"u": users, "q": codes, "t": log["time"].to_numpy()}).drop_duplicates()
@@ -132,7 +132,7 @@ def compare_groupings() -> None:
             result["suppressed"], result["added"] + result["suppressed"], result["published"],
             result["users_empty"], result["top100"], result["kl"], result["pair_recall"],
             result["intent_js"], round(t["user_clustering"], 1),
-            round(t["total"] - t.get("assess", 0.0), 1), round(seconds, 1), round(peak),
+            round(t["total"] - t.get("measures", 0.0), 1), round(seconds, 1), round(peak),
             "yes" if result["verified"] else "NO",
         ])
         print(rows[-1], flush=True)
@@ -231,8 +231,8 @@ def main() -> None:
         t = result["timings"]
         rows_main.append([
             name, result["rows"], result["users"], result["queries_in"], round(seconds, 1),
-            round(result["read_s"], 1), round(t["total"] - t.get("assess", 0.0), 1),
-            round(t.get("assess", 0.0), 1), round(peak), result["published"], result["added"],
+            round(result["read_s"], 1), round(t["total"] - t.get("measures", 0.0), 1),
+            round(t.get("measures", 0.0), 1), round(peak), result["published"], result["added"],
             result["suppressed"], result["suppressed_identifier"], result["users_empty"],
             result["intents"], result["largest_intent"], "yes" if result["verified"] else "NO",
         ])

@@ -119,7 +119,7 @@ def run_ours(path: str, adult_dir: str, algorithm: str, k: int, l_div, t, supp: 
     start = time.perf_counter()
     release = tabular.anonymize(df, specs, SENSITIVE, _models(k, l_div, t),
                                 algorithm=algorithm, suppression_limit=supp, seed=0,
-                                utility=False, mondrian_options=options)
+                                measures=False, mondrian_options=options)
     data, transformation = release.data, release.transformation
     seconds = time.perf_counter() - start
     out = _quality(data, df, len(df), specs if has_hierarchies else None, k, l_div, t)
@@ -309,7 +309,7 @@ def main() -> None:
         f"Command: `{command.strip()}`  ",
         f"Machine: {machine_line()}; shared with other jobs while measuring, so times are "
         "noisy upper bounds.  ",
-        "Seconds: the anonymization call alone (ours: `tabular.anonymize(..., utility=False)`, "
+        "Seconds: the anonymization call alone (ours: `tabular.anonymize(..., measures=False)`, "
         "which includes encoding, search, publishing and verification); peak MiB: peak RSS of "
         "the forked child running the case (reading the data included). DM* = sum of squared "
         "class sizes of the released records. GCP (hier.): categorical values by the "

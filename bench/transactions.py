@@ -40,6 +40,7 @@ def _km_case(rel, limit, k, m, method, order="id"):
     release = km_anonymize(data, k=k, m=m, method=method, order=order, evaluate=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     tax = release.taxonomy
+    data = [data[i] for i in release.source_index]  # the input in published order
     t0 = time.perf_counter()
     err = metrics.support_error(data, release.data, tax, sizes=(1, 2), n_queries=200, seed=0)
     top = metrics.top_itemsets_error(data, release.data, tax, top=50, max_size=2)
@@ -59,6 +60,7 @@ def _k_case(rel, limit, k):
     release = k_anonymize(data, k=k, evaluate=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     tax = release.taxonomy
+    data = [data[i] for i in release.source_index]  # the input in published order
     err = metrics.support_error(data, release.data, tax, sizes=(1, 2), n_queries=200, seed=0)
     fis = metrics.frequent_itemset_preservation(data, release.data, tax, min_support=0.005)
     return {"n": len(data), "seconds": anon, "cpu": cpu, "ncp": release.utility["ncp"],
@@ -82,6 +84,7 @@ def _band_case(rel, limit, p, n_sensitive):
     t0, c0 = time.perf_counter(), time.process_time()
     release = band_matrix(data, sensitive, p=p, evaluate=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
+    data = [data[i] for i in release.source_index]  # the input in published order
     err = metrics.band_query_error(data, release.data, n_queries=200, seed=0)
     link = risk.band_linkage_risk(data, release.data, m=2, n_targets=200, seed=0)
     groups = np.asarray(release.data["group"])

@@ -14,6 +14,13 @@ increases that are not already its neighbours.
   ``supergraph`` does.
 * ``swap`` (additions and deletions): each leftover pair ``(u, w)`` is served by removing
   an edge ``(x, y)`` and adding ``(u, x), (w, y)``, which keeps the degrees of ``x, y``.
+
+The work is bounded.  When ``2k > n`` only one degree class can exist, so the graph is
+raised straight to a common degree (see :func:`_uniform`); otherwise, if the strategies
+above have not converged within ``max_rounds`` rounds (each round re-anonymizes the
+sequence, so a stuck parity or a hub can push degrees up two at a time for thousands of
+rounds), the same common-degree construction finishes the job.  It always succeeds for
+``k <= n``: its last resort is the complete graph.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class Construction:
     repairs: int = 0
     swaps: int = 0
     log: list[str] = field(default_factory=list)
+    fallback: str | None = None  # "common degree D" / "complete graph" when used
 
 
 class _Overlay:
@@ -265,10 +273,55 @@ def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
     return swaps, left
 
 
+COMPLETE_GRAPH_LIMIT = 50_000_000  # edges: the last resort is refused beyond this
+
+
+def _uniform(n: int, edges: np.ndarray, deg0: np.ndarray, max_tries: int = 6,
+             ) -> tuple[_Overlay, str]:
+    """A supergraph in which every node has one common degree ``D`` (k-anonymous for any
+    ``k <= n``).
+
+    ``D`` starts at the largest degree (raised by one when ``n * D`` would be odd, since a
+    degree sum is even) and the constrained Havel-Hakimi realization is tried for up to
+    ``max_tries`` values of ``D``; the last resort is the complete graph (``D = n - 1``),
+    which is a supergraph of every graph.
+    """
+    step = 1 if n % 2 == 0 else 2
+    target = int(deg0.max(initial=0))
+    if (n * target) % 2:
+        target += 1
+    for _ in range(max_tries):
+        if target >= n - 1:
+            break
+        graph = _Overlay(n, edges)
+        if not _realize(graph, target - graph.degree).any():
+            return graph, f"common degree {target}"
+        target += step
+    if n * (n - 1) // 2 > COMPLETE_GRAPH_LIMIT:
+        raise InfeasibleError(
+            f"no k-degree anonymous supergraph found short of the complete graph, which would "
+            f"have {n * (n - 1) // 2:,} edges; try a smaller k")
+    graph = _Overlay(n, edges)
+    rows, cols = np.triu_indices(n, 1)
+    present = np.zeros(n * n, dtype=bool) if n * n <= 4 * COMPLETE_GRAPH_LIMIT else None
+    if present is not None and len(edges):
+        present[edges[:, 0] * n + edges[:, 1]] = True
+    code = rows.astype(np.int64) * n + cols
+    keep = ~present[code] if present is not None else ~np.isin(code, edges[:, 0] * n + edges[:, 1])
+    missing = np.stack([rows[keep], cols[keep]], axis=1).astype(np.int64)
+    graph.added_chunks.append(missing)
+    graph.degree[:] = n - 1
+    return graph, "complete graph"
+
+
 def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
-              strategy: str = "supergraph", seed=None, max_rounds: int = 1000,
+              strategy: str = "supergraph", seed=None, max_rounds: int = 30,
               max_probes: int = 20) -> Construction:
-    """Edit the graph (``n`` nodes, ``edges`` u < v) until its degrees are k-anonymous."""
+    """Edit the graph (``n`` nodes, ``edges`` u < v) until its degrees are k-anonymous.
+
+    Bounded: at most ``max_rounds`` rounds of re-anonymization, then (or at once when
+    ``2k > n``) the common-degree construction of :func:`_uniform`, which always succeeds.
+    """
     rng = np.random.default_rng(seed)
     base = _Overlay(n, edges)
     deg0 = base.degree.copy()
@@ -276,6 +329,12 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
     if optimum is None:  # the greedy sequence; the bound comes from the DP
         optimum = _anonymize_sequence(deg0, k, "dp", False, seed)[1]
     log: list[str] = []
+    if 2 * k > n:  # one degree class only: raise every node to one common degree
+        graph, how = _uniform(n, edges, deg0)
+        log.append(f"2k > n: one degree class; {how}")
+        added, removed = graph.edits()
+        return Construction(added=added, removed=removed, target=graph.degree.copy(),
+                            first_target=first, optimum=int(optimum), log=log, fallback=how)
     graph = base
     probes = repairs = swaps = 0
     if strategy == "probing":
@@ -305,15 +364,23 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
     else:
         leftover = _realize(graph, first - deg0)
     rounds = 1
+    fallback = None
     while leftover.any():
         if strategy == "swap":
             done, leftover = _swap(graph, leftover, rng, edges)
             swaps += done
             if not leftover.any():
                 break
-        repairs += _repair(graph, leftover, k, rng)
-        if rounds >= max_rounds:
-            raise InfeasibleError(f"no k-degree anonymous graph found within {max_rounds} rounds")
+        try:
+            repairs += _repair(graph, leftover, k, rng)
+        except InfeasibleError as exc:
+            reason = str(exc)
+        else:
+            reason = None if rounds < max_rounds else f"not converged within {max_rounds} rounds"
+        if reason is not None:
+            graph, fallback = _uniform(n, edges, deg0)
+            log.append(f"{strategy}: {reason}; {fallback}")
+            break
         rounds += 1
         target = _anonymize(graph.degree.copy(), k, method, seed)
         leftover = _realize(graph, target - graph.degree)
@@ -321,4 +388,4 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
     return Construction(added=added, removed=removed, target=graph.degree.copy(),
                         first_target=first, optimum=int(optimum),
                         rounds=rounds, probes=probes, repairs=repairs,
-                        swaps=swaps, log=log)
+                        swaps=swaps, log=log, fallback=fallback)

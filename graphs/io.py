@@ -7,12 +7,14 @@ import gzip
 import io
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
+from structanon._validation import check_input_path
 from structanon.errors import InputError
 from structanon.io import atomic_path, atomic_write
 
@@ -44,10 +46,37 @@ def guess_format(path: str | Path, format: str | None = None) -> str:  # noqa: A
     return _EXTENSIONS[ext]
 
 
+_HINT = "wrong --format, or not a graph file?"
+
+
+def _read_text(path: Path) -> str:
+    """The whole file as UTF-8 text (``.gz`` decompressed); a binary or otherwise encoded
+    file is an :class:`InputError` naming the file and the line of the first bad byte."""
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = path.read_bytes()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise InputError(f"not a readable gzip file ({exc})", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise InputError("the file is not UTF-8 text (a binary file, or another encoding?)",
+                         path=str(path), line=line) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError("the file holds NUL bytes: a binary file, not a graph export?",
+                         path=str(path), line=line)
+    return text.removeprefix("\ufeff")
+
+
 def _open_text(path: Path):
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return open(path, encoding="utf-8", newline="")
+    return io.StringIO(_read_text(path), newline="")
 
 
 def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph:
@@ -80,29 +109,33 @@ _DIRECTED = re.compile(r"(?<!un)directed(?! *=? *false)", re.IGNORECASE)
 def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
     src: list[int] = []
     dst: list[int] = []
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            text = line.strip()
-            if not text or text[0] in "#%":
-                if text and not src and not as_undirected and _DIRECTED.search(text):
-                    raise InputError(
-                        "the file declares a directed graph; k-degree anonymity is defined "
-                        "for undirected graphs (pass as_undirected=True / --as-undirected to "
-                        "drop directions)", line=lineno, path=str(path), value=text[:80])
-                continue
-            parts = text.split()
-            if len(parts) < 2:
-                raise InputError("expected two node ids on the line", line=lineno, path=str(path),
-                                 value=text[:80])
-            try:
-                u, v = int(parts[0]), int(parts[1])
-            except ValueError:
-                raise InputError("node ids of an edge list must be integers", line=lineno,
-                                 path=str(path), value=text[:80]) from None
-            src.append(u)
-            dst.append(v)
+    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
+        text = line.strip()
+        if not text or text[0] in "#%":
+            if text and not src and not as_undirected and _DIRECTED.search(text):
+                raise InputError(
+                    "the file declares a directed graph; k-degree anonymity is defined "
+                    "for undirected graphs (pass as_undirected=True / --as-undirected to "
+                    "drop directions)", line=lineno, path=str(path), value=text[:80])
+            continue
+        parts = text.split()
+        hint = "" if src else f" ({_HINT})"
+        if len(parts) < 2:
+            raise InputError(f"expected two node ids on the line{hint}", line=lineno,
+                             path=str(path), value=text[:80])
+        try:
+            u, v = int(parts[0]), int(parts[1])
+        except ValueError:
+            raise InputError(f"node ids of an edge list must be integers{hint}",
+                             line=lineno, path=str(path), value=text[:80]) from None
+        if not (-2**63 <= u < 2**63 and -2**63 <= v < 2**63):
+            raise InputError("node id out of the 64-bit integer range", line=lineno,
+                             path=str(path), value=text[:80])
+        src.append(u)
+        dst.append(v)
     if not src:
-        raise InputError("the edge list holds no edges", path=str(path))
+        raise InputError(f"the edge list holds no edges (empty, or only comments; {_HINT})",
+                         path=str(path))
     return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
 
 
@@ -118,13 +151,13 @@ def _read_csv(path: Path) -> nx.Graph:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
-            raise InputError("the CSV file is empty", path=str(path))
+            raise InputError(f"the CSV file is empty ({_HINT})", path=str(path))
         names = [h.strip().lower() for h in header]
         if "source" in names and "target" in names:
             i, j = names.index("source"), names.index("target")
         else:
             raise InputError("a CSV edge list needs a header naming 'source' and 'target' "
-                             f"columns; found {header}", path=str(path), line=1)
+                             f"columns; found {header[:10]} ({_HINT})", path=str(path), line=1)
         src, dst = [], []
         for lineno, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
@@ -135,7 +168,8 @@ def _read_csv(path: Path) -> nx.Graph:
             src.append(_as_id(row[i].strip()))
             dst.append(_as_id(row[j].strip()))
     if not src:
-        raise InputError("the CSV edge list holds no edges", path=str(path))
+        raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})",
+                         path=str(path))
     kinds = {type(x) for x in src + dst}
     dtype = np.int64 if kinds == {int} else object
     if dtype is object:
@@ -154,11 +188,19 @@ def _read_structured(path: Path, fmt: str) -> nx.Graph:
                 data = json.load(fh)
             key = "edges" if "edges" in data else "links"
             graph = nx.node_link_graph(data, edges=key)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"cannot read {fmt}: {exc}", path=str(path)) from exc
+    except InputError:
+        raise
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError,
+            IndexError, UnicodeError) as exc:
+        raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})",
+                         path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
     except Exception as exc:  # XML parse errors of the several XML backends
-        if type(exc).__name__ in ("ParseError", "XMLSyntaxError", "NetworkXError"):
-            raise InputError(f"cannot read {fmt}: {exc}", path=str(path)) from exc
+        if type(exc).__name__ in ("ParseError", "XMLSyntaxError", "NetworkXError",
+                                  "ExpatError"):
+            raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})",
+                             path=str(path)) from None
         raise
     return graph
 
@@ -203,8 +245,7 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
     """
     path = Path(path)
     fmt = guess_format(path, format)
-    if not path.exists():
-        raise InputError("file not found", path=str(path))
+    check_input_path(path, "input graph")
     if fmt == "edgelist":
         return _read_edgelist(path, as_undirected)
     if fmt == "csv":
@@ -231,8 +272,10 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
 def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) -> None:  # noqa: A002
     """Write a graph atomically in the format named by ``format`` or the extension.
 
-    Edge lists and CSV carry the edges only (isolated nodes are lost there; use GraphML,
-    GEXF or JSON to keep them); GraphML, GEXF and JSON also carry node attributes.
+    Edge lists and CSV carry the edges only, so a graph with isolated nodes is refused
+    there (an :class:`InputError` saying how many nodes would be lost) rather than written
+    without them: use GraphML, GEXF or JSON, which keep them and node attributes.  Edges
+    are written in the graph's edge order.
 
     Examples
     --------
@@ -248,6 +291,12 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     clean.add_nodes_from(graph.nodes(data=True))
     clean.add_edges_from(graph.edges(data=True))
     if fmt in ("edgelist", "csv"):
+        isolated = sum(1 for _, d in clean.degree() if d == 0)
+        if isolated:
+            raise InputError(
+                f"the graph has {isolated:,} isolated node(s) (no edges), which an {fmt} file "
+                "cannot hold: they would be lost; write .graphml, .gexf or .json instead",
+                path=str(path))
         sep = " " if fmt == "edgelist" else ","
         lines = [] if fmt == "edgelist" else ["source,target"]
         lines += [f"{u}{sep}{v}" for u, v in clean.edges()]

@@ -14,7 +14,9 @@ import networkx as nx
 import numpy as np
 
 from structanon import CheckResult, Partition, Release
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
+from structanon.io import release_key
 from structanon.models import KAnonymity
 
 from ._construct import CONSTRUCTS
@@ -144,23 +146,37 @@ def _no_gc():
             gc.enable()
 
 
-def _validate_choice(name: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise InputError(f"parameter '{name}' must be one of {tuple(allowed)}, got {value!r}")
+UTILITY_CHOICES = ("auto", "fast", "full", "none")
+AUTO_FULL_EDGES = 100_000  # utility="auto" is "full" up to this many input edges
+
+
+def _sorted_nodes(nodes: list[Any]) -> list[Any]:
+    """The node ids in a published-value order: natural order, else by their text."""
+    try:
+        return sorted(nodes)
+    except TypeError:
+        return sorted(nodes, key=lambda v: (type(v).__name__, str(v)))
 
 
 def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
                            relabel: bool = True, seed: int | None = None, *,
                            keep_attributes: Sequence[str] = (), as_undirected: bool = False,
                            utility: str | bool = "auto", measure_risk: bool = True,
-                           ) -> tuple[Release, dict[Any, Any]]:
-    """:func:`k_degree_anonymize`, also returning the mapping original id -> published id."""
-    _validate_choice("method", method, _METHODS)
-    _validate_choice("construct", construct, CONSTRUCTS)
-    _validate_choice("utility", utility, ("auto", True, False, *LEVELS))
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"parameter 'k' must be a positive integer, got {k!r}")
-    k = int(k)
+                           key: Any = None) -> tuple[Release, dict[Any, Any]]:
+    """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
+    (the same dict as ``release.source_index``)."""
+    k = check_int(k, "k", min_value=1)
+    check_choice(method, "method", _METHODS)
+    check_choice(construct, "construct", CONSTRUCTS)
+    if not isinstance(utility, bool):
+        check_choice(utility, "utility", (*UTILITY_CHOICES, True, False))
+    if utility == "none":
+        utility = False
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
+    if isinstance(keep_attributes, str):
+        keep_attributes = (keep_attributes,)
+    secret = release_key(key)
     timings: dict[str, float] = {}
     start = time.perf_counter()
     graph, input_report = _prepare(G, as_undirected)
@@ -185,10 +201,25 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
     timings["anonymize"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    labels: list[Any] = rng.permutation(n).tolist() if relabel else nodes
+    # Published labels: a permutation drawn from the release key, never from the public
+    # seed (the seed and parameters are printed, so a seeded permutation could be replayed
+    # to map every published node back to its input id).  Without relabelling the ids are
+    # published as they are, ranked in their own sorted order.
+    if relabel:
+        rank = secret.rng("node-labels", seed, k, method, construct, n).permutation(n)
+        labels: list[Any] = rank.tolist()
+    else:
+        order_in = _sorted_nodes(nodes)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.fromiter(map(index.__getitem__, order_in), dtype=np.int64, count=n)] = \
+            np.arange(n)
+        labels = nodes
     final = _final_edges(n, edges, built.added, built.removed)
-    order = np.argsort(np.asarray(labels)) if relabel else np.arange(n)
+    # Nodes in published order, edges sorted by their published endpoints: the insertion
+    # order (which every writer follows) depends on published values only.
+    order = np.argsort(rank)
+    pub = np.sort(rank[final], axis=1)
+    pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
     published = nx.Graph()
     with _no_gc():
         if keep_attributes:
@@ -198,12 +229,10 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         else:
             published.add_nodes_from(labels[i] for i in order.tolist())
         if relabel:
-            lab = np.asarray(labels, dtype=np.int64)
-            pub = np.sort(lab[final], axis=1)
-            pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
             published.add_edges_from(pub.tolist())
         else:
-            published.add_edges_from((nodes[u], nodes[v]) for u, v in final.tolist())
+            by_rank = [nodes[i] for i in order.tolist()]
+            published.add_edges_from((by_rank[u], by_rank[v]) for u, v in pub.tolist())
     mapping = dict(zip(nodes, labels))
     timings["publish"] = time.perf_counter() - t
 
@@ -224,8 +253,18 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         "swaps": built.swaps, "input_self_loops_removed": int(input_report["self_loops"]),
         "input_duplicate_edges_removed": int(input_report["duplicate_edges"]),
         "relabelled": bool(relabel), "node_attributes_kept": list(keep_attributes),
-        "log": built.log,
+        "log": built.log, "fallback": built.fallback, "warnings": [],
     }
+    if k == 1:
+        info["warnings"].append(
+            "k = 1 gives no protection: every graph is 1-degree anonymous, so the release "
+            "only relabels the nodes; use k >= 2")
+    if built.fallback is not None:
+        why = ("k > n/2 leaves room for one degree class only" if 2 * k > n else
+               "the anonymized degree sequence could not be realized within the round limit")
+        info["warnings"].append(
+            f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
+            f"{n_added:,} edges added)")
     seb = info["sequence_bound_edges"]
     info["ratio_to_sequence_bound"] = float(n_added / seb) if seb else None
 
@@ -234,7 +273,7 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         partition=degree_partition(published),
         parameters={"k": k, "method": method, "construct": construct, "relabel": bool(relabel),
                     "seed": seed, "keep_attributes": list(keep_attributes)},
-        timings=timings, suppressed=0, n_individuals=n, info=info,
+        timings=timings, suppressed=0, n_individuals=n, info=info, source_index=mapping,
     )
     t = time.perf_counter()
     release.verify(strict=True)
@@ -244,8 +283,10 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         release.risk = {"before": risk_from_edges(n, edges), "after": risk_from_edges(n, final)}
         timings["risk"] = time.perf_counter() - t
     if utility:
-        level = utility if utility in LEVELS else ("full" if (
-            utility == "auto" and len(edges) <= 100_000) else "fast")
+        # "auto" bounds the cost by both graphs: betweenness and Louvain on the published
+        # graph too (a one-class release can hold millions of edges).
+        small = len(edges) <= AUTO_FULL_EDGES and len(final) <= 2 * AUTO_FULL_EDGES
+        level = utility if utility in LEVELS else ("full" if small else "fast")
         t = time.perf_counter()
         release.utility = utility_from_edges(n, edges, np.sort(final, axis=1),
                                              seed=0 if seed is None else seed, level=level)
@@ -259,7 +300,8 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
 def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
                        relabel: bool = True, seed: int | None = None, *,
                        keep_attributes: Sequence[str] = (), as_undirected: bool = False,
-                       utility: str | bool = "auto", measure_risk: bool = True) -> Release:
+                       utility: str | bool = "auto", measure_risk: bool = True,
+                       key: Any = None) -> Release:
     """Edit a graph as little as possible so every degree is shared by at least ``k`` nodes.
 
     Parameters
@@ -280,19 +322,28 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         (Liu & Terzi's probing).  ``"swap"``: additions, then edge swaps (one removal, two
         additions) to reach the anonymized sequence exactly.
     relabel : bool
-        Relabel nodes to a seeded random permutation of ``0..n-1`` (default).  With
-        ``False`` node ids are kept, so a supergraph can be checked edge by edge.
+        Relabel nodes to a secret random permutation of ``0..n-1`` drawn from ``key``
+        (default).  With ``False`` node ids are kept (not anonymous), so a supergraph can be
+        checked edge by edge.
     seed : int, optional
-        Makes ties, relabelling and sampled utility reproducible.
+        Public seed of the algorithm's own choices (ties of the construction) and the
+        sampled utility measures; it never decides the published labels or order.
     keep_attributes : sequence of str
         Node attributes to keep; all others (and all edge and graph attributes) are dropped.
     as_undirected : bool
         Accept a directed graph by dropping edge directions.
-    utility : {"auto", "fast", "full", False}
-        Utility measures (:mod:`graphs.metrics`); ``"auto"`` is ``"full"`` up to 100,000
-        edges, else ``"fast"`` (no betweenness / Louvain).
+    utility : {"auto", "fast", "full", "none"} or bool
+        Utility measures (:mod:`graphs.metrics`); ``"auto"`` (or ``True``) is ``"full"`` up
+        to 100,000 input and 200,000 published edges, else ``"fast"`` (no betweenness /
+        Louvain); ``"none"`` or
+        ``False`` skips them.
     measure_risk : bool
         Degree and neighbourhood re-identification risk before and after.
+    key : bytes, key file path or Pseudonymizer, optional
+        Secret key of the publication randomness (the node labels), see
+        :func:`structanon.io.release_key`: with a key the same input, parameters and seed
+        give the same published graph; without one (and no ``$STRUCTANON_PSEUDONYM_KEY``)
+        every call draws fresh labels.
 
     Returns
     -------
@@ -300,14 +351,19 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         ``data`` is the anonymized :class:`networkx.Graph`; ``info`` holds edges added /
         removed, ``lower_bound_edges`` (the DP optimum of the degree increase / 2) and
         ``ratio_to_lower_bound``, ``sequence_bound_edges`` (the fewest additions that can
-        realize the chosen sequence), and the input clean-up counts.  The release was
-        verified from the published graph alone (degrees recounted).
+        realize the chosen sequence), the input clean-up counts, ``fallback`` (the
+        common-degree construction, when the sequence could not be realized directly) and
+        ``warnings`` (e.g. ``k = 1``).  Nodes are inserted in published-label order and
+        edges sorted by published labels, so the graph's order carries nothing about the
+        input.  ``release.source_index`` is the private mapping original id -> published
+        id (never written or reported).  The release was verified from the published graph
+        alone (degrees recounted).
 
     Raises
     ------
     InputError
         Not a graph, empty graph, directed without ``as_undirected``, bad ``k`` / ``method``
-        / ``construct`` / attribute names.
+        / ``construct`` / ``utility`` / ``seed`` / attribute names (the parameter named).
     InfeasibleError
         ``k`` larger than the number of nodes.
 
@@ -334,5 +390,5 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     release, _ = anonymize_with_mapping(
         G, k, method=method, construct=construct, relabel=relabel, seed=seed,
         keep_attributes=keep_attributes, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk)
+        measure_risk=measure_risk, key=key)
     return release

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time as _time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -10,26 +11,43 @@ import pandas as pd
 import shapely
 
 from structanon import CheckResult, Partition, Release
+from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
-from structanon.io import Pseudonymizer
+from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity
 
 from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._grid import CloakingGrid
 from ._input import Fixes, parse_fixes, parse_window
+from ._publish import publication_keys, published_rows
 
 __all__ = ["cloak", "verify_cloaked", "DEFAULT_CELL_SIZE"]
 
 DEFAULT_CELL_SIZE = 100.0  # metres, side of a level-0 cell
-OUTPUT_COLUMNS = ["user", "window", "region_id", "region"]
 
 
-def _check_params(k: Any, method: str) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError("k must be a positive integer", value=k)
-    if method not in METHODS:
-        raise InputError(f"method must be one of {list(METHODS)}", value=method)
-    return int(k)
+def _check_params(k: Any, method: Any, window: Any, cell_size: Any, levels: Any
+                  ) -> tuple[int, str, int, float, int | None]:
+    """Every parameter checked before any input is read, each error naming its parameter."""
+    k = check_int(k, "k", min_value=1)
+    method = check_choice(method, "method", METHODS)
+    window_ns = parse_window(window)
+    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+    levels = None if levels is None else check_int(levels, "levels", min_value=0)
+    return k, method, window_ns, cell_size, levels
+
+
+def _warnings(k: int) -> list[str]:
+    if k == 1:
+        return ["k = 1 gives no protection: every fix is published in its own finest cell"]
+    return []
+
+
+def _no_fixes(fixes: Fixes) -> InputError:
+    if fixes.n_input == 0:
+        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)")
+    return InputError(f"all {fixes.n_input} rows are invalid: {fixes.dropped} (wrong --sep, "
+                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)")
 
 
 def _require_some_published(region: np.ndarray, k: int) -> None:
@@ -111,21 +129,6 @@ def _cell_and_window(fixes: Fixes, grid: CloakingGrid, window_ns: int):
     return ix, iy, w
 
 
-def _build_output(index, user_codes, pseudonyms, w, region_codes, window_ns, grid) -> pd.DataFrame:
-    inv, uniq = pd.factorize(region_codes)
-    polys = grid.polygons(uniq)
-    window = pd.to_datetime(w * window_ns, unit="ns", utc=True)
-    return pd.DataFrame(
-        {
-            "user": pseudonyms[user_codes],
-            "window": window,
-            "region_id": region_codes,
-            "region": polys[inv],
-        },
-        index=index,
-    )
-
-
 def cloak(
     df: Any,
     k: int,
@@ -135,14 +138,17 @@ def cloak(
     time: str = "time",
     lat: str = "lat",
     lon: str = "lon",
-    seed: int | None = None,
+    seed: int | None = 0,
     *,
     cell_size: float = DEFAULT_CELL_SIZE,
     levels: int | None = None,
     drop_invalid: bool = False,
-    pseudonymizer: Pseudonymizer | None = None,
-    measure: bool = True,
+    aggregate: bool = False,
+    key: Pseudonymizer | bytes | str | Path | None = None,
+    measures: bool = True,
     source: str | None = None,
+    pseudonymizer: Pseudonymizer | None = None,
+    measure: bool | None = None,
 ) -> Release:
     """Cloak a location log so every published region holds >= k users per time window.
 
@@ -150,7 +156,7 @@ def cloak(
     ----------
     df : pandas.DataFrame or dask.dataframe.DataFrame
         One row per fix.  A dask DataFrame runs the distributed path, which gives the
-        same assignment as pandas and returns ``Release.data`` as a dask DataFrame.
+        same release as pandas and returns ``Release.data`` as a dask DataFrame.
     k : int
         Minimum number of distinct users in every published (region, window).
     window : str, Timedelta or seconds
@@ -162,8 +168,8 @@ def cloak(
         Column names.  Times are ISO 8601 strings (offsets respected, naive = UTC),
         datetimes, or epoch seconds.
     seed : int, optional
-        Seeds the random choices of the utility and risk measures (range queries, unicity
-        samples); the cloaking itself is deterministic.
+        Public seed of the measures' random choices (range queries, unicity samples); the
+        cloaking itself is deterministic, and the seed never decides the published order.
     cell_size : float
         Side of a level-0 cell in metres of the equal-area projection.
     levels : int, optional
@@ -171,25 +177,37 @@ def cloak(
         every fix).
     drop_invalid : bool
         Drop and count invalid rows instead of rejecting the input.
-    pseudonymizer : structanon.io.Pseudonymizer, optional
-        Keyed pseudonymization of user ids (default: a fresh random key, never stored).
-    measure : bool
-        Compute utility and risk measures (set False for the fastest run).
+    aggregate : bool
+        Publish one row per (pseudonym, window, region) with its fix count ``n_fixes``
+        instead of one row per fix.  Per-fix rows tell how many fixes each user has in
+        each window; aggregate whenever the rows' number is not needed.
+    key : Pseudonymizer, bytes, key-file path, optional
+        Secret key of the pseudonyms (see :func:`structanon.io.release_key`; default:
+        ``$STRUCTANON_PSEUDONYM_KEY``, else a fresh random key, never stored).
+        ``pseudonymizer`` is an alias.
+    measures : bool
+        Compute utility and risk measures (set False for the fastest run); ``measure``
+        is an alias.
     source : str, optional
         File the rows came from: errors then cite its line numbers.
 
     Returns
     -------
     Release
-        ``data``: DataFrame indexed like the input, suppressed fixes absent, with columns
-        ``user`` (pseudonym), ``window`` (UTC start), ``region_id`` (int64) and ``region``
-        (shapely Polygon, WGS84 lon/lat).  ``suppressed`` counts fixes not published
+        ``data``: DataFrame with a fresh ``RangeIndex``, suppressed fixes absent, columns
+        ``user`` (pseudonym), ``window`` (UTC start), ``region_id`` (int64), ``region``
+        (shapely Polygon, WGS84 lon/lat) and, aggregated, ``n_fixes``; rows sorted by
+        window, region_id and user, so their order carries nothing else.
+        ``source_index``: the publisher's private link to the input, never written: per
+        published row, the input row label (aggregated: a Series from each published
+        fix's input label to its row).  ``suppressed`` counts fixes not published
         (cloaking suppression plus dropped invalid rows, itemised in ``info``).
 
     Raises
     ------
     InputError
-        Missing columns, invalid rows (unless ``drop_invalid``), bad parameters.
+        Missing columns, invalid rows (unless ``drop_invalid``), no valid fix at all, bad
+        parameters (each named).
     InfeasibleError
         Fewer than ``k`` distinct users in the whole log, or in every time window.
     VerificationError
@@ -207,19 +225,21 @@ def cloak(
     (4, 0, True)
     >>> r.data["region"].iloc[0].contains(__import__("shapely").Point(2.3522, 48.8566))
     True
+    >>> int(cloak(df, k=3, aggregate=True).data["n_fixes"].sum())
+    4
 
     Notes
     -----
     Fixes are projected with the Lambert cylindrical equal-area projection centred on the
-    data (see ``location._grid``).  For each time window ``w`` and pyramid level ``L`` =
-    0, 1, ..., top, the fixes not yet published are grouped by their level-L cell; a
-    group is published when ``|{users in (cell, w)}| >= k``, otherwise it moves up.  So
-    each fix gets the smallest pyramid cell (or, adaptively, half-cell) containing it that
-    holds k distinct users among the fixes not already published in a smaller region, and
-    every published (region, window) holds >= k distinct users.  Leftovers of a top cell
-    (fewer than k users) join the lightest group published in the smallest cell that
-    contains them and a published group; only windows whose top cell has fewer than k
-    users in all are suppressed.
+    data to the nearest degree (see ``location._grid``).  For each time window ``w`` and
+    pyramid level ``L`` = 0, 1, ..., top, the fixes not yet published are grouped by their
+    level-L cell; a group is published when ``|{users in (cell, w)}| >= k``, otherwise it
+    moves up.  So each fix gets the smallest pyramid cell (or, adaptively, half-cell)
+    containing it that holds k distinct users among the fixes not already published in a
+    smaller region, and every published (region, window) holds >= k distinct users.
+    Leftovers of a top cell (fewer than k users) join the lightest group published in the
+    smallest cell that contains them and a published group; only windows whose top cell
+    has fewer than k users in all are suppressed.
 
     References
     ----------
@@ -228,19 +248,20 @@ def cloak(
     M. F. Mokbel, C.-Y. Chow and W. G. Aref, "The New Casper: query processing for
     location services without compromising privacy", VLDB 2006.
     """
-    k = _check_params(k, method)
-    window_ns = parse_window(window)
+    k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
+    measures = bool(measures if measure is None else measure)
+    pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     if hasattr(df, "dask"):
         from ._dask import cloak_dask
 
         return cloak_dask(df, k, window_ns, method, user, time, lat, lon, seed,
                           cell_size=cell_size, levels=levels, drop_invalid=drop_invalid,
-                          pseudonymizer=pseudonymizer, measure=measure)
+                          pseudonymizer=pseud, measure=measures, aggregate=bool(aggregate))
     timings: dict[str, float] = {}
     t0 = _time.perf_counter()
     fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
     if len(fixes.index) == 0:
-        raise InfeasibleError("no valid fixes to cloak")
+        raise _no_fixes(fixes)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
         raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
@@ -255,23 +276,40 @@ def cloak(
     region = region_of_triple[inverse]
     timings["assign"] = _time.perf_counter() - t1
     t2 = _time.perf_counter()
-    pseud = pseudonymizer or Pseudonymizer()
     pseudonyms = pseud.pseudonymize(np.asarray(user_values, dtype=object).astype(str))
-    kept = region >= 0
-    data = _build_output(fixes.index[kept], user_codes[kept], pseudonyms, w[kept], region[kept],
-                         window_ns, grid)
+    kept_pos = np.flatnonzero(region >= 0)
+    # keys per triple; a suppressed triple (never published) borrows a published code
+    keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
+                                                region_of_triple.max()), triples.u, pseudonyms)
+    rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
+    published = kept_pos[order]  # positions (into the valid fixes) in publication order
+    data = rows.frame(grid, window_ns)
     timings["output"] = _time.perf_counter() - t2
     return _finish(
         data=data, k=k, method=method, window_ns=window_ns, grid=grid, fixes=fixes,
-        ix=ix, iy=iy, w=w, user_codes=user_codes, region=region, stats=stats,
-        timings=timings, seed=seed, measure=measure, key_source=pseud.key_source,
-        columns={"user": user, "time": time, "lat": lat, "lon": lon},
+        ix=ix, iy=iy, w=w, user_codes=user_codes, region=region, published=published,
+        stats=stats, timings=timings, seed=seed, measure=measures, aggregate=bool(aggregate),
+        key_source=pseud.key_source, columns={"user": user, "time": time, "lat": lat, "lon": lon},
     )
 
 
-def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, region, stats,
-            timings, seed, measure, key_source, columns) -> Release:
-    """Partition, utility, risk, verification: the shared tail of both paths."""
+def _aggregate_frame(data: pd.DataFrame, labels: pd.Index) -> tuple[pd.DataFrame, pd.Series]:
+    """One row per run of identical (window, region_id, user) rows of a sorted per-fix frame."""
+    window = data["window"].to_numpy()
+    region_id = data["region_id"].to_numpy()
+    user = data["user"].to_numpy()
+    start = np.ones(len(data), dtype=bool)
+    start[1:] = (window[1:] != window[:-1]) | (region_id[1:] != region_id[:-1]) | (
+        user[1:] != user[:-1])
+    run = np.cumsum(start) - 1
+    out = data.iloc[np.flatnonzero(start)].reset_index(drop=True)
+    out["n_fixes"] = np.bincount(run).astype(np.int64)
+    return out, pd.Series(run, index=labels, name="published_row")
+
+
+def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, region, published,
+            stats, timings, seed, measure, aggregate, key_source, columns) -> Release:
+    """Partition, utility, risk, aggregation, verification: the tail of the pandas path."""
     n_cloak_suppressed = int((region < 0).sum())
     labels = np.full(len(region), -1, dtype=np.int64)
     kept = region >= 0
@@ -285,9 +323,11 @@ def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, r
         from . import metrics as _metrics
         from . import risk as _risk
 
-        original = pd.DataFrame({"lat": fixes.lat, "lon": fixes.lon,
-                                 "time": pd.to_datetime(fixes.t_ns, unit="ns", utc=True)},
-                                index=fixes.index)
+        # published fixes first, in publication order, so labels match ``data``'s RangeIndex
+        positions = np.concatenate([published, np.flatnonzero(~kept)])
+        original = pd.DataFrame({"lat": fixes.lat[positions], "lon": fixes.lon[positions],
+                                 "time": pd.to_datetime(fixes.t_ns[positions], unit="ns",
+                                                        utc=True)})
         utility = _metrics.utility_summary(original, data, pd.Timedelta(window_ns, unit="ns"),
                                            seed=seed)
         utility["suppression_share"] = (n_cloak_suppressed + fixes.n_dropped) / fixes.n_input
@@ -295,6 +335,9 @@ def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, r
         after = pd.DataFrame({"user": user_codes[kept], "place": region[kept], "window": w[kept]})
         risk = _risk.risk_summary(before, after, seed=seed)
         timings["measures"] = _time.perf_counter() - t3
+    source_index = fixes.index[published]
+    if aggregate:
+        data, source_index = _aggregate_frame(data, source_index)
     release = Release(
         data=data,
         datatype="location",
@@ -302,26 +345,35 @@ def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, r
         models=[KAnonymity(k)],
         partition=partition,
         parameters={"k": k, "window": str(pd.Timedelta(window_ns, unit="ns")), "method": method,
-                    "cell_size_m": grid.cell_size, "levels": grid.top, "columns": columns,
-                    "seed": seed},
+                    "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
+                    "columns": columns, "seed": seed},
         utility=utility,
         risk=risk,
         timings=timings,
         suppressed=n_cloak_suppressed + fixes.n_dropped,
         n_individuals=fixes.n_input,
-        info={
-            "grid": grid.to_dict(),
-            "fixes_suppressed_by_cloaking": n_cloak_suppressed,
-            "invalid_fixes_dropped": fixes.n_dropped,
-            "invalid_reasons": fixes.dropped,
-            "first_invalid_lines": fixes.first_dropped,
-            "users": int(user_codes.max()) + 1 if len(user_codes) else 0,
-            "windows": int(len(np.unique(w))),
-            "pseudonym_key": key_source,
-            **stats,
-        },
+        info=_info(grid, n_cloak_suppressed, fixes.n_dropped, fixes.dropped,
+                   int(user_codes.max()) + 1 if len(user_codes) else 0,
+                   int(len(np.unique(w))), key_source, stats, k),
+        source_index=source_index,
     )
     t4 = _time.perf_counter()
     release.verify(strict=True)
     timings["verify"] = _time.perf_counter() - t4
     return release
+
+
+def _info(grid: CloakingGrid, n_cloak_suppressed: int, n_dropped: int, reasons: dict,
+          users: int, windows: int, key_source: str, stats: dict, k: int) -> dict[str, Any]:
+    """``Release.info`` of both paths: counts and the data-independent grid only."""
+    return {
+        "grid": grid.to_dict(),
+        "fixes_suppressed_by_cloaking": n_cloak_suppressed,
+        "invalid_fixes_dropped": n_dropped,
+        "invalid_reasons": reasons,
+        "users": users,
+        "windows": windows,
+        "pseudonym_key": key_source,
+        "warnings": _warnings(k),
+        **stats,
+    }

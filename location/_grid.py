@@ -2,7 +2,8 @@
 
 Projection: Lambert cylindrical equal-area on the sphere of radius ``R = 6,371,007.2 m``
 (the authalic radius of WGS84), with the standard parallel ``phi0`` and the central meridian
-``lambda0`` at the middle of the data's latitude and longitude ranges::
+``lambda0`` at the middle of the data's latitude and longitude ranges rounded to whole
+degrees (so they reveal nothing finer than where the data lies to half a degree)::
 
     x = R * (lambda - lambda0) * cos(phi0)        y = R * sin(phi) / cos(phi0)
 
@@ -12,7 +13,7 @@ on latitude only, every axis-aligned square of the grid is *exactly* a longitude
 rectangle: its WGS84 polygon is the exact inverse of its corners, with no densification.
 Shapes are true at ``phi0`` and stretched by ``cos(phi0) / cos(phi)`` away from it (0.2 %
 at 2 degrees of latitude from ``phi0`` near Beijing), which is why the grid is centred on
-the data.
+the data, to the nearest degree.
 
 Region codes (int64): ``(3 * level + kind) << 52 | ix << 26 | iy`` with ``kind`` 0 for a
 square cell of the level, 1 for a *wide* half (two horizontally adjacent cells of level
@@ -65,6 +66,26 @@ def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndar
     return idx
 
 
+def _snapped_axis(lo_hi: np.ndarray, cell_size: float, top: int,
+                  single: bool) -> tuple[float, int]:
+    """Origin and level-0 cell count of one axis, the origin on a data-independent lattice.
+
+    The lattice is the multiples of half a top cell, ``cell_size * 2^(top-1)`` (of a whole
+    cell at ``top = 0``), in projected metres from the whole-degree projection centre, so
+    the published edges tell no more than which lattice cells the data falls in.  With
+    ``single``, one top cell must cover ``[lo, hi]``; ``0`` cells are returned when it does
+    not, and the caller goes one level up (a span below half a top cell always fits, so
+    at most two levels above the one the span needs).
+    """
+    block = cell_size * 2.0**top
+    step = block / 2 if top > 0 else block
+    x0 = np.floor(lo_hi[0] / step) * step
+    if single:
+        return float(x0), (1 << top) if lo_hi[1] < x0 + block else 0
+    x0 = np.floor(lo_hi[0] / block) * block
+    return float(x0), int(np.floor((lo_hi[1] - x0) / block) + 1) << top
+
+
 @dataclass(frozen=True)
 class CloakingGrid:
     """A pyramid of square grids in the equal-area projection.
@@ -92,17 +113,21 @@ class CloakingGrid:
         cell_size: float,
         levels: int | None = None,
     ) -> CloakingGrid:
-        """The grid covering the bounding box, centred on it.
+        """The grid covering the bounding box, on a data-independent lattice.
 
-        With ``levels=None`` the top level is a single cell covering every fix; otherwise
-        the pyramid has at most ``levels`` merges above level 0.
+        The projection centre is the bounding box's middle rounded to whole degrees and the
+        grid origin lies on a lattice of that projection (:func:`_snapped_axis`), so no
+        published edge or parameter lets anyone solve for an input coordinate.  With
+        ``levels=None`` the top level is a single cell covering every fix; otherwise the
+        pyramid has at most ``levels`` merges above level 0.
         """
         if not np.isfinite(cell_size) or cell_size <= 0:
             raise InputError("cell_size must be a positive number of metres", value=cell_size)
         if levels is not None and (int(levels) != levels or levels < 0):
             raise InputError("levels must be a non-negative integer or None", value=levels)
-        lon0 = 0.5 * (lon_min + lon_max)
-        lat0 = 0.5 * (lat_min + lat_max)
+        # whole degrees: the projection says where the data is to half a degree, no closer
+        lon0 = float(np.round(0.5 * (lon_min + lon_max)))
+        lat0 = float(np.round(0.5 * (lat_min + lat_max)))
         if abs(lat0) > 80 or lon_max - lon_min > 180:
             raise InputError(
                 "the fixes span too much of the globe for one equal-area grid "
@@ -113,24 +138,31 @@ class CloakingGrid:
         x = probe.project_x(np.array([lon_min, lon_max]))
         y = probe.project_y(np.array([lat_min, lat_max]))
         # a small margin keeps the extreme fixes off the outer edges
-        width = (x[1] - x[0]) * (1 + 1e-9) + 1e-3
-        height = (y[1] - y[0]) * (1 + 1e-9) + 1e-3
-        need = max(width, height) / cell_size
+        pad = 1e-9 * max(abs(x).max(), abs(y).max(), cell_size) + 1e-3
+        x = np.array([x[0] - pad, x[1] + pad])
+        y = np.array([y[0] - pad, y[1] + pad])
+        need = max(x[1] - x[0], y[1] - y[0]) / cell_size
         top_needed = max(0, int(np.ceil(np.log2(need)))) if need > 1 else 0
-        top = top_needed if levels is None else min(int(levels), top_needed)
-        block = cell_size * 2.0**top
-        nx = int(np.ceil(width / block)) << top
-        ny = int(np.ceil(height / block)) << top
+        if levels is None:
+            top = top_needed
+            while True:  # at most two levels more: see _snapped_axis
+                x0, nx = _snapped_axis(x, cell_size, top, single=True)
+                y0, ny = _snapped_axis(y, cell_size, top, single=True)
+                if nx and ny:
+                    break
+                top += 1
+        else:
+            top = min(int(levels), top_needed)
+            x0, nx = _snapped_axis(x, cell_size, top, single=False)
+            y0, ny = _snapped_axis(y, cell_size, top, single=False)
         if nx >= _MAX_CELLS or ny >= _MAX_CELLS:
             raise InputError(
                 f"cell_size {cell_size:g} m is too small for an extent of "
-                f"{width / 1000:.0f} x {height / 1000:.0f} km (at most {_MAX_CELLS - 1} cells "
-                "per axis)",
+                f"{(x[1] - x[0]) / 1000:.0f} x {(y[1] - y[0]) / 1000:.0f} km (at most "
+                f"{_MAX_CELLS - 1} cells per axis)",
                 value=cell_size,
             )
-        x0 = 0.5 * (x[0] + x[1]) - 0.5 * nx * cell_size
-        y0 = 0.5 * (y[0] + y[1]) - 0.5 * ny * cell_size
-        return cls(float(lon0), float(lat0), float(cell_size), float(x0), float(y0), nx, ny, top)
+        return cls(lon0, lat0, float(cell_size), float(x0), float(y0), nx, ny, top)
 
     # -- projection ---------------------------------------------------------------------
     def project_x(self, lon: np.ndarray) -> np.ndarray:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_columns
 from structanon.errors import InputError
 
 __all__ = ["Fixes", "parse_fixes", "parse_window"]
@@ -24,21 +25,21 @@ _REASONS = (
 class Fixes:
     """Valid fixes as arrays, with what was dropped."""
 
-    index: pd.Index
+    index: pd.Index  # input row labels of the valid fixes (may repeat)
+    positions: np.ndarray  # their input row positions
     user: np.ndarray  # user identifiers as given (object or integer array)
     t_ns: np.ndarray  # int64 nanoseconds since the Unix epoch, UTC
     lat: np.ndarray
     lon: np.ndarray
     n_input: int
     dropped: dict[str, int] = field(default_factory=dict)
-    first_dropped: list[int] = field(default_factory=list)
 
     @property
     def n_dropped(self) -> int:
         return self.n_input - len(self.index)
 
 
-def parse_window(window: str | pd.Timedelta | int) -> int:
+def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
     """Window length in nanoseconds from ``"15min"``, ``"1h"``, a Timedelta or seconds."""
     try:
         if isinstance(window, (int, float, np.integer, np.floating)) and not isinstance(window, bool):
@@ -46,10 +47,10 @@ def parse_window(window: str | pd.Timedelta | int) -> int:
         else:
             td = pd.Timedelta(window)
     except (ValueError, TypeError) as exc:
-        raise InputError(f"window must be a duration such as '15min' or '1h': {exc}",
-                         value=window) from exc
+        raise InputError(f"{name} must be a duration such as '15min' or '1h': {exc}",
+                         value=window) from None
     if pd.isna(td) or td.value <= 0:
-        raise InputError("window must be a positive duration", value=window)
+        raise InputError(f"{name} must be a positive duration", value=window)
     return int(td.value)
 
 
@@ -91,11 +92,13 @@ def parse_fixes(
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"expected a pandas or dask DataFrame, got {type(df).__name__}")
+    names = [str(c) for c in df.columns]
+    if len(set(names)) < len(names):
+        check_columns(df, [], what="log")  # names the duplicated column
     for role, name in (("user", user), ("time", time), ("lat", lat), ("lon", lon)):
         if name not in df.columns:
             raise InputError(
-                f"no {role} column {name!r}; columns are {list(map(str, df.columns))}",
-                column=name,
+                f"no {role} column {name!r}; columns are {names}", column=name,
             )
     n = len(df)
     users = df[user]
@@ -120,7 +123,8 @@ def parse_fixes(
     if first.size and not drop_invalid:
         pos = int(first[0])
         reason = next(r for r, m in zip(_REASONS, masks) if m[pos])
-        column = {0: user, 1: time}.get(_REASONS.index(reason), lat if bad_lat[pos] else lon)
+        column = [user, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
+            _REASONS.index(reason)]
         where = {"line": pos + 2, "path": source} if source else {"row": df.index[pos]}
         raise InputError(
             f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} "
@@ -128,7 +132,6 @@ def parse_fixes(
             column=column, **where,
         )
     keep = ~bad
-    first_lines = [int(p) + 2 if source else int(p) for p in first[:10]]
     user_values = users.to_numpy()[keep]
-    return Fixes(df.index[keep], user_values, t_ns[keep], la[keep], lo[keep], n, dropped,
-                 first_lines)
+    return Fixes(df.index[keep], np.flatnonzero(keep), user_values, t_ns[keep], la[keep],
+                 lo[keep], n, dropped)

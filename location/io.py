@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from structanon._validation import check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_write, read_table, write_table
 
@@ -39,13 +40,23 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
     Raises
     ------
     InputError
-        Missing file or column, unparseable table.
+        Missing or empty file, missing column (with a hint at the separator), unparseable
+        table.
     """
-    path = Path(path)
-    if path.suffix.lower() in (".parquet", ".pq"):
-        return read_table(path, columns=columns)
-    dtype = {columns[0]: str} if columns else None
-    return read_table(path, sep=sep, dtype=dtype, columns=columns)
+    path = check_input_path(path)
+    if path.stat().st_size == 0:
+        raise InputError("the file is empty (no header, no fixes)", path=str(path))
+    if file_suffix(path) in (".parquet", ".pq"):
+        df = read_table(path)
+    else:
+        dtype = {columns[0]: str} if columns else None
+        df = read_table(path, sep=sep, dtype=dtype)
+    for column in columns or []:
+        if column not in df.columns:
+            raise InputError(f"column not found; the file has {list(map(str, df.columns))} "
+                             "(wrong --sep? wrong --user/--time/--lat/--lon?)", column=column,
+                             path=str(path))
+    return df
 
 
 def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
@@ -62,17 +73,32 @@ def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
     """
     polys = np.asarray(data["region"].to_numpy())
     bounds = shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
-    return pd.DataFrame({
+    table = pd.DataFrame({
         "user": data["user"].to_numpy(),
-        "window": data["window"],
+        "window": data["window"].array,
         "region_id": data["region_id"].to_numpy(),
-        "region_wkt": shapely.to_wkt(polys, rounding_precision=-1) if len(polys) else [],
+        "region_wkt": _wkt(polys, data["region_id"].to_numpy()),
         "west": bounds[:, 0], "south": bounds[:, 1], "east": bounds[:, 2], "north": bounds[:, 3],
-    }, index=data.index)
+    })
+    if "n_fixes" in data.columns:
+        table["n_fixes"] = data["n_fixes"].to_numpy()
+    return table
+
+
+def _wkt(polys: np.ndarray, region_id: np.ndarray) -> np.ndarray:
+    """WKT of each row's polygon, formatted once per region."""
+    if not len(polys):
+        return np.zeros(0, dtype=object)
+    _, first, inv = np.unique(region_id, return_index=True, return_inverse=True)
+    return shapely.to_wkt(polys[first], rounding_precision=-1)[inv.reshape(-1)]
 
 
 def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
-    """Write the cloaked fixes atomically (CSV/TSV/Parquet by extension; WKT regions)."""
+    """Write the cloaked fixes atomically (CSV/TSV/Parquet by extension; WKT regions).
+
+    The rows are written in the release's order with no index column, so the file holds
+    no input row number.
+    """
     table = cloaked_table(data)
     if Path(path).suffix.lower() not in (".parquet", ".pq"):
         table["window"] = table["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -82,8 +108,8 @@ def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
 def regions_table(data: pd.DataFrame) -> pd.DataFrame:
     """One row per published region: distinct users, fixes, windows, fewest users per window.
 
-    Computed from the release alone; ``area_km2`` is the exact spherical area of the
-    region's lon/lat rectangle.
+    Computed from the release alone (per-fix rows, or aggregated ones with ``n_fixes``);
+    ``area_km2`` is the exact spherical area of the region's lon/lat rectangle.
 
     Examples
     --------
@@ -101,7 +127,7 @@ def regions_table(data: pd.DataFrame) -> pd.DataFrame:
     per_window = data.groupby(["region_id", "window"])["user"].nunique()
     out = pd.DataFrame({
         "n_users": g["user"].nunique(),
-        "n_fixes": g.size(),
+        "n_fixes": g["n_fixes"].sum() if "n_fixes" in data.columns else g.size(),
         "n_windows": g["window"].nunique(),
         "min_users_per_window": per_window.groupby(level=0).min(),
     })

@@ -1,8 +1,10 @@
 """Utility of a cloaked location log: region areas, displacement, query error, density.
 
 ``original`` arguments are DataFrames of the valid input fixes with columns ``lat``,
-``lon`` (degrees) and ``time`` (datetime), indexed like the input, so they align with the
-published ``Release.data`` (columns ``user``, ``window``, ``region_id``, ``region``).
+``lon`` (degrees) and ``time`` (datetime), labelled so that each published fix has the
+label of its row in ``Release.data`` (columns ``user``, ``window``, ``region_id``,
+``region``); ``cloak`` passes the published fixes first, in publication order, under a
+``RangeIndex``, then the suppressed ones.
 """
 
 from __future__ import annotations
@@ -87,7 +89,9 @@ def centroid_error(original: pd.DataFrame, data: pd.DataFrame) -> dict[str, floa
     """Distance (m) from each published fix's true point to its region's centre.
 
     The centre is the middle longitude and the latitude halving the rectangle's area,
-    ``asin((sin south + sin north) / 2)``; distances are great-circle (haversine).
+    ``asin((sin south + sin north) / 2)``; distances are great-circle (haversine).  Mean,
+    median and 90th percentile only: the maximum is one fix's own distance, which a
+    report must not carry.
     """
     b = region_bounds(data).loc[data["region_id"].to_numpy()]
     c_lon = 0.5 * (b.west.to_numpy() + b.east.to_numpy())
@@ -95,7 +99,8 @@ def centroid_error(original: pd.DataFrame, data: pd.DataFrame) -> dict[str, floa
                                         + np.sin(np.radians(b.north.to_numpy())))))
     orig = original.loc[data.index]
     d = _haversine(orig["lat"].to_numpy(), orig["lon"].to_numpy(), c_lat, c_lon)
-    return {f"centroid_error_m_{k}": v for k, v in _quantiles(d).items()}
+    # no maximum: it would be one fix's own distance to a published centre
+    return {f"centroid_error_m_{k}": v for k, v in _quantiles(d).items() if k != "max"}
 
 
 def suppression_share(n_published: int, n_input: int) -> float:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-import time as _time
+import warnings
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -11,17 +13,20 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm import tqdm
 
-from structanon import Partition, Release
+from structanon import Partition, Release, _progress
+from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._validation import check_choice, check_columns, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
-from structanon.io import Pseudonymizer
+from structanon.io import Pseudonymizer, release_key
+from structanon.microaggregation import mdav
+from structanon.partition import encode_values
 
+from ._grouping import greedy_groups, refine_groups
+from ._identifiers import IDENTIFIER_PATTERNS, detect_identifiers
+from ._intents import click_graph, cluster_intents, normalize_queries
 from ._multisets import accounting, group_targets, select_events
-from ._verify import verify_log
-from .grouping import greedy_groups, refine_groups
-from .identifiers import IDENTIFIER_PATTERNS, detect_identifiers
-from .intents import click_graph, cluster_intents, normalize_queries
+from ._verify import UserKAnonymity, verify_log
 from .metrics import utility_report
-from .microaggregation import mdav
 from .risk import risk_report
 
 __all__ = ["anonymize", "generalize_times", "GRANULARITIES", "GROUPINGS"]
@@ -44,9 +49,7 @@ def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
     ...                  "week").dt.strftime("%Y-%m-%d").tolist()
     ['2006-02-27', '2006-03-06']
     """
-    if granularity not in GRANULARITIES:
-        raise InputError(f"time_granularity must be one of {list(GRANULARITIES)}",
-                         value=granularity)
+    check_choice(granularity, "time_granularity", GRANULARITIES)
     series = pd.Series(pd.to_datetime(times))
     freq = GRANULARITIES[granularity]
     if granularity in ("week", "month"):
@@ -54,16 +57,33 @@ def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
     return series.dt.floor(freq)
 
 
-def _validate(log: pd.DataFrame, k: Any, tie_break: str) -> pd.DataFrame:
+def _check_parameters(params: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter of :func:`anonymize` checked and normalized, before any work."""
+    p = dict(params)
+    p["k"] = check_int(p["k"], "k", min_value=1)
+    check_choice(p["time_granularity"], "time_granularity", GRANULARITIES)
+    check_choice(p["tie_break"], "tie_break", ("suppress", "add"))
+    check_choice(p["match"], "match", ("query", "intent"))
+    check_choice(p["profile_scale"], "profile_scale", ("count", "log"))
+    check_choice(p["grouping"], "grouping", GROUPINGS)
+    p["refine"] = check_int(p["refine"], "refine", min_value=0)
+    for name in ("click_threshold", "term_threshold"):
+        p[name] = check_float(p[name], name, min_value=0, max_value=1)
+    for name in ("max_url_queries", "max_intent_size"):
+        if p[name] is not None:
+            p[name] = check_int(p[name], name, min_value=1)
+    if p["seed"] is not None:
+        p["seed"] = check_int(p["seed"], "seed", min_value=0)
+    p["risk_p"] = tuple(check_int(v, "risk_p", min_value=1) for v in p["risk_p"])
+    return p
+
+
+def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
-    for column in ("user", "query", "time"):
-        if column not in log.columns:
-            raise InputError("log lacks a required column", column=column)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    if tie_break not in ("suppress", "add"):
-        raise InputError("tie_break must be 'suppress' or 'add'", value=tie_break)
+    check_columns(log, ("user", "query", "time"), what="log")
+    if len(log) == 0:
+        raise InputError("the log is empty (no query rows)")
     frame = pd.DataFrame({"user": log["user"].to_numpy(), "query": log["query"].to_numpy()})
     for column in ("user", "query"):
         missing = frame[column].isna().to_numpy()
@@ -86,24 +106,34 @@ def _validate(log: pd.DataFrame, k: Any, tie_break: str) -> pd.DataFrame:
     return frame
 
 
-def _events(frame: pd.DataFrame, query_codes: np.ndarray, rng: np.random.Generator):
-    """One query event per (user, query, time); one of its clicked URLs sampled."""
-    user_codes, users = pd.factorize(frame["user"], sort=True)
+def _events(frame: pd.DataFrame, query_codes: np.ndarray, user_order: np.random.Generator,
+            click_rng: np.random.Generator):
+    """One query event per (user, query, time); one of its clicked URLs sampled.
+
+    Users are numbered in a secret random order (``user_order``), so the grouping's ties
+    (smallest user index first) carry nothing of the original ids; the URL published with
+    an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
+    row (position)."""
+    user_codes, users = encode_values(frame["user"])
+    secret = user_order.permutation(len(users))  # user code -> secret rank
+    users = np.asarray(users, dtype=object)[np.argsort(secret)]
+    user_codes = secret[user_codes]
     ns = frame["time"].to_numpy().astype("datetime64[ns]").astype(np.int64)
     key = pd.DataFrame({"u": user_codes, "q": query_codes, "t": ns})
     event = key.groupby(["u", "q", "t"], sort=True).ngroup().to_numpy()
     n_events = int(event.max()) + 1 if event.size else 0
     # sample one clicked URL per event (rows with a click preferred over click-less rows)
     has_url = frame["url"].notna().to_numpy()
-    order = np.lexsort((rng.random(event.size), ~has_url, event))
+    order = np.lexsort((click_rng.random(event.size), ~has_url, event))
     first = order[np.r_[True, event[order][1:] != event[order][:-1]]] if event.size else order
     return {
         "user": user_codes[first].astype(np.int64),
         "query": query_codes[first],
         "time": frame["time"].to_numpy()[first],
         "url": frame["url"].to_numpy(dtype=object)[first],
+        "row": first.astype(np.int64),
         "n": n_events,
-    }, np.asarray(users, dtype=object)
+    }, users
 
 
 def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int):
@@ -112,6 +142,8 @@ def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int)
 
 
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
+    """The published rows, sorted by their published values only, and each row's input
+    row (position): the row whose query, time and URL it publishes."""
     order = np.argsort(labels, kind="stable")
     sizes = np.bincount(labels)
     group_start = np.r_[0, np.cumsum(sizes)[:-1]]
@@ -126,8 +158,10 @@ def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granul
         "time": generalize_times(events["time"][row_event], granularity).to_numpy(),
         "url": events["url"][row_event],
     })
+    # identical rows are interchangeable, so this order is a function of the values alone
     data = data.sort_values(["user", "time", "query", "url"], kind="stable", na_position="first")
-    return data.reset_index(drop=True)
+    source = events["row"][row_event][data.index.to_numpy()]
+    return data.reset_index(drop=True), source
 
 
 def anonymize(
@@ -136,6 +170,7 @@ def anonymize(
     time_granularity: str = "day",
     seed: int | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Any = None,
     pseudonymizer: Pseudonymizer | None = None,
     suppress_identifiers: bool = True,
     identifier_kinds: tuple[str, ...] | None = None,
@@ -149,7 +184,8 @@ def anonymize(
     grouping: str = "greedy",
     refine: int = 0,
     risk_p: tuple[int, ...] = (1, 3, 5),
-    assess: bool = True,
+    measures: bool = True,
+    assess: bool | None = None,
     show_progress: bool = False,
 ) -> Release:
     """Anonymize a search log so every published user shares the whole published log of
@@ -165,13 +201,22 @@ def anonymize(
     time_granularity : {"second", "minute", "hour", "day", "week", "month"}
         Published query times are floored to it.
     seed : int or None
-        Seeds the sampling of published events and clicks.
-    pseudonymizer : structanon.io.Pseudonymizer, optional
-        Keyed pseudonyms for the user ids; a fresh random key by default (never written).
+        Public seed of the measures (the random-query attacks).  It never decides what
+        is published among equals, nor the order: see ``key``.
+    key : Pseudonymizer, bytes or key-file path, optional
+        The release's secret key (:func:`structanon.io.release_key`): keyed HMAC
+        pseudonyms of the user ids, and the secret publication randomness (the secret
+        order in which users are numbered, so the grouping's ties; the clicked URL
+        published with a query among its clicks; the events published among equally
+        shared ones).  Default: ``$STRUCTANON_PSEUDONYM_KEY`` if set, else a fresh
+        random key never written anywhere, so two runs differ and cannot be linked.
+        Same input, parameters, seed and key give the same release.
+    pseudonymizer : Pseudonymizer, optional
+        Former name of ``key``, still accepted.
     suppress_identifiers : bool
         Suppress queries carrying a phone number, e-mail address, SSN or street address.
     identifier_kinds : tuple of str, optional
-        Subset of :data:`querylogs.identifiers.IDENTIFIER_PATTERNS` to detect.
+        Subset of :data:`querylogs.IDENTIFIER_PATTERNS` to detect.
     click_threshold, term_threshold, max_url_queries, max_intent_size :
         Intent clustering parameters, see :func:`querylogs.cluster_intents`.
     tie_break : {"suppress", "add"}
@@ -205,25 +250,37 @@ def anonymize(
         thousand users (a Python loop over users).
     risk_p : tuple of int
         Numbers of known queries for the random-query re-identification attack.
-    assess : bool
-        Compute the utility metrics and risk before/after (skip for speed).
+    measures : bool
+        Compute the utility metrics and risk before/after (skip for speed); verification
+        runs either way.
+    assess : bool, optional
+        Deprecated former name of ``measures`` (emits a :class:`DeprecationWarning`).
     show_progress : bool
-        Show a progress bar of the user clustering on stderr (when it is a terminal).
+        Show a progress bar of the user clustering on stderr (when it is a terminal); the
+        command line shows it unless ``--quiet``.
 
     Returns
     -------
     structanon.Release
         ``data``: DataFrame with columns ``user`` (pseudonym), ``query`` (normalized),
-        ``time`` (generalized), ``url``, one row per published query, sorted.  ``info``
-        holds the query accounting (``queries_in``, ``queries_added``,
-        ``queries_suppressed`` split into identifier and clustering suppressions,
-        ``queries_published``), the intent statistics and per-cluster sizes / additions /
-        suppressions.  ``suppressed`` counts users left with no published query.
+        ``time`` (generalized), ``url``, one row per published query, sorted by these
+        published values.  ``info`` holds the query accounting over the whole release
+        (``queries_in``, ``queries_added``, ``queries_suppressed`` split into identifier
+        and clustering suppressions, ``queries_published``), the intent statistics, the
+        histogram of cluster sizes and ``warnings``; no per-cluster addition or
+        suppression count (with the published size of a cluster they would give its
+        members' original query total).  ``suppressed`` counts users left with no
+        published query; the release may be empty (every user suppressed, with a
+        warning).  ``source_index`` (Python only, never written) holds, for each
+        published row, the input row label whose query, time and URL it publishes (for an
+        added query, another member's row); the published user of a row is the
+        ``key``'s pseudonym of an original user.  ``partition`` is indexed by the
+        original user ids in sorted order.
 
     Raises
     ------
     InputError
-        A missing column or value, a bad parameter.
+        A missing column or value, an empty log, a bad parameter (named).
     InfeasibleError
         Fewer than ``k`` users.
     VerificationError
@@ -235,7 +292,7 @@ def anonymize(
     ...                     "query": ["news", "maps", "news", "news", "cats"],
     ...                     "time": pd.to_datetime(["2006-03-01 10:00"] * 5),
     ...                     "url": ["n.com", None, "n.com", None, "c.com"]})
-    >>> release = anonymize(log, k=3, seed=0, assess=False)
+    >>> release = anonymize(log, k=3, seed=0, measures=False)
     >>> release.data["query"].tolist(), release.info["queries_suppressed"]
     (['news', 'news', 'news'], 2)
 
@@ -255,8 +312,10 @@ def anonymize(
        ``sum_{u in G} |n_u(q) - m_G(q)|`` = additions + suppressions of ``q``.  The
        ``m_G(q)`` published events (time, one clicked URL) are sampled from the cluster's
        own events of ``q`` and published identically for every member, so members are
-       indistinguishable by query, time and URL.
-    5. User ids become keyed HMAC pseudonyms; times are generalized.
+       indistinguishable by query, time and URL.  Choices among equals (which events,
+       which URL) come from the secret ``key``, never from the public ``seed``.
+    5. User ids become keyed HMAC pseudonyms; times are generalized; rows are sorted by
+       their published values (pseudonym, time, query, URL).
 
     References
     ----------
@@ -265,157 +324,286 @@ def anonymize(
     J. Domingo-Ferrer, V. Torra. Ordinal, continuous and heterogeneous k-anonymity through
     microaggregation. Data Mining and Knowledge Discovery 11(2), 2005.
     """
-    timings: dict[str, float] = {}
-    clock = _time.perf_counter()
-    frame = _validate(log, k, tie_break)
-    if time_granularity not in GRANULARITIES:
-        raise InputError(f"time_granularity must be one of {list(GRANULARITIES)}",
-                         value=time_granularity)
-    if match not in ("query", "intent"):
-        raise InputError("match must be 'query' or 'intent'", value=match)
-    if profile_scale not in ("count", "log"):
-        raise InputError("profile_scale must be 'count' or 'log'", value=profile_scale)
-    if grouping not in GROUPINGS:
-        raise InputError(f"grouping must be one of {list(GROUPINGS)}", value=grouping)
-    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
-        raise InputError(f"refine must be a non-negative integer, got {refine!r}")
-    k = int(k)
-    rng = np.random.default_rng(seed)
-    pseudonymizer = pseudonymizer if pseudonymizer is not None else Pseudonymizer()
+    measures = _measures_switch(measures, assess)
+    if key is not None and pseudonymizer is not None:
+        raise InputError("give key or pseudonymizer (its former name), not both")
+    timings = Timings()
+    with timings("parse_events"):
+        params = _check_parameters(dict(
+            k=k, time_granularity=time_granularity, seed=seed, tie_break=tie_break,
+            match=match, profile_scale=profile_scale, grouping=grouping, refine=refine,
+            click_threshold=click_threshold, term_threshold=term_threshold,
+            max_url_queries=max_url_queries, max_intent_size=max_intent_size, risk_p=risk_p))
+        secret = release_key(key if key is not None else pseudonymizer)
+        frame = _validate(log, params["k"])
+        # secret publication randomness, bound to the public parameters and the seed
+        context = (params["seed"], params["k"],
+                   repr(sorted((name, value) for name, value in params.items())))
+        state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
+    with timings("intents"):
+        _cluster_queries(state, params)
+    with timings("user_clustering"):
+        labels = _group_users(state, params, show_progress)
+    with timings("publish"):
+        data, source, chosen, event_group = _publish_multisets(state, labels, params, secret,
+                                                               context)
+    info, partition = _outcome(state, labels, chosen, event_group, len(data), secret, context)
+    info["pseudonym_key_source"] = secret.key_source
+    info["transformation_text"] = transformation_text(params, info)
+    release = Release(
+        data=data, datatype="querylogs", verifier=partial(verify_log, k=params["k"]),
+        models=[UserKAnonymity(params["k"])], partition=partition,
+        parameters=_parameters(params, suppress_identifiers, identifier_kinds),
+        suppressed=info["users_without_published_queries"], n_individuals=int(state.n_users),
+        info=info, source_index=np.asarray(log.index)[source],
+    )
+    for message in _warnings(params["k"], info):
+        add_warning(release, message)
+    return finish_release(release, partial(_measure, state=state, params=params),
+                          measures=measures, timings=timings)
 
+
+def _measures_switch(measures: bool, assess: bool | None) -> bool:
+    """``measures``, or the deprecated ``assess`` when given."""
+    if assess is None:
+        return bool(measures)
+    warnings.warn("anonymize(assess=...) is deprecated; use measures=...", DeprecationWarning,
+                  stacklevel=3)
+    return bool(assess)
+
+
+@dataclass
+class _State:
+    """The log as query events, as each phase of :func:`anonymize` leaves it."""
+
+    frame: pd.DataFrame
+    query_codes: np.ndarray  # per input row: code in ``vocabulary``
+    vocabulary: np.ndarray  # normalized queries
+    flagged: np.ndarray  # per vocabulary entry: carries a direct identifier
+    events: dict[str, Any]  # every query event (see :func:`_events`)
+    users: np.ndarray  # original user ids, by secret user code
+    identifier_counts: dict[str, int]
+    ev: dict[str, Any] = field(default_factory=dict)  # events without identifiers
+    kept_vocab: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    intent_labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    intent_stats: dict[str, Any] = field(default_factory=dict)
+    n_intents: int = 1
+    identifier_suppressed: int = 0
+    pseudonyms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+
+    @property
+    def n_users(self) -> int:
+        return int(self.users.size)
+
+    @property
+    def n_kept_queries(self) -> int:
+        return max(int(self.kept_vocab.size), 1)
+
+    def items(self, kind: str) -> tuple[np.ndarray, int]:
+        """Each kept event's item: its query (``"greedy"``, ``"query"``) or its intent."""
+        if kind in ("greedy", "query"):
+            return self.ev["query"], self.n_kept_queries
+        return self.intent_labels[self.ev["query"]], self.n_intents
+
+
+def _parse(frame: pd.DataFrame, secret: Pseudonymizer, context: tuple,
+           suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None) -> _State:
+    """Normalize the queries, form the query events, flag identifier queries."""
     query_codes, vocabulary = normalize_queries(frame["query"])
-    identifier_counts: dict[str, int] = {}
+    events, users = _events(frame, query_codes, secret.rng("user-order", *context),
+                            secret.rng("click-url", *context))
     flagged = np.zeros(vocabulary.size, dtype=bool)
+    identifier_counts: dict[str, int] = {}
     if suppress_identifiers:
         found = detect_identifiers(vocabulary, identifier_kinds)
         flagged = found.any(axis=1).to_numpy(dtype=bool)
-    events, users = _events(frame, query_codes, rng)
-    n_users = users.size
-    ev_flagged = flagged[events["query"]]
-    if suppress_identifiers:
         per_event = found.to_numpy(dtype=bool)[events["query"]]
         identifier_counts = {kind: int(per_event[:, j].sum()) for j, kind in enumerate(found)}
-    timings["parse_events"] = _time.perf_counter() - clock
+    return _State(frame, query_codes, vocabulary, flagged, events, users, identifier_counts)
 
-    clock = _time.perf_counter()
+
+def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
+    """Drop identifier events; cluster the remaining queries into intents."""
+    ev_flagged = state.flagged[state.events["query"]]
     keep_event = ~ev_flagged
-    row_keep = ~flagged[query_codes]
-    kept_vocab_codes, kept_q = np.unique(events["query"][keep_event], return_inverse=True)
-    remap = np.full(vocabulary.size, -1, dtype=np.int64)
+    row_keep = ~state.flagged[state.query_codes]
+    kept_vocab_codes, kept_q = np.unique(state.events["query"][keep_event], return_inverse=True)
+    remap = np.full(state.vocabulary.size, -1, dtype=np.int64)
     remap[kept_vocab_codes] = np.arange(kept_vocab_codes.size)
-    kept_vocab = vocabulary[kept_vocab_codes]
-    graph, _ = click_graph(remap[query_codes[row_keep]], frame["url"].to_numpy()[row_keep],
-                           kept_vocab.size)
-    intent_labels, intent_stats = cluster_intents(
-        kept_vocab, graph, click_threshold=click_threshold, term_threshold=term_threshold,
-        max_url_queries=max_url_queries, max_intent_size=max_intent_size)
-    timings["intents"] = _time.perf_counter() - clock
+    state.kept_vocab = state.vocabulary[kept_vocab_codes]
+    graph, _ = click_graph(remap[state.query_codes[row_keep]],
+                           state.frame["url"].to_numpy()[row_keep], state.kept_vocab.size)
+    state.intent_labels, state.intent_stats = cluster_intents(
+        state.kept_vocab, graph, click_threshold=params["click_threshold"],
+        term_threshold=params["term_threshold"], max_url_queries=params["max_url_queries"],
+        max_intent_size=params["max_intent_size"])
+    state.ev = {name: (value[keep_event] if isinstance(value, np.ndarray) else value)
+                for name, value in state.events.items()}
+    state.ev["query"] = kept_q.reshape(-1).astype(np.int64)
+    state.n_intents = int(state.intent_labels.max()) + 1 if state.intent_labels.size else 1
+    state.identifier_suppressed = int(ev_flagged.sum())
 
-    clock = _time.perf_counter()
-    ev = {name: (value[keep_event] if isinstance(value, np.ndarray) else value)
-          for name, value in events.items()}
-    ev["query"] = kept_q.reshape(-1).astype(np.int64)
-    n_intents = int(intent_labels.max()) + 1 if intent_labels.size else 1
-    profile = sp.csr_matrix((np.ones(ev["query"].size), (ev["user"], intent_labels[ev["query"]])),
-                            shape=(n_users, n_intents))
+
+def _intent_profiles(state: _State, scale: str) -> sp.csr_matrix:
+    """Users x intents: how many of each user's kept events fall in each intent."""
+    ev = state.ev
+    profile = sp.csr_matrix((np.ones(ev["query"].size),
+                             (ev["user"], state.intent_labels[ev["query"]])),
+                            shape=(state.n_users, state.n_intents))
     profile.sum_duplicates()
-    if profile_scale == "log":
+    if scale == "log":
         profile.data = np.log1p(profile.data)
-    def item_of(kind: str) -> tuple[np.ndarray, int]:
-        if kind in ("greedy", "query"):
-            return ev["query"], max(kept_vocab.size, 1)
-        return intent_labels[ev["query"]], n_intents
+    return profile
 
+
+def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> np.ndarray:
+    """Clusters of ``k .. 2k - 1`` users (greedy or MDAV), then optional refinement."""
+    k, grouping, n_users = params["k"], params["grouping"], state.n_users
+    show = (show_progress or _progress.enabled()) and sys.stderr.isatty()
     with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
-              disable=not show_progress or not sys.stderr.isatty()) as bar:
+              disable=not show) as bar:
         if grouping == "mdav":
-            labels = mdav(profile, k, progress=bar.update)
+            labels = mdav(_intent_profiles(state, params["profile_scale"]), k,
+                          progress=bar.update)
         else:
-            labels = greedy_groups(_count_matrix(ev["user"], item_of(grouping), n_users),
-                                   k, progress=bar.update)
-    if refine:
+            labels = greedy_groups(_count_matrix(state.ev["user"], state.items(grouping),
+                                                 n_users), k, progress=bar.update)
+    if params["refine"]:
         # local moves and swaps on the cost the published multisets pay
-        labels = refine_groups(_count_matrix(ev["user"], item_of(match), n_users), labels, k,
-                               passes=refine)
-    timings["user_clustering"] = _time.perf_counter() - clock
+        labels = refine_groups(_count_matrix(state.ev["user"], state.items(params["match"]),
+                                             n_users), labels, k, passes=params["refine"])
+    return labels
 
-    clock = _time.perf_counter()
-    n_kept_q = max(kept_vocab.size, 1)
-    if match == "query":
-        item, n_items = ev["query"], n_kept_q
-    else:
-        item, n_items = intent_labels[ev["query"]], n_intents
-    blocks = group_targets(labels, ev["user"], item, n_items, tie_break)
+
+def _publish_multisets(state: _State, labels: np.ndarray, params: dict[str, Any],
+                       secret: Pseudonymizer, context: tuple):
+    """Median multisets per cluster, the events that carry them, the published rows."""
+    ev, n_kept_q = state.ev, state.n_kept_queries
+    item, n_items = state.items(params["match"])
+    blocks = group_targets(labels, ev["user"], item, n_items, params["tie_break"])
     in_group = labels[ev["user"]] * n_kept_q + ev["query"]
     _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
                                                           return_counts=True)
     preference = group_query_count[group_query_inverse.reshape(-1)]
-    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference, rng)
-    pseudonyms = pseudonymizer.pseudonymize(users)
-    data = _publish(ev, chosen, event_group, labels, kept_vocab, pseudonyms, time_granularity)
-    timings["publish"] = _time.perf_counter() - clock
+    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference,
+                                        secret.rng("event-choice", *context))
+    state.pseudonyms = secret.pseudonymize(state.users)
+    data, source = _publish(ev, chosen, event_group, labels, state.kept_vocab,
+                            state.pseudonyms, params["time_granularity"])
+    return data, source, chosen, event_group
 
+
+def _outcome(state: _State, labels: np.ndarray, chosen: np.ndarray, event_group: np.ndarray,
+             n_rows: int, secret: Pseudonymizer, context: tuple
+             ) -> tuple[dict[str, Any], Partition]:
+    """The release's accounting over all clusters (never per cluster) and its partition."""
+    ev, n_users = state.ev, state.n_users
     n_groups = int(labels.max()) + 1
     group_sizes = np.bincount(labels, minlength=n_groups)
     published_per_group, added_per_group, suppressed_per_group = accounting(
-        labels, ev["user"], ev["query"], chosen, event_group, n_kept_q)
+        labels, ev["user"], ev["query"], chosen, event_group, state.n_kept_queries)
     _, intent_added, intent_suppressed = accounting(
-        labels, ev["user"], intent_labels[ev["query"]] if ev["query"].size else ev["query"],
-        chosen, event_group, n_intents)
-    identifier_suppressed = int(ev_flagged.sum())
+        labels, ev["user"], state.intent_labels[ev["query"]] if ev["query"].size else ev["query"],
+        chosen, event_group, state.n_intents)
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
-    partition = Partition(np.where(empty_user, -1, labels))
+    # fresh secret cluster ids, indexed by the original ids in sorted order
+    cluster_id = secret.rng("cluster-ids", *context).permutation(n_groups)
+    sorted_users = np.argsort(np.argsort(state.users.astype(str), kind="stable"), kind="stable")
+    in_sorted_order = np.empty(n_users, dtype=np.int64)
+    in_sorted_order[sorted_users] = np.where(empty_user, -1, cluster_id[labels])
     info = {
-        "queries_in": int(events["n"]),
-        "queries_published": int(len(data)),
+        "queries_in": int(state.events["n"]),
+        "queries_published": int(n_rows),
         "queries_added": int(added_per_group.sum()),
-        "queries_suppressed": identifier_suppressed + clustering_suppressed,
-        "queries_suppressed_identifier": identifier_suppressed,
+        "queries_suppressed": state.identifier_suppressed + clustering_suppressed,
+        "queries_suppressed_identifier": state.identifier_suppressed,
         "queries_suppressed_clustering": clustering_suppressed,
-        "identifier_queries_by_kind": identifier_counts,
+        "identifier_queries_by_kind": state.identifier_counts,
         "intent_level": {"added": int(intent_added.sum()),
                          "suppressed": int(intent_suppressed.sum())},
-        "rows_in": int(len(frame)),
+        "rows_in": int(len(state.frame)),
         "users_in": int(n_users),
         "users_published": int(n_users - empty_user.sum()),
         "users_without_published_queries": int(empty_user.sum()),
         "n_clusters": n_groups,
         "cluster_size_counts": {int(s): int(c) for s, c in
                                 zip(*np.unique(group_sizes, return_counts=True))},
-        "intents": intent_stats,
-        "clusters": {"size": group_sizes, "published_per_user": published_per_group,
-                     "added": added_per_group, "suppressed": suppressed_per_group},
-        "pseudonym_key_source": pseudonymizer.key_source,
+        "intents": state.intent_stats,
+        "warnings": [],
     }
-    release = Release(
-        data=data, datatype="querylogs", verifier=lambda d: verify_log(d, k),
-        models=[f"user k-anonymity of published query logs (k={k})"], partition=partition,
-        parameters={"algorithm": f"intent-clustering + {grouping} grouping + median multisets",
-                    "k": k,
-                    "time_granularity": time_granularity, "seed": seed,
-                    "suppress_identifiers": suppress_identifiers,
-                    "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
-                    "click_threshold": click_threshold, "term_threshold": term_threshold,
-                    "max_url_queries": max_url_queries,
-                    "max_intent_size": max_intent_size, "tie_break": tie_break,
-                    "match": match, "profile_scale": profile_scale,
-                    "grouping": grouping, "refine": refine},
-        timings=timings, suppressed=int(empty_user.sum()), n_individuals=int(n_users), info=info,
-    )
-    release.verify(strict=True)
-    if assess:
-        clock = _time.perf_counter()
-        # measured under the original ids, so figures do not depend on the pseudonym key
-        original = pd.DataFrame({"user": users[events["user"]],
-                                 "query": vocabulary[events["query"]],
-                                 "time": events["time"], "url": events["url"]})
-        unmasked = data.assign(user=pd.Series(users, index=pseudonyms).reindex(
-            data["user"].to_numpy()).to_numpy())
-        intent_of = pd.Series(intent_labels, index=kept_vocab)
-        release.utility = utility_report(original, unmasked, intent_of, time_granularity,
-                                         info["queries_added"], info["queries_suppressed"])
-        release.risk = risk_report(original, unmasked, risk_p, seed=seed)
-        timings["assess"] = _time.perf_counter() - clock
-    timings["total"] = sum(timings.values())
-    return release
+    return info, Partition(in_sorted_order)
+
+
+_PERIOD_WORDS = {"second": "to the second", "minute": "to the minute", "hour": "to the hour",
+                 "day": "to the day", "week": "to the Monday of their week",
+                 "month": "to the first day of their month"}
+
+
+def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
+    """What the release did to the log, in plain words (whole-release counts only).
+
+    Examples
+    --------
+    >>> info = {"n_clusters": 4, "queries_in": 100, "queries_published": 90,
+    ...         "queries_added": 10, "queries_suppressed": 20,
+    ...         "queries_suppressed_identifier": 2}
+    >>> print(transformation_text({"k": 3, "time_granularity": "hour"}, info))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Users were grouped into 4 clusters of 3 to 5 users; every member of a cluster publishes
+    the same queries, at the same times (floored to the hour) and with the same clicked URLs.
+    Of 100 query events, 80 were kept for the user who issued them, 10 were added and 20
+    suppressed (2 because they carried a phone number, e-mail address, SSN or street address).
+    """
+    k = params["k"]
+    kept = info["queries_published"] - info["queries_added"]
+    return (f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
+            f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
+            f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
+            f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
+            f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
+            f"added and {info['queries_suppressed']:,} suppressed "
+            f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
+            f"e-mail address, SSN or street address).")
+
+
+def _warnings(k: int, info: dict[str, Any]) -> list[str]:
+    """The k = 1 warning and the empty-release warning, where they apply."""
+    found = [message for message in (k_warning(k),) if message]
+    if info["users_published"] == 0:
+        found.append(f"nothing was published: every user is suppressed (no cluster of {k} "
+                     "or more users shares a query that is not an identifier); try a "
+                     "smaller k")
+    return found
+
+
+def _parameters(params: dict[str, Any], suppress_identifiers: bool,
+                identifier_kinds: tuple[str, ...] | None) -> dict[str, Any]:
+    """The public parameters recorded in the release (and its report)."""
+    return {"algorithm": f"intent-clustering + {params['grouping']} grouping + median multisets",
+            "k": params["k"], "time_granularity": params["time_granularity"],
+            "seed": params["seed"], "suppress_identifiers": suppress_identifiers,
+            "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
+            "click_threshold": params["click_threshold"],
+            "term_threshold": params["term_threshold"],
+            "max_url_queries": params["max_url_queries"],
+            "max_intent_size": params["max_intent_size"], "tie_break": params["tie_break"],
+            "match": params["match"], "profile_scale": params["profile_scale"],
+            "grouping": params["grouping"], "refine": params["refine"]}
+
+
+def _measure(release: Release, *, state: _State, params: dict[str, Any]) -> None:
+    """Utility and risk before / after, under the original ids (so the figures do not
+    depend on the pseudonym key)."""
+    events, users = state.events, state.users
+    original = pd.DataFrame({"user": users[events["user"]],
+                             "query": state.vocabulary[events["query"]],
+                             "time": events["time"], "url": events["url"]})
+    data = release.data
+    unmasked = data.assign(user=pd.Series(users, index=state.pseudonyms).reindex(
+        data["user"].to_numpy()).to_numpy())
+    intent_of = pd.Series(state.intent_labels, index=state.kept_vocab)
+    info = release.info
+    release.utility = utility_report(original, unmasked, intent_of, params["time_granularity"],
+                                     info["queries_added"], info["queries_suppressed"])
+    release.risk = risk_report(original, unmasked, params["risk_p"], seed=params["seed"])

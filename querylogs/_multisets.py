@@ -87,9 +87,11 @@ def accounting(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
     own_key, own_count = np.unique(ev_user * n_queries + ev_query, return_counts=True)
     own_user = own_key // n_queries
     own_group_key = labels[own_user] * n_queries + own_key % n_queries
-    pos = np.searchsorted(pub_keys, own_group_key)
-    found = (pos < pub_keys.size) & (pub_keys[np.minimum(pos, pub_keys.size - 1)] == own_group_key)
-    published_own = np.where(found, pub_count[np.minimum(pos, max(pub_keys.size - 1, 0))], 0)
+    if pub_keys.size:
+        pos = np.minimum(np.searchsorted(pub_keys, own_group_key), pub_keys.size - 1)
+        published_own = np.where(pub_keys[pos] == own_group_key, pub_count[pos], 0)
+    else:  # nothing published (e.g. k above half the users, or no shared query)
+        published_own = np.zeros(own_key.size, dtype=np.int64)
     suppressed = np.bincount(labels[own_user], weights=np.maximum(own_count - published_own, 0),
                              minlength=n_groups)
     kept = np.bincount(labels[own_user], weights=np.minimum(own_count, published_own),

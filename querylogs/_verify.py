@@ -1,15 +1,18 @@
-"""Verification of a published log from its content alone."""
+"""User k-anonymity of a published log, and its verification from the log alone."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from structanon import CheckResult, Partition
+from structanon._validation import check_int
 from structanon.errors import InputError
-from structanon.models import KAnonymity
+from structanon.models import PrivacyModel
 
-__all__ = ["user_signatures", "verify_log"]
+__all__ = ["UserKAnonymity", "user_signatures", "verify_log"]
 
 
 def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -> pd.Series:
@@ -41,6 +44,71 @@ def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -
     return pd.Series([piece.tobytes() for piece in pieces], index=users, dtype=object)
 
 
+class UserKAnonymity(PrivacyModel):
+    """User k-anonymity of a published query log (Navarro-Arribas et al. 2012).
+
+    Users are grouped by their published multiset of rows over ``columns`` (by default
+    their query multiset); every group must hold at least ``k`` users, so each published
+    user shares the whole published log of at least ``k - 1`` others.
+
+    Parameters
+    ----------
+    k : int
+        Minimum number of users holding each published multiset.
+
+    Examples
+    --------
+    >>> model = UserKAnonymity(2)
+    >>> log = pd.DataFrame({"user": ["a", "b", "c", "c"], "query": ["x", "x", "y", "y"]})
+    >>> model.check(log).passed
+    False
+    >>> model.check(log.iloc[:2]).passed, model.to_dict()
+    (True, {'model': 'user k-anonymity', 'k': 2})
+
+    Notes
+    -----
+    Monotone: coarsening published values (times to a longer period) keeps identical
+    multisets identical, and removing every published row of a user whose group is too
+    small leaves the other groups as they were, so suppression keeps it too.
+
+    References
+    ----------
+    G. Navarro-Arribas, V. Torra, A. Erola, J. Castellà-Roca. User k-anonymity for privacy
+    preserving data mining of query logs. Information Processing & Management 48(3), 2012.
+    """
+
+    name = "user k-anonymity"
+    monotone = True
+    monotone_with_suppression = True
+
+    def __init__(self, k: int) -> None:
+        self.k = check_int(k, "k", min_value=1)
+
+    @property
+    def threshold(self) -> float:
+        return float(self.k)
+
+    def group_values(self, counts: Any, reference: Any = None, domain: Any = None) -> np.ndarray:
+        counts = np.asarray(counts)
+        return (counts if counts.ndim == 1 else counts.sum(axis=1)).astype(float)
+
+    def check(self, data: Any, sensitive: Any = None, reference: Any = None, *,
+              columns: tuple[str, ...] = ("query",)) -> CheckResult:
+        """Check a published log (a DataFrame with ``user`` and ``columns``) or a
+        :class:`~structanon.Partition` of its users by identical multisets."""
+        if isinstance(data, Partition):
+            return super().check(data)
+        signatures = user_signatures(data, columns)
+        partition = Partition.from_keys(signatures.to_numpy().reshape(-1, 1)) if len(
+            signatures) else Partition(np.zeros(0, dtype=np.int64))
+        result = super().check(partition)
+        result.details = {"published_users": int(len(signatures)), "columns": list(columns)}
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.name, "k": self.k}
+
+
 def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     """Check that every published user shares the published log of at least ``k - 1`` others.
 
@@ -53,7 +121,7 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     Returns
     -------
     list of CheckResult
-        Users grouped by identical query multisets (the issue's model) and, stronger,
+        :class:`UserKAnonymity` by identical query multisets (the model) and, stronger,
         by identical multisets of whole rows (query, time, url): every group must hold at
         least ``k`` users.
 
@@ -63,16 +131,11 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     >>> [c.passed for c in verify_log(d, 2)]
     [False, False]
     """
-    model = KAnonymity(k)
+    model = UserKAnonymity(k)
     row_columns = tuple(c for c in ("query", "time", "url") if c in data.columns)
     results = []
     for name, columns in (("query multisets", ("query",)), ("published rows", row_columns)):
-        signatures = user_signatures(data, columns)
-        partition = Partition.from_keys(signatures.to_numpy().reshape(-1, 1)) if len(
-            signatures) else Partition(np.zeros(0, dtype=np.int64))
-        check = model.check(partition)
-        check.model = f"user {model.describe()} by {name}"
-        check.details = {"published_users": int(len(signatures)),
-                         "columns": list(columns)}
+        check = model.check(data, columns=columns)
+        check.model = f"{model.describe()} by {name}"
         results.append(check)
     return results

@@ -1,66 +1,63 @@
-"""Command line: ``structanon querylogs anonymize | inspect | synthesize``, and the demo."""
+"""Command line: ``structanon querylogs anonymize | assess | synthesize``, and the demo.
+
+``anonymize`` and ``assess`` follow the grammar every data type shares
+(``structanon <type> anonymize INPUT -o OUTPUT ...``, ``structanon <type> assess INPUT``);
+``inspect`` (the former name of ``assess``) and ``--no-assess`` stay as hidden aliases.
+"""
 
 from __future__ import annotations
 
+import copy
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
+import pandas as pd
 
 from structanon import Release
-from structanon.cli_support import emit_release, handle_errors
+from structanon._finish import Timings, k_warning
+from structanon._validation import check_choice, check_int, check_output_paths, file_suffix
+from structanon.cli_support import (
+    assess_options,
+    assessment,
+    emit_assessment,
+    emit_release,
+    handle_errors,
+    release_options,
+    show_progress,
+)
 from structanon.errors import InputError
-from structanon.io import Pseudonymizer
+from structanon.io import release_key, staged_outputs
+from structanon.report import provenance, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
+from ._figures import release_figures
 from .io import parse_report, read_log, write_log
 from .risk import query_set_uniqueness, random_query_uniqueness
 from .synthetic import synthetic_log
 
-__all__ = ["cli", "demo", "figures_for"]
+__all__ = ["cli", "demo", "detect_format"]
+
+_OUTPUT_SUFFIXES = (".tsv", ".txt", ".csv", ".parquet")
+_REPORT_SUFFIXES = (".json", ".html", ".htm")
+_KNOWN_QUERIES = (1, 3, 5)
 
 
-def figures_for(release: Release) -> list[tuple[str, Any]]:
-    """Cluster sizes, additions / suppressions per cluster and uniqueness before / after."""
-    import matplotlib
+def detect_format(path: str | Path, fmt: str | None = None) -> str:
+    """``fmt`` if given, else the format told by the extension: ``.parquet`` -> parquet,
+    ``.csv`` -> csv (``.gz`` looked through), anything else -> aol.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    clusters = release.info["clusters"]
-    sizes = np.asarray(clusters["size"])
-    figs = []
-    fig, ax = plt.subplots(figsize=(5, 3))
-    values, counts = np.unique(sizes, return_counts=True)
-    ax.bar(values.astype(str), counts)
-    ax.set_xlabel("users per cluster")
-    ax.set_ylabel("clusters")
-    figs.append(("Cluster sizes", fig))
-    fig, ax = plt.subplots(figsize=(5, 3))
-    order = np.argsort(-(np.asarray(clusters["added"]) + np.asarray(clusters["suppressed"])))
-    ax.bar(np.arange(order.size), np.asarray(clusters["suppressed"])[order], label="suppressed",
-           width=1.0)
-    ax.bar(np.arange(order.size), np.asarray(clusters["added"])[order],
-           bottom=np.asarray(clusters["suppressed"])[order], label="added", width=1.0)
-    ax.set_xlabel("cluster (by total edits)")
-    ax.set_ylabel("queries")
-    ax.legend()
-    figs.append(("Queries added and suppressed per cluster", fig))
-    if release.risk:
-        before, after = release.risk["before"], release.risk["after"]
-        keys = [key for key in before if key.startswith("unique_by")]
-        fig, ax = plt.subplots(figsize=(6, 3))
-        x = np.arange(len(keys))
-        for shift, label, values in ((-0.2, "before", before), (0.2, "after", after)):
-            bars = ax.bar(x + shift, [values[key] for key in keys], width=0.4, label=label)
-            ax.bar_label(bars, fmt="%.2f", fontsize=7)
-        ax.set_xticks(x, [key.replace("unique_by_", "").replace("_", " ") for key in keys])
-        ax.set_ylim(0, 1.1)
-        ax.set_ylabel("share of users unique")
-        ax.legend()
-        figs.append(("Users unique by their queries, before and after", fig))
-    return figs
+    Examples
+    --------
+    >>> detect_format("log.csv.gz"), detect_format("log.parquet"), detect_format("x.txt")
+    ('csv', 'parquet', 'aol')
+    >>> detect_format("x.txt", "csv")
+    'csv'
+    """
+    if fmt is not None:
+        return check_choice(fmt, "--format", ("aol", "csv", "parquet"))
+    return {".parquet": "parquet", ".csv": "csv"}.get(file_suffix(path), "aol")
 
 
 def _columns(spec: str | None) -> dict[str, str] | None:
@@ -76,114 +73,241 @@ def _columns(spec: str | None) -> dict[str, str] | None:
     return mapping
 
 
+def _check_format_options(fmt: str, columns: dict[str, str] | None, sep: str | None) -> None:
+    if fmt == "aol" and columns:
+        raise InputError("--columns applies to --format csv or parquet; the aol format has "
+                         "fixed columns (add --format csv)")
+    if sep is not None and fmt != "csv":
+        raise InputError(f"--sep applies to --format csv, not {fmt}")
+    if sep is not None and len(sep) != 1 and sep != "\\t":
+        raise InputError(f"--sep must be one character, got {sep!r}")
+
+
+def _input_options(func: Any) -> Any:
+    """INPUT and the options that say how to read it (shared by anonymize and assess)."""
+    options = [
+        click.argument("input_path", metavar="INPUT",
+                       type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+        click.option("--format", "fmt", type=click.Choice(["aol", "csv", "parquet"]),
+                     default=None,
+                     help="Input format (default: from the extension: .parquet, .csv, else "
+                          "the AOL tab-separated layout)."),
+        click.option("--columns", default=None,
+                     help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u"),
+        click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _read(input_path: Path, fmt: str, mapping: dict[str, str] | None, sep: str | None,
+          on_bad_lines: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The log and its parse report; malformed and undecodable lines told on stderr once."""
+    with Timings()("read"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reported below, once, in plain words
+        log = read_log(input_path, fmt, columns=mapping, sep="\t" if sep == "\\t" else sep,
+                       on_bad_lines=on_bad_lines)
+    parsed = parse_report(log)
+    if on_bad_lines == "report" and (parsed.get("malformed") or parsed.get("encoding_errors")):
+        shown = ", ".join(str(n) for n, _ in parsed.get("malformed_lines", [])[:5])
+        click.echo(f"input: {parsed['malformed']:,} malformed line(s) skipped"
+                   f"{f' (lines {shown}...)' if shown else ''}, "
+                   f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced",
+                   err=True)
+    return log, parsed
+
+
 @click.group(name="querylogs", context_settings={"help_option_names": ["-h", "--help"]})
 def cli() -> None:
     """Clustering-based anonymization of web search logs (AOL format, CSV, Parquet)."""
 
 
-_format_option = click.option("--format", "fmt", type=click.Choice(["aol", "csv", "parquet"]),
-                              default="aol", show_default=True, help="Input format.")
-_columns_option = click.option("--columns", default=None,
-                               help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u")
-
-
-@cli.command(short_help="Anonymize a search log (user k-anonymity by query multisets).")
-@click.argument("input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@cli.command(name="anonymize",
+             short_help="Anonymize a search log (user k-anonymity by query multisets).")
+@_input_options
 @click.option("-k", type=int, required=True, help="Minimum users sharing each published log.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Published log (.tsv, .csv, .parquet; .gz for compressed text).")
-@_format_option
-@_columns_option
-@click.option("--sep", default=None, help="Field separator for csv input.")
+@release_options
 @click.option("--time-granularity", type=click.Choice(list(GRANULARITIES)), default="day",
-              show_default=True)
-@click.option("--seed", type=int, default=None, help="Random seed.")
-@click.option("--key-file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Pseudonym key (else $STRUCTANON_PSEUDONYM_KEY, else random).")
+              show_default=True, help="Published query times are floored to this period.")
 @click.option("--keep-identifiers", is_flag=True,
               help="Do not suppress queries with phone numbers, e-mails, SSNs, addresses.")
 @click.option("--tie-break", type=click.Choice(["suppress", "add"]), default="suppress",
-              show_default=True)
+              show_default=True,
+              help="Even cluster sizes: publish the lower (suppress) or upper (add) median.")
 @click.option("--on-bad-lines", type=click.Choice(["report", "skip", "raise"]), default="report",
-              show_default=True)
+              show_default=True,
+              help="Malformed input lines: drop and report, drop silently, or stop.")
 @click.option("--grouping", type=click.Choice(list(GROUPINGS)), default="greedy",
               show_default=True,
               help="How users are grouped: greedy by shared queries (or intents), or MDAV.")
 @click.option("--refine", type=click.IntRange(min=0), default=0, show_default=True,
               help="Passes of local moves/swaps of users that lower additions + suppressions.")
-@click.option("--no-assess", is_flag=True, help="Skip utility and risk measures.")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write a JSON or HTML report.")
+@click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
 @handle_errors
-def anonymize_cmd(input_path, k, output, fmt, columns, sep, time_granularity, seed, key_file,
-                  keep_identifiers, tie_break, on_bad_lines, grouping, refine, no_assess,
-                  report):
-    """Anonymize INPUT_PATH into OUTPUT so each user is indistinguishable from k-1 others."""
-    log = read_log(input_path, fmt, columns=_columns(columns), sep=sep,
-                   on_bad_lines=on_bad_lines)
-    parsed = parse_report(log)
-    if parsed.get("malformed") or parsed.get("encoding_errors"):
-        click.echo(f"input: {parsed['malformed']} malformed line(s) skipped, "
-                   f"{parsed['encoding_errors']} line(s) with encoding errors", err=True)
-    release = anonymize(log, k, time_granularity=time_granularity, seed=seed,
-                        pseudonymizer=Pseudonymizer.from_config(key_file),
-                        suppress_identifiers=not keep_identifiers, tie_break=tie_break,
-                        grouping=grouping, refine=refine, assess=not no_assess, show_progress=True)
-    release.info["input"] = parsed
-    write_log(release.data, output)
-    emit_release(release, report, figures=lambda: figures_for(release))
-    click.echo(f"published log written to {output}")
+def anonymize_cmd(input_path, fmt, columns, sep, k, output, report, seed, key_file, no_measures,
+                  quiet, time_granularity, keep_identifiers, tie_break, on_bad_lines, grouping,
+                  refine, no_assess):
+    """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others.
+
+    Every option and path is checked before INPUT is read; the log and the report are
+    written all-or-nothing.
+    """
+    show_progress(quiet)
+    # every option and output path is checked before the input is read
+    check_int(k, "-k", min_value=1)
+    check_int(seed, "--seed", min_value=0)
+    fmt = detect_format(input_path, fmt)
+    mapping = _columns(columns)
+    _check_format_options(fmt, mapping, sep)
+    check_output_paths({"--output": output, "--report": report},
+                       inputs=[input_path, key_file],
+                       extensions={"--output": _OUTPUT_SUFFIXES, "--report": _REPORT_SUFFIXES})
+    try:
+        key = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    if k_warning(k) and not quiet:
+        click.echo(f"warning: {k_warning(k)}", err=True)
+    log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines if not quiet or
+                        on_bad_lines == "raise" else "skip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
+        release = anonymize(log, k, time_granularity=time_granularity, seed=seed, key=key,
+                            suppress_identifiers=not keep_identifiers, tie_break=tie_break,
+                            grouping=grouping, refine=refine,
+                            measures=not (no_measures or no_assess))
+    # counts only: the input's line numbers are not the published artefact's business
+    release.info["input"] = {name: value for name, value in parsed.items()
+                             if not name.endswith("_lines")}
+    for message in release.info["warnings"]:
+        if message != k_warning(k) and not quiet:
+            click.echo(f"warning: {message}", err=True)
+    release.provenance = provenance([input_path])
+    _write(release, output, report)
+    emit_release(release, quiet=quiet, inputs=[input_path])
+    if not quiet:
+        if report is not None:
+            click.echo(f"report written to {report}")
+        click.echo(f"published log written to {output}")
 
 
-anonymize_cmd.name = "anonymize"
+def _write(release: Release, output: Path, report: Path | None) -> None:
+    """The published log and the report, all or nothing."""
+    with Timings()("write"), staged_outputs() as stage:
+        if report is not None:
+            html = file_suffix(report) in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        write_log(release.data, stage(output))
 
 
-@cli.command(short_help="Parse a log and report its size and uniqueness.")
-@click.argument("input_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@_format_option
-@_columns_option
-@click.option("-p", "ps", type=int, multiple=True, default=(1, 3, 5), show_default=True,
-              help="Known queries for the uniqueness measure (repeatable).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@cli.command(name="assess", short_help="Re-identification risk of a raw log, before anonymizing.")
+@_input_options
+@click.option("--known-queries", "known_queries", type=click.IntRange(min=1), multiple=True,
+              help="Queries an attacker knows of a user, for the uniqueness measure "
+                   "(repeatable; default: 1, 3 and 5).")
+@click.option("-p", "known_queries_short", type=click.IntRange(min=1), multiple=True,
+              hidden=True, help="Former name of --known-queries.")
+@assess_options
 @handle_errors
-def inspect(input_path, fmt, columns, ps, seed):
-    """Print parse statistics and how many users their queries single out."""
-    log = read_log(input_path, fmt, columns=_columns(columns), on_bad_lines="skip")
+def assess_cmd(input_path, fmt, columns, sep, known_queries, known_queries_short, report,
+               as_json, seed, quiet):
+    """Assess how many users of the raw log INPUT their queries single out.
+
+    Prints a table (``--json``: the JSON document every data type shares) and writes it as
+    JSON to ``--report``.
+    """
+    show_progress(quiet)
+    check_int(seed, "--seed", min_value=0)
+    fmt = detect_format(input_path, fmt)
+    mapping = _columns(columns)
+    _check_format_options(fmt, mapping, sep)
+    check_output_paths({"--report": report}, inputs=[input_path],
+                       extensions={"--report": (".json",)})
+    ps = tuple(known_queries) + tuple(known_queries_short) or _KNOWN_QUERIES
+    log, parsed = _read(input_path, fmt, mapping, sep, "skip")
+    with Timings()("assess"):
+        risk = assess_log(log, ps, seed)
+    doc = assessment("querylogs", input_path, risk, _assessment_warnings(parsed))
+    emit_assessment(doc, report, as_json=as_json, quiet=quiet)
+
+
+inspect_cmd = copy.copy(assess_cmd)
+inspect_cmd.hidden = True
+inspect_cmd.short_help = "Former name of assess."
+cli.add_command(inspect_cmd, "inspect")
+
+
+def assess_log(log: pd.DataFrame, known_queries: tuple[int, ...] = _KNOWN_QUERIES,
+               seed: int | None = 0) -> dict[str, Any]:
+    """Size of a raw log and the share of its users singled out by their queries.
+
+    Examples
+    --------
+    >>> log = synthetic_log(20, 400, seed=0)
+    >>> risk = assess_log(log, (1,))
+    >>> risk["users"], [name for name in risk if name.startswith("unique")]
+    (20, ['unique_by_query_set', 'unique_by_1_queries'])
+    """
     parsed = parse_report(log)
-    click.echo(f"lines {parsed.get('lines', 0):,}, rows {parsed['rows']:,}, "
-               f"malformed {parsed['malformed']:,}, encoding errors {parsed['encoding_errors']:,}")
-    if parsed["malformed_lines"]:
+    risk: dict[str, Any] = {
+        "lines": int(parsed.get("lines", len(log))),
+        "rows": int(parsed.get("rows", len(log))),
+        "malformed_lines": int(parsed.get("malformed", 0)),
+        "encoding_errors": int(parsed.get("encoding_errors", 0)),
+        "users": int(log["user"].nunique()),
+        "distinct_queries": int(log["query"].nunique()),
+        "rows_with_click": int(log["url"].notna().sum()),
+        "unique_by_query_set": query_set_uniqueness(log),
+    }
+    for p in known_queries:
+        risk[f"unique_by_{p}_queries"] = random_query_uniqueness(log, p, seed)
+    return risk
+
+
+def _assessment_warnings(parsed: dict[str, Any]) -> list[str]:
+    found = []
+    if parsed.get("malformed"):
         shown = ", ".join(f"{n} ({why})" for n, why in parsed["malformed_lines"][:10])
-        click.echo(f"first malformed lines: {shown}")
-    click.echo(f"users {log['user'].nunique():,}, distinct queries {log['query'].nunique():,}, "
-               f"rows with a click {int(log['url'].notna().sum()):,}")
-    click.echo(f"unique by whole query set: {query_set_uniqueness(log):.4f}")
-    for p in ps:
-        click.echo(f"unique by {p} random queries: {random_query_uniqueness(log, p, seed):.4f}")
+        found.append(f"{parsed['malformed']:,} malformed line(s) skipped (first: {shown})")
+    if parsed.get("encoding_errors"):
+        found.append(f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced")
+    return found
 
 
 @cli.command(short_help="Write a seeded synthetic AOL-format log.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
-@click.option("--users", type=int, default=1000, show_default=True)
-@click.option("--lines", type=int, default=100_000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the log (.tsv, .txt, .csv, .parquet; .gz compresses text).")
+@click.option("--users", type=int, default=1000, show_default=True, help="Number of users.")
+@click.option("--lines", type=int, default=100_000, show_default=True,
+              help="Number of log lines (one per click, one per click-less query).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the generator (same seed, same log).")
+@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @handle_errors
-def synthesize(output, users, lines, seed):
+def synthesize(output, users, lines, seed, quiet):
     """Write a synthetic log (Zipf queries over topics, with clicks) in the AOL format."""
+    show_progress(quiet)
+    check_int(users, "--users", min_value=1)
+    check_int(lines, "--lines", min_value=1)
+    check_output_paths({"--output": output}, extensions={"--output": _OUTPUT_SUFFIXES})
     log = synthetic_log(users, lines, seed=seed)
     write_log(log, output, aol=True)
-    click.echo(f"{len(log):,} lines for {users:,} users written to {output}")
+    if not quiet:
+        click.echo(f"{len(log):,} lines for {users:,} users written to {output}")
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:
     """Anonymize a synthetic 300-user log generated on the fly (k=5); write the published
-    log, a JSON report and an HTML report into ``output_dir``."""
+    log, a JSON report and an HTML report (with the figures of
+    :func:`querylogs._figures.release_figures`) into ``output_dir``."""
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     log = synthetic_log(300, 30_000, seed=seed)
     release = anonymize(log, 5, seed=seed)
-    write_log(release.data, output_dir / "log_anon.tsv")
-    emit_release(release, output_dir / "report.json", quiet=True)
-    emit_release(release, output_dir / "report.html", figures=lambda: figures_for(release),
-                 quiet=True)
+    release.provenance = provenance()
+    with staged_outputs() as stage:
+        write_log(release.data, stage(output_dir / "log_anon.tsv"))
+        write_report(release, stage(output_dir / "report.json"))
+        write_report(release, stage(output_dir / "report.html"), release_figures(release))
     return release

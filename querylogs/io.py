@@ -13,12 +13,14 @@ import csv
 import gzip
 import io as _io
 import warnings
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_choice, check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_path
 
@@ -30,14 +32,24 @@ _AOL_NAMES = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "
 _FORMATS = ("aol", "csv", "parquet")
 _BAD_LINES = ("report", "skip", "raise")
 _MAX_LISTED = 100
+#: More than this share of malformed lines means the file is not what ``format`` says.
+MAX_MALFORMED_SHARE = 0.5
+_HINT = ("is it a search log in this format? wrong --format (aol, csv, parquet)? "
+         "wrong --columns? wrong --sep?")
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it starts with the gzip magic; a corrupt or cut
+    gzip stream is an :class:`InputError` naming the file."""
     with open(path, "rb") as handle:
         head = handle.read(2)
     opener = gzip.open if head == b"\x1f\x8b" else open
-    with opener(path, "rb") as handle:
-        return handle.read()
+    try:
+        with opener(path, "rb") as handle:
+            return handle.read()
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise InputError(f"cannot read the gzip stream ({exc}); is the file complete?",
+                         path=str(path)) from None
 
 
 def _decode(raw: bytes, encoding: str) -> tuple[str, list[int]]:
@@ -108,7 +120,10 @@ def read_log(
     Raises
     ------
     InputError
-        Unknown ``format`` / ``on_bad_lines``, a missing required column, or (with
+        Unknown ``format`` / ``on_bad_lines``, a missing required column, a file that is
+        not in the format (not Parquet, unparsable CSV), an empty or header-only file, more
+        than half of the lines malformed (:data:`MAX_MALFORMED_SHARE`: the wrong format,
+        columns or separator, or not a text log at all), or (with
         ``on_bad_lines="raise"``) a malformed line.
 
     Examples
@@ -128,13 +143,17 @@ def read_log(
     Line numbers are 1-based and count the header.  For csv/parquet input the reported
     "line" is the data row number plus one (the header being line 1).
     """
-    if format not in _FORMATS:
-        raise InputError(f"format must be one of {_FORMATS}", value=format)
-    if on_bad_lines not in _BAD_LINES:
-        raise InputError(f"on_bad_lines must be one of {_BAD_LINES}", value=on_bad_lines)
-    path = Path(path)
-    if not path.exists():
-        raise InputError("no such file", path=str(path))
+    check_choice(format, "format", _FORMATS)
+    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    path = check_input_path(path, "log file")
+    unknown = set(columns or {}) - set(LOG_COLUMNS)
+    if unknown:
+        raise InputError(f"unknown log column(s) in mapping: {sorted(unknown)}; "
+                         f"expected some of {LOG_COLUMNS}", column=sorted(unknown)[0])
+    try:
+        "".encode(encoding)
+    except LookupError as exc:
+        raise InputError(f"unknown text encoding {encoding!r}") from exc
     if format == "aol":
         fields, numbers, report = _split_aol(path, encoding)
     else:
@@ -144,6 +163,7 @@ def read_log(
     listed = report.setdefault("malformed_lines", [])
     listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
     report["rows"] = len(log)
+    _check_parsed(path, report)
     if report["malformed"]:
         if on_bad_lines == "raise":
             number, reason = report["malformed_lines"][0]
@@ -162,6 +182,21 @@ def read_log(
         )
     log.attrs["parse"] = report
     return log
+
+
+def _check_parsed(path: Path, report: dict) -> None:
+    """An empty, header-only or mostly malformed file is bad input, with a hint."""
+    lines, malformed = report.get("lines", 0), report["malformed"]
+    if lines == 0:
+        what = "has a header but no data line" if report.get("header") else "is empty"
+        raise InputError(f"the log file {what}", path=str(path))
+    if report["rows"] == 0 or malformed > MAX_MALFORMED_SHARE * lines:
+        first = report["malformed_lines"][:1]
+        example = f" (first: line {first[0][0]}, {first[0][1]})" if first else ""
+        undecodable = (f"; {report['encoding_errors']:,} with undecodable bytes"
+                       if report.get("encoding_errors") else "")
+        raise InputError(f"{malformed:,} of {lines:,} lines are malformed{example}"
+                         f"{undecodable}: {_HINT}", path=str(path))
 
 
 def _split_aol(path: Path, encoding: str):
@@ -193,9 +228,14 @@ def _split_aol(path: Path, encoding: str):
     lines, numbers = lines[good], numbers[good]
     if len(lines):
         # every remaining line has 3 or 5 fields: the C parser splits them quickly
+        # only "\n" ends a line: a stray "\r" or NUL inside a line is kept as text
         parts = pd.read_csv(_io.StringIO("\n".join(lines.tolist())), sep="\t", header=None,
                             names=range(5), dtype=str, quoting=csv.QUOTE_NONE,
-                            na_filter=False, engine="c", skip_blank_lines=False)
+                            na_filter=False, engine="c", skip_blank_lines=False,
+                            lineterminator="\n")
+        if len(parts) != len(lines):  # the fast parser disagreed: split in Python
+            split = lines.str.split("\t", expand=True).reindex(columns=range(5))
+            parts = split.fillna("").set_axis(range(5), axis=1)
     else:
         parts = pd.DataFrame({i: pd.Series(dtype=object) for i in range(5)})
     fields = {name: parts[i].to_numpy(dtype=object) for i, name in enumerate(LOG_COLUMNS)}
@@ -203,21 +243,27 @@ def _split_aol(path: Path, encoding: str):
 
 
 def _read_table(path, format, columns, sep, encoding):
-    suffixes = "".join(path.suffixes).lower()
-    if format == "parquet" or ".parquet" in suffixes:
-        frame = pd.read_parquet(path)
+    suffix = file_suffix(path)
+    if format == "parquet" or suffix == ".parquet":
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow's ArrowInvalid, OSError, ValueError...
+            raise InputError(f"not a Parquet file ({type(exc).__name__}: {exc}); {_HINT}",
+                             path=str(path)) from exc
         kind = "parquet"
     else:
         if sep is None:
-            sep = "\t" if (".tsv" in suffixes or ".txt" in suffixes) else ","
-        frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
-                            encoding=encoding, encoding_errors="replace")
+            sep = "\t" if suffix in (".tsv", ".txt") else ","
+        try:
+            frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
+                                encoding=encoding, encoding_errors="replace")
+        except pd.errors.EmptyDataError as exc:
+            raise InputError("the log file is empty", path=str(path)) from exc
+        except (pd.errors.ParserError, ValueError, UnicodeError) as exc:
+            raise InputError(f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}",
+                             path=str(path)) from exc
         kind = "csv"
     mapping = dict(columns or {})
-    unknown = set(mapping) - set(LOG_COLUMNS)
-    if unknown:
-        raise InputError(f"unknown log column(s) in mapping: {sorted(unknown)}; "
-                         f"expected some of {LOG_COLUMNS}", column=sorted(unknown)[0])
     lowered = {str(c).lower(): c for c in frame.columns}
     fields = {}
     for name in LOG_COLUMNS:
@@ -290,7 +336,9 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     log : DataFrame
         Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).
     path : str or Path
-        Output path; the format follows the suffix (``.parquet``, ``.csv``, else TSV).
+        Output path; the format follows the suffix: ``.parquet``, ``.csv``, or TSV for
+        ``.tsv`` / ``.txt``; ``.gz`` after a text suffix compresses.  Any other suffix
+        raises :class:`~structanon.errors.InputError`.
     aol : bool
         Write the AOL layout instead: ``AnonID Query QueryTime ItemRank ClickURL``.
 
@@ -319,9 +367,12 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
             if column not in frame.columns:
                 frame[column] = None
         frame = frame[list(wanted)]
-    suffixes = "".join(path.suffixes).lower()
+    suffix, compressed = file_suffix(path), path.suffix.lower() == ".gz"
+    if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
+        raise InputError(f"a log is written as .tsv, .txt, .csv or .parquet, not "
+                         f"{suffix or 'a file without extension'}", path=str(path))
     with atomic_path(path) as tmp:
-        if ".parquet" in suffixes:
+        if suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
             return path
         if pd.api.types.is_datetime64_any_dtype(frame["time"]):
@@ -331,9 +382,9 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
         if aol:
             frame.columns = [_AOL_NAMES[c] for c in wanted]
         buffer = _io.StringIO()
-        frame.to_csv(buffer, sep="," if ".csv" in suffixes else "\t", index=False, na_rep="")
+        frame.to_csv(buffer, sep="," if suffix == ".csv" else "\t", index=False, na_rep="")
         data = buffer.getvalue().encode("utf-8")
-        if suffixes.endswith(".gz"):
+        if compressed:
             data = gzip.compress(data, mtime=0)
         tmp.write_bytes(data)
     return path

@@ -84,11 +84,11 @@ def frequency_kl(original: pd.DataFrame, published: pd.DataFrame) -> float:
     original frequencies and ``Q`` the published ones with add-1/2 (Jeffreys) smoothing,
     ``Q(q) = (c_q + 1/2) / (N + V/2)``, so suppressed queries give a finite penalty.
     Without any suppression or addition the value is close to 0 (exactly 0 for identical
-    logs: then no smoothing is applied).
+    logs: then no smoothing is applied); NaN when either log is empty.
     """
     p = query_frequencies(original)
     q = query_frequencies(published)
-    if p.sum() == 0:
+    if p.sum() == 0 or q.sum() == 0:  # nothing to compare with (an empty release)
         return float("nan")
     union = p.index.union(q.index)
     pc = p.reindex(union, fill_value=0).to_numpy(float)

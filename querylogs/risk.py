@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from structanon.errors import InputError
+from structanon._validation import check_columns, check_int
+from structanon.partition import encode_values
 
 __all__ = ["query_set_uniqueness", "random_query_uniqueness", "linkage_reidentification",
            "risk_report"]
@@ -22,10 +23,8 @@ _CHUNK = 2048
 
 
 def _user_query_matrix(log: pd.DataFrame, vocabulary: pd.Index | None = None):
-    for column in ("user", "query"):
-        if column not in log.columns:
-            raise InputError("log lacks a column", column=column)
-    user_codes, users = pd.factorize(log["user"].astype(str), sort=True)
+    check_columns(log, ("user", "query"), what="log")
+    user_codes, users = encode_values(log["user"].astype(str))
     users = np.asarray(users, dtype=object)
     queries = log["query"].astype(str)
     if vocabulary is None:
@@ -115,8 +114,7 @@ def random_query_uniqueness(log: pd.DataFrame, p: int, seed: int | None = 0) -> 
     User ``u`` is unique when ``|{v : S_u subset Q_v}| = 1`` for its random sample
     ``S_u`` of ``min(p, |Q_u|)`` distinct queries, ``Q_v`` being user ``v``'s query set.
     """
-    if isinstance(p, bool) or int(p) != p or p < 1:
-        raise InputError("p must be a positive integer", value=p)
+    p = check_int(p, "p", min_value=1)
     matrix, _, _ = _user_query_matrix(log)
     return _random_uniqueness(matrix, int(p), seed)
 
@@ -154,8 +152,8 @@ def linkage_reidentification(original: pd.DataFrame, published: pd.DataFrame, p:
     known queries and that user is ``u``.  Known queries that were suppressed make the
     attack fail (no published user matches).
     """
-    if p is not None and (isinstance(p, bool) or int(p) != p or p < 1):
-        raise InputError("p must be a positive integer or None", value=p)
+    if p is not None:
+        p = check_int(p, "p", min_value=1)
     before, users, vocabulary = _user_query_matrix(original)
     after, published_users, _ = _user_query_matrix(published, vocabulary)
     return _linkage(before, users, after, published_users, p, seed)
@@ -181,12 +179,10 @@ def risk_report(original: pd.DataFrame, published: pd.DataFrame,
     ``reidentified_*``: the share of original users the attack links to their own
     pseudonym in the published log.
     """
-    ps = list(ps)
-    for p in ps:
-        if isinstance(p, bool) or int(p) != p or p < 1:
-            raise InputError("p must be a positive integer", value=p)
-    vocabulary = pd.Index(pd.unique(pd.concat([original["query"], published["query"]])
-                                    .astype(str)))
+    ps = [check_int(p, "p", min_value=1) for p in ps]
+    # sorted, so the sampled known queries do not depend on the row order of either log
+    vocabulary = pd.Index(np.unique(pd.concat([original["query"], published["query"]])
+                                    .astype(str).to_numpy()))
     before, users, _ = _user_query_matrix(original, vocabulary)
     after, published_users, _ = _user_query_matrix(published, vocabulary)
     empty = after.shape[0] == 0

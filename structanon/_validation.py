@@ -35,7 +35,7 @@ def check_int(value: Any, name: str, *, min_value: int | None = None,
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if not isinstance(value, bool) and isinstance(value, numbers.Real) \
                 and float(value).is_integer():
-            value = int(value)
+            value = int(float(value))
         else:
             raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, "
                              f"got {value!r}")
@@ -169,38 +169,39 @@ def check_output_paths(outputs: Mapping[str, str | Path | None],
     checked: dict[str, Path] = {}
     input_paths = [Path(p) for p in inputs if p is not None]
     for option, value in outputs.items():
-        if value is None:
-            continue
-        path = Path(value)
-        if path.is_dir():
-            raise InputError(f"{option} names a directory, not a file", path=str(path))
-        for source in input_paths:
-            if _same_file(path, source) or path.resolve() == source.resolve():
-                raise InputError(f"{option} names an input file; it would be overwritten",
-                                 path=str(path))
-        for other, seen in checked.items():
-            if seen.resolve() == path.resolve():
-                raise InputError(f"{option} and {other} name the same file", path=str(path))
-        allowed = (extensions or {}).get(option)
-        if allowed:
-            suffix = file_suffix(path)
-            if suffix not in allowed:
-                raise InputError(f"{option} must end in {', '.join(allowed)}; got "
-                                 f"{suffix or 'no extension'}", path=str(path))
-        folder = path.parent
-        existing = folder
-        while not existing.exists() and existing != existing.parent:
-            existing = existing.parent
-        if not existing.is_dir():
-            raise InputError(f"{option}: folder {str(folder)!r} cannot be created",
-                             path=str(path))
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise InputError(f"{option}: folder {str(existing)!r} is not writable",
-                             path=str(path))
-        if path.exists() and not os.access(path, os.W_OK):
-            raise InputError(f"{option}: file is not writable", path=str(path))
-        checked[option] = path
+        if value is not None:
+            path = Path(value)
+            _check_output_path(option, path, input_paths, checked,
+                               (extensions or {}).get(option))
+            checked[option] = path
     return checked
+
+
+def _check_output_path(option: str, path: Path, inputs: Sequence[Path],
+                       checked: Mapping[str, Path], allowed: Sequence[str] | None) -> None:
+    """One output of :func:`check_output_paths`."""
+    if path.is_dir():
+        raise InputError(f"{option} names a directory, not a file", path=str(path))
+    for source in inputs:
+        if _same_file(path, source) or path.resolve() == source.resolve():
+            raise InputError(f"{option} names an input file; it would be overwritten",
+                             path=str(path))
+    for other, seen in checked.items():
+        if seen.resolve() == path.resolve():
+            raise InputError(f"{option} and {other} name the same file", path=str(path))
+    if allowed and file_suffix(path) not in allowed:
+        raise InputError(f"{option} must end in {', '.join(allowed)}; got "
+                         f"{file_suffix(path) or 'no extension'}", path=str(path))
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(f"{option}: folder {str(path.parent)!r} cannot be created",
+                         path=str(path))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{option}: folder {str(existing)!r} is not writable", path=str(path))
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"{option}: file is not writable", path=str(path))
 
 
 def file_suffix(path: str | Path) -> str:

@@ -11,11 +11,15 @@ from typing import Any, TypeVar
 import click
 from tqdm import tqdm
 
+from . import _progress
+from ._validation import file_suffix
 from .errors import StructanonError
 from .release import Release
-from .report import format_summary, write_report
+from .report import format_summary, provenance, write_report
 
-__all__ = ["handle_errors", "emit_release", "progress", "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
+__all__ = ["handle_errors", "emit_release", "progress", "show_progress", "release_options",
+           "assess_options", "assessment", "emit_assessment", "SEED_HELP", "KEY_HELP",
+           "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,24 +51,33 @@ def handle_errors(func: F) -> F:
             click.echo("error (InfeasibleError): out of memory; try a smaller input or "
                        "skip the measures (--no-measures)", err=True)
             sys.exit(EXIT_INFEASIBLE)
+        finally:
+            _progress.enable(False)  # progress is the command's; Python callers stay quiet
 
     return wrapper  # type: ignore[return-value]
 
 
 def emit_release(release: Release, report: str | Path | None = None,
                  figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
-                 quiet: bool = False) -> None:
+                 quiet: bool = False, inputs: Sequence[str | Path] = (),
+                 stage: Callable[[str | Path], Path] | None = None) -> None:
     """Print the release summary and write the report, if asked.
 
-    ``figures`` may be a callable, so figures are only drawn for HTML reports.
+    ``figures`` may be a callable, so figures are only drawn for HTML reports. ``inputs``
+    (the files the command read) go into the report's provenance with their SHA-256.  Inside
+    :func:`structanon.io.staged_outputs`, pass its ``stage`` so the report is written with
+    the other outputs, all or nothing; messages name the real path.
     """
+    if not release.provenance:
+        release.provenance = provenance(inputs)
     if not quiet:
         click.echo(format_summary(release))
     if report is not None:
         path = Path(report)
-        figs = figures() if callable(figures) and path.suffix.lower() in (".html", ".htm") else (
+        html_report = file_suffix(path) in (".html", ".htm")
+        figs = figures() if callable(figures) and html_report else (
             figures if not callable(figures) else ())
-        write_report(release, path, figs)
+        write_report(release, stage(path) if stage is not None else path, figs)
         if not quiet:
             click.echo(f"report written to {path}")
 
@@ -78,3 +91,84 @@ def progress(iterable: Iterable[Any] | None = None, desc: str = "", total: int |
     """
     return tqdm(iterable, desc=desc, total=total, file=sys.stderr,
                 disable=kwargs.pop("disable", None if sys.stderr.isatty() else True), **kwargs)
+
+
+def show_progress(quiet: bool) -> None:
+    """Log each timed step on stderr unless ``quiet`` (call first in every command)."""
+    _progress.enable(not quiet)
+
+
+SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
+             "the published order, labels or ids.")
+KEY_HELP = ("Secret key file: pseudonyms and publication order become reproducible for whoever "
+            "holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key).")
+
+
+def release_options(func: F) -> F:
+    """The options every ``anonymize`` command shares, with one name and meaning each.
+
+    ``-o/--output``, ``--report``, ``--seed``, ``--key-file``, ``--no-measures``,
+    ``--quiet``; the command receives ``output``, ``report``, ``seed``, ``key_file``,
+    ``no_measures`` and ``quiet``.
+    """
+    options = [
+        click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+                     required=True, help="Where to write the anonymized data."),
+        click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Also write a report: FILE.json or FILE.html (self-contained)."),
+        click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP),
+        click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
+                     default=None, help=KEY_HELP),
+        click.option("--no-measures", is_flag=True,
+                     help="Skip the utility and risk measures (verification still runs)."),
+        click.option("--quiet", is_flag=True, help="Print nothing but errors."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def assessment(data_type: str, input_path: str | Path, risk: dict[str, Any],
+               warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The document every ``assess`` command emits (the same shape for all data types)."""
+    from ._json import to_jsonable
+
+    return to_jsonable({"data_type": data_type, "input": Path(input_path).name, "risk": risk,
+                        "warnings": list(warnings), "provenance": provenance([input_path])})
+
+
+def emit_assessment(doc: dict[str, Any], report: str | Path | None = None,
+                    as_json: bool = False, quiet: bool = False) -> None:
+    """Print an assessment as a table (or JSON with ``as_json``) and write ``report`` (JSON)."""
+    import json
+
+    from .io import atomic_write
+    from .summary import _table, flatten
+
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    elif not quiet:
+        lines = [f"structanon {doc['data_type']} assessment of {doc['input']} (before any "
+                 "anonymization)", ""]
+        lines += _table([[k, v] for k, v in flatten(doc["risk"]).items()], ["measure", "value"])
+        lines += [f"warning: {w}" for w in doc["warnings"]]
+        click.echo("\n".join(lines))
+    if report is not None:
+        with atomic_write(report) as fh:
+            json.dump(doc, fh, indent=2)
+
+
+def assess_options(func: F) -> F:
+    """The options every ``assess`` command shares: ``--report FILE.json``, ``--json``,
+    ``--seed``, ``--quiet``."""
+    options = [
+        click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Also write the assessment as FILE.json."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the assessment as JSON instead of a table."),
+        click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP),
+        click.option("--quiet", is_flag=True, help="Print nothing but errors."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func

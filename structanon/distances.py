@@ -144,8 +144,8 @@ def emd(
     domain, table_codes = np.unique(table, return_inverse=True)
     pos = np.searchsorted(domain, klass)
     pos = np.clip(pos, 0, domain.size - 1)
-    missing = klass.size and np.flatnonzero(domain[pos] != klass)
-    if klass.size and missing.size:
+    missing = np.flatnonzero(domain[pos] != klass) if klass.size else np.zeros(0, np.int64)
+    if missing.size:
         raise InputError("class value not in the table's domain", value=klass[missing[0]])
     class_counts = np.bincount(pos, minlength=domain.size)
     ref = np.bincount(table_codes.reshape(-1), minlength=domain.size)

@@ -84,7 +84,7 @@ class Hierarchy:
             raise InputError("hierarchy has no rows", column=name)
         width = len(rows[0])
         seen_leaf: dict[str, int] = {}
-        unique_rows: list[list[str]] = []
+        unique_rows: list[Sequence[Any]] = []
         for i, row in enumerate(rows):
             if len(row) != width:
                 raise InputError(
@@ -120,10 +120,10 @@ class Hierarchy:
             dup = np.flatnonzero(np.bincount(pairs[:, 0]) > 1)
             if dup.size:
                 node = labels[level][dup[0]]
-                row = int(np.flatnonzero(codes[:, level] == dup[0])[0]) + 1
+                first_row = int(np.flatnonzero(codes[:, level] == dup[0])[0]) + 1
                 raise InputError(
                     f"node at level {level} has two parents at level {level + 1}",
-                    column=name, row=row, value=node,
+                    column=name, row=first_row, value=node,
                 )
         self._codes = codes
         self._labels = labels
@@ -143,11 +143,13 @@ class Hierarchy:
         1
         >>> os.unlink(f.name)
         """
+        from .io import text_lines
+
         path = Path(path)
         if not path.exists():
             raise InputError("hierarchy file not found", path=str(path))
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = list(csv.reader(fh, delimiter=sep))
+        lines = [text for _number, text in text_lines(path, "utf-8-sig", name="hierarchy file")]
+        rows = list(csv.reader(lines, delimiter=sep))
         try:
             return cls(rows, name=name or path.stem)
         except InputError as exc:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import gzip
 import hashlib
 import hmac
+import io
 import json
 import os
 import re
@@ -13,7 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -30,6 +33,8 @@ __all__ = [
     "KEY_ENV",
     "release_key",
     "staged_outputs",
+    "open_text",
+    "text_lines",
 ]
 
 KEY_ENV = "STRUCTANON_PSEUDONYM_KEY"
@@ -79,15 +84,104 @@ def read_table(
             df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
     except pd.errors.ParserError as exc:
         match = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"cannot parse table: {exc}", path=str(path),
+        raise InputError(f"cannot parse table: {exc}; is --sep right?", path=str(path),
                          line=int(match.group(1)) if match else None) from None
-    except (UnicodeDecodeError, pd.errors.EmptyDataError, OSError, ValueError) as exc:
-        raise InputError(f"cannot read table: {exc}", path=str(path)) from None
+    except pd.errors.EmptyDataError:
+        raise InputError("the file is empty (no header, no rows); wrong file or wrong --sep?",
+                         path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the file is not UTF-8 text ({exc.reason}); convert it, or is it "
+                         "the right file?", path=str(path)) from None
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?",
+                         path=str(path)) from None
     for col in columns or []:
         if col not in df.columns:
             raise InputError(f"column not found; the file has {list(map(str, df.columns))}",
                              column=col, path=str(path))
     return df
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, gunzipped when it starts with the gzip magic."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    return cast(IO[bytes], gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb"))
+
+
+def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[bytes]]:
+    """Validate a text input and return it opened for bytes (see :func:`open_text`)."""
+    from ._validation import check_input_path
+
+    path = check_input_path(path, name)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"unknown text encoding {encoding!r}", path=str(path)) from None
+    try:
+        with _open_binary(path) as raw:
+            head = raw.read(1 << 16)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    wide = "16" in encoding or "32" in encoding
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
+        raise InputError("the file is UTF-16 text; convert it to UTF-8 (or give its encoding)",
+                         path=str(path))
+    if b"\x00" in head and not wide:
+        raise InputError("the file is binary, not text (it holds NUL bytes); is it the right "
+                         "file, or another --format?", path=str(path),
+                         line=head.count(b"\n", 0, head.index(b"\x00")) + 1)
+    return path, _open_binary(path)
+
+
+def open_text(path: str | Path, encoding: str = "utf-8", name: str = "input") -> IO[str]:
+    """Open a text input (plain or gzip, told by its first bytes) with clear errors.
+
+    Raises
+    ------
+    InputError
+        A missing file, a directory, an unknown encoding, a binary or UTF-16 file, or a
+        corrupt gzip stream.  Bytes that do not decode raise :class:`UnicodeDecodeError`
+        while reading; read through :func:`text_lines` to get an error naming the line.
+    """
+    _path, raw = _open_checked(path, encoding, name)
+    return io.TextIOWrapper(cast(Any, raw), encoding=encoding, newline="")
+
+
+def text_lines(path: str | Path, encoding: str = "utf-8", name: str = "input"
+               ) -> Iterator[tuple[int, str]]:
+    r"""``(line number, text)`` of every line (1-based, without the line end).
+
+    Undecodable bytes raise :class:`InputError` naming the file and the line, never a bare
+    :class:`UnicodeDecodeError`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.txt")
+    >>> _ = open(path, "wb").write(b"a b\nc\xff\n")
+    >>> try:
+    ...     list(text_lines(path))
+    ... except InputError as exc:
+    ...     print(exc.line)
+    2
+    """
+    path, raw = _open_checked(path, encoding, name)
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    try:
+        for number, line in enumerate(raw, start=1):
+            try:
+                text = decoder.decode(line)
+            except UnicodeDecodeError as exc:
+                shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
+                raise InputError(f"bytes that are not {shown} text ({exc.reason} at byte "
+                                 f"{exc.start} of the line); convert the file or give its "
+                                 "encoding", path=str(path), line=number) from None
+            yield number, text.rstrip("\r\n")
+    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
+    finally:
+        raw.close()
 
 
 @contextlib.contextmanager
@@ -128,8 +222,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     'done'
     """
     with atomic_path(path) as tmp:
-        kwargs = {} if "b" in mode else {"encoding": encoding, "newline": ""}
-        with open(tmp, mode, **kwargs) as fh:
+        binary = "b" in mode
+        with open(tmp, mode, encoding=None if binary else encoding,
+                  newline=None if binary else "") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
@@ -145,7 +240,7 @@ def write_table(df: pd.DataFrame, path: str | Path, sep: str | None = None, inde
         else:
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
-            compression = "gzip" if path.suffix.lower() == ".gz" else None
+            compression: Literal["gzip"] | None = "gzip" if path.suffix.lower() == ".gz" else None
             df.to_csv(tmp, sep=sep, index=index, compression=compression)
 
 
@@ -202,7 +297,13 @@ class Pseudonymizer:
             path = Path(key_file)
             if not path.exists():
                 raise InputError("pseudonymization key file not found", path=str(path))
-            return cls(cls._parse_key(path.read_bytes()), length, source=f"file {path.name}")
+            if path.is_dir():
+                raise InputError("the key file is a directory", path=str(path))
+            key = cls._parse_key(path.read_bytes())
+            if len(key) < 16:
+                raise InputError(f"the key file holds {len(key)} bytes; a key needs at least 16 bytes",
+                                 path=str(path))
+            return cls(key, length, source=f"file {path.name}")
         env = os.environ.get(KEY_ENV)
         if env:
             return cls(cls._parse_key(env.encode()), length, source=f"${KEY_ENV}")

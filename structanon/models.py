@@ -8,7 +8,11 @@ Every model offers
   per-group tests that algorithms call on candidate groups (``counts`` is a groups x
   sensitive-values contingency table, or a vector of group sizes for k-anonymity);
 * ``monotone``: whether a generalization of a satisfying release satisfies it too, so
-  lattice searches may prune.
+  lattice searches may prune;
+* ``monotone_with_suppression``: whether that still holds when the records of failing
+  groups are suppressed up to a limit (true for k-anonymity and distinct l-diversity only);
+* ``needs_reference``: whether a group's value depends on the whole table's distribution
+  (t-closeness), so the reference must be computed once, from all records.
 
 Models know nothing about search; algorithms ask them whether groups are acceptable.
 """
@@ -20,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import check_int
 from .distances import DISTANCES, emd_many
 from .errors import InputError
 from .hierarchy import Hierarchy
@@ -40,17 +45,27 @@ _EPS = 1e-9
 
 
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+    return check_int(value, name, min_value=1)
 
 
 class PrivacyModel:
-    """Base class: subclasses define ``group_values`` and the comparison."""
+    """Base class: subclasses define ``group_values`` and the comparison.
+
+    Search algorithms read the class flags, never a model's type: ``monotone`` (a
+    generalization of a satisfying release satisfies it too), ``monotone_with_suppression``
+    (still so when failing groups are suppressed), ``requires_sensitive`` and
+    ``needs_reference`` (the table-wide distribution is needed).  Data types whose model is
+    not a per-group predicate (km-anonymity, degree k-anonymity...) subclass it too and
+    override :meth:`check`.
+    """
 
     name = "model"
     monotone = True
+    monotone_with_suppression = False
     requires_sensitive = False
+    needs_reference = False
     higher_is_better = True
 
     @property
@@ -58,11 +73,11 @@ class PrivacyModel:
         raise NotImplementedError
 
     def group_values(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                     domain: Sequence[Any] | None = None) -> np.ndarray:
+                     domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
 
     def group_ok(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                 domain: Sequence[Any] | None = None) -> np.ndarray:
+                 domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
         """Boolean array: which groups satisfy the model."""
         values = self.group_values(counts, reference, domain)
         if self.higher_is_better:
@@ -130,6 +145,7 @@ class KAnonymity(PrivacyModel):
     """
 
     name = "k-anonymity"
+    monotone_with_suppression = True
 
     def __init__(self, k: int) -> None:
         self.k = _positive_int("k", k)
@@ -155,6 +171,7 @@ class DistinctLDiversity(PrivacyModel):
     """
 
     name = "distinct-l-diversity"
+    monotone_with_suppression = True
     requires_sensitive = True
 
     def __init__(self, l: int) -> None:
@@ -267,6 +284,7 @@ class TCloseness(PrivacyModel):
 
     name = "t-closeness"
     requires_sensitive = True
+    needs_reference = True
     higher_is_better = False
 
     def __init__(self, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None) -> None:

@@ -31,14 +31,15 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
     codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
-    uniques = np.asarray(uniques, dtype=series.dtype if series.dtype != object else object)
+    values_sorted: np.ndarray = np.asarray(
+        uniques, dtype=series.dtype if series.dtype != object else object)  # type: ignore[arg-type]
     try:
-        order = np.argsort(uniques, kind="stable")
+        order = np.argsort(values_sorted, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
         raise InputError(f"values of mixed types cannot be ordered: {exc}") from exc
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    return rank[codes].astype(np.int64), uniques[order]
+    return rank[codes].astype(np.int64), values_sorted[order]
 
 
 class Partition:
@@ -100,6 +101,7 @@ class Partition:
             if not isinstance(keys, np.ndarray) or keys.dtype == object
             else keys.reshape(len(keys), -1)
         )
+        labels: np.ndarray
         if frame.shape[1] == 0:
             labels = np.zeros(len(frame), dtype=np.int64)
         else:

@@ -3,36 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ._json import to_jsonable
 from .errors import VerificationError
+from .summary import format_summary
 
 __all__ = ["CheckResult", "Verification", "Release", "to_jsonable"]
-
-
-def to_jsonable(value: Any) -> Any:
-    """Convert numpy scalars/arrays, sets, tuples and NaN/inf to plain JSON values."""
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
-        return [to_jsonable(v) for v in items]
-    if isinstance(value, np.ndarray):
-        return [to_jsonable(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return to_jsonable(value.item())
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if hasattr(value, "to_dict") and callable(value.to_dict):
-        return to_jsonable(value.to_dict())
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    return str(value)
 
 
 @dataclass
@@ -163,6 +144,7 @@ class Release:
     n_individuals: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     checks: Verification | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
     source_index: Any = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
@@ -221,14 +203,52 @@ class Release:
                 "risk": self.risk,
                 "timings": self.timings,
                 "info": self.info,
+                "provenance": self.provenance,
             }
         )
+
+    def to_frame(self) -> Any:
+        """Every measure as a tidy ``pandas.DataFrame``: ``kind, measure, before, after``.
+
+        Utility rows have their value in ``after``; risk rows have both.
+        """
+        import pandas as pd
+
+        from .summary import flatten
+
+        plain = to_jsonable({"utility": self.utility, "risk": self.risk})
+        rows = [("utility", k, None, v) for k, v in flatten(plain["utility"]).items()]
+        before = flatten(plain["risk"].get("before", {})) if plain["risk"] else {}
+        after = flatten(plain["risk"].get("after", {})) if plain["risk"] else {}
+        rows += [("risk", k, before.get(k), after.get(k))
+                 for k in dict.fromkeys(list(before) + list(after))]
+        return pd.DataFrame(rows, columns=["kind", "measure", "before", "after"])
+
+    def _repr_html_(self) -> str:
+        """The notebook view: verdict, flags, checks, sizes and key measures; never the data."""
+        import html
+
+        from .verdict import flags, headline, unit
+
+        checks = self.checks if self.checks is not None else self.verify()
+        what = unit(self)
+        rows = "".join(
+            f"<tr><td>{'PASS' if c.passed else 'FAIL'}</td><td>{html.escape(c.model)}</td>"
+            f"<td>{c.worst:g}</td><td>{c.threshold:g}</td></tr>" for c in checks.checks)
+        colour = {"red": "#c22", "amber": "#d90", "green": "#2a6"}
+        flag_html = "".join(
+            f"<li style='border-left:5px solid {colour[f.level]};padding-left:.4em;"
+            f"list-style:none'><b>{f.level.upper()}</b> {html.escape(f.title)}: "
+            f"{html.escape(f.detail)}</li>" for f in flags(self))
+        return (f"<div><b>structanon {html.escape(self.datatype)} release</b>: "
+                f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
+                f"<p>{html.escape(headline(self))}</p><ul style='padding-left:0'>{flag_html}"
+                f"</ul><table><tr><th>result</th><th>model</th><th>worst</th>"
+                f"<th>threshold</th></tr>{rows}</table></div>")
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
 
     def summary(self) -> str:
         """A readable multi-line summary (model checks, utility, risk, timings)."""
-        from .report import format_summary
-
         return format_summary(self)

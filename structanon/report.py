@@ -1,87 +1,97 @@
-"""Readable summaries and JSON / HTML reports of a :class:`~structanon.Release`."""
+"""JSON and self-contained HTML reports of a :class:`~structanon.Release`, and provenance.
+
+Every report, whatever the data type, has the same parts in the same order: the guarantee in
+plain words and what it does not cover (from ``docs/threat-model.md``), traffic-light flags
+with what to do about each, provenance (software, date, command, input file and its SHA-256,
+parameters), the privacy checks, utility, risk before and after, figures, and details.  No
+report holds the key, the publisher's ``source_index`` or anything that regenerates the
+publication randomness.
+"""
 
 from __future__ import annotations
 
 import base64
+import datetime as _dt
+import hashlib
 import html
 import io
 import json
+import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._json import to_jsonable
+from ._validation import file_suffix
 from .errors import InputError
 from .io import atomic_write
-from .release import Release, to_jsonable
+from .release import Release
+from .summary import _fmt, _risk_rows, flatten, format_summary
+from .verdict import THRESHOLDS, flags, headline, not_covered, unit
 
-__all__ = ["format_summary", "write_report", "flatten"]
+__all__ = ["format_summary", "write_report", "flatten", "provenance", "report_dict",
+           "REPORT_EXTENSIONS"]
 
-
-def flatten(mapping: Any, prefix: str = "") -> dict[str, Any]:
-    """Flatten nested dicts to ``{"a.b": value}``."""
-    out: dict[str, Any] = {}
-    if isinstance(mapping, dict):
-        for key, value in mapping.items():
-            name = f"{prefix}.{key}" if prefix else str(key)
-            if isinstance(value, dict):
-                out.update(flatten(value, name))
-            else:
-                out[name] = value
-    return out
+REPORT_EXTENSIONS = (".json", ".html", ".htm")
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        if value != value:
-            return "-"
-        return f"{value:.4g}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if isinstance(value, list) and len(value) > 8:
-        return f"[{len(value)} values]"
-    return str(value)
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
-def _table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> list[str]:
-    cells = [list(map(str, header))] + [[_fmt(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return ["  " + line for line in lines]
+def provenance(inputs: Sequence[str | Path] = (), command: Sequence[str] | None = None
+               ) -> dict[str, Any]:
+    """Where a release came from: software, date, command line and input files.
+
+    Parameters
+    ----------
+    inputs : sequence of paths
+        The files read (name, size in bytes and SHA-256 of each; directories are named
+        only).
+    command : sequence of str, optional
+        The command line (default ``sys.argv``); values of ``--key-file`` are kept as the
+        path given, never the key.
+    """
+    from . import __version__
+
+    files = []
+    for item in inputs:
+        path = Path(item)
+        entry: dict[str, Any] = {"name": path.name}
+        if path.is_file():
+            entry.update(size_bytes=path.stat().st_size, sha256=_sha256(path))
+        files.append(entry)
+    argv = list(sys.argv if command is None else command)
+    if argv:
+        argv[0] = Path(argv[0]).name
+    return {
+        "software": f"structanon {__version__}",
+        "python": sys.version.split()[0],
+        "date_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": shlex.join(argv),
+        "inputs": files,
+    }
 
 
-def _risk_rows(risk: dict[str, Any]) -> list[list[Any]]:
-    before, after = flatten(risk.get("before", {})), flatten(risk.get("after", {}))
-    keys = list(dict.fromkeys(list(before) + list(after)))
-    return [[k, before.get(k, "-"), after.get(k, "-")] for k in keys]
-
-
-def format_summary(release: Release) -> str:
-    """Model checks, size, utility, risk before/after and timings as aligned text."""
-    checks = release.checks if release.checks is not None else release.verify()
-    plain = to_jsonable(
-        {"utility": release.utility, "risk": release.risk, "timings": release.timings}
-    )
-    lines = [
-        f"structanon {release.datatype} release: {release.n_individuals:,} individuals in, "
-        f"{release.suppressed:,} suppressed",
-        "",
-        "Privacy checks (re-verified from the output alone):",
-    ]
-    lines += _table(
-        [["PASS" if c.passed else "FAIL", c.model, c.worst, c.threshold, c.n_groups]
-         for c in checks.checks],
-        ["result", "model", "worst", "threshold", "groups"],
-    )
-    utility = flatten(plain["utility"])
-    if utility:
-        lines += ["", "Utility:"] + _table([[k, v] for k, v in utility.items()], ["metric", "value"])
-    if plain["risk"]:
-        lines += ["", "Risk:"] + _table(_risk_rows(plain["risk"]), ["measure", "before", "after"])
-    if plain["timings"]:
-        lines += ["", "Timings (s): " + ", ".join(f"{k} {v:.3f}" for k, v in plain["timings"].items()
-                                                 if isinstance(v, (int, float)))]
-    return "\n".join(lines)
+def report_dict(release: Release) -> dict[str, Any]:
+    """Everything a report shows, as plain JSON values (the JSON report itself)."""
+    if not release.provenance:
+        release.provenance = provenance()
+    data = release.to_dict()
+    return to_jsonable({
+        "data_type": release.datatype,
+        "headline": headline(release),
+        "not_covered": not_covered(release),
+        "unit": unit(release),
+        "flags": [f.to_dict() for f in flags(release)],
+        "flag_thresholds": THRESHOLDS,
+        **data,
+    })
 
 
 def _figure_png(figure: Any) -> str:
@@ -104,6 +114,85 @@ def _html_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;"
+    "color:#222;line-height:1.45}"
+    "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+    "text-align:left}th{background:#f3f3f3}"
+    ".verdict{font-size:1.15em;border-left:6px solid #2a6;padding:.4em .8em;background:#f4faf6}"
+    ".verdict.fail{border-color:#a00;background:#fbf1f1}"
+    ".flag{padding:.35em .7em;margin:.3em 0;border-radius:4px}"
+    ".red{background:#fbe3e3;border-left:6px solid #c22}.amber{background:#fff4dc;"
+    "border-left:6px solid #d90}.green{background:#e8f5ea;border-left:6px solid #2a6}"
+    "figure{margin:1em 0}figcaption{font-weight:bold;margin-bottom:.3em}"
+    "img{max-width:100%}"
+)
+
+
+def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, Any]]) -> str:
+    what = data["unit"]
+    passed = data["verification"]["passed"]
+    checks = data["verification"]["checks"]
+    esc = html.escape
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>structanon {esc(release.datatype)} report</title>",
+        f"<style>{_STYLE}</style></head><body>",
+        f"<h1>structanon {esc(release.datatype)} release</h1>",
+        f"<p class='verdict{'' if passed else ' fail'}' id='headline'>{esc(data['headline'])}</p>",
+        f"<p><b>{data['n_individuals']:,}</b> {esc(what)} in the input, "
+        f"<b>{data['suppressed']:,}</b> {esc(what)} suppressed.</p>",
+        *([f"<p id='transformation'><b>Transformation:</b> "
+           f"{esc(str(data['info']['transformation_text']))}</p>"]
+          if data["info"].get("transformation_text") else []),
+        "<h2>What this protects against</h2>",
+        "<p>The attacker assumed holds every published file and this report, knows the "
+        "software and every parameter shown here, and may hold other releases of the same "
+        "input. The published order, labels and ids are secret random choices that no "
+        "parameter here regenerates.</p>",
+        f"<p><b>Not covered:</b> {esc(data['not_covered'])}. The risk figures below measure "
+        "what remains.</p>",
+        "<h2 id='flags'>Flags</h2>",
+    ]
+    for flag in data["flags"]:
+        advice = f"<br><i>What you can do:</i> {esc(flag['advice'])}" if flag["advice"] else ""
+        parts.append(f"<div class='flag {esc(flag['level'])}'><b>{esc(flag['level'].upper())}"
+                     f" &middot; {esc(flag['title'])}</b>: {esc(flag['detail'])}{advice}</div>")
+    parts += [
+        "<h2>Privacy checks (re-verified from the published output alone)</h2>",
+        _html_table([["PASS" if c["passed"] else "FAIL", c["model"], c["worst"], c["threshold"],
+                      c["n_groups"]] for c in checks],
+                    ["result", "model", "worst value", "threshold", "groups"]),
+    ]
+    if data["utility"]:
+        parts += ["<h2>Utility</h2>",
+                  _html_table([[k, v] for k, v in flatten(data["utility"]).items()],
+                              ["measure", "value"])]
+    if data["risk"]:
+        parts += ["<h2>Risk before and after</h2>",
+                  _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"])]
+    for title, figure in figures:
+        parts.append(f"<figure><figcaption>{esc(title)}</figcaption><img alt='{esc(title)}' "
+                     f"src='data:image/png;base64,{_figure_png(figure)}'></figure>")
+    parts += ["<h2 id='provenance'>Provenance</h2>",
+              _html_table([[k, v] for k, v in flatten(data.get("provenance") or {}).items()
+                           if k != "inputs"]
+                          + [[f"input {e.get('name')}",
+                              f"{e.get('size_bytes', '-')} bytes, SHA-256 {e.get('sha256', '-')}"]
+                             for e in (data.get("provenance") or {}).get("inputs", [])],
+                          ["item", "value"]),
+              "<h3>Parameters</h3>",
+              _html_table([[k, v] for k, v in flatten(data["parameters"]).items()],
+                          ["parameter", "value"])]
+    if data["info"]:
+        parts += ["<h2>Details</h2>",
+                  _html_table([[k, v] for k, v in flatten(data["info"]).items()],
+                              ["item", "value"])]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
 def write_report(release: Release, path: str | Path, figures: Sequence[tuple[str, Any]] = ()) -> Path:
     """Write a report: JSON for ``.json``, a self-contained HTML page for ``.html``/``.htm``.
 
@@ -112,48 +201,19 @@ def write_report(release: Release, path: str | Path, figures: Sequence[tuple[str
     release : Release
     path : path
     figures : sequence of (title, matplotlib Figure)
-        Embedded as PNG images in the HTML report (ignored for JSON).
+        Embedded as PNG images in the HTML report, with the title as caption and alt text
+        (ignored for JSON).
     """
     path = Path(path)
-    ext = path.suffix.lower()
-    if ext not in (".json", ".html", ".htm"):
+    ext = file_suffix(path)
+    if ext not in REPORT_EXTENSIONS:
         raise InputError("report must end in .json or .html", path=str(path))
-    data = release.to_dict()
-    if ext == ".json":
-        with atomic_write(path) as fh:
-            json.dump(data, fh, indent=2)
-        return path
-    checks = data["verification"]["checks"]
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>structanon {html.escape(release.datatype)} report</title>",
-        "<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto}"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px}"
-        ".pass{color:#070}.fail{color:#a00}</style></head><body>",
-        f"<h1>structanon {html.escape(release.datatype)} release</h1>",
-        f"<p>{data['n_individuals']:,} individuals in, {data['suppressed']:,} suppressed. "
-        f"Verification from the output alone: <b class='{'pass' if data['verification']['passed'] else 'fail'}'>"
-        f"{'passed' if data['verification']['passed'] else 'FAILED'}</b>.</p>",
-        "<h2>Privacy checks</h2>",
-        _html_table([["PASS" if c["passed"] else "FAIL", c["model"], c["worst"], c["threshold"],
-                      c["n_groups"]] for c in checks],
-                    ["result", "model", "worst", "threshold", "groups"]),
-        "<h2>Parameters</h2>",
-        _html_table([[k, v] for k, v in flatten(data["parameters"]).items()], ["parameter", "value"]),
-    ]
-    if data["utility"]:
-        parts += ["<h2>Utility</h2>",
-                  _html_table([[k, v] for k, v in flatten(data["utility"]).items()], ["metric", "value"])]
-    if data["risk"]:
-        parts += ["<h2>Risk before and after</h2>",
-                  _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"])]
-    if data["info"]:
-        parts += ["<h2>Details</h2>",
-                  _html_table([[k, v] for k, v in flatten(data["info"]).items()], ["item", "value"])]
-    for title, figure in figures:
-        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' "
-                     f"src='data:image/png;base64,{_figure_png(figure)}'>")
-    parts.append("</body></html>")
+    if release.checks is None:
+        release.verify()
+    data = report_dict(release)
     with atomic_write(path) as fh:
-        fh.write("\n".join(parts))
+        if ext == ".json":
+            json.dump(data, fh, indent=2)
+        else:
+            fh.write(_html(release, data, figures))
     return path

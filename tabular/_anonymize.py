@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import time
+import re
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,15 +20,21 @@ from structanon import (
 )
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
-from structanon.io import Pseudonymizer
-from structanon.models import KAnonymity, PrivacyModel, check_models
+from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._validation import check_choice, check_int
+from structanon.io import Pseudonymizer, release_key
+from structanon.models import KAnonymity, PrivacyModel
 from structanon.partition import encode_values
 
 from . import metrics as tab_metrics
 from ._datafly import datafly
+from ._input import ALGORITHMS, NUMERIC, SET, hierarchy_codes, qi_kinds, validate
 from ._lattice import EncodedTable
+from ._mondrian import mondrian_classes
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
-from ._validate import ALGORITHMS, NUMERIC, SET, encode_column, qi_kinds, validate
+from ._suppression import local_suppression as suppress_cells
+from ._verify import TabularVerifier
+from .risk import record_linkage
 
 __all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "TabularRelease"]
 
@@ -45,13 +53,12 @@ class TabularRelease(Release):
 
 
 def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: bool,
-                         pseudonymizer: Pseudonymizer | None) -> tuple[pd.DataFrame, dict]:
+                         pseudo: Pseudonymizer) -> tuple[pd.DataFrame, dict]:
     if not identifiers:
         return df, {}
     if drop:
         return df.drop(columns=list(identifiers)), {"identifiers": list(identifiers),
                                                      "identifier_handling": "dropped"}
-    pseudo = pseudonymizer or Pseudonymizer()
     out = df.copy()
     for column in identifiers:
         try:
@@ -62,18 +69,9 @@ def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: boo
                  "pseudonym_key": pseudo.key_source}
 
 
-def _make_verifier(qis: list[str], sensitive: str | None, models: list[PrivacyModel]):
-    def verifier(data: pd.DataFrame):
-        part = Partition.from_keys(data[qis]) if len(data) else Partition(np.zeros(0, np.int64))
-        values = data[sensitive].to_numpy() if sensitive is not None else None
-        return check_models(models, part, values)
-
-    return verifier
-
-
 def _full_domain(
     df: pd.DataFrame, qi: dict[str, Hierarchy], sensitive: str | None, models: list[PrivacyModel],
-    algorithm: str, max_suppressed: int, metric: str, timings: dict[str, float],
+    algorithm: str, max_suppressed: int, metric: str, timings: Timings,
 ) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any]]:
     """Run optimal / datafly.
 
@@ -81,30 +79,47 @@ def _full_domain(
     a QI column for the given rows (all rows for None); ``labels`` the class of each row,
     -1 where suppressed.
     """
-    start = time.perf_counter()
     names = list(qi)
-    codes = [encode_column(df[c], qi[c], c) for c in names]
-    sens_codes = domain = None
-    if any(m.requires_sensitive for m in models):
-        sens_codes, domain = encode_values(df[sensitive].to_numpy())
-    enc = EncodedTable(codes, [qi[c] for c in names], sens_codes,
-                       0 if domain is None else domain.size)
-    timings["encode"] = time.perf_counter() - start
-    start = time.perf_counter()
+    with timings("encode"):
+        codes = [hierarchy_codes(df[c], qi[c], c) for c in names]
+        sens_codes = domain = None
+        if any(m.requires_sensitive for m in models):
+            sens_codes, domain = encode_values(df[sensitive].to_numpy())
+        enc = EncodedTable(codes, [qi[c] for c in names], sens_codes,
+                           0 if domain is None else domain.size)
+    with timings("search"):
+        outcome, info = _full_domain_search(enc, names, models, algorithm, max_suppressed,
+                                            metric, domain)
+    with timings("publish"):
+        take, labels = _full_domain_publish(enc, qi, models, outcome, domain)
+    levels = {c: int(lv) for c, lv in zip(names, outcome.levels)}
+    info["transformation"] = levels
+    info["transformation_text"] = transformation_text(qi, levels)
+    return take, labels, info
+
+
+def _full_domain_search(enc: EncodedTable, names: list[str], models: list[PrivacyModel],
+                        algorithm: str, max_suppressed: int, metric: str,
+                        domain: np.ndarray | None) -> tuple[NodeOutcome, dict[str, Any]]:
+    """The chosen lattice node, and what the search tells about itself."""
     info: dict[str, Any] = {}
     if algorithm == "optimal":
         search = optimal_generalization(enc, models, max_suppressed, metric, domain)
-        outcome: NodeOutcome = search.best
         info["lattice"] = {"nodes": search.n_nodes, "checked": search.checked,
                            "scored": search.scored, "feasible": search.feasible,
                            "monotone_pruning": search.monotone, "class_tables": enc.evaluations,
                            "roll_ups": enc.rollups, "tied_optima": len(search.ties)}
         info["score"] = {"metric": metric, "value": search.score}
-    else:
-        outcome, steps = datafly(enc, models, max_suppressed, domain)
-        info["datafly_steps"] = [names[j] for j in steps]
-    timings["search"] = time.perf_counter() - start
-    start = time.perf_counter()
+        return search.best, info
+    outcome, steps = datafly(enc, models, max_suppressed, domain)
+    info["datafly_steps"] = [names[j] for j in steps]
+    return outcome, info
+
+
+def _full_domain_publish(enc: EncodedTable, qi: dict[str, Hierarchy],
+                         models: list[PrivacyModel], outcome: NodeOutcome,
+                         domain: np.ndarray | None) -> tuple[Callable, np.ndarray]:
+    """``(take, labels)`` of the chosen node, its classes re-checked from scratch."""
     levels = outcome.levels
     record_class, table = enc.record_classes(levels)
     fresh = class_outcome(table, models, domain, levels)  # same classes, same verdicts
@@ -114,29 +129,76 @@ def _full_domain(
     # generalized labels of each distinct row, taken per record only when published
     base_labels = {
         c: qi[c].labels(levels[j])[enc.maps[j][enc.base_leaf_codes[:, j], levels[j]]]
-        for j, c in enumerate(names)
+        for j, c in enumerate(qi)
     }
 
     def take(column: str, rows: np.ndarray | None) -> np.ndarray:
         index = enc.record_base if rows is None else enc.record_base[rows]
         return base_labels[column][index]
 
-    info["transformation"] = {c: int(lv) for c, lv in zip(names, levels)}
-    timings["publish"] = time.perf_counter() - start
-    return take, labels, info
+    return take, labels
+
+
+_INTERVAL = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def _interval_width(labels: Sequence[str]) -> str | None:
+    """The common width of interval labels ``"lo-hi"`` (``"20-39"``: 20), if they share one."""
+    widths = set()
+    for label in labels:
+        match = _INTERVAL.match(str(label))
+        if match is None:
+            if str(label).strip() in ("*", ""):
+                continue
+            return None
+        low, high = float(match.group(1)), float(match.group(2))
+        widths.add(high - low + (1 if low.is_integer() and high.is_integer() else 0))
+    if len(widths) != 1:
+        return None
+    width = widths.pop()
+    return f"{width:g}"
+
+
+def transformation_text(hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int],
+                        examples: int = 3) -> str:
+    """The full-domain transformation in words, with a few labels of each chosen level.
+
+    Examples
+    --------
+    >>> from structanon import Hierarchy
+    >>> ages = Hierarchy([["21", "20-39", "*"], ["35", "20-39", "*"], ["47", "40-59", "*"]])
+    >>> sexes = Hierarchy([["M", "*"], ["F", "*"]])
+    >>> transformation_text({"age": ages, "sex": sexes}, {"age": 1, "sex": 0})
+    "age: intervals of 20 (level 1 of 2): '20-39', '40-59'; sex: kept"
+    """
+    parts = []
+    for column, level in levels.items():
+        hierarchy = hierarchies[column]
+        if level == 0:
+            parts.append(f"{column}: kept")
+            continue
+        labels = [str(v) for v in hierarchy.labels(level)]
+        where = f"level {level} of {hierarchy.height}"
+        if len(labels) == 1:
+            parts.append(f"{column}: all generalized to {labels[0]!r} ({where})")
+            continue
+        width = _interval_width(labels)
+        shown = ", ".join(repr(v) for v in labels[:examples])
+        more = f", ... ({len(labels)} values)" if len(labels) > examples else ""
+        kind = f"intervals of {width}" if width else "generalized"
+        parts.append(f"{column}: {kind} ({where}): {shown}{more}")
+    return "; ".join(parts)
 
 
 def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[PrivacyModel],
-                      algorithm: str, info: dict[str, Any]):
+                      algorithm: str, info: dict[str, Any], rng: np.random.Generator):
     """Replace record suppression by cell suppression (k-anonymity only)."""
     if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
         raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
                          "k-anonymity as the only model")
-    from ._suppression import local_suppression
-
     k = max(m.k for m in models)
     table = pd.DataFrame({c: take(c, None) for c in qis})
-    fixed, n_cells = local_suppression(table, qis, k)
+    fixed, n_cells = suppress_cells(table, qis, k, rng)
     columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
     info["locally_suppressed_cells"] = int(n_cells)
     info["records_touched_by_local_suppression"] = int((labels < 0).sum())
@@ -182,13 +244,16 @@ def anonymize(
     metric: str = "discernibility",
     seed: int | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     identifiers: Sequence[str] = (),
     drop_identifiers: bool = False,
     pseudonymizer: Pseudonymizer | None = None,
-    utility: bool | str = True,
+    measures: bool = True,
+    classifier: bool = False,
     local_suppression: bool = False,
     linkage: bool = False,
     mondrian_options: Mapping[str, Any] | None = None,
+    utility: bool | str | None = None,
 ) -> TabularRelease:
     """Anonymize a microdata table so it satisfies every given privacy model.
 
@@ -214,16 +279,25 @@ def anonymize(
     metric : {"discernibility", "loss", "precision", "height"}
         Quality model the ``optimal`` search minimizes.
     seed : int, optional
-        Seeds the shuffle of the published rows (row order leaks nothing).
+        Public seed of the algorithm's own choices and of the measures (the sampled
+        COUNT queries, the classifier).  It never decides the published row order.
+    key : Pseudonymizer, bytes, str or path, optional
+        The release's secret key (see :func:`structanon.io.release_key`): it makes the
+        identifier pseudonyms and the published row order.  Default:
+        ``$STRUCTANON_PSEUDONYM_KEY`` when set, else a fresh random key that is never
+        written, so two releases of the same table are neither row-aligned nor linkable.
+        With a key, the same input, seed and key give the same release byte for byte.
     identifiers : sequence of str
         Direct identifiers: replaced by keyed pseudonyms (HMAC-SHA256) before anything
         else, or dropped with ``drop_identifiers=True``.
     pseudonymizer : structanon.io.Pseudonymizer, optional
-        Key to use for the pseudonyms (default: a fresh random key, never written).
-    utility : bool or "full"
-        Compute utility and risk measures (``False`` skips them for raw speed; ``"full"``
-        adds the accuracy of a classifier predicting ``sensitive``, trained on the release
-        vs on the original).
+        Former name of ``key`` (give one of the two).
+    measures : bool
+        Compute the utility and risk measures (``False`` skips them for raw speed; the
+        release is verified either way).
+    classifier : bool
+        Also measure the accuracy of a classifier predicting ``sensitive``, trained on the
+        release vs on the original.
     local_suppression : bool
         ``optimal`` / ``datafly`` with k-anonymity only: instead of removing the records of
         the classes that still fail after global recoding (at most ``suppression_limit``),
@@ -241,20 +315,28 @@ def anonymize(
         ``{"criterion": "width", "relaxed": False}`` is LeFevre's strict Mondrian.  Every
         setting yields a release that satisfies every model; the defaults lose least (on
         Adult, k = 5: GCP 0.026 vs 0.034 strict).
+    utility : bool or "full", optional
+        Deprecated: ``utility=False`` is ``measures=False`` and ``utility="full"`` is
+        ``classifier=True`` (a :class:`DeprecationWarning` says so).
 
     Returns
     -------
     TabularRelease
         ``data``: the input's columns with QIs generalized to hierarchy labels (or ranges,
         or value sets),
-        suppressed records removed and counted in ``suppressed``; ``transformation``:
-        level per QI (``optimal``, ``datafly``).  Verified from its output alone.
+        suppressed records removed and counted in ``suppressed``, rows in an order drawn
+        from the secret key; ``transformation``: level per QI (``optimal``, ``datafly``);
+        ``info["transformation_text"]``: the transformation in words;
+        ``source_index``: the input row label of each published row (kept in Python
+        only, never written or reported); ``info["warnings"]``: e.g. that k = 1 protects
+        nobody.  Verified from its output alone.
 
     Raises
     ------
     InputError
-        Bad parameters, unknown columns, missing values, mixed types or values absent
-        from a hierarchy (the message names column and row).
+        Bad parameters (the message names the parameter), unknown or duplicate columns,
+        missing values, mixed types or values absent from a hierarchy (the message names
+        column and row), a key file that is missing or shorter than 16 bytes.
     InfeasibleError
         No release satisfies the models within the suppression limit.
 
@@ -269,6 +351,8 @@ def anonymize(
     >>> r = anonymize(t, {"age": ages, "sex": sexes}, models=[KAnonymity(2)], seed=0)
     >>> r.transformation
     {'age': 1, 'sex': 1}
+    >>> r.info["transformation_text"]
+    "age: intervals of 10 (level 1 of 2): '20-29', '30-39'; sex: all generalized to '*' (level 1 of 1)"
     >>> sorted(r.data["age"].tolist())
     ['20-29', '20-29', '30-39', '30-39']
 
@@ -276,14 +360,14 @@ def anonymize(
 
     >>> t2 = pd.DataFrame({"race": ["a", "b", "c", "d"], "age": [20, 21, 30, 31]})
     >>> r2 = anonymize(t2, {"race": "set", "age": "numeric"}, models=[KAnonymity(2)],
-    ...                algorithm="mondrian", seed=0, utility=False)
+    ...                algorithm="mondrian", seed=0, measures=False)
     >>> sorted(r2.data["race"].tolist())
     ['a,b', 'a,b', 'c,d', 'c,d']
 
     Notes
     -----
     The ``optimal`` search minimizes, over all feasible full-domain transformations, e.g.
-    DM* ``= sum_E |E|^2`` (see :func:`tabular._optimal.quality` for all four models); its
+    DM* ``= sum_E |E|^2`` (see :func:`tabular._optimal.quality_model` for all four models); its
     optimum equals ARX's on the same inputs.
 
     References
@@ -294,96 +378,144 @@ def anonymize(
     L. Sweeney. Achieving k-anonymity privacy protection using generalization and
     suppression. IJUFKS 10(5), 2002.
     """
-    t0 = time.perf_counter()
+    timings = Timings()
+    measures, classifier = _measure_switch(measures, classifier, utility)
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
     models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
-                       metric, identifiers)
+                      metric, identifiers)
     m_options = _mondrian_options(mondrian_options, algorithm)
-    timings: dict[str, float] = {}
-    data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, pseudonymizer)
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
+    if key is not None and pseudonymizer is not None:
+        raise InputError("give the release key as key= or as pseudonymizer=, not both")
+    secret = release_key(key if key is not None else pseudonymizer)
+    data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, secret)
     if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or \
             data.index.step != 1:
         data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)
     n = len(data)
-    max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
     if algorithm == "mondrian":
-        from ._mondrian import mondrian_classes
-
-        start = time.perf_counter()
-        labels, class_values = mondrian_classes(data, dict(quasi_identifiers), sensitive,
-                                                models, **m_options)
-        labels = np.asarray(labels, dtype=np.int64)
-        gathered: list = [None, labels]  # (rows, classes of those rows), reused across columns
-
-        def take(column: str, rows: np.ndarray | None) -> np.ndarray:
-            # gather the rows' classes once, then each column from its one-per-class array
-            if rows is None:
-                return class_values[column][labels]
-            if gathered[0] is not rows:
-                gathered[:] = [rows, labels[rows]]
-            return class_values[column][gathered[1]]
-
-        timings["search"] = time.perf_counter() - start
-        info: dict[str, Any] = {"transformation": None}
+        with timings("search"):
+            take, labels, info = _mondrian_search(data, quasi_identifiers, sensitive, models,
+                                                  m_options)
     else:
-        take, labels, info = _full_domain(
-            data, dict(quasi_identifiers), sensitive, models, algorithm, max_suppressed, metric,
-            timings)
+        max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
+        take, labels, info = _full_domain(data, dict(quasi_identifiers), sensitive, models,
+                                          algorithm, max_suppressed, metric, timings)
+    # the public facts of this release: secret draws differ between releases that differ
+    public = repr({"algorithm": algorithm, "quasi_identifiers": qi_kinds(quasi_identifiers),
+                   "sensitive": sensitive, "models": [m.describe() for m in models],
+                   "suppression_limit": suppression_limit, "metric": metric,
+                   "mondrian": m_options, "local_suppression": local_suppression,
+                   "identifiers": identifiers, "drop_identifiers": drop_identifiers})
     if local_suppression:
-        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info)
-    start = time.perf_counter()
-    kept = labels >= 0
-    partition = Partition(labels)
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(np.flatnonzero(kept))
-    published = pd.DataFrame({
-        c: take(c, order) if c in quasi_identifiers else
-        data[c].iloc[order].reset_index(drop=True)
-        for c in data.columns
-    })
-    timings["shuffle"] = time.perf_counter() - start
+        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info,
+                                         secret.rng("local-suppression", seed, n, public))
+    with timings("shuffle"):
+        order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(labels >= 0))
+        published = pd.DataFrame({
+            c: take(c, order) if c in quasi_identifiers else
+            data[c].iloc[order].reset_index(drop=True)
+            for c in data.columns
+        })
     release = TabularRelease(
         data=published,
         datatype="tabular",
-        verifier=_make_verifier(qis, sensitive, models),
+        verifier=TabularVerifier(qis, sensitive, models),
         models=models,
-        partition=partition,
+        partition=Partition(labels),
         parameters={"algorithm": algorithm, "quasi_identifiers": qis,
                     "qi_kinds": qi_kinds(quasi_identifiers), "sensitive": sensitive,
                     "suppression_limit": suppression_limit,
                     "metric": metric if algorithm == "optimal" else None, "seed": seed,
                     **({"mondrian": m_options} if algorithm == "mondrian" else {}),
                     **id_info},
-        suppressed=int((~kept).sum()),
+        suppressed=int((labels < 0).sum()),
         n_individuals=n,
         info=info,
+        source_index=df.index[order],
     )
-    start = time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = time.perf_counter() - start
-    if utility:
-        start = time.perf_counter()
-        generalized = data.assign(**{c: take(c, None) for c in qis})
-        release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
-                                         info.get("transformation"), seed,
-                                         target=sensitive if utility == "full" else None)
-        before = Partition.from_keys(data[qis])
-        release.risk = {"before": core_risk.reidentification_risk(before),
-                        "after": core_risk.reidentification_risk(partition)}
-        timings["utility_and_risk"] = time.perf_counter() - start
-    if linkage:
-        from .risk import record_linkage
+    for warning in _weak_model_warnings(models):
+        add_warning(release, warning)
 
-        start = time.perf_counter()
-        spec = dict(quasi_identifiers)
-        release.risk.setdefault("before", {})["record_linkage"] = record_linkage(data, data, spec)
-        release.risk.setdefault("after", {})["record_linkage"] = record_linkage(
-            data, published, spec, true_index=order)
-        timings["record_linkage"] = time.perf_counter() - start
-    timings["total"] = time.perf_counter() - t0
-    release.timings = timings
+    def measure(release: TabularRelease) -> None:
+        _measure(release, data, take, labels, quasi_identifiers, sensitive, models, seed,
+                 classifier)
+
+    finish_release(release, measure, measures=measures, timings=timings)
+    if linkage:
+        with timings("record_linkage"):
+            _linkage(release, data, published, quasi_identifiers, order)
+        release.timings = {**dict(timings), "total": timings.total()}
     return release
+
+
+def _measure_switch(measures: Any, classifier: Any, utility: Any) -> tuple[bool, bool]:
+    """``measures`` and ``classifier``, with the deprecated ``utility=`` mapped onto them."""
+    check_choice(measures, "measures", (True, False))
+    check_choice(classifier, "classifier", (True, False))
+    if utility is not None:
+        check_choice(utility, "utility", (True, False, "full"))
+        warnings.warn("utility= is deprecated: use measures=False to skip the measures and "
+                      "classifier=True for the classifier accuracy", DeprecationWarning,
+                      stacklevel=3)
+        measures = measures and utility is not False
+        classifier = classifier or utility == "full"
+    return bool(measures), bool(classifier)
+
+
+def _mondrian_search(data: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str],
+                     sensitive: str | None, models: list[PrivacyModel],
+                     options: dict[str, Any]) -> tuple[Callable, np.ndarray, dict[str, Any]]:
+    """Run Mondrian; return ``(take, labels, info)`` as :func:`_full_domain` does."""
+    labels, class_values = mondrian_classes(data, dict(quasi_identifiers), sensitive,
+                                            models, **options)
+    labels = np.asarray(labels, dtype=np.int64)
+    gathered: list = [None, labels]  # (rows, classes of those rows), reused across columns
+
+    def take(column: str, rows: np.ndarray | None) -> np.ndarray:
+        # gather the rows' classes once, then each column from its one-per-class array
+        if rows is None:
+            return class_values[column][labels]
+        if gathered[0] is not rows:
+            gathered[:] = [rows, labels[rows]]
+        return class_values[column][gathered[1]]
+
+    text = ("multidimensional (Mondrian): each class is published with its own "
+            "ranges, value sets or hierarchy nodes per quasi-identifier")
+    return take, labels, {"transformation": None, "transformation_text": text}
+
+
+def _measure(release: TabularRelease, data: pd.DataFrame, take: Callable,
+             labels: np.ndarray, quasi_identifiers: Mapping[str, Hierarchy | str],
+             sensitive: str | None, models: list[PrivacyModel], seed: int | None,
+             classifier: bool) -> None:
+    """Fill ``release.utility`` and ``release.risk`` (before and after)."""
+    qis = list(quasi_identifiers)
+    generalized = data.assign(**{c: take(c, None) for c in qis})
+    release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
+                                     release.info.get("transformation"), seed,
+                                     target=sensitive if classifier else None)
+    before = Partition.from_keys(data[qis])
+    release.risk = {"before": core_risk.reidentification_risk(before),
+                    "after": core_risk.reidentification_risk(release.partition)}
+
+
+def _linkage(release: TabularRelease, data: pd.DataFrame, published: pd.DataFrame,
+             quasi_identifiers: Mapping[str, Hierarchy | str], order: np.ndarray) -> None:
+    """Add the record-linkage attack, before and after, to ``release.risk``."""
+    spec = dict(quasi_identifiers)
+    release.risk.setdefault("before", {})["record_linkage"] = record_linkage(data, data, spec)
+    release.risk.setdefault("after", {})["record_linkage"] = record_linkage(
+        data, published, spec, true_index=order)
+
+
+def _weak_model_warnings(models: Sequence[PrivacyModel]) -> list[str]:
+    """Warnings about requests that protect nobody (k = 1 and no other model)."""
+    if all(isinstance(m, KAnonymity) and m.k <= 1 for m in models):
+        return [f"{k_warning(1)} (or add l-diversity / t-closeness)"]
+    return []
 
 
 def utility_report(

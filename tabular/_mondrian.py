@@ -16,10 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from structanon._validation import check_choice
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
+from structanon.partition import encode_values
 
+from ._input import hierarchy_codes
 from ._sets import SET, SET_SEPARATOR, check_separator, is_set_spec, value_label
 
 __all__ = ["mondrian", "mondrian_classes"]
@@ -47,39 +50,25 @@ class _Dimension:
         return int(self.values.size if self.numeric else self.n_leaves)
 
 
-def encode_column(column: pd.Series, name: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(column: pd.Series | np.ndarray, name: str | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted integer codes of a column: ``(codes, domain)`` with ``domain[codes] == column``.
 
-    The same result as :func:`structanon.partition.encode_values`, computed by hashing
-    (``pandas.factorize``) and sorting only the distinct values, so it stays fast on
-    millions of rows.  Missing values and unorderable mixed types raise
-    :class:`InputError` naming the column and the (0-based) row.
+    :func:`structanon.partition.encode_values` with the column named in its errors: missing
+    values and unorderable mixed types raise :class:`InputError` naming the column and the
+    (0-based) row.  A non-numeric domain is an object array.
+
+    Examples
+    --------
+    >>> codes, domain = encode_column(["b", "a", "b"], "x")
+    >>> codes.tolist(), domain.tolist()
+    ([1, 0, 1], ['a', 'b'])
     """
-    codes, uniques = pd.factorize(np.asarray(column), use_na_sentinel=True)
-    if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
-    uniques = np.asarray(uniques, dtype=object) if uniques.dtype.kind not in "biuf" else \
-        np.asarray(uniques)
     try:
-        order = np.argsort(uniques, kind="stable")
-    except TypeError as exc:
-        raise InputError(f"values of mixed types cannot be ordered: {exc}", column=name) from None
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return rank[codes], uniques[order]
-
-
-def _leaf_codes(hierarchy: Hierarchy, column: pd.Series, name: str) -> np.ndarray:
-    """Hierarchy leaf code of every value, looking up each distinct value once."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
-    try:
-        leaf_of_unique = hierarchy.encode(np.asarray(uniques), column=name)
-    except InputError as exc:  # report the row of the first offending record
-        row = int(np.flatnonzero(codes == exc.row)[0])
-        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
-    return leaf_of_unique[codes]
+        codes, domain = encode_values(np.asarray(column))
+    except InputError as exc:
+        raise InputError(exc.message, column=name, row=exc.row) from None
+    return codes, domain if domain.dtype.kind in "biuf" else domain.astype(object)
 
 
 def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
@@ -110,7 +99,7 @@ def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
 
 
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
-    leaves = _leaf_codes(hierarchy, column, name)
+    leaves = hierarchy_codes(column, hierarchy, name)
     ancestors = hierarchy.node_codes
     labels = [hierarchy.labels(level) for level in range(hierarchy.height + 1)]
     if hierarchy.n_nodes(hierarchy.height) > 1:  # several roots: add a common top
@@ -151,15 +140,6 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     return models
 
 
-def _factorize_sorted(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(key, return_inverse=True)`` reversed, by hashing then sorting the uniques."""
-    codes, uniques = pd.factorize(key)
-    order = np.argsort(uniques)
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size)
-    return rank[codes], uniques[order]
-
-
 def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
     """Distinct QI tuples: (tuple id of each record, (n_tuples, d) codes)."""
     sizes = [d.n_codes for d in dims]
@@ -167,7 +147,7 @@ def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
         key = np.zeros(dims[0].codes.size, dtype=np.int64)
         for d, size in zip(dims, sizes):
             key = key * size + d.codes
-        tuple_of, uniq = _factorize_sorted(key)
+        tuple_of, uniq = encode_values(key)
         codes = np.empty((uniq.size, len(dims)), dtype=np.int64)
         for j in range(len(dims) - 1, -1, -1):
             codes[:, j] = uniq % sizes[j]
@@ -228,59 +208,70 @@ class _Cutter:
         part_weight = np.add.reduceat(w, starts)
         for j, dim in enumerate(self.dims):
             c = self.item_codes[items, j]
-            if dim.numeric:
-                key = part * dim.n_codes + c
-                order = np.argsort(key, kind="stable")
-                skey, cum = key[order], np.cumsum(w[order])
-                before = cum[starts] - w[order][starts]  # weight of earlier partitions
-                lo, hi = c[order][starts], c[order][np.r_[starts[1:], items.size] - 1]
-                widths[:, j] = (dim.values[hi] - dim.values[lo]) / self.width_scale[j]
-                target = before + (part_weight - 1) // 2  # lower weighted median
-                med = c[order][np.searchsorted(cum, target, side="right")]
-                base = np.arange(n_parts) * dim.n_codes + med
-                below = cum[np.searchsorted(skey, base, side="left") - 1] - before
-                below[np.searchsorted(skey, base, side="left") == starts] = 0.0
-                upto = cum[np.searchsorted(skey, base, side="right") - 1] - before
-                # cut "<= med" unless "< med" is more balanced (or the only proper cut)
-                strict = (med == hi) | ((med > lo) & (np.abs(2 * below - part_weight)
-                                                      < np.abs(2 * upto - part_weight)))
-                sides[j] = np.where(strict[part], c >= med[part], c > med[part])
-                split = np.where(strict, np.searchsorted(skey, base, side="left"),
-                                 np.searchsorted(skey, base, side="right"))
-                left_w = np.where(strict, below, upto)
-                left_hi = c[order][np.maximum(split - 1, 0)]
-                right_lo = c[order][np.minimum(split, items.size - 1)]
-                post = (left_w * (dim.values[left_hi] - dim.values[lo])
-                        + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
-                gains[:, j] = part_weight * widths[:, j] - post / self.width_scale[j]
-                if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
-                    seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
-                    ends = np.r_[starts[1:], items.size] - 1
-                    distinct = seen[ends] - seen[starts] + 1
-                    left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
-                    right_d = seen[ends] - seen[np.minimum(split, items.size - 1)] + 1
-                    scale = max(dim.n_codes - 1, 1)
-                    widths[:, j] = (distinct - 1) / scale
-                    gains[:, j] = (part_weight * (distinct - 1) - left_w * (left_d - 1)
-                                   - (part_weight - left_w) * (right_d - 1)) / scale
-            else:
-                anc = dim.ancestors[c]  # (items, levels) node codes
-                lca = np.full(n_parts, anc.shape[1] - 1)
-                for level in range(anc.shape[1] - 2, -1, -1):
-                    same = (np.minimum.reduceat(anc[:, level], starts)
-                            == np.maximum.reduceat(anc[:, level], starts))
-                    lca = np.where(same, level, lca)
-                node = anc[starts, lca]
-                count = dim.leaf_counts[lca, node]
-                widths[:, j] = np.where(lca > 0, count / self.width_scale[j], 0.0)
-                penalty = np.where(lca > 0, (count - 1) / max(self.width_scale[j] - 1, 1), 0.0)
-                child_level = np.maximum(lca - 1, 0)[part]
-                sides[j] = anc[np.arange(items.size), child_level]
-                child_ncp = ((dim.leaf_counts[child_level, sides[j]] - 1)
-                             / max(self.width_scale[j] - 1, 1))
-                post = np.bincount(part, weights=w * child_ncp, minlength=n_parts)
-                gains[:, j] = np.where(lca > 0, part_weight * penalty - post, 0.0)
+            cut = self._numeric_cut if dim.numeric else self._categorical_cut
+            widths[:, j], gains[:, j], sides[j] = cut(j, dim, c, part, starts, n_parts, w,
+                                                      part_weight)
         return (gains if self.criterion == "gain" else widths), widths, sides
+
+    def _numeric_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
+        """A numeric (or value-set) dimension: cut at the weighted median."""
+        items_size = c.size
+        key = part * dim.n_codes + c
+        order = np.argsort(key, kind="stable")
+        skey, cum = key[order], np.cumsum(w[order])
+        before = cum[starts] - w[order][starts]  # weight of earlier partitions
+        lo, hi = c[order][starts], c[order][np.r_[starts[1:], items_size] - 1]
+        width = (dim.values[hi] - dim.values[lo]) / self.width_scale[j]
+        target = before + (part_weight - 1) // 2  # lower weighted median
+        med = c[order][np.searchsorted(cum, target, side="right")]
+        base = np.arange(n_parts) * dim.n_codes + med
+        below = cum[np.searchsorted(skey, base, side="left") - 1] - before
+        below[np.searchsorted(skey, base, side="left") == starts] = 0.0
+        upto = cum[np.searchsorted(skey, base, side="right") - 1] - before
+        # cut "<= med" unless "< med" is more balanced (or the only proper cut)
+        strict = (med == hi) | ((med > lo) & (np.abs(2 * below - part_weight)
+                                              < np.abs(2 * upto - part_weight)))
+        side = np.where(strict[part], c >= med[part], c > med[part])
+        split = np.where(strict, np.searchsorted(skey, base, side="left"),
+                         np.searchsorted(skey, base, side="right"))
+        left_w = np.where(strict, below, upto)
+        left_hi = c[order][np.maximum(split - 1, 0)]
+        right_lo = c[order][np.minimum(split, items_size - 1)]
+        post = (left_w * (dim.values[left_hi] - dim.values[lo])
+                + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
+        gain = part_weight * width - post / self.width_scale[j]
+        if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
+            seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
+            ends = np.r_[starts[1:], items_size] - 1
+            distinct = seen[ends] - seen[starts] + 1
+            left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
+            right_d = seen[ends] - seen[np.minimum(split, items_size - 1)] + 1
+            scale = max(dim.n_codes - 1, 1)
+            width = (distinct - 1) / scale
+            gain = (part_weight * (distinct - 1) - left_w * (left_d - 1)
+                    - (part_weight - left_w) * (right_d - 1)) / scale
+        return width, gain, side
+
+    def _categorical_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
+        """A hierarchical dimension: cut into the children of the classes' common ancestor."""
+        items_size = c.size
+        anc = dim.ancestors[c]  # (items, levels) node codes
+        lca = np.full(n_parts, anc.shape[1] - 1)
+        for level in range(anc.shape[1] - 2, -1, -1):
+            same = (np.minimum.reduceat(anc[:, level], starts)
+                    == np.maximum.reduceat(anc[:, level], starts))
+            lca = np.where(same, level, lca)
+        node = anc[starts, lca]
+        count = dim.leaf_counts[lca, node]
+        width = np.where(lca > 0, count / self.width_scale[j], 0.0)
+        penalty = np.where(lca > 0, (count - 1) / max(self.width_scale[j] - 1, 1), 0.0)
+        child_level = np.maximum(lca - 1, 0)[part]
+        side = anc[np.arange(items_size), child_level]
+        child_ncp = ((dim.leaf_counts[child_level, side] - 1)
+                     / max(self.width_scale[j] - 1, 1))
+        post = np.bincount(part, weights=w * child_ncp, minlength=n_parts)
+        gain = np.where(lca > 0, part_weight * penalty - post, 0.0)
+        return width, gain, side
 
     def _try_cuts(self, items, part, dim_of_part, sides, trying, radix):
         """Cut the partitions of the ``trying`` items along ``dim_of_part``.
@@ -574,8 +565,7 @@ def mondrian_classes(
     class index lets a caller gather any row order from arrays of one entry per class.
     """
     models = _validate(df, quasi_identifiers, sensitive, models)
-    if criterion not in ("width", "gain"):
-        raise InputError(f"criterion must be 'width' or 'gain', got {criterion!r}")
+    check_choice(criterion, "criterion", ("width", "gain"))
     dims = []
     for col, spec in quasi_identifiers.items():
         column = df[col]  # positions, not index labels, name rows in errors
@@ -592,7 +582,7 @@ def mondrian_classes(
     if any(m.requires_sensitive for m in models):
         sens_codes, domain = encode_column(df[sensitive], sensitive)
         reference = np.bincount(sens_codes, minlength=domain.size).astype(float)
-        pair_of, pair_key = _factorize_sorted(tuple_of * domain.size + sens_codes)
+        pair_of, pair_key = encode_values(tuple_of * domain.size + sens_codes)
         pair_w = np.bincount(pair_of, minlength=pair_key.size)
         pairs = (pair_key // domain.size, pair_key % domain.size, pair_w.astype(float))
     cutter = _Cutter(dims, item_codes, weights, pairs, reference, domain, models, remainder,

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from structanon import InfeasibleError, InputError
-from structanon.models import DistinctLDiversity, KAnonymity, PrivacyModel, TCloseness
+from structanon import InfeasibleError
+from structanon._validation import check_choice
+from structanon.models import PrivacyModel
 
 from ._lattice import ClassTable, EncodedTable
 
-__all__ = ["QUALITY_MODELS", "NodeOutcome", "LatticeSearch", "optimal_generalization"]
-
-QUALITY_MODELS = ("discernibility", "loss", "precision", "height")
+__all__ = ["QUALITY_MODELS", "QualityModel", "quality_model", "NodeOutcome", "LatticeSearch",
+           "optimal_generalization"]
 
 
 @dataclass
@@ -46,16 +46,17 @@ def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.
     """Test every class against every model; suppress the failing classes.
 
     Models are applied in turn to the classes that passed the previous ones (cheap tests
-    first).  t-closeness is measured against the sensitive distribution of the records
-    that are released, as a verifier reading only the output would measure it: after
-    suppression the reference is recomputed on the kept classes and the test repeated
-    until no kept class fails (the kept set only shrinks, so this ends).  With ``limit``,
+    first).  Models that ``need_reference`` (t-closeness) are measured against the
+    sensitive distribution of the records that are released, as a verifier reading only
+    the output would measure it: after suppression the reference is recomputed on the
+    kept classes and the test repeated until no kept class fails (the kept set only
+    shrinks, so this ends).  With ``limit``,
     the repetition stops as soon as more than ``limit`` records are suppressed (the node
     is then infeasible whatever further passes would find).
     """
     ok = np.ones(table.n_classes, dtype=bool)
-    ordered = sorted(models, key=lambda m: (isinstance(m, TCloseness), m.requires_sensitive))
-    uses_reference = any(isinstance(m, TCloseness) for m in models)
+    ordered = sorted(models, key=lambda m: (m.needs_reference, m.requires_sensitive))
+    uses_reference = any(m.needs_reference for m in models)
     while ok.any():
         kept = np.flatnonzero(ok)
         reference, present, values = None, slice(None), domain
@@ -85,78 +86,6 @@ def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.
             break
     suppressed = int(table.sizes[~ok].sum())
     return NodeOutcome(levels, table, ok, suppressed)
-
-
-def quality(outcome: NodeOutcome, metric: str, enc: EncodedTable, shares: list[list[np.ndarray]]
-            ) -> float:
-    """Score of a node under a quality model (lower is better).
-
-    Notes
-    -----
-    * ``discernibility`` (ARX's DM*): ``sum_E |E|^2`` over all classes of the generalized
-      table, suppressed ones included.
-    * ``loss`` (Iyengar's loss metric as ARX aggregates it): per attribute ``j``,
-      ``L_j = (sum_E |E| share_j(E) + s - n/D_j) / (n - n/D_j)``, where ``share_j(E)`` is the
-      fraction of the ``D_j`` hierarchy leaves under the class's value and each of the ``s``
-      suppressed records costs 1; attributes are combined by the shifted geometric mean
-      ``prod_j (L_j + 1)^(1/q) - 1``.
-    * ``precision`` (Sweeney): mean over attributes of
-      ``((n - s) level_j / height_j + s) / n``.
-    * ``height``: the sum of the levels.
-    """
-    sizes = outcome.table.sizes
-    n = float(sizes.sum())
-    if metric == "discernibility":
-        return float((sizes.astype(np.float64) ** 2).sum())
-    if metric == "height":
-        return float(sum(outcome.levels))
-    s = float(outcome.suppressed)
-    if metric == "precision":
-        values = [
-            ((n - s) * (lv / h if h else 0.0) + s) / n
-            for lv, h in zip(outcome.levels, enc.heights.tolist())
-        ]
-        return float(np.mean(values)) if values else 0.0
-    if metric == "loss":
-        ok = outcome.ok
-        product = 1.0
-        q = max(enc.q, 1)
-        for j, lv in enumerate(outcome.levels):
-            share = shares[j][lv][outcome.table.codes[ok, j]]
-            total = float((sizes[ok] * share).sum()) + s
-            leaves = enc.hierarchies[j].leaves.size
-            low = n / leaves
-            value = (total - low) / (n - low) if n > low else 0.0
-            product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
-        return product - 1.0
-    raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-
-
-def _monotone_with_suppression(model: PrivacyModel) -> bool:
-    # Merging a passing class with a failing one keeps it passing only for k-anonymity and
-    # distinct l-diversity; the other models are monotone only without suppression.
-    return type(model) in (KAnonymity, DistinctLDiversity)
-
-
-def _predicate_monotone(models: Sequence[PrivacyModel], max_suppressed: int) -> bool:
-    if not all(getattr(m, "monotone", False) for m in models):
-        return False
-    return max_suppressed == 0 or all(_monotone_with_suppression(m) for m in models)
-
-
-@dataclass
-class LatticeSearch:
-    """Result of the search: the optimum and how much of the lattice was touched."""
-
-    best: NodeOutcome
-    score: float
-    metric: str
-    n_nodes: int
-    checked: int
-    scored: int
-    monotone: bool
-    feasible: int
-    ties: list[tuple[int, ...]] = field(default_factory=list)
 
 
 class _Lattice:
@@ -190,32 +119,320 @@ class _Lattice:
         return out
 
 
-def _lower_bounds(lattice: _Lattice, metric: str, enc: EncodedTable,
-                  shares: list[list[np.ndarray]]) -> np.ndarray | None:
-    """Per node, a lower bound of the score valid whatever is suppressed (None: use DM*)."""
-    grid = lattice.grid
-    if metric == "height":
-        return lattice.level_sum.astype(float)
-    if metric == "precision":
-        h = np.maximum(enc.heights, 1)
-        return (grid / h).mean(axis=1) if enc.q else np.zeros(1)
-    if metric == "loss":
-        # generalization-only loss: per attribute and level a sum over records of the share
-        product = np.ones(lattice.n_nodes)
+@dataclass
+class SearchContext:
+    """What the quality models read: the encoded table, the lattice, leaf shares per level."""
+
+    enc: EncodedTable
+    lattice: _Lattice
+    shares: list[list[np.ndarray]]
+
+    @classmethod
+    def build(cls, enc: EncodedTable, lattice: _Lattice) -> SearchContext:
+        shares = [[h.leaf_counts(lv) / h.leaves.size for lv in range(h.height + 1)]
+                  for h in enc.hierarchies]
+        return cls(enc, lattice, shares)
+
+
+class QualityModel:
+    """A quality model of the optimal search (lower scores are better), ARX-style.
+
+    ``score(outcome, ctx)`` is the exact score of an evaluated node;
+    ``lower_bound(i, ctx)`` bounds from below the score of node ``i`` whatever is
+    suppressed, and, where the metric is monotone, the scores of all its generalizations;
+    ``lower_bounds(ctx)`` gives every node's bound at once when that is cheap (``None``
+    when a bound needs the node's classes).  ``monotone_with_suppression``: the score never
+    decreases from a node to its generalizations even when failing classes are suppressed
+    (every quality model is monotone without suppression).
+    """
+
+    name = "quality"
+    monotone_with_suppression = False
+
+    def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
+        raise NotImplementedError  # pragma: no cover
+
+    def lower_bounds(self, ctx: SearchContext) -> np.ndarray | None:
+        return None
+
+    def lower_bound(self, i: int, ctx: SearchContext) -> float:
+        bounds = self.lower_bounds(ctx)
+        if bounds is None:  # pragma: no cover - subclasses without arrays override this
+            raise NotImplementedError
+        return float(bounds[i])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Discernibility(QualityModel):
+    """ARX's DM*: ``sum_E |E|^2`` over all classes, suppressed ones included.
+
+    The score does not depend on what is suppressed, so a node's class sizes give its exact
+    score, which bounds the scores of its generalizations (merging classes only raises it).
+    """
+
+    name = "discernibility"
+    monotone_with_suppression = True
+
+    def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
+        return float((outcome.table.sizes.astype(np.float64) ** 2).sum())
+
+    def lower_bound(self, i: int, ctx: SearchContext) -> float:
+        sizes = ctx.enc.classes(ctx.lattice.node(i)).sizes
+        return float((sizes.astype(np.float64) ** 2).sum())
+
+
+class Height(QualityModel):
+    """The sum of the generalization levels."""
+
+    name = "height"
+    monotone_with_suppression = True
+
+    def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
+        return float(sum(outcome.levels))
+
+    def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
+        return ctx.lattice.level_sum.astype(float)
+
+
+class Precision(QualityModel):
+    """Sweeney's precision loss: mean over attributes of ``((n - s) level_j / height_j + s) / n``.
+
+    Suppression only adds loss, so the bound is the score with nothing suppressed.
+    """
+
+    name = "precision"
+
+    def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
+        n = float(outcome.table.sizes.sum())
+        s = float(outcome.suppressed)
+        values = [((n - s) * (lv / h if h else 0.0) + s) / n
+                  for lv, h in zip(outcome.levels, ctx.enc.heights.tolist())]
+        return float(np.mean(values)) if values else 0.0
+
+    def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
+        h = np.maximum(ctx.enc.heights, 1)
+        return (ctx.lattice.grid / h).mean(axis=1) if ctx.enc.q else np.zeros(1)
+
+
+class Loss(QualityModel):
+    """Iyengar's loss metric as ARX aggregates it.
+
+    Per attribute ``j``, ``L_j = (sum_E |E| share_j(E) + s - n/D_j) / (n - n/D_j)``, where
+    ``share_j(E)`` is the fraction of the ``D_j`` hierarchy leaves under the class's value
+    and each of the ``s`` suppressed records costs 1; attributes are combined by the shifted
+    geometric mean ``prod_j (L_j + 1)^(1/q) - 1``.  The bound is the loss of the
+    generalization alone (every record kept), per attribute and level.
+    """
+
+    name = "loss"
+
+    def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
+        enc, sizes, ok = ctx.enc, outcome.table.sizes, outcome.ok
+        n, s = float(sizes.sum()), float(outcome.suppressed)
+        product = 1.0
+        q = max(enc.q, 1)
+        for j, lv in enumerate(outcome.levels):
+            share = ctx.shares[j][lv][outcome.table.codes[ok, j]]
+            total = float((sizes[ok] * share).sum()) + s
+            low = n / enc.hierarchies[j].leaves.size
+            value = (total - low) / (n - low) if n > low else 0.0
+            product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
+        return product - 1.0
+
+    def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
+        enc, grid = ctx.enc, ctx.lattice.grid
+        product = np.ones(ctx.lattice.n_nodes)
         n = float(enc.n)
         for j in range(enc.q):
             counts = np.bincount(enc.base_leaf_codes[:, j], weights=enc.base_weight,
                                  minlength=enc.hierarchies[j].leaves.size)
             low = n / enc.hierarchies[j].leaves.size
             per_level = np.array([
-                float((counts * shares[j][lv][enc.maps[j][:, lv]]).sum())
+                float((counts * ctx.shares[j][lv][enc.maps[j][:, lv]]).sum())
                 for lv in range(int(enc.heights[j]) + 1)
             ])
             value = np.clip((per_level - low) / (n - low), 0, None) if n > low else \
                 np.zeros(per_level.size)
             product *= (value[grid[:, j]] + 1.0) ** (1.0 / enc.q)
         return product - 1.0
-    return None
+
+
+_QUALITY: dict[str, QualityModel] = {m.name: m for m in (Discernibility(), Loss(), Precision(),
+                                                          Height())}
+#: The names of the quality models, as ``metric=`` accepts them.
+QUALITY_MODELS = tuple(_QUALITY)
+
+
+def quality_model(metric: str) -> QualityModel:
+    """The quality model named ``metric`` (one of :data:`QUALITY_MODELS`).
+
+    Examples
+    --------
+    >>> quality_model("loss")
+    Loss()
+    >>> quality_model("height").monotone_with_suppression
+    True
+    """
+    return _QUALITY[check_choice(metric, "metric", QUALITY_MODELS)]
+
+
+def quality(outcome: NodeOutcome, metric: str, enc: EncodedTable,
+            shares: list[list[np.ndarray]]) -> float:
+    """Score of a node under the quality model named ``metric`` (lower is better).
+
+    See :class:`Discernibility`, :class:`Loss`, :class:`Precision` and :class:`Height`.
+    """
+    return quality_model(metric).score(outcome, SearchContext(enc, _Lattice(enc.heights), shares))
+
+
+def _predicate_monotone(models: Sequence[PrivacyModel], max_suppressed: int) -> bool:
+    """Feasibility is monotone: every model is, and still so under the suppression allowed."""
+    if not all(m.monotone for m in models):
+        return False
+    return max_suppressed == 0 or all(m.monotone_with_suppression for m in models)
+
+
+@dataclass
+class LatticeSearch:
+    """Result of the search: the optimum and how much of the lattice was touched."""
+
+    best: NodeOutcome
+    score: float
+    metric: str
+    n_nodes: int
+    checked: int
+    scored: int
+    monotone: bool
+    feasible: int
+    ties: list[tuple[int, ...]] = field(default_factory=list)
+
+
+class _Search:
+    """One run of the optimal search: node evaluation (cached), tagging, scoring."""
+
+    def __init__(self, enc: EncodedTable, models: Sequence[PrivacyModel], max_suppressed: int,
+                 domain: np.ndarray | None) -> None:
+        self.enc, self.models, self.max_suppressed, self.domain = (enc, list(models),
+                                                                   max_suppressed, domain)
+        self.lattice = _Lattice(enc.heights)
+        self.outcomes: dict[int, NodeOutcome] = {}
+        self.monotone = _predicate_monotone(models, max_suppressed)
+
+    def evaluate(self, i: int) -> NodeOutcome:
+        out = self.outcomes.get(i)
+        if out is None:
+            node = self.lattice.node(i)
+            out = class_outcome(self.enc.classes(node), self.models, self.domain, node,
+                                self.max_suppressed)
+            self.outcomes[i] = out
+        return out
+
+    def feasible(self, out: NodeOutcome) -> bool:
+        return out.suppressed <= self.max_suppressed and out.released > 0
+
+    def check_top(self) -> None:
+        """Under monotone feasibility a failing top node rules out every node.
+
+        With suppression, entropy / recursive l-diversity or t-closeness may hold lower
+        down, so the check applies only when feasibility is monotone.
+        """
+        top = self.lattice.n_nodes - 1
+        if self.monotone and not self.feasible(self.evaluate(top)):
+            raise InfeasibleError(
+                "no generalization satisfies the privacy models within the suppression limit "
+                f"(the most general node suppresses {self.outcomes[top].suppressed} of "
+                f"{self.enc.n} records, limit {self.max_suppressed})")
+
+    def tag(self) -> np.ndarray:
+        """Per node: 1 feasible (or a candidate), -1 infeasible."""
+        status = np.zeros(self.lattice.n_nodes, dtype=np.int8)
+        pruning = [m for m in self.models if m.monotone and m.monotone_with_suppression]
+        if self.monotone:
+            _flash(self.lattice, status, lambda i: self.feasible(self.evaluate(i)))
+        elif pruning:
+            def sub_feasible(i: int) -> bool:
+                node = self.lattice.node(i)
+                out = class_outcome(self.enc.classes(node), pruning, self.domain, node)
+                return out.suppressed <= self.max_suppressed and out.released > 0
+
+            _flash(self.lattice, status, sub_feasible)
+        else:
+            status[:] = 1  # every node is a candidate
+        return status
+
+    def score(self, status: np.ndarray, model: QualityModel) -> dict[int, float]:
+        """Score the candidates: only the minimal ones when both feasibility and the
+        quality model are monotone, else by branch and bound on the model's lower bounds."""
+        ctx = SearchContext.build(self.enc, self.lattice)
+        metric_monotone = model.monotone_with_suppression or self.max_suppressed == 0
+        if self.monotone and metric_monotone:
+            return {int(i): model.score(self.evaluate(int(i)), ctx)
+                    for i in np.flatnonzero(self.lattice.minimal(status == 1))}
+        candidates = np.flatnonzero(status == 1)
+        bounds = model.lower_bounds(ctx)
+        if bounds is None:
+            return self._score_by_levels(candidates, model, ctx, metric_monotone)
+        return self._score_best_first(candidates, bounds, model, ctx)
+
+    def _score_by_levels(self, candidates: np.ndarray, model: QualityModel, ctx: SearchContext,
+                         metric_monotone: bool) -> dict[int, float]:
+        """Visit in level order; a node whose bound exceeds the best score so far prunes its
+        generalizations, and so does a feasible node where the metric is monotone."""
+        lattice, scored, best = self.lattice, {}, np.inf
+        alive = np.zeros(lattice.n_nodes, dtype=bool)
+        alive[candidates] = True
+        for i in candidates[np.argsort(lattice.level_sum[candidates], kind="stable")]:
+            i = int(i)
+            if not alive[i]:
+                continue
+            if model.lower_bound(i, ctx) > best * (1 + 1e-12):
+                alive &= ~lattice.above(i)
+                continue
+            out = self.evaluate(i)
+            if self.feasible(out):
+                scored[i] = model.score(out, ctx)
+                best = min(best, scored[i])
+                if metric_monotone:
+                    above = lattice.above(i)
+                    above[i] = False
+                    alive &= ~above
+        return scored
+
+    def _score_best_first(self, candidates: np.ndarray, bounds: np.ndarray,
+                          model: QualityModel, ctx: SearchContext) -> dict[int, float]:
+        """Visit in order of the bounds; stop when no bound can beat the best score."""
+        scored: dict[int, float] = {}
+        best = np.inf
+        for i in candidates[np.argsort(bounds[candidates], kind="stable")]:
+            i = int(i)
+            if bounds[i] > best + 1e-12 * max(1.0, abs(best)):
+                break
+            out = self.evaluate(i)
+            if self.feasible(out):
+                scored[i] = model.score(out, ctx)
+                best = min(best, scored[i])
+        return scored
+
+    def result(self, scored: dict[int, float], status: np.ndarray, metric: str) -> LatticeSearch:
+        """The best scored node (ties: lowest sum of levels, then lattice order)."""
+        if not scored:
+            raise InfeasibleError(
+                "no generalization satisfies the privacy models within the suppression limit "
+                f"(no node of the lattice does with at most {self.max_suppressed} of "
+                f"{self.enc.n} records suppressed)")
+        lattice = self.lattice
+        index = np.array(sorted(scored), dtype=np.int64)
+        scores = np.array([scored[int(i)] for i in index])
+        best_score = float(scores.min())
+        tied = index[scores <= best_score + 1e-12 * max(1.0, abs(best_score))]
+        tied = tied[np.lexsort((tied, lattice.level_sum[tied]))]
+        return LatticeSearch(best=self.evaluate(int(tied[0])), score=best_score, metric=metric,
+                             n_nodes=lattice.n_nodes, checked=len(self.outcomes),
+                             scored=int(index.size), monotone=self.monotone,
+                             feasible=int((status == 1).sum()),
+                             ties=[lattice.node(int(i)) for i in tied])
 
 
 def optimal_generalization(
@@ -231,9 +448,12 @@ def optimal_generalization(
     ----------
     enc : EncodedTable
     models : sequence of PrivacyModel
+        Read through their flags only: ``monotone``, ``monotone_with_suppression``,
+        ``needs_reference`` and ``requires_sensitive``.
     max_suppressed : int
         Most records that may be suppressed.
     metric : {"discernibility", "loss", "precision", "height"}
+        The :class:`QualityModel` to minimize (see :func:`quality_model`).
     domain : array, optional
         The sensitive domain, in code order (for t-closeness distances).
 
@@ -246,119 +466,20 @@ def optimal_generalization(
     Notes
     -----
     1. Feasibility under the models that are monotone (all of them without suppression;
-       k-anonymity and distinct l-diversity with it) is resolved for every node by
+       those with ``monotone_with_suppression`` with it) is resolved for every node by
        predictive tagging and binary search on paths.
     2. When both feasibility and the quality model are monotone, only the minimal
        feasible nodes are scored.  Otherwise the nodes left are visited by branch and
-       bound: in order of a lower bound of their score (the score ignoring suppression,
-       which only adds loss; DM* is exact and visited in level order, pruning every
-       generalization of a node scoring worse than the best so far), fully evaluated,
-       and the search stops when no bound can beat the best feasible score.
+       bound on the quality model's lower bounds: best first where every bound is known
+       up front (loss, precision, height), stopping when no bound can beat the best
+       feasible score; in level order otherwise (DM*, whose bound is its exact score),
+       pruning every generalization of a node whose bound is worse than the best so far.
     """
-    if metric not in QUALITY_MODELS:
-        raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    lattice = _Lattice(enc.heights)
-    n_nodes = lattice.n_nodes
-    outcomes: dict[int, NodeOutcome] = {}
-    monotone = _predicate_monotone(models, max_suppressed)
-    pruning_models = list(models) if monotone else [
-        m for m in models if getattr(m, "monotone", False) and _monotone_with_suppression(m)
-    ]
-
-    def evaluate(i: int) -> NodeOutcome:
-        out = outcomes.get(i)
-        if out is None:
-            node = lattice.node(i)
-            out = class_outcome(enc.classes(node), models, domain, node, max_suppressed)
-            outcomes[i] = out
-        return out
-
-    def feasible(out: NodeOutcome) -> bool:
-        return out.suppressed <= max_suppressed and out.released > 0
-
-    top = n_nodes - 1
-    # only under monotone feasibility does a failing top node rule out every other node:
-    # with suppression, entropy / recursive l-diversity or t-closeness may hold lower down
-    if monotone and not feasible(evaluate(top)):
-        raise InfeasibleError(
-            "no generalization satisfies the privacy models within the suppression limit "
-            f"(the most general node suppresses {outcomes[top].suppressed} of {enc.n} records, "
-            f"limit {max_suppressed})"
-        )
-    status = np.zeros(n_nodes, dtype=np.int8)  # 1 feasible, -1 infeasible, 0 unknown
-    if monotone:
-        _flash(lattice, status, lambda i: feasible(evaluate(i)))
-    elif pruning_models:
-        def sub_feasible(i: int) -> bool:
-            node = lattice.node(i)
-            out = class_outcome(enc.classes(node), pruning_models, domain, node)
-            return out.suppressed <= max_suppressed and out.released > 0
-
-        _flash(lattice, status, sub_feasible)
-    else:
-        status[:] = 1  # every node is a candidate
-    candidates = np.flatnonzero(status == 1)
-    metric_monotone = metric in ("discernibility", "height") or max_suppressed == 0
-    shares = [
-        [h.leaf_counts(lv) / h.leaves.size for lv in range(h.height + 1)] for h in enc.hierarchies
-    ]
-    scored: dict[int, float] = {}
-    if monotone and metric_monotone:
-        for i in np.flatnonzero(lattice.minimal(status == 1)):
-            scored[int(i)] = quality(evaluate(int(i)), metric, enc, shares)
-    else:
-        bounds = _lower_bounds(lattice, metric, enc, shares)
-        best = np.inf
-        if bounds is None:  # DM*: exact and monotone, visit in level order and prune cones
-            alive = np.zeros(n_nodes, dtype=bool)
-            alive[candidates] = True
-            for i in candidates[np.argsort(lattice.level_sum[candidates], kind="stable")]:
-                i = int(i)
-                if not alive[i]:
-                    continue
-                dm = float((enc.classes(lattice.node(i)).sizes.astype(np.float64) ** 2).sum())
-                if dm > best * (1 + 1e-12):
-                    alive &= ~lattice.above(i)
-                    continue
-                out = evaluate(i)
-                if feasible(out):
-                    scored[i] = dm
-                    best = min(best, dm)
-                    above = lattice.above(i)
-                    above[i] = False
-                    alive &= ~above
-        else:
-            for i in candidates[np.argsort(bounds[candidates], kind="stable")]:
-                i = int(i)
-                if bounds[i] > best + 1e-12 * max(1.0, abs(best)):
-                    break
-                out = evaluate(i)
-                if feasible(out):
-                    scored[i] = quality(out, metric, enc, shares)
-                    best = min(best, scored[i])
-    if not scored:
-        raise InfeasibleError(
-            "no generalization satisfies the privacy models within the suppression limit "
-            f"(no node of the lattice does with at most {max_suppressed} of {enc.n} records "
-            "suppressed)"
-        )
-    index = np.array(sorted(scored), dtype=np.int64)
-    scores = np.array([scored[int(i)] for i in index])
-    best_score = float(scores.min())
-    tol = 1e-12 * max(1.0, abs(best_score))
-    tied = index[scores <= best_score + tol]
-    tied = tied[np.lexsort((tied, lattice.level_sum[tied]))]
-    return LatticeSearch(
-        best=evaluate(int(tied[0])),
-        score=best_score,
-        metric=metric,
-        n_nodes=n_nodes,
-        checked=len(outcomes),
-        scored=int(index.size),
-        monotone=monotone,
-        feasible=int(candidates.size),
-        ties=[lattice.node(int(i)) for i in tied],
-    )
+    model = quality_model(metric)
+    search = _Search(enc, models, max_suppressed, domain)
+    search.check_top()
+    status = search.tag()
+    return search.result(search.score(status, model), status, metric)
 
 
 def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:

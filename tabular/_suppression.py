@@ -8,9 +8,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from structanon.errors import InfeasibleError, InputError
+from structanon._validation import check_int
+from structanon.errors import InfeasibleError
 
-from ._validate import require_columns
+from ._input import require_columns
 
 __all__ = ["local_suppression", "SUPPRESSED"]
 
@@ -35,11 +36,13 @@ def _patterns(n_columns: int, preference: np.ndarray):
     yield frozenset(range(n_columns))
 
 
-def _donors(kept_labels: np.ndarray, k: int, need: int) -> np.ndarray:
+def _donors(kept_labels: np.ndarray, k: int, need: int,
+            rng: np.random.Generator | None = None) -> np.ndarray:
     """Records to move into the all-suppressed group, at least ``need``.
 
     Surplus records (beyond ``k``) of the largest classes first, so no class drops below
-    ``k``; then whole classes, smallest first.
+    ``k``; then whole classes, smallest first.  Which members of a class give up their
+    values is a choice among equals: drawn from ``rng`` when given, else the last ones.
     """
     labels = kept_labels[kept_labels >= 0]
     sizes = np.bincount(labels) if labels.size else np.zeros(0, dtype=np.int64)
@@ -49,6 +52,8 @@ def _donors(kept_labels: np.ndarray, k: int, need: int) -> np.ndarray:
         if count >= need or sizes[g] <= k:
             break
         members = np.flatnonzero(kept_labels == g)
+        if rng is not None:
+            members = rng.permutation(members)
         moved = members[len(members) - min(int(sizes[g]) - k, need - count):]
         taken.append(moved)
         sizes[g] -= moved.size
@@ -72,7 +77,8 @@ def _row_ids(matrix: np.ndarray) -> np.ndarray:
 
 
 def local_suppression(
-    generalized: pd.DataFrame, quasi_identifiers: Sequence[str], k: int
+    generalized: pd.DataFrame, quasi_identifiers: Sequence[str], k: int,
+    rng: np.random.Generator | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """Suppress few quasi-identifier cells so that every record is k-anonymous.
 
@@ -93,6 +99,11 @@ def local_suppression(
         The QI columns; only their cells are suppressed.
     k : int
         The k of k-anonymity.
+    rng : numpy.random.Generator, optional
+        Chooses which members of a class with surplus records join the all-suppressed
+        group (members are equals); :func:`tabular.anonymize` passes the release's secret
+        generator so the choice carries nothing about the input order.  Default: the
+        class's last members in row order.
 
     Returns
     -------
@@ -134,8 +145,7 @@ def local_suppression(
     the R package sdcMicro. J. Stat. Softw. 67(4), 2015 (local suppression).
     """
     qis = require_columns(generalized, quasi_identifiers, argument="generalized")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
+    k = check_int(k, "k", min_value=1)
     n = len(generalized)
     if n and n < k:
         raise InfeasibleError(f"k={k} exceeds the number of records ({n})")
@@ -173,7 +183,7 @@ def local_suppression(
     all_star = (final == star).all(axis=1)
     if 0 < all_star.sum() < k:  # grow the all-suppressed group from classes that can spare
         kept_labels = np.where(all_star, -1, _row_ids(final))
-        final[_donors(kept_labels, k, k - int(all_star.sum()))] = star
+        final[_donors(kept_labels, k, k - int(all_star.sum()), rng)] = star
     suppressed = final != codes
     for j, col in enumerate(qis):
         rows = np.flatnonzero(suppressed[:, j])

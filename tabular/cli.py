@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 import pandas as pd
 
 from structanon import InputError, Partition, Release
-from structanon import risk as core_risk
-from structanon.cli_support import emit_release, handle_errors
-from structanon.io import Pseudonymizer, atomic_write
+from structanon._finish import Timings
+from structanon._validation import (
+    check_float,
+    check_input_path,
+    check_int,
+    check_output_paths,
+    file_suffix,
+)
+from structanon.cli_support import (
+    assess_options,
+    assessment,
+    emit_assessment,
+    emit_release,
+    handle_errors,
+    release_options,
+    show_progress,
+)
+from structanon.io import release_key, staged_outputs
 from structanon.models import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -22,17 +36,19 @@ from structanon.models import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from structanon.report import provenance, write_report
 
 from . import io as tab_io
+from . import risk as tab_risk
 from ._anonymize import ALGORITHMS, anonymize
+from ._figures import release_figures
 from ._optimal import QUALITY_MODELS
 
-__all__ = ["cli", "demo", "release_figures"]
+__all__ = ["cli", "demo"]
 
 DATA = Path(__file__).resolve().parent / "data"
 DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
-
-
+REPORT_EXTENSIONS = (".json", ".html", ".htm")
 def _split(value: str | None) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
@@ -42,7 +58,7 @@ def _models(k: int | None, l_div: float | None, l_variant: str, c: float | None,
             sep: str) -> list[PrivacyModel]:
     models: list[PrivacyModel] = []
     if k is not None:
-        models.append(KAnonymity(k))
+        models.append(KAnonymity(check_int(k, "-k", min_value=1)))
     if l_div is not None:
         if l_variant == "distinct":
             if float(l_div) != int(l_div):
@@ -59,65 +75,11 @@ def _models(k: int | None, l_div: float | None, l_variant: str, c: float | None,
         if t_distance == "hierarchical":
             if sensitive_hierarchy is None:
                 raise InputError("hierarchical t-closeness needs --sensitive-hierarchy")
-            from structanon import Hierarchy
-
-            hierarchy = Hierarchy.from_csv(sensitive_hierarchy, sep=sep)
+            hierarchy = tab_io.read_hierarchy(sensitive_hierarchy, sep, None)
         models.append(TCloseness(t, t_distance, hierarchy))
     if not models:
         raise InputError("give at least one privacy model: -k, --l-diversity or --t-closeness")
     return models
-
-
-def release_figures(release: Release) -> list[tuple[str, Any]]:
-    """Figures for the HTML report: class sizes, transformation, utility, risk."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figures = []
-    sizes = release.partition.sizes if release.partition is not None else np.zeros(0)
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    if sizes.size:
-        bins = np.unique(np.round(np.geomspace(max(sizes.min(), 1), sizes.max() + 1, 30)))
-        ax.hist(sizes, bins=bins if bins.size > 1 else 10, color="#4c72b0")
-        ax.set_xscale("log")
-    ax.set_xlabel("equivalence class size (records)")
-    ax.set_ylabel("classes")
-    fig.tight_layout()
-    figures.append(("Class-size histogram", fig))
-    transformation = release.info.get("transformation")
-    if transformation:
-        fig, ax = plt.subplots(figsize=(6, 3.2))
-        ax.bar(list(transformation), list(transformation.values()), color="#55a868")
-        ax.set_ylabel("generalization level")
-        ax.tick_params(axis="x", rotation=30)
-        fig.tight_layout()
-        figures.append(("Chosen transformation (level per quasi-identifier)", fig))
-    ncp = release.utility.get("ncp") if release.utility else None
-    if ncp:
-        fig, ax = plt.subplots(figsize=(6, 3.2))
-        ax.bar(list(ncp), list(ncp.values()), color="#c44e52")
-        ax.set_ylabel("NCP (0 = exact, 1 = fully generalized)")
-        ax.set_ylim(0, 1)
-        ax.tick_params(axis="x", rotation=30)
-        fig.tight_layout()
-        figures.append(("Information loss per quasi-identifier", fig))
-    if release.risk.get("before") and release.risk.get("after"):
-        keys = ["prosecutor_max", "prosecutor_avg", "marketer", "share_above_threshold",
-                "record_linkage"]
-        before = [release.risk["before"].get(k, 0) for k in keys]
-        after = [release.risk["after"].get(k, 0) for k in keys]
-        fig, ax = plt.subplots(figsize=(6, 3.2))
-        x = np.arange(len(keys))
-        ax.bar(x - 0.2, before, 0.4, label="before", color="#8172b2")
-        ax.bar(x + 0.2, after, 0.4, label="after", color="#ccb974")
-        ax.set_xticks(x, keys, rotation=20)
-        ax.set_ylim(0, 1)
-        ax.legend()
-        fig.tight_layout()
-        figures.append(("Re-identification risk before and after", fig))
-    return figures
 
 
 @click.group(name="tabular", context_settings={"help_option_names": ["-h", "--help"]})
@@ -125,13 +87,23 @@ def cli() -> None:
     """k-anonymity, l-diversity and t-closeness for microdata tables."""
 
 
-def _common(func):
+def _table_options(func):
+    """INPUT and the options that say how to read it (shared by anonymize and assess)."""
     options = [
         click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
-        click.option("--sep", default=None, help="Field separator of the input (default ',').",
-                     show_default=False),
+        click.option("--sep", default=None, show_default=False,
+                     help="Field separator of the input (default ','; tab for .tsv)."),
         click.option("--qi", "qi", required=True,
                      help="Quasi-identifier columns, comma-separated."),
+        click.option("--sensitive", default=None, help="Sensitive column."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _hierarchy_options(func):
+    options = [
         click.option("--hierarchy", "hierarchy", multiple=True, metavar="COLUMN=FILE",
                      help="ARX hierarchy file of a QI (repeatable)."),
         click.option("--hierarchy-dir", type=click.Path(file_okay=False), default=None,
@@ -145,9 +117,66 @@ def _common(func):
                      help="Categorical QIs without hierarchy (Mondrian only: cut along their "
                           "sorted values, published as value sets 'a,b'; values must not "
                           "contain ','), comma-separated."),
-        click.option("--sensitive", default=None, help="Sensitive column."),
-        click.option("--report", type=click.Path(dir_okay=False), default=None,
-                     help="Write a report: x.json or x.html."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _model_options(func):
+    options = [
+        click.option("-k", "k", type=int, default=None, help="k of k-anonymity."),
+        click.option("--l-diversity", "l_div", type=float, default=None,
+                     help="l of l-diversity (of the --sensitive column)."),
+        click.option("--l-variant", type=click.Choice(["distinct", "entropy", "recursive"]),
+                     default="distinct", show_default=True,
+                     help="Which l-diversity: distinct values, entropy, or recursive (c,l)."),
+        click.option("--c", "c", type=float, default=None,
+                     help="c of recursive (c,l)-diversity."),
+        click.option("--t-closeness", "t", type=float, default=None, help="t of t-closeness."),
+        click.option("--t-distance", type=click.Choice(["equal", "ordered", "hierarchical"]),
+                     default="equal", show_default=True,
+                     help="Ground distance of t-closeness between sensitive values."),
+        click.option("--sensitive-hierarchy", type=click.Path(dir_okay=False), default=None,
+                     help="Hierarchy of the sensitive column (hierarchical t-closeness)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _algorithm_options(func):
+    options = [
+        click.option("--suppression-limit", type=float, default=0.0, show_default=True,
+                     help="Largest share of records that may be suppressed."),
+        click.option("--algorithm", type=click.Choice(list(ALGORITHMS)), default="optimal",
+                     show_default=True,
+                     help="optimal: best full-domain generalization (lattice search); "
+                          "mondrian: multidimensional partitioning; datafly: greedy baseline."),
+        click.option("--metric", type=click.Choice(list(QUALITY_MODELS)),
+                     default="discernibility", show_default=True,
+                     help="Quality model the optimal search minimizes."),
+        click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default=None,
+                     help="Mondrian: cut where the certainty penalty drops most (gain, the "
+                          "default) or along the widest normalized range (width, LeFevre)."),
+        click.option("--relaxed/--strict", "relaxed", default=None,
+                     help="Mondrian: let a pool of rare values borrow records from a sibling "
+                          "(relaxed, the default; regions may overlap) or keep regions "
+                          "disjoint (strict)."),
+        click.option("--identifier", "identifiers", multiple=True,
+                     help="Direct identifier column, pseudonymized with a keyed HMAC "
+                          "(repeatable)."),
+        click.option("--drop-identifiers", is_flag=True,
+                     help="Drop identifier columns instead."),
+        click.option("--local-suppression", is_flag=True,
+                     help="Blank QI cells of the last violating records instead of removing "
+                          "them (k-anonymity, optimal / datafly)."),
+        click.option("--linkage", is_flag=True,
+                     help="Also run the record-linkage attack before/after (quadratic in "
+                          "records)."),
+        click.option("--classifier", is_flag=True,
+                     help="Also measure a classifier's accuracy on the sensitive column, "
+                          "release vs original."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -155,153 +184,206 @@ def _common(func):
 
 
 @cli.command("anonymize")
-@_common
-@click.option("-k", "k", type=int, default=None, help="k of k-anonymity.")
-@click.option("--l-diversity", "l_div", type=float, default=None, help="l of l-diversity.")
-@click.option("--l-variant", type=click.Choice(["distinct", "entropy", "recursive"]),
-              default="distinct", show_default=True)
-@click.option("--c", "c", type=float, default=None, help="c of recursive (c,l)-diversity.")
-@click.option("--t-closeness", "t", type=float, default=None, help="t of t-closeness.")
-@click.option("--t-distance", type=click.Choice(["equal", "ordered", "hierarchical"]),
-              default="equal", show_default=True)
-@click.option("--sensitive-hierarchy", type=click.Path(dir_okay=False), default=None,
-              help="Hierarchy of the sensitive column (hierarchical t-closeness).")
-@click.option("--suppression-limit", type=float, default=0.0, show_default=True,
-              help="Largest share of records that may be suppressed.")
-@click.option("--algorithm", type=click.Choice(list(ALGORITHMS)), default="optimal",
-              show_default=True)
-@click.option("--metric", type=click.Choice(list(QUALITY_MODELS)), default="discernibility",
-              show_default=True, help="Quality model of the optimal search.")
-@click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default=None,
-              help="Mondrian: cut where the certainty penalty drops most (gain, the default) "
-                   "or along the widest normalized range (width, LeFevre).")
-@click.option("--relaxed/--strict", "relaxed", default=None,
-              help="Mondrian: let a pool of rare values borrow records from a sibling "
-                   "(relaxed, the default; regions may overlap) or keep regions disjoint "
-                   "(strict).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--identifier", "identifiers", multiple=True,
-              help="Direct identifier column, pseudonymized with a keyed HMAC (repeatable).")
-@click.option("--drop-identifiers", is_flag=True, help="Drop identifier columns instead.")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help="Pseudonym key file (default: $STRUCTANON_PSEUDONYM_KEY, else a random key).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="Anonymized table to write (.csv, .tsv, .parquet).")
-@click.option("--local-suppression", is_flag=True,
-              help="Blank QI cells of the last violating records instead of removing them "
-                   "(k-anonymity, optimal / datafly).")
-@click.option("--linkage", is_flag=True,
-              help="Also run the record-linkage attack before/after (quadratic in records).")
-@click.option("--classifier", is_flag=True,
-              help="Also measure a classifier's accuracy on the sensitive column, release vs "
-                   "original.")
-@click.option("--quiet", is_flag=True, help="Print nothing but errors.")
+@_table_options
+@_hierarchy_options
+@_model_options
+@_algorithm_options
+@release_options
 @handle_errors
-def anonymize_command(input_path, sep, qi, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
-                      set_qi, sensitive, report, k, l_div, l_variant, c, t, t_distance,
+def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep,
+                      numeric, set_qi, k, l_div, l_variant, c, t, t_distance,
                       sensitive_hierarchy, suppression_limit, algorithm, metric,
-                      mondrian_criterion, relaxed, seed, identifiers, drop_identifiers,
-                      key_file, output, local_suppression, linkage, classifier,
-                      quiet) -> None:
-    """Anonymize INPUT and write the verified release to --output."""
+                      mondrian_criterion, relaxed, identifiers, drop_identifiers,
+                      local_suppression, linkage, classifier, output, report, seed, key_file,
+                      no_measures, quiet) -> None:
+    """Anonymize INPUT and write the verified release to --output.
+
+    Every option and path is checked before INPUT is read; the table and the report are
+    written all-or-nothing.  Rows are published in an order drawn from the secret key.
+    """
+    show_progress(quiet)
     columns = _split(qi)
     if not columns:
         raise InputError("--qi names no column")
-    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
-    needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
-    df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
-    specs = tab_io.load_hierarchies(columns, tab_io.parse_assignments(hierarchy, "--hierarchy"),
-                                    hierarchy_dir, hierarchy_sep, _split(numeric),
-                                    _split(set_qi))
-    pseudonymizer = Pseudonymizer.from_config(key_file) if identifiers and not drop_identifiers \
-        else None
+    check_float(suppression_limit, "--suppression-limit", min_value=0, max_value=1)
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
     options = {name: value for name, value in (("criterion", mondrian_criterion),
                                                ("relaxed", relaxed)) if value is not None}
     if options and algorithm != "mondrian":
         raise InputError("--mondrian-criterion and --relaxed/--strict apply to "
                          f"--algorithm mondrian, not {algorithm}")
-    release = anonymize(df, specs, sensitive, models, algorithm=algorithm,
-                        suppression_limit=suppression_limit, metric=metric, seed=seed,
-                        identifiers=list(identifiers), drop_identifiers=drop_identifiers,
-                        pseudonymizer=pseudonymizer, local_suppression=local_suppression,
-                        linkage=linkage, utility="full" if classifier else True,
-                        mondrian_options=options)
-    tab_io.write_microdata(release.data, output,
-                           sep=sep if Path(output).suffix.lower() not in (".tsv",) else None)
-    emit_release(release, report, lambda: release_figures(release), quiet=quiet)
+    files = tab_io.parse_assignments(hierarchy, "--hierarchy")
+    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy,
+                           key_file)
+    check_output_paths({"--output": output, "--report": report}, inputs=inputs,
+                       extensions={"--output": tab_io.TABLE_EXTENSIONS,
+                                   "--report": REPORT_EXTENSIONS})
+    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
+    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep,
+                                    _split(numeric), _split(set_qi))
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
+    steps = Timings()
+    with steps("read"):
+        df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+    release = _run_anonymize(
+        input_path, df, specs, sensitive, models, algorithm=algorithm,
+        suppression_limit=suppression_limit, metric=metric, seed=seed, key=secret,
+        identifiers=list(identifiers), drop_identifiers=drop_identifiers,
+        local_suppression=local_suppression, linkage=linkage, classifier=classifier,
+        measures=not no_measures, mondrian_options=options)
+    for warning in () if quiet else release.info.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    # the key file is secret: its name or hash in a report would link releases made with it
+    release.provenance = provenance([p for p in inputs if key_file is None
+                                     or Path(p).resolve() != Path(key_file).resolve()])
+    with steps("write"), staged_outputs() as stage:
+        if report is not None:
+            html = Path(report).suffix.lower() in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        tab_io.write_microdata(release.data, stage(output),
+                               sep=_output_separator(sep, output))
+    emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
+        if report is not None:
+            click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
+    """:func:`tabular.anonymize`, with a data row in an error turned into its file line."""
+    try:
+        with warnings.catch_warnings():  # the release's warnings are printed once, by the CLI
+            warnings.simplefilter("ignore", UserWarning)
+            return anonymize(df, *args, **kwargs)
+    except InputError as exc:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
+            raise
+        raise InputError(exc.message, column=exc.column, line=line, value=exc.value,
+                         path=str(input_path)) from None
+
+
+def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
+    """A field separator as typed (``\\t`` is a tab); empty, or longer than one character
+    where only one is allowed, is an :class:`InputError`."""
+    if sep is None:
+        return None
+    sep = "\t" if sep == "\\t" else sep
+    if not sep or (single and len(sep) != 1):
+        raise InputError(f"{option} must be {'one character' if single else 'non-empty'} "
+                         f"(e.g. ',', ';' or \\t for a tab), got {sep!r}")
+    return sep
+
+
+def _output_separator(sep: str | None, output: str) -> str | None:
+    """The input's separator for a text output (one character only), else the default."""
+    if sep is None or len(sep) != 1 or file_suffix(output) in (".tsv", ".tab"):
+        return None
+    return sep
+
+
+def _check_inputs(input_path: str, files: dict[str, str], hierarchy_dir: str | None,
+                  columns: list[str], sensitive_hierarchy: str | None,
+                  key_file: str | None) -> list[Path]:
+    """Check that every file the command reads exists; return them all."""
+    inputs = [check_input_path(input_path, "INPUT")]
+    for column, path in files.items():
+        inputs.append(check_input_path(path, f"--hierarchy {column}"))
+    if hierarchy_dir is not None:
+        if not Path(hierarchy_dir).is_dir():
+            raise InputError("--hierarchy-dir: folder does not exist", path=str(hierarchy_dir))
+        inputs += [p for c in columns if (p := tab_io.find_hierarchy(hierarchy_dir, c))]
+    if sensitive_hierarchy is not None:
+        inputs.append(check_input_path(sensitive_hierarchy, "--sensitive-hierarchy"))
+    if key_file is not None:
+        inputs.append(check_input_path(key_file, "--key-file"))
+    return inputs
 
 
 def assess_table(df: pd.DataFrame, quasi_identifiers: list[str], sensitive: str | None = None,
                  threshold: float = 0.2) -> dict[str, Any]:
-    """Re-identification risk and privacy-model values of a raw table."""
-    partition = Partition.from_keys(df[quasi_identifiers])
-    out: dict[str, Any] = {
-        "records": len(df),
-        "classes": partition.n_groups,
-        "k": int(partition.sizes.min()) if partition.n_groups else 0,
-        "risk": core_risk.reidentification_risk(partition, threshold),
-    }
-    if sensitive is not None:
-        values = df[sensitive].to_numpy()
-        out["distinct_l"] = DistinctLDiversity(1).check(partition, values).worst
-        out["entropy_l"] = EntropyLDiversity(1).check(partition, values).worst
-        out["t_equal"] = TCloseness(1.0).check(partition, values).worst
-    try:
-        from . import risk as tab_risk
+    """Re-identification risk and privacy-model values of a raw table, each measure once.
 
-        out["attacks"] = tab_risk.assess(df, quasi_identifiers, sensitive)
-    except (ImportError, AttributeError):
-        pass
+    :func:`tabular.risk.assess` (records, classes, smallest class ``k``, prosecutor and
+    marketer risk, sample uniques, share above ``threshold``; with ``sensitive``: the
+    table's distinct and entropy l) plus, with ``sensitive``, the largest t of t-closeness
+    (equal ground distance).
+    """
+    out = tab_risk.assess(df, quasi_identifiers, sensitive, threshold=threshold)
+    if sensitive is not None:
+        partition = Partition.from_keys(df[quasi_identifiers])
+        out["t_equal"] = TCloseness(1.0).check(partition, df[sensitive].to_numpy()).worst
     return out
 
 
+def _assessment_warnings(risk: dict[str, Any]) -> list[str]:
+    found = []
+    if risk.get("sample_uniques"):
+        found.append(f"{risk['sample_uniques']} records are unique on the quasi-identifiers "
+                     "(k = 1): each can be re-identified by anyone who knows their values")
+    return found
+
+
 @cli.command("assess")
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
-@click.option("--sep", default=None, help="Field separator of the input (default ',').")
-@click.option("--qi", "qi", required=True, help="Quasi-identifier columns, comma-separated.")
-@click.option("--sensitive", default=None, help="Sensitive column.")
+@_table_options
 @click.option("--threshold", type=float, default=0.2, show_default=True,
               help="Risk threshold for the share of records above it.")
-@click.option("--report", type=click.Path(dir_okay=False), default=None,
-              help="Write the assessment as JSON.")
+@assess_options
 @handle_errors
-def assess_command(input_path, sep, qi, sensitive, threshold, report) -> None:
-    """Assess the re-identification risk of the raw table INPUT."""
+def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, seed,
+                   quiet) -> None:
+    """Assess the re-identification risk of the raw table INPUT (before anonymization).
+
+    Prints a table (with --json: the JSON document shared by every data type) and writes
+    it as JSON to --report.
+    """
+    show_progress(quiet)
     columns = _split(qi)
     if not columns:
         raise InputError("--qi names no column")
-    df = tab_io.read_microdata(input_path, sep=sep,
-                               columns=columns + ([sensitive] if sensitive else []))
-    result = assess_table(df, columns, sensitive, threshold)
-    from structanon.release import to_jsonable
-
-    text = json.dumps(to_jsonable(result), indent=2)
-    click.echo(text)
-    if report is not None:
-        if Path(report).suffix.lower() != ".json":
-            raise InputError("assess writes JSON reports only", path=str(report))
-        with atomic_write(report) as fh:
-            fh.write(text)
+    check_float(threshold, "--threshold", min_value=0, max_value=1)
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    check_output_paths({"--report": report}, inputs=[check_input_path(input_path, "INPUT")],
+                       extensions={"--report": (".json",)})
+    steps = Timings()
+    with steps("read"):
+        df = tab_io.read_microdata(input_path, sep=sep,
+                                   columns=columns + ([sensitive] if sensitive else []))
+    with steps("assess"):
+        risk = assess_table(df, columns, sensitive, threshold)
+    doc = assessment("tabular", input_path, risk, _assessment_warnings(risk))
+    emit_assessment(doc, report, as_json=as_json, quiet=quiet)
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:
     """Anonymize the bundled Adult sample (k=5, distinct 2-diversity, optimal, loss).
 
-    Writes ``adult_anonymized.csv``, ``report.json`` and ``report.html`` into
-    ``output_dir`` and returns the verified release.
+    Writes ``adult_anonymized.csv``, ``report.json`` and ``report.html`` (with the figures
+    of :func:`tabular._figures.release_figures`) into ``output_dir`` and returns the
+    verified release.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    df = tab_io.read_microdata(DATA / "adult_sample.csv", sep=";")
+    source = DATA / "adult_sample.csv"
+    df = tab_io.read_microdata(source, sep=";")
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
     release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
                         algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
-                        linkage=True, utility="full")
-    tab_io.write_microdata(release.data, output_dir / "adult_anonymized.csv", sep=";")
-    from structanon.report import write_report
-
-    write_report(release, output_dir / "report.json")
-    write_report(release, output_dir / "report.html", release_figures(release))
+                        linkage=True, classifier=True)
+    inputs = [source] + [p for c in DEMO_QIS if (p := tab_io.find_hierarchy(DATA, c))]
+    # the key file is secret: its name or hash in a report would link releases made with it
+    release.provenance = provenance([p for p in inputs if key_file is None
+                                     or Path(p).resolve() != Path(key_file).resolve()])
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"),
+                               sep=";")
+        write_report(release, stage(output_dir / "report.json"))
+        write_report(release, stage(output_dir / "report.html"), release_figures(release))
     return release

@@ -8,10 +8,14 @@ from pathlib import Path
 import pandas as pd
 
 from structanon import Hierarchy, InputError
-from structanon.io import read_table, write_table
+from structanon._validation import file_suffix
+from structanon.io import read_table, text_lines, write_table
 
 __all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
-           "parse_assignments"]
+           "parse_assignments", "file_line", "read_hierarchy", "TABLE_EXTENSIONS"]
+
+TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
+_SEPARATORS = (",", ";", "\t", "|")
 
 
 def read_microdata(path: str | Path, sep: str | None = None,
@@ -25,13 +29,72 @@ def read_microdata(path: str | Path, sep: str | None = None,
         Field separator of text files (default ``","``, tab for ``.tsv``).
     columns : list of str, optional
         Columns that must be present; an :class:`InputError` names the first one missing.
+
+    Raises
+    ------
+    InputError
+        Naming the file: unreadable or not UTF-8 text, empty or header-only (with a hint
+        on ``--sep``), a missing column, or duplicate column names.
     """
-    df = read_table(path, sep=sep)
+    try:
+        df = read_table(path, sep=sep)
+    except InputError as exc:
+        if "No columns to parse" not in exc.message:
+            raise
+        raise InputError("the file is empty (no header, no rows); wrong file or wrong --sep?",
+                         path=str(path)) from None
+    hint = _separator_hint(df, sep)
     for column in columns or ():
         if column not in df.columns:
-            raise InputError(f"column not in the file (columns: {list(df.columns)})",
-                             column=column, path=str(path))
+            raise InputError(f"column not in the file (columns: {list(map(str, df.columns))})"
+                             f"{hint}", column=column, path=str(path))
+    if len(df) == 0:
+        raise InputError(f"the file has a header but no data rows{hint or '; wrong --sep?'}",
+                         path=str(path))
     return df
+
+
+def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
+    """A hint when the whole header landed in one column: the separator is likely wrong."""
+    if df.shape[1] == 1:
+        header = str(df.columns[0])
+        found = [s for s in _SEPARATORS if s in header and s != sep]
+        if found:
+            return f"; the header is one column: wrong --sep? (try --sep {found[0]!r})"
+    return ""
+
+
+def file_line(path: str | Path, row: int) -> int | None:
+    """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
+
+    The header is line 1; blank lines, which the reader skips, are counted; gzip text is
+    read through (:func:`structanon.io.text_lines`).  Parquet files have no lines
+    (``None``).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    >>> _ = f.write("a,b\\n1,2\\n\\n3,4\\n"); f.close()
+    >>> file_line(f.name, 0), file_line(f.name, 1)
+    (2, 4)
+    >>> os.unlink(f.name)
+    """
+    path = Path(path)
+    if file_suffix(path) in (".parquet", ".pq"):
+        return None
+    if file_suffix(path) not in (".csv", ".tsv", ".tab", ".txt"):
+        return row + 2
+    seen = -1  # the header is the first non-blank line
+    try:
+        for number, text in text_lines(path):
+            if text.strip("\r\n"):
+                seen += 1
+                if seen == row + 1:
+                    return number
+    except (OSError, InputError):
+        pass
+    return row + 2
 
 
 def write_microdata(df: pd.DataFrame, path: str | Path, sep: str | None = None) -> None:
@@ -86,6 +149,11 @@ def load_hierarchies(
     columns = list(columns)
     files = dict(files or {})
     numeric, sets = set(numeric), set(sets)
+    if not isinstance(sep, str) or len(sep) != 1:
+        raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
+    if directory is not None and not Path(directory).is_dir():
+        raise InputError("hierarchy folder does not exist" if not Path(directory).exists()
+                         else "hierarchy folder is not a folder", path=str(directory))
     for column in list(files) + list(numeric) + list(sets):
         if column not in columns:
             raise InputError("hierarchy, numeric or set marking for a column that is not a "
@@ -108,8 +176,22 @@ def load_hierarchies(
         if path is None:
             raise InputError("quasi-identifier has no hierarchy (give --hierarchy COLUMN=FILE, "
                              "--hierarchy-dir, or --numeric / --set-qi for Mondrian)", column=column)
-        out[column] = Hierarchy.from_csv(path, sep=sep, name=column)
+        out[column] = read_hierarchy(path, sep, column)
     return out
+
+
+def read_hierarchy(path: str | Path, sep: str, column: str | None) -> Hierarchy:
+    """An ARX hierarchy file, with unreadable or non-UTF-8 files as :class:`InputError`."""
+    if Path(path).is_dir():
+        raise InputError("hierarchy file is a folder", path=str(path), column=column)
+    try:
+        return Hierarchy.from_csv(path, sep=sep, name=column)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"hierarchy file is not UTF-8 text (byte {exc.start}); convert it "
+                         "to UTF-8", path=str(path), column=column) from None
+    except OSError as exc:
+        raise InputError(f"cannot read hierarchy file: {exc.strerror or exc}",
+                         path=str(path), column=column) from None
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:

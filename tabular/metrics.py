@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InputError, Partition
+from structanon._validation import check_float, check_int
 from structanon.hierarchy import value_labels
 
 from ._sets import SetDomain, is_set_spec
@@ -413,11 +414,9 @@ def count_query_error(
     ----------
     K. LeFevre, D. DeWitt, R. Ramakrishnan. Mondrian multidimensional k-anonymity. ICDE 2006.
     """
-    if not 0 < selectivity <= 1:
-        raise InputError(f"selectivity must be in (0, 1], got {selectivity!r}")
+    check_float(selectivity, "selectivity", min_value=0, max_value=1, include_min=False)
     columns = list(quasi_identifiers)
-    if not 1 <= dimension <= len(columns):
-        raise InputError(f"dimension must be in 1..{len(columns)}, got {dimension!r}")
+    dimension = check_int(dimension, "dimension", min_value=1, max_value=len(columns))
     rng = np.random.default_rng(seed)
     share = selectivity ** (1.0 / dimension)
     coverage = {c: _coverage(released[c], quasi_identifiers[c], original[c]) for c in columns}

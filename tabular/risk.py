@@ -15,9 +15,9 @@ from structanon.hierarchy import Hierarchy
 from structanon.models import DistinctLDiversity, EntropyLDiversity
 from structanon.partition import Partition
 
+from ._input import require_columns
 from ._mondrian import encode_column
 from ._sets import SetDomain, is_set_spec
-from ._validate import require_columns
 
 __all__ = ["assess", "record_linkage"]
 

@@ -2,10 +2,13 @@
 
 The transactions x quasi-identifier items matrix is made banded by reverse Cuthill-McKee
 on the item co-occurrence graph (columns) and by sorting transactions on the new positions
-of their items (rows).  Walking the band, each transaction holding sensitive items is
-grouped with ``p - 1`` nearby transactions that share no sensitive item with it or with one
-another and share the most quasi-identifier items with it; everything left over forms a
-final group, from which sensitive transactions are suppressed (and counted) only if that
+of their items (rows).  Each transaction holding sensitive items (in a secret random
+order) is grouped with ``p - 1`` transactions drawn at random, with secret randomness, from
+a window of the band around it, sharing no sensitive item with it or with one another;
+neighbours in the band share quasi-identifier items, and a random draw (rather than the
+most similar ones) keeps the group's seed indistinguishable from its members for anyone
+who replays the grouping from the published data.  Everything left over forms a final
+group, from which sensitive transactions are suppressed (and counted) only if that
 group would otherwise break the 1/p bound.
 """
 
@@ -60,12 +63,21 @@ def band_order(b: Baskets, qi_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return row_order, col_order, stats
 
 
-def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3
-                ) -> tuple[np.ndarray, dict]:
-    """Group transactions (-1 = suppressed); returns labels and statistics."""
+def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3,
+                rng: np.random.Generator | None = None) -> tuple[np.ndarray, dict]:
+    """Group transactions (-1 = suppressed); returns labels and statistics.
+
+    ``rng`` is the release's secret randomness (``release_key(key).rng("band-members",
+    ...)``): it orders the sensitive transactions that seed groups, places each seed at a
+    uniformly random offset inside its window of ``2 * alpha * p + 1`` band positions and
+    draws the ``p - 1`` members uniformly among the window's free transactions (those
+    without sensitive items first).  So inside a group the seed is exchangeable with its
+    members: replaying the grouping from the published QI sets does not single it out.
+    """
+    if rng is None:
+        rng = np.random.default_rng()
     qi_mask = ~sensitive_mask
     row_order, _col_order, stats = band_order(b, qi_mask)
-    a = _qi_matrix(b, qi_mask)
     sens = sp.csr_matrix(
         (np.ones(int(sensitive_mask[b.codes].sum()), dtype=np.int8),
          (b.rows[sensitive_mask[b.codes]], b.codes[sensitive_mask[b.codes]])),
@@ -78,33 +90,36 @@ def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3
     group = np.full(n, -1, dtype=np.int64)
     position = np.empty(n, dtype=np.int64)
     position[row_order] = np.arange(n)
-    window = alpha * p
+    base_width = 2 * alpha * p + 1
     n_groups = 0
     unplaced = 0
-    for t in row_order[is_sens[row_order]].tolist():
+    for t in rng.permutation(is_sens_rows).tolist():
         if group[t] >= 0:
             continue
         at = int(position[t])
-        lo, hi = max(0, at - window), min(n, at + window + 1)
-        cand = row_order[lo:hi]
-        cand = cand[(group[cand] < 0) & (cand != t)]
-        if cand.size < p - 1:
-            unplaced += 1
-            continue
-        overlap = np.asarray((a[cand] @ a[t].T).todense()).reshape(-1)
-        dist = np.abs(position[cand] - at)
-        pref = np.lexsort((dist, -overlap, is_sens[cand]))
-        used = set(sens_sets[t])
-        chosen = []
-        for j in pref.tolist():
-            c = int(cand[j])
-            s = sens_sets.get(c, frozenset())
-            if s and not used.isdisjoint(s):
-                continue
-            used |= s
-            chosen.append(c)
-            if len(chosen) == p - 1:
+        width = base_width
+        chosen: list[int] = []
+        while True:
+            lo = at - int(rng.integers(0, width))
+            lo_c, hi_c = max(0, lo), min(n, lo + width)
+            cand = row_order[lo_c:hi_c]
+            cand = cand[(group[cand] < 0) & (cand != t)]
+            cand = rng.permutation(cand)
+            cand = cand[np.argsort(is_sens[cand], kind="stable")]  # non-sensitive first
+            used = set(sens_sets[t])
+            chosen = []
+            for c in cand.tolist():
+                s = sens_sets.get(c)
+                if s:
+                    if not used.isdisjoint(s):
+                        continue
+                    used |= s
+                chosen.append(c)
+                if len(chosen) == p - 1:
+                    break
+            if len(chosen) == p - 1 or width >= 2 * n + 1:
                 break
+            width = 2 * width + 1
         if len(chosen) < p - 1:
             unplaced += 1
             continue

@@ -75,7 +75,12 @@ def _item_domain(flat: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=object)
     kind = pd.api.types.infer_dtype(flat, skipna=False)
     if kind == "integer":
-        arr = np.asarray(flat, dtype=np.int64)
+        try:
+            arr = np.asarray(flat, dtype=np.int64)
+        except OverflowError:
+            big = next(x for x in flat if not -2**63 <= x < 2**63)
+            raise InputError("integer item does not fit 64 bits; read items as text",
+                             value=str(big)[:40]) from None
     elif kind == "string":
         arr = np.asarray(flat, dtype=object)
     else:
@@ -138,10 +143,13 @@ _TEMPLATES: dict[tuple[int, int], np.ndarray] = {}
 
 def _template(length: int, size: int) -> np.ndarray:
     key = (length, size)
-    if key not in _TEMPLATES:
-        _TEMPLATES[key] = np.array(list(itertools.combinations(range(length), size)),
-                                   dtype=np.int64).reshape(-1, size)
-    return _TEMPLATES[key]
+    if key in _TEMPLATES:
+        return _TEMPLATES[key]
+    tmpl = np.array(list(itertools.combinations(range(length), size)),
+                    dtype=np.int64).reshape(-1, size)
+    if tmpl.shape[0] <= 100_000:  # keep small templates only: memory stays bounded
+        _TEMPLATES[key] = tmpl
+    return tmpl
 
 
 def check_key_space(base: int, size: int) -> None:

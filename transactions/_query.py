@@ -108,6 +108,10 @@ def sample_queries(b: Baskets, size: int, n_queries: int, rng: np.random.Generat
     if eligible.size == 0 or n_queries <= 0:
         return np.zeros((0, size), dtype=np.int64)
     rows = rng.choice(eligible, size=n_queries, replace=True)
+    if n_queries * int(lens.max()) > 4_000_000:  # a very wide transaction: bounded memory
+        picks = [rng.choice(int(lens[r]), size=size, replace=False) for r in rows.tolist()]
+        pick = np.asarray(picks, dtype=np.int64).reshape(n_queries, size)
+        return np.sort(b.codes[b.indptr[rows][:, None] + pick], axis=1).astype(np.int64)
     keys = rng.random((n_queries, int(lens.max())))
     keys[np.arange(lens.max())[None, :] >= lens[rows][:, None]] = 2.0
     pick = np.argsort(keys, axis=1)[:, :size]

@@ -8,6 +8,7 @@ as a balanced tree over the items, ordered by id or by frequency.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,24 @@ class Taxonomy:
                 "nodes": self.n_nodes}
 
 
+def _decoded(path: Path) -> str:
+    """The taxonomy file as UTF-8 text; an InputError naming the file and line otherwise."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the taxonomy file: {exc.strerror or exc}",
+                         path=str(path)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError("the taxonomy file is not UTF-8 text (is it binary?)", path=str(path),
+                         line=raw[:exc.start].count(b"\n") + 1) from None
+    if "\x00" in text:
+        raise InputError("the taxonomy file holds NUL bytes: it looks binary, not text",
+                         path=str(path), line=text[:text.index("\x00")].count("\n") + 1)
+    return text
+
+
 def _load_hierarchy(spec: Any) -> Hierarchy:
     if isinstance(spec, Hierarchy):
         return spec
@@ -195,12 +214,18 @@ def _load_hierarchy(spec: Any) -> Hierarchy:
         return Hierarchy.from_dict(spec, root=ROOT)
     if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes)):
         return Hierarchy.from_rows(spec)
+    if not isinstance(spec, (str, os.PathLike)):
+        raise InputError("parameter 'hierarchy' must be a Hierarchy, a nested dict, rows, or "
+                         "the path of a .json or ARX .csv taxonomy", value=repr(spec)[:60])
     path = Path(spec)
     if not path.exists():
         raise InputError("taxonomy file not found", path=str(path))
+    if path.is_dir():
+        raise InputError("taxonomy path is a directory, not a file", path=str(path))
+    text = _decoded(path)
     if path.suffix.lower() == ".json":
         try:
-            tree = json.loads(path.read_text(encoding="utf-8"))
+            tree = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"taxonomy is not valid JSON: {exc.msg}", path=str(path),
                              line=exc.lineno) from None

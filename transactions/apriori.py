@@ -9,15 +9,21 @@ import numpy as np
 
 from structanon import Release
 from structanon.errors import InputError
+from structanon.io import release_key
 
 from . import metrics, risk
 from ._apriori import apriori_cut, local_cuts
 from ._common import (
+    MAX_M,
+    check_basket_width,
     check_int,
     check_seed,
     group_partition,
+    k_one_warning,
     prepare_generalization,
+    publication_order,
     publish_sets,
+    resolve_measures,
 )
 from ._data import check_key_space
 from ._verify import KmAnonymity, check_km, make_verifier
@@ -29,20 +35,32 @@ METHODS = ("apriori", "local")
 
 def finish_generalization(release: Release, b: Any, published: list, tax: Any,
                           occ_nodes: np.ndarray, k: int, m: int, seed: int | None,
-                          evaluate: bool) -> Release:
-    """Verify a generalized release from its output alone, then measure it.
+                          evaluate: bool, key: Any = None) -> Release:
+    """Verify a generalized release from its output alone, measure it, publish it shuffled.
 
     ``occ_nodes`` is the published taxonomy node of every item occurrence (for NCP); with
-    ``evaluate`` the full utility and risk replace the NCP-only utility.
+    ``evaluate`` the full utility and risk replace the NCP-only utility.  The published
+    transactions come out in a secret order drawn from the release ``key``
+    (:func:`structanon.io.release_key`); ``release.source_index`` keeps, for the publisher
+    only, the input position of every published transaction.
     """
-    t0 = time.perf_counter()
-    release.verify(strict=True)
-    release.timings["verify"] = time.perf_counter() - t0
+    key = release_key(key)
     release.utility = {"ncp": float(tax.ncp[occ_nodes].sum() / b.nnz) if b.nnz else 0.0}
     if evaluate:
         t0 = time.perf_counter()
         release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
         release.timings["evaluate"] = time.perf_counter() - t0
+    else:
+        release.info.setdefault("notes", []).append(
+            "measures skipped (measures=False / --no-measures): utility is NCP only, no risk")
+    perm = publication_order(key, len(published), seed, k, m,
+                             repr(sorted(release.parameters.items(), key=str)))
+    release.data = [published[i] for i in perm.tolist()]
+    release.partition = group_partition(release.data)
+    release.source_index = perm
+    t0 = time.perf_counter()
+    release.verify(strict=True)
+    release.timings["verify"] = time.perf_counter() - t0
     release.taxonomy = tax
     return release
 
@@ -68,7 +86,8 @@ def evaluate_generalization(b: Any, published: list, tax: Any, k: int, m: int,
 
 def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
                  method: str = "apriori", fanout: int | None = None, seed: int | None = None,
-                 order: str = "id", evaluate: bool = True) -> Release:
+                 order: str = "id", evaluate: bool | None = None, *, key: Any = None,
+                 measures: bool = True, max_basket_size: int | None = None) -> Release:
     """Make set-valued data k^m-anonymous by generalizing items over a taxonomy.
 
     Any attacker who knows up to ``m`` items of a person finds at least ``k`` published
@@ -97,18 +116,33 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     fanout : int, optional
         Fan-out of the automatic taxonomy (default 5); only without ``hierarchy``.
     seed : int, optional
-        Seed of the evaluation's random queries; the anonymization is deterministic.
+        Public seed of the measures' random queries; the anonymization is deterministic.
+        It never decides the published order.
     order : {"id", "frequency"}
         Item order of the automatic taxonomy.
-    evaluate : bool
-        Compute utility and risk (default True).
+    evaluate : bool, optional
+        Older name of ``measures`` (wins when given).
+    key : Pseudonymizer, bytes, key-file path or None
+        Secret release key (:func:`structanon.io.release_key`): the published order is
+        drawn from it.  ``None``: ``$STRUCTANON_PSEUDONYM_KEY`` if set, else a fresh random
+        key, so two runs publish different orders.
+    measures : bool
+        Compute utility and risk (default True); ``False`` keeps the NCP only.
+    max_basket_size : int, optional
+        Widest transaction accepted.  Apriori Anonymization and its verifier enumerate
+        every ``m``-item subset of every transaction, so by default a transaction with
+        more than 10 million ``m``-subsets (4,472 items for ``m=2``, 392 for ``m=3``) is
+        refused with an :class:`InputError` naming it.
 
     Returns
     -------
     Release
         ``data``: a list with one frozenset of published labels per input transaction,
-        in input order (original items or taxonomy node labels).  ``release.taxonomy``
-        is the item taxonomy used (for :mod:`transactions.metrics`).
+        in a secret shuffled order (original items or taxonomy node labels).
+        ``release.source_index[j]`` is the input position of published transaction ``j``
+        (kept in Python only, never written).  ``release.taxonomy`` is the item taxonomy
+        used (for :mod:`transactions.metrics`; compare with the input reordered by
+        ``source_index``).
 
     Raises
     ------
@@ -145,18 +179,30 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     anonymizing set-valued data. VLDB Journal 20(1), 2011.
     """
     k = check_int(k, "k", 1)
-    m = check_int(m, "m", 1)
+    m = check_int(m, "m", 1, MAX_M)
     seed = check_seed(seed)
+    evaluate = resolve_measures(measures, evaluate)
+    key = release_key(key)
     if method not in METHODS:
         raise InputError(f"parameter 'method' must be one of {METHODS}", value=method)
     if fanout is not None:
         check_int(fanout, "fanout", 2)
     timings: dict[str, float] = {}
-    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order)
+    if max_basket_size is not None:
+        check_int(max_basket_size, "max_basket_size", 1)
+
+    def wide(baskets: Any) -> None:
+        if m >= 2:
+            check_basket_width(baskets, m, max_basket_size, f"k^m-anonymity with m={m}")
+
+    b, tax, timings["encode"] = prepare_generalization(transactions, k, hierarchy, fanout, order,
+                                                       check=wide)
     check_key_space(tax.n_nodes, m)
     t0 = time.perf_counter()
     occ_nodes = np.zeros(b.nnz, dtype=np.int64)
     info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe()}
+    if k_one_warning(k):
+        info["warnings"] = k_one_warning(k)
     if method == "apriori":
         gen, stats = apriori_cut(b, tax, k, m)
         occ_nodes = gen[b.codes]
@@ -193,4 +239,4 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
                     "k": k, "m": m, "method": method, "fanout": fanout, "order": order,
                     "seed": seed, "taxonomy": tax.source},
         timings=timings, suppressed=0, n_individuals=b.n, info=info)
-    return finish_generalization(release, b, published, tax, occ_nodes, k, m, seed, evaluate)
+    return finish_generalization(release, b, published, tax, occ_nodes, k, m, seed, evaluate, key)

@@ -29,6 +29,58 @@ __all__ = [
 ]
 
 
+#: Per measure and itemset size: the most itemsets one transaction may contribute, and the
+#: most in all.  Wider transactions (and, past the total, the widest ones) are left out of
+#: the exact itemset counts, and the result says how many were left out.
+MAX_SUBSETS_PER_TRANSACTION = 1_000_000
+MAX_SUBSETS_TOTAL = 20_000_000
+
+
+def _bounded_rows(lengths: np.ndarray, size: int) -> np.ndarray:
+    """Mask of transactions whose ``size``-subsets are counted within the budgets."""
+    n_sub = np.zeros(lengths.size)
+    if size > 1:
+        n_sub = np.ones(lengths.size)
+        for j in range(size):
+            n_sub *= np.maximum(lengths - j, 0) / (j + 1)
+    keep = n_sub <= MAX_SUBSETS_PER_TRANSACTION
+    if n_sub[keep].sum() > MAX_SUBSETS_TOTAL:
+        order = np.argsort(np.where(keep, n_sub, np.inf), kind="stable")
+        within = np.cumsum(n_sub[order]) <= MAX_SUBSETS_TOTAL
+        keep = np.zeros(lengths.size, dtype=bool)
+        keep[order[within]] = True
+    return keep
+
+
+def _rows_subset(indptr: np.ndarray, codes: np.ndarray, keep: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    lens = np.diff(indptr)
+    mask = np.repeat(keep, lens)
+    new_ptr = np.zeros(indptr.size, dtype=np.int64)
+    np.cumsum(np.where(keep, lens, 0), out=new_ptr[1:])
+    return new_ptr, codes[mask]
+
+
+def _bounded_counts(indptr: np.ndarray, codes: np.ndarray, size: int, base: int,
+                    skipped: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`count_itemsets` over the transactions within the budgets; counts the rest."""
+    if size > 1:
+        keep = _bounded_rows(np.diff(indptr), size)
+        if not keep.all():
+            skipped[str(size)] = skipped.get(str(size), 0) + int((~keep).sum())
+            indptr, codes = _rows_subset(indptr, codes, keep)
+    return count_itemsets(indptr, codes, size, base)
+
+
+def _skip_note(out: dict[str, Any], skipped: dict[str, int]) -> dict[str, Any]:
+    if skipped:
+        out["transactions_left_out"] = skipped
+        out["note"] = (f"itemset counts leave out transactions with more than "
+                       f"{MAX_SUBSETS_PER_TRANSACTION:,} itemsets of a size, and the widest "
+                       f"ones past {MAX_SUBSETS_TOTAL:,} itemsets in all (bounded memory)")
+    return out
+
+
 def _prepare(original: Any, published: Sequence[Any], taxonomy: Taxonomy
              ) -> tuple[Baskets, np.ndarray, np.ndarray, np.ndarray]:
     b = encode_baskets(original, name="original")
@@ -180,8 +232,9 @@ def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxono
     """
     b, indptr, nodes, _s = _prepare(original, published, taxonomy)
     cands = []
+    skipped: dict[str, int] = {}
     for size in range(1, max_size + 1):
-        keys, counts = count_itemsets(b.indptr, b.codes, size, taxonomy.n_nodes)
+        keys, counts = _bounded_counts(b.indptr, b.codes, size, taxonomy.n_nodes, skipped)
         if counts.size:
             best = np.lexsort((keys, -counts))[:top]
             for row, c in zip(decode_keys(keys[best], size, taxonomy.n_nodes).tolist(),
@@ -194,7 +247,7 @@ def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxono
         q = np.array([r for _c, r in cands if len(r) == size], dtype=np.int64).reshape(-1, size)
         if q.size:
             errs.append(_relative_errors(b, indptr, nodes, taxonomy, q))
-    return summarize_errors(np.concatenate(errs) if errs else np.zeros(0))
+    return _skip_note(summarize_errors(np.concatenate(errs) if errs else np.zeros(0)), skipped)
 
 
 def frequent_itemset_preservation(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
@@ -220,17 +273,19 @@ def frequent_itemset_preservation(original: Any, published: Sequence[Any], taxon
     np.cumsum(np.bincount(rows, minlength=b.n), out=pub_ptr[1:])
     pub_codes = nodes[leaf_only]
     n_true = n_pub = n_both = 0
+    skipped: dict[str, int] = {}
     for size in range(1, max_size + 1):
-        k1, c1 = count_itemsets(b.indptr, b.codes, size, taxonomy.n_nodes)
-        k2, c2 = count_itemsets(pub_ptr, pub_codes, size, taxonomy.n_nodes)
+        k1, c1 = _bounded_counts(b.indptr, b.codes, size, taxonomy.n_nodes, skipped)
+        k2, c2 = _bounded_counts(pub_ptr, pub_codes, size, taxonomy.n_nodes, skipped)
         f1, f2 = k1[c1 >= threshold], k2[c2 >= threshold]
         n_true += f1.size
         n_pub += f2.size
         n_both += np.intersect1d(f1, f2).size
     precision = n_both / n_pub if n_pub else 1.0
     recall = n_both / n_true if n_true else 1.0
-    return {"min_support": threshold, "frequent_original": n_true, "frequent_release": n_pub,
-            "precision": float(precision), "recall": float(recall)}
+    return _skip_note({"min_support": threshold, "frequent_original": n_true,
+                       "frequent_release": n_pub, "precision": float(precision),
+                       "recall": float(recall)}, skipped)
 
 
 def band_query_error(original: Any, data: dict[str, Any], n_queries: int = 300,

@@ -8,13 +8,17 @@ from typing import Any
 import numpy as np
 
 from structanon import Release
+from structanon.io import release_key
 
 from ._common import (
+    MAX_M,
     check_int,
     check_seed,
     group_partition,
+    k_one_warning,
     prepare_generalization,
     publish_sets,
+    resolve_measures,
 )
 from ._partition import partition_groups
 from ._verify import TransactionKAnonymity, check_k_transactions, make_verifier
@@ -25,7 +29,8 @@ __all__ = ["k_anonymize"]
 
 def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | None = None,
                 fanout: int | None = None, order: str = "id", m: int = 2,
-                evaluate: bool = True) -> Release:
+                evaluate: bool | None = None, *, key: Any = None,
+                measures: bool = True) -> Release:
     """Make every published transaction identical to at least ``k - 1`` others.
 
     For an attacker who may know every item of a person.  Items are generalized locally
@@ -40,19 +45,26 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
         Item taxonomy (see :func:`transactions.km_anonymize`); ``None`` builds a balanced
         tree with ``fanout`` children per node (default 5).
     seed : int, optional
-        Seed of the random signatures used to group transactions and of the evaluation.
+        Public seed of the random signatures used to group transactions and of the
+        measures.  It never decides the published order.
     fanout, order : optional
         Automatic taxonomy settings.
     m : int
         Items known by the attacker in the reported risk (the guarantee holds for any m).
-    evaluate : bool
+    evaluate : bool, optional
+        Older name of ``measures`` (wins when given).
+    key : Pseudonymizer, bytes, key-file path or None
+        Secret release key (:func:`structanon.io.release_key`) the published order is
+        drawn from; ``None``: ``$STRUCTANON_PSEUDONYM_KEY`` if set, else a fresh random key.
+    measures : bool
         Compute utility and risk (default True).
 
     Returns
     -------
     Release
-        ``data``: one frozenset of published labels per input transaction, in input order,
-        or ``None`` where suppressed.  Only empty transactions are ever suppressed (when
+        ``data``: one frozenset of published labels per input transaction, in a secret
+        shuffled order (``release.source_index[j]`` is the input position of published
+        transaction ``j``, kept in Python only), or ``None`` where suppressed.  Only empty transactions are ever suppressed (when
         fewer than ``k`` of them exist); they are counted in ``release.suppressed``.
 
     Raises
@@ -86,8 +98,10 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
     generalization. PVLDB 2(1), 2009.
     """
     k = check_int(k, "k", 1)
-    m = check_int(m, "m", 1)
+    m = check_int(m, "m", 1, MAX_M)
     seed = check_seed(seed)
+    evaluate = resolve_measures(measures, evaluate)
+    key = release_key(key)
     if fanout is not None:
         check_int(fanout, "fanout", 2)
     timings: dict[str, float] = {}
@@ -102,6 +116,8 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
     n_sup = int(suppressed.sum())
     info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe(),
                             "partition": stats, "suppressed_empty_transactions": n_sup}
+    if k_one_warning(k):
+        info["warnings"] = k_one_warning(k)
     release = Release(
         data=published, datatype="transactions",
         verifier=make_verifier(check_k_transactions, k=k), models=[TransactionKAnonymity(k)],
@@ -109,4 +125,4 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
         parameters={"algorithm": "partition", "k": k, "fanout": fanout, "order": order,
                     "seed": seed, "taxonomy": tax.source},
         timings=timings, suppressed=n_sup, n_individuals=b.n, info=info)
-    return finish_generalization(release, b, published, tax, cur, k, m, seed, evaluate)
+    return finish_generalization(release, b, published, tax, cur, k, m, seed, evaluate, key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,11 +75,16 @@ def test_grqc(grqc, construct):
     assert release.verify().passed
 
 
-def test_deterministic_and_relabelled(grqc):
-    a = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False)
-    b = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False)
-    assert sorted(a.data.edges()) == sorted(b.data.edges())
+def test_deterministic_with_a_key_and_relabelled(grqc):
+    key = b"0123456789abcdef0123"
+    a = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False, key=key)
+    b = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False, key=key)
+    assert list(a.data.edges()) == list(b.data.edges())
     assert list(a.data.nodes()) == sorted(a.data.nodes())  # node order leaks nothing
+    assert list(a.data.edges()) == sorted(tuple(sorted(e)) for e in a.data.edges())
+    fresh = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False)
+    assert sorted(fresh.data.edges()) != sorted(a.data.edges())
+    assert a.source_index is not None and len(a.source_index) == grqc.number_of_nodes()
     plain = graphs.k_degree_anonymize(grqc, 5, seed=3, relabel=False, utility=False)
     assert sorted(d for _, d in a.data.degree()) == sorted(d for _, d in plain.data.degree())
 
@@ -139,12 +145,60 @@ def test_directed_refused_unless_as_undirected():
         (nx.path_graph(3), {"k": "2"}, InputError),
         (nx.path_graph(3), {"k": 2, "method": "exact"}, InputError),
         (nx.path_graph(3), {"k": 2, "construct": "rewire"}, InputError),
+        (nx.path_graph(3), {"k": 2, "utility": "some"}, InputError),
+        (nx.path_graph(3), {"k": 2, "seed": -1}, InputError),
+        (nx.path_graph(3), {"k": 2.5}, InputError),
         ([(0, 1)], {"k": 1}, InputError),
     ],
 )
 def test_errors(graph, kwargs, error):
-    with pytest.raises(error):
+    with pytest.raises(error) as info:
         graphs.k_degree_anonymize(graph, **kwargs)
+    name = next((p for p in ("method", "construct", "utility", "seed") if p in kwargs), None)
+    if error is InputError and name is not None:
+        assert name in str(info.value)
+    elif error is InputError and kwargs["k"] != 1:
+        assert "k" in str(info.value)
+
+
+def test_utility_none_like_the_command_line():
+    release = graphs.k_degree_anonymize(nx.path_graph(6), 2, utility="none")
+    assert release.utility == {} and release.verify().passed
+
+
+def test_k1_warns():
+    release = graphs.k_degree_anonymize(nx.path_graph(5), 1, utility=False)
+    assert any("k = 1" in w for w in release.info["warnings"])
+    assert release.info["edges_added"] == 0
+
+
+@pytest.mark.parametrize("construct", ["supergraph", "swap", "probing"])
+def test_one_degree_class_reaches_the_least_common_degree(construct):
+    """k > n/2 forces one degree class.  The old construction re-anonymized round after round,
+    two degrees at a time (here 38 rounds to end at the complete graph; on ego-Facebook at
+    k=4000, 1000 rounds and a failure); the common-degree construction finds a 16-regular
+    supergraph at once."""
+    graph = nx.barabasi_albert_graph(53, 2, seed=3)
+    release = graphs.k_degree_anonymize(graph, 53, construct=construct, relabel=False, seed=0,
+                                        utility=False)
+    degrees = {d for _, d in release.data.degree()}
+    assert degrees == {16}  # max degree 15, n odd: the least even common degree
+    assert set(graph.edges()) <= set(release.data.edges())
+    assert release.info["rounds"] == 1 and release.info["fallback"] == "common degree 16"
+
+
+def test_construction_work_is_bounded():
+    """When the rounds run out, the construction falls back instead of failing."""
+    from graphs._construct import construct
+
+    graph = nx.barabasi_albert_graph(53, 2, seed=3)
+    edges = np.array(sorted(tuple(sorted(e)) for e in graph.edges()), dtype=np.int64)
+    built = construct(53, edges, 53, max_rounds=3)
+    assert set(built.target.tolist()) == {16} and not len(built.removed)
+    odd = nx.star_graph(4)  # n = 5 odd, max degree 4: K5 is the only answer for k = 5
+    edges = np.array(list(odd.edges()), dtype=np.int64)
+    built = construct(5, edges, 5, max_rounds=1)
+    assert set(built.target.tolist()) == {4} and len(built.added) == 6
 
 
 def test_release_report_fields(grqc):

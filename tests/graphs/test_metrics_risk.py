@@ -119,3 +119,19 @@ def test_triangles_match_networkx(n, p, seed):
     rows = np.random.default_rng(seed).choice(n, size=max(1, n // 3), replace=False)
     assert _triangles(adj, rows).tolist() == [ref[int(r)] for r in rows]
     assert _triangles(adj, None).tolist() == [ref[i] for i in range(n)]
+
+
+def test_clustering_work_is_bounded_on_dense_graphs(monkeypatch):
+    """A dense release (one degree class) samples nodes for triangle counting instead of
+    probing every pair of neighbours (ego-Facebook at k=4000: billions of probes)."""
+    import graphs.metrics as metrics
+
+    n = 400
+    before = np.array(list(nx.cycle_graph(n).edges()), dtype=np.int64)
+    after = np.array(list(nx.complete_graph(n).edges()), dtype=np.int64)
+    exact = metrics.utility_from_edges(n, before, after, seed=0, level="fast")
+    assert exact["clustering_nodes"] == n and exact["avg_clustering"][1] == pytest.approx(1.0)
+    monkeypatch.setattr(metrics, "TRIANGLE_WORK", 4_000_000)  # work of K_400: 63.7 million
+    sampled = metrics.utility_from_edges(n, before, after, seed=0, level="fast")
+    assert metrics.MIN_CLUSTERING_NODES <= sampled["clustering_nodes"] < n
+    assert sampled["avg_clustering"][1] == pytest.approx(1.0)

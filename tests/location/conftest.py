@@ -20,8 +20,10 @@ def _recount(data: pd.DataFrame) -> dict:
     return {key: len(v) for key, v in users.items()}
 
 
-def _assert_contains(data: pd.DataFrame, original: pd.DataFrame, lat="lat", lon="lon") -> None:
-    orig = original.loc[data.index]
+def _assert_contains(release, original: pd.DataFrame, lat="lat", lon="lon") -> None:
+    """Every published fix lies inside its region (rows linked through ``source_index``)."""
+    data = release.data
+    orig = original.loc[release.source_index]
     points = shapely.points(orig[lon].to_numpy(dtype=float), orig[lat].to_numpy(dtype=float))
     inside = shapely.contains(np.asarray(data["region"].to_numpy()), points)
     assert inside.all(), f"{(~inside).sum()} fixes outside their region"

@@ -23,18 +23,19 @@ def test_release_shape_and_independent_recount(small_log, key, recount, assert_c
         d = r.data
         assert list(d.columns) == ["user", "window", "region_id", "region"]
         assert not {"lat", "lon"} & set(d.columns)
-        assert d.index.is_unique and d.index.isin(small_log.index).all()
+        assert d.index.equals(pd.RangeIndex(len(d)))
+        assert r.source_index.is_unique and r.source_index.isin(small_log.index).all()
         assert len(d) + r.suppressed == len(small_log) == r.n_individuals
         assert min(recount(d).values()) >= 5
-        assert_contains(d, small_log)
+        assert_contains(r, small_log)
         assert str(d["window"].dt.tz) == "UTC"
         assert (d["window"].dt.minute % 15 == 0).all()
         assert r.checks.passed and r.partition.n_suppressed == r.suppressed
 
 
 def test_users_are_pseudonymized_with_the_key(small_log, key):
-    r = location.cloak(small_log, k=5, pseudonymizer=key)
-    expected = key.pseudonymize(small_log.loc[r.data.index, "user"].astype(str))
+    r = location.cloak(small_log, k=5, key=key)
+    expected = key.pseudonymize(small_log.loc[r.source_index, "user"].astype(str))
     assert (r.data["user"].to_numpy() == expected).all()
     assert not set(small_log["user"].astype(str)) & set(r.data["user"])
 
@@ -54,14 +55,14 @@ def test_outlier_is_merged_upwards_not_suppressed(recount, assert_contains):
     # the outlier's leftover (1 user) joined the group of a, b, c at the top
     assert r.data["region_id"].nunique() == 1
     assert recount(r.data) == {(int(r.data["region_id"].iloc[0]), r.data["window"].iloc[0]): 4}
-    assert_contains(r.data, _log(pts))
+    assert_contains(r, _log(pts))
 
 
 def test_window_with_too_few_users_is_suppressed_and_counted():
     pts = [("a", 40.0, 116.0), ("b", 40.0, 116.0), ("c", 40.0, 116.0), ("a", 40.0, 116.0)]
     times = [T0, T0, T0, "2024-05-01T12:00:00Z"]
     r = location.cloak(_log(pts, times), k=2)
-    assert r.suppressed == 1 and len(r.data) == 3 and 3 not in r.data.index
+    assert r.suppressed == 1 and len(r.data) == 3 and 3 not in r.source_index
     assert r.info["fixes_suppressed_by_cloaking"] == 1
 
 
@@ -82,13 +83,18 @@ def test_adaptive_uses_casper_half_cells(recount, assert_contains):
     adaptive = location.cloak(df, k=4, method="adaptive", cell_size=100.0)
     for r in (fixed, adaptive):
         assert min(recount(r.data).values()) >= 4
-        assert_contains(r.data, df)
-    lv, kind, _, _ = CloakingGrid.decode(adaptive.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+        assert_contains(r, df)
+
+    def rows_of(r, labels):
+        return np.flatnonzero(r.source_index.isin(labels))
+
+    a_rows, f_rows = rows_of(adaptive, [0, 1, 2, 3]), rows_of(fixed, [0, 1, 2, 3])
+    lv, kind, _, _ = CloakingGrid.decode(adaptive.data["region_id"].to_numpy()[a_rows])
     assert (lv == 1).all() and (kind == 1).all()  # wide half of a level-1 parent
-    flv, fkind, _, _ = CloakingGrid.decode(fixed.data.loc[[0, 1, 2, 3], "region_id"].to_numpy())
+    flv, fkind, _, _ = CloakingGrid.decode(fixed.data["region_id"].to_numpy()[f_rows])
     assert (flv == 1).all() and (fkind == 0).all()  # the whole level-1 square
-    a_area = location.metrics.region_areas(adaptive.data.loc[[0]]).iloc[0]
-    f_area = location.metrics.region_areas(fixed.data.loc[[0]]).iloc[0]
+    a_area = location.metrics.region_areas(adaptive.data.iloc[a_rows[:1]]).iloc[0]
+    f_area = location.metrics.region_areas(fixed.data.iloc[f_rows[:1]]).iloc[0]
     assert a_area == pytest.approx(f_area / 2)
 
 
@@ -136,12 +142,14 @@ def test_parameter_and_feasibility_errors():
             location.cloak(df, **bad)
 
 
-def test_deterministic_and_index_preserved(small_log, key):
+def test_release_independent_of_input_order_and_linked_through_source_index(small_log, key):
     shuffled = small_log.sample(frac=1.0, random_state=3)
-    a = location.cloak(small_log, k=4, method="adaptive", pseudonymizer=key).data
-    b = location.cloak(shuffled, k=4, method="adaptive", pseudonymizer=key).data
-    pd.testing.assert_frame_equal(a.drop(columns="region"),
-                                  b.drop(columns="region").loc[a.index])
+    a = location.cloak(small_log, k=4, method="adaptive", key=key)
+    b = location.cloak(shuffled, k=4, method="adaptive", key=key)
+    pd.testing.assert_frame_equal(a.data.drop(columns="region"), b.data.drop(columns="region"))
+    # ties are identical rows, so both links give the same published user per row
+    assert (small_log.loc[a.source_index, "user"].to_numpy()
+            == shuffled.loc[b.source_index, "user"].to_numpy()).all()
 
 
 def test_larger_k_gives_larger_regions(small_log, key):
@@ -176,3 +184,75 @@ def test_string_dtypes_and_numeric_strings(key):
                        pseudonymizer=key).data
     b = location.cloak(as_text, k=3, pseudonymizer=key).data
     pd.testing.assert_frame_equal(a.drop(columns="region"), b.drop(columns="region"))
+
+
+def test_duplicate_input_index_is_handled(small_log, key):
+    dup = small_log.set_axis(np.arange(len(small_log)) // 2)  # every label twice
+    r = location.cloak(dup, k=5, key=key)
+    s = location.cloak(small_log, k=5, key=key)
+    pd.testing.assert_frame_equal(r.data.drop(columns="region"), s.data.drop(columns="region"))
+    assert r.utility["centroid_error_m_median"] == s.utility["centroid_error_m_median"]
+    assert (r.source_index == s.source_index // 2).all()
+
+
+@pytest.mark.parametrize("bad, name", [({"k": 0}, "k"), ({"k": "3"}, "k"),
+                                       ({"k": 2, "method": "grid"}, "method"),
+                                       ({"k": 2, "window": "soon"}, "window"),
+                                       ({"k": 2, "cell_size": -1.0}, "cell_size"),
+                                       ({"k": 2, "levels": -1}, "levels")])
+def test_bad_parameters_are_named(bad, name):
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
+    with pytest.raises(InputError, match=name):
+        location.cloak(df, **bad)
+
+
+@pytest.mark.parametrize("value", [float("nan"), "north", float("inf")])
+def test_bad_latitude_names_the_latitude_column(value):
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)]).astype({"lat": object})
+    df.loc[1, "lat"] = value
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.column == "lat" and err.value.line == 3
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)]).astype({"lon": object})
+    df.loc[0, "lon"] = value
+    with pytest.raises(InputError) as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.column == "lon" and err.value.line == 2
+
+
+def test_no_valid_fix_is_bad_input_not_infeasible():
+    empty = _log([("a", 40.0, 116.0)]).iloc[:0]
+    with pytest.raises(InputError, match="no fixes"):
+        location.cloak(empty, k=2)
+    invalid = _log([("a", 95.0, 116.0), ("b", 40.0, 400.0)])
+    with pytest.raises(InputError, match="all 2 rows are invalid"):
+        location.cloak(invalid, k=2, drop_invalid=True)
+
+
+def test_k1_warns_in_info(key):
+    r = location.cloak(_log([("a", 40.0, 116.0)]), k=1, key=key)
+    assert r.info["warnings"] and "k = 1" in r.info["warnings"][0]
+    assert location.cloak(_log([(u, 40.0, 116.0) for u in "ab"]), k=2).info["warnings"] == []
+
+
+def test_aggregate_api_counts_fixes(small_log, key):
+    per_fix = location.cloak(small_log, k=5, key=key)
+    agg = location.cloak(small_log, k=5, key=key, aggregate=True)
+    assert list(agg.data.columns) == ["user", "window", "region_id", "region", "n_fixes"]
+    assert agg.data.index.equals(pd.RangeIndex(len(agg.data)))
+    expected = (per_fix.data.groupby(["window", "region_id", "user"], sort=True).size()
+                .to_numpy())
+    assert (agg.data["n_fixes"].to_numpy() == expected).all()
+    assert agg.checks.passed and agg.suppressed == per_fix.suppressed
+    # source_index: each published fix's input label -> its aggregated row
+    rows = agg.source_index
+    assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
+    users = key.pseudonymize(small_log.loc[rows.index, "user"].astype(str))
+    assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
+
+
+def test_duplicate_column_names_are_named():
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
+    df.columns = ["user", "time", "lat", "lat"]
+    with pytest.raises(InputError, match="duplicate column names: 'lat'"):
+        location.cloak(df, k=2)

@@ -29,8 +29,9 @@ def test_dask_matches_pandas(client, key, method, recount):
     got = location.cloak(dd.from_pandas(df, npartitions=5), k=5, window="30min", method=method,
                          pseudonymizer=key)
     assert hasattr(got.data, "dask")
-    data = got.data.compute().sort_index()
-    want = expected.data.sort_index()
+    data = got.data.compute()
+    want = expected.data
+    # the same rows in the same order under the same fresh index
     pd.testing.assert_frame_equal(data.drop(columns="region"), want.drop(columns="region"))
     assert (shapely.bounds(np.asarray(data["region"].to_numpy()))
             == shapely.bounds(np.asarray(want["region"].to_numpy()))).all()
@@ -51,3 +52,25 @@ def test_dask_invalid_rows(client, key):
     p = location.cloak(df, k=3, pseudonymizer=key, drop_invalid=True)
     assert r.suppressed == p.suppressed and r.info["invalid_reasons"] == p.info["invalid_reasons"]
     assert len(r.data.compute()) == len(p.data)
+
+
+@pytest.mark.parametrize("aggregate", [False, True])
+def test_dask_source_index_and_aggregate_match_pandas(client, key, aggregate):
+    df = synthetic_log(8_000, 80, seed=12)
+    df.index = df.index * 3 + 5  # labels that are not positions
+    expected = location.cloak(df, k=4, window="30min", key=key, aggregate=aggregate)
+    got = location.cloak(dd.from_pandas(df, npartitions=4), k=4, window="30min", key=key,
+                         aggregate=aggregate)
+    data = got.data.compute()
+    pd.testing.assert_frame_equal(data.drop(columns="region"),
+                                  expected.data.drop(columns="region"))
+    rows = got.source_index.compute()  # input label -> published row
+    assert len(rows) == len(expected.data) if not aggregate else len(rows) == int(
+        expected.data["n_fixes"].sum())
+    if not aggregate:
+        assert sorted(rows.to_numpy()) == list(range(len(data)))
+    users = key.pseudonymize(df.loc[rows.index, "user"].astype(str))
+    assert (data["user"].to_numpy()[rows.to_numpy()] == users).all()
+    assert (data["window"].to_numpy()[rows.to_numpy()]
+            == pd.to_datetime(df.loc[rows.index, "time"], utc=True).dt.floor("30min").to_numpy()
+            ).all()

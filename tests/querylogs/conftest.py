@@ -9,7 +9,9 @@ import pytest
 from querylogs import synthetic_log
 
 KEY = b"test-key-0123456789abcdef"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+# the shared data folder beside the checkout (a worktree sits one level deeper)
+SHARED = next((parent / "shared" / "data" for parent in Path(__file__).resolve().parents
+               if (parent / "shared" / "data").is_dir()), Path("/nonexistent"))
 
 
 def shared_file(relative: str) -> Path:

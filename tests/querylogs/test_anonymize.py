@@ -42,10 +42,13 @@ def check_release(h, log, release, k, identifiers_suppressed=0):
 def test_median_multisets_are_optimal(h, small_log):
     k = 4
     release = anonymize(small_log, k, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
-                        suppress_identifiers=False, assess=False)
+                        suppress_identifiers=False, measures=False)
     mapped, after = check_release(h, small_log, release, k)
-    labels = release.info["clusters"]["size"]
-    assert min(labels) >= k and max(labels) <= 2 * k - 1
+    sizes = release.info["cluster_size_counts"]
+    assert min(sizes) >= k and max(sizes) <= 2 * k - 1
+    part = release.partition.labels
+    published = np.bincount(part[part >= 0])
+    assert published[published > 0].min() >= k and published.max() <= 2 * k - 1
     # per cluster (algorithm's partition) the published count lies between the medians
     users = sorted({u for u, _ in h.original_counts(small_log)})
     pseudonyms = np.array([h.hmac_pseudonym(u) for u in users])
@@ -76,12 +79,12 @@ def test_intent_matching(h, small_log):
     with pytest.raises(InputError, match="profile_scale"):
         anonymize(small_log, 5, profile_scale="sqrt")
     logged = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
-                       profile_scale="log", assess=False)
+                       profile_scale="log", measures=False)
     check_release(h, small_log, logged, 5, logged.info["queries_suppressed_identifier"])
 
 
 def test_published_events_come_from_the_cluster(h, small_log):
-    release = anonymize(small_log, 3, seed=1, assess=False, suppress_identifiers=False)
+    release = anonymize(small_log, 3, seed=1, measures=False, suppress_identifiers=False)
     original = {(h.normalize(q), u) for q, u in zip(small_log["query"], small_log["url"])
                 if not pd.isna(u)}
     published = {(q, u) for q, u in zip(release.data["query"], release.data["url"])
@@ -105,26 +108,29 @@ def test_identifiers_suppressed_and_counted(h):
     assert release.info["identifier_queries_by_kind"] == {"email": 1, "ssn": 0, "phone": 1,
                                                           "street_address": 1}
     check_release(h, log, release, 3, identifiers_suppressed=3)
-    kept = anonymize(log, 3, seed=0, suppress_identifiers=False, assess=False)
+    kept = anonymize(log, 3, seed=0, suppress_identifiers=False, measures=False)
     assert kept.info["queries_suppressed_identifier"] == 0
 
 
 def test_time_granularity_and_determinism(h, small_log):
     a = anonymize(small_log, 3, time_granularity="hour", seed=7,
-                  pseudonymizer=Pseudonymizer(h.KEY), assess=False)
+                  pseudonymizer=Pseudonymizer(h.KEY), measures=False)
     b = anonymize(small_log, 3, time_granularity="hour", seed=7,
-                  pseudonymizer=Pseudonymizer(h.KEY), assess=False)
+                  pseudonymizer=Pseudonymizer(h.KEY), measures=False)
     pd.testing.assert_frame_equal(a.data, b.data)
     times = pd.to_datetime(a.data["time"])
     assert (times == times.dt.floor("h")).all()
-    month = anonymize(small_log, 3, time_granularity="month", seed=7, assess=False)
+    month = anonymize(small_log, 3, time_granularity="month", seed=7, measures=False)
     assert (pd.to_datetime(month.data["time"]).dt.day == 1).all()
 
 
-def test_assessment(small_log):
-    release = anonymize(small_log, 5, seed=0)
-    other_key = anonymize(small_log, 5, seed=0)  # another random pseudonym key
-    assert release.risk == other_key.risk and release.utility == other_key.utility
+def test_assessment(h, small_log):
+    release = anonymize(small_log, 5, seed=0, key=h.KEY)
+    same_key = anonymize(small_log, 5, seed=0, key=h.KEY)
+    assert release.risk == same_key.risk and release.utility == same_key.utility
+    # measured under the original ids: the figures before do not depend on the key
+    other_key = anonymize(small_log, 5, seed=0)
+    assert release.risk["before"] == other_key.risk["before"]
     risk = release.risk
     assert risk["before"]["unique_by_query_set"] > 0.5
     for key, value in risk["after"].items():
@@ -194,7 +200,7 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match
                         "time": pd.Timestamp("2006-03-01") + pd.to_timedelta(times, unit="h"),
                         "url": urls})
     k = min(k, n_users)
-    release = anonymize(log, k, seed=seed, tie_break=tie_break, assess=False, match=match,
+    release = anonymize(log, k, seed=seed, tie_break=tie_break, measures=False, match=match,
                         pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=identifiers,
                         time_granularity="day", grouping=grouping,
                         refine=refine)
@@ -208,13 +214,38 @@ def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match
 def test_real_aol_sample(h):
     """The original-format AOL sample (128 users): verified, exact accounting; aggregates only."""
     from querylogs import read_log
-    from querylogs.identifiers import contains_identifier
+    from querylogs._identifiers import contains_identifier
 
     log = read_log(h.shared_file("aol/aol_raw_sample_20k.tsv"))
-    release = anonymize(log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY), assess=False)
+    release = anonymize(log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY), measures=False)
     counts = h.original_counts(log)
     queries = sorted({q for _, q in counts})
     flagged = dict(zip(queries, contains_identifier(queries)))
     expected = sum(n for (_, q), n in counts.items() if flagged[q])
     check_release(h, log, release, 5, expected)
     assert release.info["queries_in"] == sum(counts.values())
+
+
+def test_release_holds_the_user_k_anonymity_model(small_log):
+    """Release.models holds a core PrivacyModel, not a description string; its check
+    agrees with an independent recount of identical query multisets."""
+    from collections import Counter
+
+    from querylogs import UserKAnonymity, mdav
+    from structanon.microaggregation import mdav as core_mdav
+    from structanon.models import PrivacyModel
+
+    release = anonymize(small_log, 3, seed=0, measures=False)
+    (model,) = release.models
+    assert isinstance(model, UserKAnonymity) and isinstance(model, PrivacyModel)
+    assert model.monotone and model.monotone_with_suppression and model.k == 3
+    assert release.to_dict()["models"] == [{"model": "user k-anonymity", "k": 3}]
+    data = release.data
+    multisets = Counter(frozenset(Counter(g["query"]).items()) for _, g in data.groupby("user"))
+    assert model.check(data).passed == (min(multisets.values()) >= 3)
+    # one user's rows removed: that multiset is held by fewer users
+    users = data["user"].unique()
+    broken = data[data["user"] != users[0]]
+    expected = Counter(frozenset(Counter(g["query"]).items()) for _, g in broken.groupby("user"))
+    assert UserKAnonymity(max(expected.values()) + 1).check(broken).passed is False
+    assert mdav is core_mdav

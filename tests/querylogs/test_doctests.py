@@ -1,17 +1,23 @@
-"""The examples in the querylogs docstrings run as written."""
+"""The examples in the querylogs docstrings run as written (every module of the package)."""
 
 import doctest
 import importlib
+import pkgutil
 
 import pytest
 
-MODULES = ["_anonymize", "_multisets", "_verify", "grouping", "identifiers", "intents", "io", "metrics",
-           "microaggregation", "risk", "synthetic"]
+import querylogs
+
+MODULES = sorted(info.name for info in pkgutil.iter_modules(querylogs.__path__))
 
 
-@pytest.mark.parametrize("name", MODULES)
+def test_every_module_is_listed():
+    assert {"_anonymize", "_grouping", "_intents", "_identifiers", "_verify", "_figures",
+            "cli", "io"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("name", ["__init__", *MODULES])
 def test_docstring_examples(name):
-    module = importlib.import_module(f"querylogs.{name}")
+    module = querylogs if name == "__init__" else importlib.import_module(f"querylogs.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0
     assert result.failed == 0

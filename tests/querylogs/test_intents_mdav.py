@@ -14,7 +14,7 @@ from querylogs import (
     query_similarity,
     synthetic_log,
 )
-from querylogs.identifiers import contains_identifier, detect_identifiers
+from querylogs._identifiers import contains_identifier, detect_identifiers
 from structanon.errors import InfeasibleError, InputError
 
 

@@ -46,12 +46,13 @@ def test_aol_without_header_and_cut_lines(tmp_path):
 
 def test_malformed_lines_reported_by_number(tmp_path):
     lines = [HEADER, ROWS[0], "only\ttwo\n", ROWS[1], "9\tq\tnot a time\t\t\n",
-             "9\tq\t2006-03-01 00:00:00\tx\thttp://u\n", "\tq\t2006-03-01 00:00:00\t\t\n", ROWS[3]]
+             "9\tq\t2006-03-01 00:00:00\tx\thttp://u\n", "\tq\t2006-03-01 00:00:00\t\t\n", ROWS[3],
+             ROWS[2], ROWS[0]]
     path = write(tmp_path, "".join(lines))
     with pytest.warns(UserWarning, match="4 malformed"):
         log = read_log(path)
     report = parse_report(log)
-    assert len(log) == 3
+    assert len(log) == 5
     assert report["malformed"] == 4
     assert [n for n, _ in report["malformed_lines"]] == [3, 5, 6, 7]
     reasons = dict(report["malformed_lines"])
@@ -108,9 +109,12 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(InputError):
         read_log(tmp_path / "missing.tsv")
     path = write(tmp_path, HEADER)
-    with pytest.raises(InputError):
+    with pytest.raises(InputError, match="format"):
         read_log(path, format="xml")
-    assert len(read_log(path)) == 0
+    with pytest.raises(InputError, match="encoding"):
+        read_log(path, encoding="no-such-codec")
+    with pytest.raises(InputError, match="directory"):
+        read_log(tmp_path)
 
 
 def test_write_roundtrip(tmp_path):

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from structanon import Hierarchy, InputError
+from tests._support import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[2]
-BUNDLED_ADULT = REPO / "structanon" / "data" / "adult"
-SHARED_DATA = REPO.parent / "shared" / "data"
+BUNDLED_ADULT = REPO / "tabular" / "data"  # the one home of the bundled Adult hierarchies
 
 ADULT_FILES = sorted(BUNDLED_ADULT.glob("adult_hierarchy_*.csv"))
 

@@ -70,3 +70,34 @@ def test_pseudonyms_keyed_consistent_and_unlinkable(tmp_path, monkeypatch):
         Pseudonymizer(b"short")
     with pytest.raises(InputError, match="missing identifier"):
         Pseudonymizer().pseudonymize(["a", None])
+
+
+def test_text_inputs_fail_clearly(tmp_path):
+    import gzip
+
+    from structanon.io import open_text, text_lines
+
+    good = tmp_path / "ok.txt.gz"
+    good.write_bytes(gzip.compress("a\nb\u00e9\n".encode()))
+    assert list(text_lines(good)) == [(1, "a"), (2, "b\u00e9")]
+    plain = tmp_path / "plain.dat"  # gzip is told by content, not the name
+    plain.write_bytes(gzip.compress(b"x y\n"))
+    assert open_text(plain).read() == "x y\n"
+    cases = {
+        "binary.dat": (b"ok\n\x00\x01\x02", r"binary.*line 2"),
+        "utf16.txt": ("a,b\n".encode("utf-16"), "UTF-16"),
+        "latin1.txt": ("a\nb\u00e9\n".encode("latin-1"), r"not UTF-8 text.*line 2"),
+        "broken.gz": (gzip.compress("\n".join(map(str, range(20_000))).encode())[:2000],
+                      "cannot read the file"),
+    }
+    for name, (content, message) in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(InputError, match=message):
+            list(text_lines(path))
+    with pytest.raises(InputError, match="not found"):
+        open_text(tmp_path / "missing.txt")
+    with pytest.raises(InputError, match="is a directory"):
+        open_text(tmp_path)
+    with pytest.raises(InputError, match="unknown text encoding"):
+        open_text(good, encoding="klingon")

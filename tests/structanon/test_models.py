@@ -117,7 +117,7 @@ def test_t_closeness_on_lecture_table():
 
 def test_parameter_validation():
     for bad in (0, -1, 2.5, True, "3"):
-        with pytest.raises(InputError, match="k must be a positive integer"):
+        with pytest.raises(InputError, match="k must be an integer >= 1"):
             KAnonymity(bad)
     with pytest.raises(InputError, match="t must be a number in"):
         TCloseness(1.5)
@@ -129,6 +129,17 @@ def test_parameter_validation():
 
 def test_monotone_flags_and_empty_partition():
     assert all(m.monotone for m in (KAnonymity(2), DistinctLDiversity(2), TCloseness(0.3)))
+    assert KAnonymity(2).monotone_with_suppression
+    assert DistinctLDiversity(2).monotone_with_suppression
+    assert TCloseness(0.3).needs_reference and not KAnonymity(2).needs_reference
+    # entropy l-diversity is not monotone with suppression: {x, y} passes and {x, x, x}
+    # fails (suppressed), but their merge {x, y, x, x, x} fails, and suppressing it all
+    # costs more than suppressing the failing half
+    model = EntropyLDiversity(2)
+    assert not model.monotone_with_suppression
+    split = model.check(Partition([0, 0, 1, 1, 1]), np.array(list("xyxxx")))
+    merged = model.check(Partition([0, 0, 0, 0, 0]), np.array(list("xyxxx")))
+    assert list(split.failing_groups) == [1] and not merged.passed
     result = KAnonymity(5).check(Partition([-1, -1]))
     assert result.passed and result.n_groups == 0
 

@@ -99,3 +99,54 @@ def test_release_key_reads_environment_and_files(tmp_path, monkeypatch):
     assert release_key(str(key_file)).reproducible
     with pytest.raises(InputError, match="key must be bytes"):
         release_key(5)
+
+
+def test_finish_release_verifies_before_measuring():
+    from structanon import Partition, Release
+    from structanon._finish import Timings, add_warning, finish_release, k_warning
+    from structanon.errors import VerificationError
+    from structanon.models import KAnonymity
+
+    measured = []
+    model = KAnonymity(2)
+
+    def make(data):
+        return Release(data=data, datatype="tabular", models=[model],
+                       verifier=lambda d: [model.check(Partition.from_keys(d))])
+
+    with pytest.raises(VerificationError):
+        finish_release(make([1, 2, 2]), measured.append)
+    assert measured == []  # a failing release is never measured
+    release = make([1, 1, 2, 2])
+    timings = Timings()
+    with timings("search"):
+        pass
+    finish_release(release, measured.append, timings=timings)
+    assert measured == [release] and set(release.timings) == {"search", "verify", "measures",
+                                                               "total"}
+    finish_release(make([1, 1]), measured.append, measures=False)
+    assert len(measured) == 1
+    assert k_warning(1) and k_warning(2) is None
+    add_warning(release, k_warning(1))
+    add_warning(release, k_warning(1))
+    assert release.info["warnings"] == [k_warning(1)]
+    with pytest.warns(UserWarning, match="no protection"):
+        finish_release(release)
+
+
+def test_timed_steps_log_progress_only_when_enabled(capsys):
+    from structanon import _progress
+    from structanon._finish import Timings
+
+    timings = Timings()
+    with timings("search"):
+        pass
+    assert capsys.readouterr().err == ""
+    _progress.enable(True)
+    try:
+        with timings("search"):
+            pass
+    finally:
+        _progress.enable(False)
+    err = capsys.readouterr().err
+    assert "structanon: search ..." in err and "structanon: search done in" in err

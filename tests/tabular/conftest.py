@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 
 from structanon import Hierarchy
+from tests._support import SHARED_DATA, shared_file
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 BUNDLED = Path(__file__).resolve().parents[2] / "tabular" / "data"
-SHARED_ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
+SHARED_ADULT = SHARED_DATA / "adult"
 
 
 def _hierarchies(directory: Path, columns=QIS) -> dict[str, Hierarchy]:
@@ -33,10 +34,7 @@ def adult_sample_hierarchies() -> dict[str, Hierarchy]:
 @pytest.fixture(scope="session")
 def adult_full() -> pd.DataFrame:
     """The full 30,162-record Adult table from ../shared/data (skipped when absent)."""
-    path = SHARED_ADULT / "adult.csv"
-    if not path.exists():
-        pytest.skip("shared Adult data not available")
-    return pd.read_csv(path, sep=";")
+    return pd.read_csv(shared_file("adult/adult.csv"), sep=";")
 
 
 @pytest.fixture(scope="session")

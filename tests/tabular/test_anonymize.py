@@ -63,32 +63,37 @@ def test_release_satisfies_models_and_counts_everyone(algorithm):
             assert set(release.data[column]) <= set(QI[column].labels(level))
 
 
-def test_same_seed_same_release_and_rows_are_shuffled():
+def test_same_seed_and_key_same_release_and_rows_are_shuffled():
     df = table(60)
-    a = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, utility=False)
-    b = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, utility=False)
+    key = b"r" * 32
+    a = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, key=key, measures=False)
+    b = tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, key=key, measures=False)
     pd.testing.assert_frame_equal(a.data, b.data)
     assert a.data["name"].tolist() != df["name"].tolist()
+    assert df["name"].loc[a.source_index].tolist() == a.data["name"].tolist()
+    keyless = [tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, measures=False)
+               for _ in range(2)]
+    assert keyless[0].data["name"].tolist() != keyless[1].data["name"].tolist()
 
 
 def test_identifiers_are_pseudonymized_with_a_key_before_anything_else():
     df = table(40)
     key = Pseudonymizer(b"k" * 32)
     release = tabular.anonymize(df, QI, models=[KAnonymity(2)], identifiers=["name"],
-                                pseudonymizer=key, seed=0, utility=False)
+                                pseudonymizer=key, seed=0, measures=False)
     published = set(release.data["name"])
     assert not published & set(df["name"])
     assert published <= set(Pseudonymizer(b"k" * 32).pseudonymize(df["name"]))
     assert release.parameters["identifier_handling"] == "pseudonymized"
     dropped = tabular.anonymize(df, QI, models=[KAnonymity(2)], identifiers=["name"],
-                                drop_identifiers=True, utility=False)
+                                drop_identifiers=True, measures=False)
     assert "name" not in dropped.data.columns
 
 
 def test_t_closeness_is_met_against_the_published_distribution():
     df = table(120, seed=5)
     release = tabular.anonymize(df, QI, "disease", [KAnonymity(2), TCloseness(0.15)],
-                                suppression_limit=0.2, utility=False)
+                                suppression_limit=0.2, measures=False)
     independent_check(release.data, QI, "disease", k=2, t=0.15)
 
 
@@ -142,7 +147,7 @@ def test_any_valid_input_gives_a_verified_release_or_infeasible(problem):
     models = [KAnonymity(k)] + ([DistinctLDiversity(l_div)] if l_div else [])
     try:
         release = tabular.anonymize(df, QI, "disease", models, algorithm=algorithm,
-                                    suppression_limit=limit, seed=1, utility=False)
+                                    suppression_limit=limit, seed=1, measures=False)
     except InfeasibleError:
         # only when even the whole table as one class fails the models
         assert len(df) < k or (l_div and df["disease"].nunique() < l_div)
@@ -156,7 +161,7 @@ def test_any_valid_input_gives_a_verified_release_or_infeasible(problem):
 def test_local_suppression_keeps_every_record_and_blanks_cells():
     df = table(60, seed=2)
     release = tabular.anonymize(df, QI, models=[KAnonymity(3)], suppression_limit=0.2,
-                                local_suppression=True, seed=0, utility=False)
+                                local_suppression=True, seed=0, measures=False)
     assert release.suppressed == 0 and len(release.data) == len(df)
     independent_check(release.data, QI, k=3)
     blanked = int((release.data[list(QI)] == "*").to_numpy().sum())
@@ -182,7 +187,7 @@ def test_ordered_t_closeness_with_suppression_verifies_on_the_published_domain()
     df["salary"] = rng.choice([1, 2, 3, 4, 5, 6], size=len(df),
                               p=[0.3, 0.25, 0.2, 0.15, 0.05, 0.05])
     release = tabular.anonymize(df, QI, "salary", [KAnonymity(2), TCloseness(0.3, "ordered")],
-                                suppression_limit=0.3, utility=False)
+                                suppression_limit=0.3, measures=False)
     assert release.verify().passed
     assert release.suppressed > 0
     from pycanon import anonymity

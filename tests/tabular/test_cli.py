@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pandas as pd
 from click.testing import CliRunner
 
+from tabular._figures import release_figures
 from tabular.cli import cli, demo
 
 DATA = Path(__file__).resolve().parents[2] / "tabular" / "data"
@@ -88,8 +90,8 @@ def test_assess_reports_raw_risk(tmp_path):
                   "--sensitive", "occupation", "--report", str(report)])
     assert result.exit_code == 0, result.output
     doc = json.loads(report.read_text())
-    assert doc["records"] == 5000
-    assert doc["k"] == 1 and doc["risk"]["prosecutor_max"] == 1.0
+    assert doc["risk"]["records"] == 5000
+    assert doc["risk"]["k"] == 1 and doc["risk"]["prosecutor_max"] == 1.0
     assert doc["risk"]["sample_uniques"] > 0
 
 
@@ -101,3 +103,76 @@ def test_demo_writes_outputs_and_verifies(tmp_path):
     assert (tmp_path / "report.html").exists()
     assert "classifier_accuracy" in release.utility
     assert release.risk["after"]["record_linkage"] < release.risk["before"]["record_linkage"]
+    html = (tmp_path / "report.html").read_text()
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert "adult_sample.csv" in {f["name"] for f in doc["provenance"]["inputs"]}
+    assert "transformation_text" in doc["info"]
+    figures = release_figures(release)
+    assert len(figures) == 4
+    for title, fig in figures:
+        assert f"alt='{title}'" in html
+        for ax in fig.axes:
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title() == title
+            legend = ax.get_legend()
+            if legend is not None:  # outside the axes: it covers no bar
+                fig.canvas.draw()
+                box = legend.get_window_extent()
+                assert box.x0 >= ax.get_window_extent().x1
+
+
+def _anonymize_args(tmp_path, *extra):
+    return ["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", "sex,age,race",
+            "--hierarchy-dir", str(DATA), "-k", "5", "-o", str(tmp_path / "anon.csv"), *extra]
+
+
+def test_anonymize_logs_progress_on_stderr_unless_quiet(tmp_path):
+    loud = run(_anonymize_args(tmp_path))
+    assert loud.exit_code == 0, loud.output
+    for step in ("read", "search", "verify", "measures", "write"):
+        assert f"structanon: {step} ..." in loud.stderr
+    quiet = run(_anonymize_args(tmp_path, "--quiet"))
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+def test_unsupported_report_extension_exits_2_before_any_file_is_created(tmp_path):
+    result = CliRunner().invoke(cli, _anonymize_args(tmp_path, "--report",
+                                                     str(tmp_path / "r.pdf")))
+    assert result.exit_code == 2 and "--report" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    result = CliRunner().invoke(cli, ["assess", str(DATA / "adult_sample.csv"), "--sep", ";",
+                                      "--qi", "sex", "--report", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
+
+
+def test_assess_emits_the_shared_json_shape_and_a_table(tmp_path):
+    args = ["assess", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", "sex,age,race",
+            "--sensitive", "occupation"]
+    result = run(args + ["--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
+    assert doc["data_type"] == "tabular" and doc["input"] == "adult_sample.csv"
+    assert doc["risk"]["records"] == 5000 and "attacks" not in doc["risk"]  # each measure once
+    assert doc["provenance"]["inputs"][0]["sha256"]
+    assert any("unique" in w for w in doc["warnings"])
+    table = run(args)
+    assert table.exit_code == 0 and "prosecutor_max" in table.stdout
+    assert "structanon: assess ..." in table.stderr
+
+
+def test_every_option_has_help_and_the_input_is_named_INPUT():
+    for command in cli.commands.values():
+        for param in command.params:
+            if isinstance(param, click.Option):
+                assert param.help, (command.name, param.name)
+            else:
+                assert param.metavar == "INPUT", (command.name, param.name)
+
+
+def test_report_provenance_names_every_input_with_its_sha256(tmp_path):
+    report = tmp_path / "r.json"
+    result = run(_anonymize_args(tmp_path, "--report", str(report), "--quiet"))
+    assert result.exit_code == 0, result.output
+    names = {f["name"] for f in json.loads(report.read_text())["provenance"]["inputs"]}
+    assert {"adult_sample.csv", "adult_hierarchy_age.csv", "adult_hierarchy_sex.csv",
+            "adult_hierarchy_race.csv"} <= names

@@ -29,7 +29,7 @@ def test_generalizes_the_attribute_with_most_distinct_values_first():
 def test_datafly_release_on_adult_sample(adult_sample, adult_sample_hierarchies):
     release = tabular.anonymize(adult_sample, adult_sample_hierarchies, "occupation",
                                 [KAnonymity(10), DistinctLDiversity(2)], algorithm="datafly",
-                                suppression_limit=0.02, utility=False)
+                                suppression_limit=0.02, measures=False)
     qis = list(adult_sample_hierarchies)
     sizes = release.data.groupby(qis).size()
     assert sizes.min() >= 10
@@ -42,8 +42,8 @@ def test_datafly_release_on_adult_sample(adult_sample, adult_sample_hierarchies)
 def test_datafly_is_never_better_than_optimal_on_dm_star(adult_sample,
                                                          adult_sample_hierarchies):
     args = (adult_sample, adult_sample_hierarchies, "occupation", [KAnonymity(5)])
-    greedy = tabular.anonymize(*args, algorithm="datafly", utility=False)
-    best = tabular.anonymize(*args, algorithm="optimal", metric="discernibility", utility=False)
+    greedy = tabular.anonymize(*args, algorithm="datafly", measures=False)
+    best = tabular.anonymize(*args, algorithm="optimal", metric="discernibility", measures=False)
     qis = list(adult_sample_hierarchies)
 
     def dm(r):

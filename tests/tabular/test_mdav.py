@@ -1,7 +1,9 @@
-"""Tests of MDAV microaggregation and Ward's merge cost (tabular/_mdav.py)."""
+"""Tests of MDAV and Ward's merge cost (the core's, as tabular uses them) and of
+``tabular._mdav.microaggregate``."""
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import combinations
 
 import numpy as np
@@ -11,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structanon import InfeasibleError, InputError
-from tabular._mdav import mdav, microaggregate, ward_merge_cost, within_group_sse
+from structanon.microaggregation import mdav as core_mdav
+from structanon.microaggregation import ward_merge_cost, within_group_sse
+from tabular._mdav import microaggregate
+
+#: MDAV as tabular runs it: on standardized columns.
+mdav = partial(core_mdav, standardize=True)
 
 WARD_VALUES = [2, 12, 16, 25, 29, 45]
 

@@ -6,8 +6,6 @@ published quasi-identifiers and pycanon.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -24,8 +22,9 @@ from structanon.models import (
     TCloseness,
 )
 from tabular._mondrian import encode_column, mondrian
+from tests._support import SHARED_DATA, shared_file
 
-ADULT = Path(__file__).resolve().parents[3] / "shared" / "data" / "adult"
+ADULT = SHARED_DATA / "adult"
 ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 SEX = Hierarchy([["Male", "*"], ["Female", "*"]], name="Sex")
 STRICT = {"criterion": "width", "relaxed": False}  # LeFevre's strict, widest-first Mondrian
@@ -307,9 +306,7 @@ def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, c
 
 @pytest.fixture(scope="module")
 def adult():
-    if not (ADULT / "adult.csv").exists():
-        pytest.skip("shared Adult data not available")
-    df = pd.read_csv(ADULT / "adult.csv", sep=";")
+    df = pd.read_csv(shared_file("adult/adult.csv"), sep=";")
     hierarchies = {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", name=c)
                    for c in ADULT_QIS}
     spec = {c: ("numeric" if c == "age" else hierarchies[c]) for c in ADULT_QIS}

@@ -39,11 +39,11 @@ def sample(adult_sample, adult_sample_hierarchies):
 def test_defaults_are_gain_and_relaxed_and_recorded(sample):
     df, spec = sample
     release = anonymize(df, spec, "occupation", [KAnonymity(5)], algorithm="mondrian", seed=0,
-                        utility=False)
+                        measures=False, key=b"m" * 32)
     assert release.parameters["mondrian"] == {"criterion": "gain", "relaxed": True,
                                               "remainder": True}
     explicit = anonymize(df, spec, "occupation", [KAnonymity(5)], algorithm="mondrian", seed=0,
-                         utility=False,
+                         measures=False, key=b"m" * 32,
                          mondrian_options={"criterion": "gain", "relaxed": True})
     pd.testing.assert_frame_equal(release.data, explicit.data)
 
@@ -54,7 +54,7 @@ def test_defaults_lose_no_more_than_strict_mondrian(sample):
     for name, options in {"default": None, "strict": {"criterion": "width", "relaxed": False}
                           }.items():
         release = anonymize(df, spec, None, [KAnonymity(10)], algorithm="mondrian", seed=0,
-                            utility=False, mondrian_options=options)
+                            measures=False, mondrian_options=options)
         released = release.data
         assert released.groupby(QIS).size().min() >= 10
         gcps[name] = metrics.gcp(released, spec, len(df), df)
@@ -71,7 +71,7 @@ def test_defaults_lose_no_more_than_strict_mondrian(sample):
 def test_default_release_verified_independently(sample, models, check):
     df, spec = sample
     release = anonymize(df, spec, "occupation", models, algorithm="mondrian", seed=1,
-                        utility=False)
+                        measures=False)
     assert release.verify().passed
     released = release.data.reset_index(drop=True)
     assert len(released) == len(df) and release.suppressed == 0
@@ -96,17 +96,17 @@ def test_bad_mondrian_options(sample):
     df, spec = sample
     small = df.iloc[:200]
     with pytest.raises(InputError, match="unknown mondrian_options"):
-        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", utility=False,
+        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", measures=False,
                   mondrian_options={"criteria": "gain"})
     with pytest.raises(InputError, match="criterion"):
-        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", utility=False,
+        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", measures=False,
                   mondrian_options={"criterion": "best"})
     with pytest.raises(InputError, match="relaxed"):
-        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", utility=False,
+        anonymize(small, spec, None, [KAnonymity(2)], algorithm="mondrian", measures=False,
                   mondrian_options={"relaxed": "yes"})
     hier = {c: h for c, h in spec.items() if c != "age"}
     with pytest.raises(InputError, match="apply to algorithm 'mondrian'"):
-        anonymize(small, hier, None, [KAnonymity(2)], algorithm="optimal", utility=False,
+        anonymize(small, hier, None, [KAnonymity(2)], algorithm="optimal", measures=False,
                   mondrian_options={"relaxed": False})
 
 
@@ -154,7 +154,7 @@ def test_anonymize_defaults_property(df, k, diverse):
     if len(df) < k or (diverse and df["s"].nunique() < 2):
         return
     release = anonymize(df, {"age": "numeric", "cat": TAXONOMY}, "s", models,
-                        algorithm="mondrian", seed=0, utility=False)
+                        algorithm="mondrian", seed=0, measures=False)
     released = release.data
     assert len(released) == len(df) and release.suppressed == 0
     sizes = released.groupby(["age", "cat"]).size()

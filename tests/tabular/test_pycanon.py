@@ -25,13 +25,13 @@ def test_pycanon_confirms_release(adult_sample, adult_sample_hierarchies, algori
         [TCloseness(t)] if t is not None else [])
     release = tabular.anonymize(adult_sample, adult_sample_hierarchies, "occupation", models,
                                 algorithm=algorithm, suppression_limit=limit, seed=0,
-                                utility=False)
+                                measures=False)
     pycanon_confirms(release, len(adult_sample), k, l_div, t)
 
 
 def test_pycanon_confirms_optimal_on_full_adult(adult_full, adult_full_hierarchies):
     release = tabular.anonymize(adult_full, adult_full_hierarchies, "occupation",
-                                [KAnonymity(5), DistinctLDiversity(3)], utility=False)
+                                [KAnonymity(5), DistinctLDiversity(3)], measures=False)
     data = release.data.reset_index(drop=True)
     assert anonymity.k_anonymity(data, QIS) >= 5
     assert anonymity.l_diversity(data, QIS, ["occupation"]) >= 3

@@ -36,7 +36,7 @@ def test_pycanon_confirms_set_release(adult_sample, k, l_div, t, pycanon_confirm
         [TCloseness(t)] if t is not None else [])
     specs = {c: SET_SPECS[c] for c in QIS}
     release = tabular.anonymize(adult_sample, specs, "occupation", models,
-                                algorithm="mondrian", seed=0, utility=False)
+                                algorithm="mondrian", seed=0, measures=False)
     data = pycanon_confirms(release, len(adult_sample), k, l_div, t)
     assert data["race"].str.contains(",").any()  # value sets were published
     assert release.parameters["qi_kinds"]["race"] == "set"
@@ -44,9 +44,10 @@ def test_pycanon_confirms_set_release(adult_sample, k, l_div, t, pycanon_confirm
 
 def test_ordinal_is_an_alias_of_set(adult_sample):
     a = tabular.anonymize(adult_sample, {"race": "set", "age": "numeric"}, models=[KAnonymity(5)],
-                          algorithm="mondrian", seed=3, utility=False)
+                          algorithm="mondrian", seed=3, measures=False, key=b"s" * 32)
     b = tabular.anonymize(adult_sample, {"race": "ordinal", "age": "numeric"},
-                          models=[KAnonymity(5)], algorithm="mondrian", seed=3, utility=False)
+                          models=[KAnonymity(5)], algorithm="mondrian", seed=3, measures=False,
+                          key=b"s" * 32)
     pd.testing.assert_frame_equal(a.data, b.data)
 
 
@@ -125,7 +126,7 @@ def test_record_linkage_distance_on_value_sets():
 def test_release_with_set_qis_reports_utility_and_linkage(adult_sample):
     specs = {"race": "set", "workclass": "set", "age": "numeric"}
     release = tabular.anonymize(adult_sample, specs, "occupation", [KAnonymity(5)],
-                                algorithm="mondrian", seed=0, linkage=True, utility="full")
+                                algorithm="mondrian", seed=0, linkage=True, classifier=True)
     u = release.utility
     assert 0 < u["gcp"] < 1 and set(u["ncp"]) == set(specs)
     assert u["ambiguity"] >= 1 and np.isfinite(u["count_query_error"]["mean"])

@@ -57,9 +57,16 @@ def range_covers(label, item) -> bool:
     return int(label) == int(item)
 
 
-def check_covering(original, published, covers) -> None:
-    """Every item is covered by a published label, and every label covers an item."""
+def check_covering(original, published, covers, source_index=None) -> None:
+    """Every item is covered by a published label, and every label covers an item.
+
+    ``source_index`` (the release's private link) gives the input position of each
+    published transaction; it must be a permutation.
+    """
     assert len(original) == len(published)
+    if source_index is not None:
+        assert sorted(int(i) for i in source_index) == list(range(len(original)))
+        original = [original[int(i)] for i in source_index]
     for t, p in zip(original, published):
         if p is None:
             continue

@@ -9,7 +9,9 @@ import transactions
 from structanon.errors import InfeasibleError, InputError
 
 
-def independent_band_check(original, data, sensitive, p):
+def independent_band_check(original, data, sensitive, p, source_index):
+    assert sorted(source_index) == list(range(len(original)))
+    original = [original[i] for i in source_index]  # published order
     group = list(data["group"])
     sizes = Counter(g for g in group if g >= 0)
     true_counts: dict = {}
@@ -36,19 +38,23 @@ def independent_band_check(original, data, sensitive, p):
 def test_band_property(data, p, sens):
     n = len(data)
     freq = Counter(x for t in data for x in t)
+    if any(freq[s] == 0 for s in sens):
+        with pytest.raises(InputError, match="do not occur"):
+            transactions.band_matrix(data, sens, p=p, evaluate=False)
+        return
     if any(freq[s] * p > n for s in sens):
         with pytest.raises(InfeasibleError):
             transactions.band_matrix(data, sens, p=p, evaluate=False)
         return
     rel = transactions.band_matrix(data, sens, p=p, evaluate=False)
-    independent_band_check(data, rel.data, sens, p)
+    independent_band_check(data, rel.data, sens, p, rel.source_index)
     assert rel.suppressed == int((np.asarray(rel.data["group"]) < 0).sum())
 
 
 def test_band_on_retail(retail_head):
     sens = {110, 271, 413}
     rel = transactions.band_matrix(retail_head, sens, p=5, seed=0)
-    independent_band_check(retail_head, rel.data, sens, 5)
+    independent_band_check(retail_head, rel.data, sens, 5, rel.source_index)
     assert rel.risk["after"]["max_probability"] <= 0.2 + 1e-12
     assert rel.risk["before"]["max_probability"] > 0.2
     assert rel.utility["count_query_error"]["queries"] > 0
@@ -63,7 +69,7 @@ def test_band_errors():
         transactions.band_matrix([{1}, {2}], [1], p=3)
 
 
-def test_absent_sensitive_items_reported():
+def test_absent_sensitive_items_refused():
     data = [{1, 9}, {2}, {3}, {4}]
-    rel = transactions.band_matrix(data, [9, "zzz"], p=2, evaluate=False)
-    assert rel.info["sensitive_items_absent"] == ["zzz"]
+    with pytest.raises(InputError, match="1 sensitive item.*zzz"):
+        transactions.band_matrix(data, [9, "zzz"], p=2, evaluate=False)

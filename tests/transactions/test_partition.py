@@ -28,14 +28,14 @@ def test_k_anonymity_property(data, k, fanout, checks):
     n_empty = sum(1 for t in data if not t)
     expect_sup = n_empty if 0 < n_empty < k else 0
     assert rel.suppressed == expect_sup == sum(1 for t in rel.data if t is None)
-    checks.check_covering(data, rel.data, checks.range_covers)
+    checks.check_covering(data, rel.data, checks.range_covers, rel.source_index)
 
 
 def test_groceries_with_taxonomy(groceries, checks):
     rel = transactions.k_anonymize(groceries, k=3, hierarchy=checks.GROCERIES, seed=1)
     assert min(_groups(rel.data).values()) >= 3
     anc = checks.ancestors_from_dict(checks.GROCERIES)
-    checks.check_covering(groceries, rel.data, lambda lab, x: lab == x or lab in anc[x])
+    checks.check_covering(groceries, rel.data, lambda lab, x: lab == x or lab in anc[x], rel.source_index)
     assert rel.risk["after"]["share_below_k"] == 0
 
 

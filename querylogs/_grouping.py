@@ -8,7 +8,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from structanon._validation import check_int
 from structanon.errors import InfeasibleError, InputError
+
+from ._multisets import group_targets
 
 __all__ = ["greedy_groups", "grouping_cost", "refine_groups"]
 
@@ -36,8 +39,6 @@ def grouping_cost(counts, labels: np.ndarray, tie_break: str = "suppress") -> di
     >>> grouping_cost(np.array([[2, 1], [1, 0], [3, 0]]), np.array([0, 0, 0]))
     {'added': 1, 'suppressed': 2, 'kept': 5, 'published': 6}
     """
-    from ._multisets import group_targets
-
     matrix = sp.coo_matrix(counts)
     labels = np.asarray(labels, dtype=np.int64)
     n_q = max(matrix.shape[1], 1)
@@ -140,81 +141,114 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
     group (below ``2k - 1`` members) whose mean profile they share most with.
     Deterministic: ties go to the smallest user index.
     """
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise InputError("k must be a positive integer", value=k)
-    k = int(k)
+    k = check_int(k, "k", min_value=1)
+    matrix = _count_matrix(counts)
+    n = matrix.shape[0]
+    if n < k:
+        raise InfeasibleError(f"k={k} exceeds the number of users ({n})")
+    state = _Greedy(matrix, k, progress)
+    for seed in _seed_order(matrix, state.columns, state.totals):
+        if state.n_alive < k:
+            break
+        if state.alive[seed]:
+            state.grow(int(seed))
+    state.group_leftovers()
+    return state.labels
+
+
+def _count_matrix(counts: Any) -> sp.csr_matrix:
+    """``counts`` as a float CSR matrix without explicit zeros; negative counts refused."""
     matrix = sp.csr_matrix(counts if sp.issparse(counts) else np.asarray(counts, float),
                            dtype=np.float64)
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     if matrix.data.size and matrix.data.min() < 0:
         raise InputError("counts must be non-negative", value=float(matrix.data.min()))
+    return matrix
+
+
+def _seed_order(matrix: sp.csr_matrix, columns: _Columns, totals: np.ndarray) -> np.ndarray:
+    """Users in decreasing order of the mass they share with their best partner, then of
+    their number of events, then by index."""
     n = matrix.shape[0]
-    if n < k:
-        raise InfeasibleError(f"k={k} exceeds the number of users ({n})")
-    labels = np.full(n, -1, dtype=np.int64)
-    totals = np.asarray(matrix.sum(axis=1)).ravel()
-    columns = _Columns(matrix)
-    # seeds in decreasing order of the mass they share with their best partner
     best_pair = np.zeros(n)
     for user in range(n):
         row = slice(matrix.indptr[user], matrix.indptr[user + 1])
         shared = columns.overlap(matrix.indices[row], matrix.data[row], n)
         shared[user] = 0.0
         best_pair[user] = shared.max()
-    seeds = np.lexsort((np.arange(n), -totals, -best_pair))
-    alive = np.ones(n, dtype=bool)
-    n_alive = n
-    set_aside: list[int] = []
-    group = 0
-    for seed in seeds:
-        if n_alive < k:
-            break
-        if not alive[seed]:
-            continue
-        if 2 * n_alive < columns.rows.size:
-            columns.compact(alive)
-        alive[seed] = False
-        members = [int(seed)]
-        cols, vals = matrix[seed].indices, matrix[seed].data
-        while len(members) < k:
-            score = columns.overlap(cols, vals, n)
-            score[~alive] = -1.0
+    return np.lexsort((np.arange(n), -totals, -best_pair))
+
+
+class _Greedy:
+    """The state of :func:`greedy_groups`: labels so far, users still unassigned."""
+
+    def __init__(self, matrix: sp.csr_matrix, k: int,
+                 progress: Callable[[int], Any] | None) -> None:
+        self.matrix, self.k, self.progress = matrix, k, progress
+        self.n = matrix.shape[0]
+        self.labels = np.full(self.n, -1, dtype=np.int64)
+        self.totals = np.asarray(matrix.sum(axis=1)).ravel()
+        self.columns = _Columns(matrix)
+        self.alive = np.ones(self.n, dtype=bool)
+        self.n_alive = self.n
+        self.set_aside: list[int] = []
+        self.group = 0
+
+    def _label(self, members: list[int]) -> None:
+        self.labels[members] = self.group
+        self.group += 1
+        if self.progress is not None:
+            self.progress(len(members))
+
+    def grow(self, seed: int) -> None:
+        """Grow a group from ``seed``, one best-sharing user at a time."""
+        if 2 * self.n_alive < self.columns.rows.size:
+            self.columns.compact(self.alive)
+        self.alive[seed] = False
+        members = [seed]
+        cols, vals = self.matrix[seed].indices, self.matrix[seed].data
+        while len(members) < self.k:
+            score = self.columns.overlap(cols, vals, self.n)
+            score[~self.alive] = -1.0
             best = int(np.argmax(score))
             if score[best] <= 0.0:
-                if len(members) == 1:
-                    break
-                # nobody else shares a query: fill with the users with the fewest events
-                rest = np.flatnonzero(alive)
-                fill = rest[np.lexsort((rest, totals[rest]))[: k - len(members)]]
-                members.extend(int(u) for u in fill)
-                alive[fill] = False
+                if len(members) > 1:
+                    members.extend(self._fill(self.k - len(members)))
                 break
             members.append(best)
-            alive[best] = False
-            cols, vals = _profile(matrix, members)
-        if len(members) < k:
-            set_aside.extend(members)
-            n_alive -= len(members)
-            continue
-        labels[members] = group
-        group += 1
-        n_alive -= k
-        if progress is not None:
-            progress(k)
-    rest = set_aside + [int(u) for u in np.flatnonzero(alive)]
-    while len(rest) >= k:
-        labels[rest[:k]] = group
-        group += 1
-        rest = rest[k:]
-        if progress is not None:
-            progress(k)
-    if rest:
+            self.alive[best] = False
+            cols, vals = _profile(self.matrix, members)
+        if len(members) < self.k:
+            self.set_aside.extend(members)
+            self.n_alive -= len(members)
+            return
+        self._label(members)
+        self.n_alive -= self.k
+
+    def _fill(self, size: int) -> list[int]:
+        """Nobody else shares a query: the unassigned users with the fewest events."""
+        rest = np.flatnonzero(self.alive)
+        fill = rest[np.lexsort((rest, self.totals[rest]))[:size]]
+        self.alive[fill] = False
+        return [int(u) for u in fill]
+
+    def group_leftovers(self) -> None:
+        """Group the set-aside users in order; the last fewer than ``k`` join the groups
+        whose mean profile they share most with (below ``2k - 1`` members)."""
+        rest = self.set_aside + [int(u) for u in np.flatnonzero(self.alive)]
+        while len(rest) >= self.k:
+            self._label(rest[: self.k])
+            rest = rest[self.k:]
+        if rest:
+            self._join(rest)
+
+    def _join(self, rest: list[int]) -> None:
+        matrix, labels, group, k = self.matrix, self.labels, self.group, self.k
         sizes = np.bincount(labels[labels >= 0], minlength=group)
-        # mean profiles of all groups, to place the last users where they share most
         assigned = np.flatnonzero(labels >= 0)
         member_of = sp.csr_matrix((1.0 / sizes[labels[assigned]], (labels[assigned], assigned)),
-                                  shape=(group, n))
+                                  shape=(group, self.n))
         means = (member_of @ matrix).tocsr()
         for user in rest:
             row = matrix[user]
@@ -225,9 +259,8 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
             best = int(np.argmax(shared))
             labels[user] = best
             sizes[best] += 1
-        if progress is not None:
-            progress(len(rest))
-    return labels
+        if self.progress is not None:
+            self.progress(len(rest))
 
 
 def _group_cost(matrix: sp.csr_matrix, members: list[int]) -> float:
@@ -283,11 +316,8 @@ def refine_groups(counts, labels: np.ndarray, k: int, passes: int = 1,
     allow) and swapping ``u`` with a member ``v`` of ``B`` is applied if it lowers
     ``cost(A) + cost(B)``.  Deterministic (users in index order, first best move kept).
     """
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise InputError("k must be a positive integer", value=k)
-    if isinstance(passes, bool) or int(passes) != passes or passes < 0:
-        raise InputError("passes must be a non-negative integer", value=passes)
-    k = int(k)
+    k = check_int(k, "k", min_value=1)
+    passes = check_int(passes, "passes", min_value=0)
     matrix = sp.csr_matrix(counts if sp.issparse(counts) else np.asarray(counts, float),
                            dtype=np.float64)
     labels = np.array(labels, dtype=np.int64)
@@ -299,51 +329,77 @@ def refine_groups(counts, labels: np.ndarray, k: int, passes: int = 1,
     sizes = np.bincount(labels)
     if sizes[sizes > 0].min() < k:
         raise InputError("every group of labels must have at least k members", value=k)
-    cap = max(2 * k - 1, int(sizes.max()))
-    groups = {int(g): [int(u) for u in np.flatnonzero(labels == g)] for g in np.unique(labels)}
-    cost = {g: _group_cost(matrix, members) for g, members in groups.items()}
-    binary = matrix.copy()
-    binary.data[:] = 1.0
-    binary_csc = binary.tocsc()
-    for _ in range(int(passes)):
+    state = _Refine(matrix, labels, k, candidates)
+    for _ in range(passes):
         changed = False
         for u in range(n):
-            start, stop = matrix.indptr[u], matrix.indptr[u + 1]
-            if start == stop:
-                continue
-            shared = np.asarray(binary_csc[:, matrix.indices[start:stop]].sum(axis=1)).ravel()
-            shared[u] = 0.0
-            a = int(labels[u])
-            per_group = np.bincount(labels, weights=shared, minlength=sizes.size)
-            per_group[a] = 0.0
-            order = np.lexsort((np.arange(per_group.size), -per_group))[:candidates]
-            rest_a = [x for x in groups[a] if x != u]
-            best, move = -1e-9, None
-            for b in (int(g) for g in order if per_group[g] > 0):
-                members_b = groups[b]
-                base = cost[a] + cost[b]
-                if len(groups[a]) > k and len(members_b) < cap:
-                    delta = (_group_cost(matrix, rest_a)
-                             + _group_cost(matrix, members_b + [u]) - base)
-                    if delta < best:
-                        best, move = delta, (b, None)
-                for v in members_b:
-                    delta = (_group_cost(matrix, rest_a + [v])
-                             + _group_cost(matrix, [x for x in members_b if x != v] + [u])
-                             - base)
-                    if delta < best:
-                        best, move = delta, (b, v)
-            if move is None:
-                continue
-            b, v = move
-            groups[a] = rest_a + ([v] if v is not None else [])
-            groups[b] = [x for x in groups[b] if x != v] + [u]
-            labels[u] = b
-            if v is not None:
-                labels[v] = a
-            sizes = np.bincount(labels, minlength=sizes.size)
-            cost[a], cost[b] = _group_cost(matrix, groups[a]), _group_cost(matrix, groups[b])
-            changed = True
+            changed = state.improve(u) or changed
         if not changed:
             break
-    return labels
+    return state.labels
+
+
+class _Refine:
+    """The state of :func:`refine_groups`: groups, their costs and sizes."""
+
+    def __init__(self, matrix: sp.csr_matrix, labels: np.ndarray, k: int,
+                 candidates: int) -> None:
+        self.matrix, self.labels, self.k, self.candidates = matrix, labels, k, candidates
+        self.sizes = np.bincount(labels)
+        self.cap = max(2 * k - 1, int(self.sizes.max()))
+        self.groups = {int(g): [int(u) for u in np.flatnonzero(labels == g)]
+                       for g in np.unique(labels)}
+        self.cost = {g: _group_cost(matrix, members) for g, members in self.groups.items()}
+        binary = matrix.copy()
+        binary.data[:] = 1.0
+        self.binary_csc = binary.tocsc()
+
+    def _candidates(self, u: int) -> list[int]:
+        """The other groups holding the most users that share a query with ``u``."""
+        matrix = self.matrix
+        cols = matrix.indices[matrix.indptr[u]:matrix.indptr[u + 1]]
+        shared = np.asarray(self.binary_csc[:, cols].sum(axis=1)).ravel()
+        shared[u] = 0.0
+        per_group = np.bincount(self.labels, weights=shared, minlength=self.sizes.size)
+        per_group[self.labels[u]] = 0.0
+        order = np.lexsort((np.arange(per_group.size), -per_group))[: self.candidates]
+        return [int(g) for g in order if per_group[g] > 0]
+
+    def _best_move(self, u: int) -> tuple[int, int | None] | None:
+        """The move or swap of ``u`` that lowers the cost most (first best kept)."""
+        matrix, groups, a = self.matrix, self.groups, int(self.labels[u])
+        rest_a = [x for x in groups[a] if x != u]
+        best, move = -1e-9, None
+        for b in self._candidates(u):
+            members_b = groups[b]
+            base = self.cost[a] + self.cost[b]
+            if len(groups[a]) > self.k and len(members_b) < self.cap:
+                delta = (_group_cost(matrix, rest_a) + _group_cost(matrix, members_b + [u])
+                         - base)
+                if delta < best:
+                    best, move = delta, (b, None)
+            for v in members_b:
+                delta = (_group_cost(matrix, rest_a + [v])
+                         + _group_cost(matrix, [x for x in members_b if x != v] + [u]) - base)
+                if delta < best:
+                    best, move = delta, (b, v)
+        return move
+
+    def improve(self, u: int) -> bool:
+        """Apply the best improving move or swap of ``u``; whether there was one."""
+        if self.matrix.indptr[u] == self.matrix.indptr[u + 1]:
+            return False
+        move = self._best_move(u)
+        if move is None:
+            return False
+        a, (b, v) = int(self.labels[u]), move
+        groups, labels = self.groups, self.labels
+        groups[a] = [x for x in groups[a] if x != u] + ([v] if v is not None else [])
+        groups[b] = [x for x in groups[b] if x != v] + [u]
+        labels[u] = b
+        if v is not None:
+            labels[v] = a
+        self.sizes = np.bincount(labels, minlength=self.sizes.size)
+        self.cost[a] = _group_cost(self.matrix, groups[a])
+        self.cost[b] = _group_cost(self.matrix, groups[b])
+        return True

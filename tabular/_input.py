@@ -1,4 +1,4 @@
-"""Validation of :func:`tabular.anonymize` inputs, and encoding of QI columns."""
+"""Validation of :func:`tabular.anonymize` inputs, and encoding of QI columns to hierarchy leaves."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InfeasibleError, InputError
+from structanon._validation import check_choice, check_columns, check_float
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
 from ._sets import SET, check_separator, is_set_spec
 
-__all__ = ["ALGORITHMS", "NUMERIC", "SET", "encode_column", "qi_kinds", "require_columns", "validate"]
+__all__ = ["ALGORITHMS", "NUMERIC", "SET", "hierarchy_codes", "qi_kinds", "require_columns", "validate"]
 
 ALGORITHMS = ("optimal", "mondrian", "datafly")
 NUMERIC = "numeric"
@@ -52,7 +53,7 @@ def _mixed_type_row(column: pd.Series) -> int | None:
     return int(np.flatnonzero(kinds != majority)[0])
 
 
-def encode_column(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
+def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray:
     """Leaf codes of a column: each distinct value is looked up once (hash factorization).
 
     Raises
@@ -107,15 +108,28 @@ def validate(
     """
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    check_columns(df, [])
     if len(df) == 0:
         raise InputError("the table has no rows")
-    if algorithm not in ALGORITHMS:
-        raise InputError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    if metric not in QUALITY_MODELS:
-        raise InputError(f"metric must be one of {QUALITY_MODELS}, got {metric!r}")
-    if isinstance(suppression_limit, bool) or not isinstance(suppression_limit, (int, float)) or \
-            not 0 <= suppression_limit <= 1:
-        raise InputError(f"suppression_limit must be a number in [0, 1], got {suppression_limit!r}")
+    check_choice(algorithm, "algorithm", ALGORITHMS)
+    check_choice(metric, "metric", QUALITY_MODELS)
+    check_float(suppression_limit, "suppression_limit", min_value=0, max_value=1)
+    _check_specs(df, quasi_identifiers, algorithm)
+    _check_identifiers(df, identifiers, quasi_identifiers, sensitive)
+    models = _check_models(models)
+    _check_sensitive(df, sensitive, quasi_identifiers, models)
+    for column, spec in quasi_identifiers.items():
+        _validate_column(df, column, "quasi-identifier", missing=is_set_spec(spec))
+        if is_set_spec(spec):
+            check_separator(df[column], column)
+    for m in models:
+        if isinstance(m, KAnonymity) and m.k > len(df):
+            raise InfeasibleError(f"k={m.k} exceeds the number of records ({len(df)})")
+    return models
+
+
+def _check_specs(df: pd.DataFrame, quasi_identifiers: Any, algorithm: str) -> None:
+    """Every quasi-identifier is a column, with a Hierarchy (or, Mondrian only, a kind)."""
     if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
         raise InputError("quasi_identifiers must be a non-empty dict column -> Hierarchy")
     for column, spec in quasi_identifiers.items():
@@ -130,12 +144,19 @@ def validate(
             continue
         raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric' or "
                          f"'{SET}' (alias 'ordinal'), got {spec!r}", column=column)
+
+
+def _check_identifiers(df: pd.DataFrame, identifiers: Sequence[str],
+                       quasi_identifiers: Mapping[str, Any], sensitive: str | None) -> None:
     for column in identifiers:
         if column not in df.columns:
             raise InputError("identifier column not in the table", column=column)
         if column in quasi_identifiers or column == sensitive:
             raise InputError("a column cannot be both an identifier and a quasi-identifier "
                              "or sensitive", column=column)
+
+
+def _check_models(models: Any) -> list[PrivacyModel]:
     if isinstance(models, PrivacyModel):
         models = [models]
     models = list(models)
@@ -144,6 +165,11 @@ def validate(
     for m in models:
         if not isinstance(m, PrivacyModel):
             raise InputError(f"models must be structanon.models objects, got {m!r}")
+    return models
+
+
+def _check_sensitive(df: pd.DataFrame, sensitive: str | None,
+                     quasi_identifiers: Mapping[str, Any], models: list[PrivacyModel]) -> None:
     if sensitive is not None:
         if sensitive in quasi_identifiers:
             raise InputError("the sensitive column cannot be a quasi-identifier", column=sensitive)
@@ -151,11 +177,3 @@ def validate(
     elif any(m.requires_sensitive for m in models):
         needs = [m.describe() for m in models if m.requires_sensitive]
         raise InputError(f"{', '.join(needs)} need(s) a sensitive column (sensitive=...)")
-    for column, spec in quasi_identifiers.items():
-        _validate_column(df, column, "quasi-identifier", missing=is_set_spec(spec))
-        if is_set_spec(spec):
-            check_separator(df[column], column)
-    for m in models:
-        if isinstance(m, KAnonymity) and m.k > len(df):
-            raise InfeasibleError(f"k={m.k} exceeds the number of records ({len(df)})")
-    return models

@@ -1,0 +1,87 @@
+"""Figures of the querylogs HTML report: cluster sizes, query events, uniqueness.
+
+Nothing per cluster: a cluster's additions and suppressions with its published size would
+give its members' original query total.  Each figure's title is the report's caption and
+the image's alt text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from structanon import Release
+
+__all__ = ["release_figures"]
+
+
+def release_figures(release: Release) -> list[tuple[str, Any]]:
+    """(title, matplotlib figure) pairs for the HTML report of a querylogs release.
+
+    Examples
+    --------
+    >>> import querylogs
+    >>> release = querylogs.anonymize(querylogs.synthetic_log(30, 900, seed=1), 3,
+    ...                               key=b"0123456789abcdef", measures=False)
+    >>> [title for title, _ in release_figures(release)]  # doctest: +NORMALIZE_WHITESPACE
+    ['Cluster sizes (users per cluster)',
+     'Query events kept, added and suppressed (whole release)']
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = [_cluster_sizes(plt, release.info), _query_events(plt, release.info)]
+    if release.risk.get("before") and release.risk.get("after"):
+        figures.append(_uniqueness(plt, release.risk["before"], release.risk["after"]))
+    for _, figure in figures:
+        figure.tight_layout()
+    return figures
+
+
+def _cluster_sizes(plt: Any, info: dict[str, Any]) -> tuple[str, Any]:
+    fig, ax = plt.subplots(figsize=(5, 3))
+    sizes = sorted(info["cluster_size_counts"].items())
+    ax.bar([str(size) for size, _ in sizes], [count for _, count in sizes], color="#4c72b0")
+    ax.set_xlabel("cluster size (users)")
+    ax.set_ylabel("clusters (count)")
+    title = "Cluster sizes (users per cluster)"
+    ax.set_title(title, fontsize=9)
+    return title, fig
+
+
+def _query_events(plt: Any, info: dict[str, Any]) -> tuple[str, Any]:
+    fig, ax = plt.subplots(figsize=(5.5, 3))
+    kept = info["queries_published"] - info["queries_added"]
+    parts = {"kept": kept, "added": info["queries_added"],
+             "suppressed\n(identifiers)": info["queries_suppressed_identifier"],
+             "suppressed\n(clustering)": info["queries_suppressed_clustering"]}
+    bars = ax.bar(list(parts), list(parts.values()),
+                  color=["#55a868", "#dd8452", "#c44e52", "#8172b2"])
+    ax.bar_label(bars, fmt="%d", fontsize=7)
+    ax.set_xlabel("what happened to the query events")
+    ax.set_ylabel("query events (all users)")
+    ax.tick_params(axis="x", labelsize=7)
+    ax.margins(y=0.15)
+    title = "Query events kept, added and suppressed (whole release)"
+    ax.set_title(title, fontsize=9)
+    return title, fig
+
+
+def _uniqueness(plt: Any, before: dict[str, Any], after: dict[str, Any]) -> tuple[str, Any]:
+    keys = [key for key in before if key.startswith("unique_by")]
+    fig, ax = plt.subplots(figsize=(6.5, 3))
+    x = np.arange(len(keys))
+    for shift, label, values in ((-0.2, "before", before), (0.2, "after", after)):
+        bars = ax.bar(x + shift, [values[key] for key in keys], width=0.4, label=label)
+        ax.bar_label(bars, fmt="%.2f", fontsize=7)
+    ax.set_xticks(x, [key.replace("unique_by_", "").replace("_", " ") for key in keys])
+    ax.set_ylim(0, 1.1)
+    ax.set_xlabel("what the attacker knows of a user")
+    ax.set_ylabel("share of users unique (0-1)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    title = "Users unique by their queries, before and after"
+    ax.set_title(title, fontsize=9)
+    return title, fig

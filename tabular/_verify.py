@@ -1,0 +1,63 @@
+"""The tabular verifier: re-checks a release's privacy models from the published table alone.
+
+The privacy models of tables are the core's (:mod:`structanon.models`: k-anonymity, the
+l-diversity variants and t-closeness); this module only knows how to read them off a
+published table: equivalence classes are the rows sharing every published quasi-identifier
+value, the sensitive values are those of the published column, and t-closeness is measured
+against the distribution of the published records (what a reader of the output sees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from structanon import Partition
+from structanon.models import PrivacyModel, check_models
+from structanon.release import CheckResult
+
+__all__ = ["TabularVerifier"]
+
+
+class TabularVerifier:
+    """``verifier(data) -> list[CheckResult]`` for a published table.
+
+    Parameters
+    ----------
+    quasi_identifiers : sequence of str
+        The published quasi-identifier columns; rows sharing all their values form a class.
+    sensitive : str, optional
+        The sensitive column (read by l-diversity and t-closeness).
+    models : sequence of PrivacyModel
+        Every model the release claims.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from structanon.models import KAnonymity
+    >>> table = pd.DataFrame({"age": ["20-29", "20-29", "30-39"], "sex": ["*", "*", "*"]})
+    >>> [r.passed for r in TabularVerifier(["age", "sex"], None, [KAnonymity(2)])(table)]
+    [False]
+    >>> TabularVerifier(["age"], None, [KAnonymity(2)])
+    TabularVerifier(quasi_identifiers=['age'], sensitive=None, models=[k-anonymity(k=2)])
+    """
+
+    def __init__(self, quasi_identifiers: Sequence[str], sensitive: str | None,
+                 models: Sequence[PrivacyModel]) -> None:
+        self.quasi_identifiers = list(quasi_identifiers)
+        self.sensitive = sensitive
+        self.models = list(models)
+
+    def __call__(self, data: pd.DataFrame) -> list[CheckResult]:
+        if len(data):
+            partition = Partition.from_keys(data[self.quasi_identifiers])
+        else:
+            partition = Partition(np.zeros(0, np.int64))
+        values = data[self.sensitive].to_numpy() if self.sensitive is not None else None
+        return check_models(self.models, partition, values)
+
+    def __repr__(self) -> str:
+        return (f"TabularVerifier(quasi_identifiers={self.quasi_identifiers}, "
+                f"sensitive={self.sensitive!r}, models={self.models})")

@@ -1,0 +1,171 @@
+"""Bad input to the graphs command line and API: a clear error (exit 2), nothing lost,
+checked before any work (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import networkx as nx
+import pytest
+from click.testing import CliRunner
+
+import graphs
+from graphs.cli import cli
+from structanon.errors import InputError
+
+
+def _edges(tmp_path, name="g.txt"):
+    path = tmp_path / name
+    path.write_text("".join(f"{u} {v}\n" for u, v in nx.karate_club_graph().edges()))
+    return path
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def _no_traceback(result):
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("option", ["-o", "--report", "--mapping-out"])
+def test_output_naming_the_input_is_refused(tmp_path, option):
+    src = _edges(tmp_path)
+    before = src.read_bytes()
+    args = ["anonymize", src, "-k", "2", "-o", tmp_path / "out.txt"]
+    if option == "-o":
+        args[-1] = src
+    else:
+        args += [option, src]
+    result = _run(*args)
+    assert result.exit_code == 2 and "input" in result.output, result.output
+    assert src.read_bytes() == before
+    assert not (tmp_path / "out.txt").exists()
+
+
+@pytest.mark.parametrize("report", ["r.txt", "r.pdf"])
+def test_report_extension_checked_before_any_work(tmp_path, report):
+    src = _edges(tmp_path)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report",
+                  tmp_path / report)
+    assert result.exit_code == 2 and "--report" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.txt"]
+
+
+def test_options_checked_before_reading(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 x\n")  # would be an error on line 1 if it were read
+    result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "out.xyz")
+    assert result.exit_code == 2 and "--output" in result.output
+    result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "missing" / "deeper" / "o.txt",
+                  "--report", tmp_path / "o.txt")
+    assert result.exit_code == 2 or "line 1" in result.output
+    result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "o.txt", "--key-file",
+                  tmp_path / "no.key")
+    assert result.exit_code == 2 and "--key-file" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
+
+
+@pytest.mark.parametrize("option", ["-o", "--report", "--mapping-out"])
+def test_unwritable_paths_exit_2_and_leave_nothing(tmp_path, option):
+    src = _edges(tmp_path)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder is needed")
+    paths = {"-o": tmp_path / "out.txt", "--report": tmp_path / "r.json",
+             "--mapping-out": tmp_path / "map.csv"}
+    paths[option] = blocker / paths[option].name  # its folder cannot exist
+    result = _run("anonymize", src, "-k", "2", *[x for o, p in paths.items() for x in (o, p)])
+    assert result.exit_code == 2 and option in result.output, result.output
+    _no_traceback(result)
+    assert sorted(os.listdir(tmp_path)) == ["blocker", "g.txt"]
+
+
+def test_no_main_output_when_a_side_file_fails(tmp_path, monkeypatch):
+    import graphs.cli as graphs_cli
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(graphs_cli, "write_report", broken)
+    src = _edges(tmp_path)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report",
+                  tmp_path / "r.json", "--mapping-out", tmp_path / "map.csv")
+    assert result.exit_code == 2
+    _no_traceback(result)
+    assert sorted(os.listdir(tmp_path)) == ["g.txt"]
+
+
+@pytest.mark.parametrize("command", ["anonymize", "risk"])
+@pytest.mark.parametrize("content, line", [
+    (b"1 2\n2 3\n\xff\xfe 4\n", 3),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 1),
+    ("1 2\n\u00e9t\u00e9 3\n".encode("latin-1"), 2),
+])
+def test_undecodable_input_names_file_and_line(tmp_path, command, content, line):
+    src = tmp_path / "bin.txt"
+    src.write_bytes(content)
+    args = [command, src] + (["-k", "2", "-o", tmp_path / "o.txt"] if command == "anonymize"
+                             else [])
+    result = _run(*args)
+    assert result.exit_code == 2, result.output
+    _no_traceback(result)
+    assert "bin.txt" in result.output and f"line {line}" in result.output
+    with pytest.raises(InputError, match=f"line {line}"):
+        graphs.read_graph(src)
+
+
+@pytest.mark.parametrize("name, content", [
+    ("empty.txt", ""),
+    ("comments.txt", "# only a header\n% and another\n"),
+    ("header.csv", "source,target\n"),
+    ("malformed.txt", "a;b\nc;d\n"),
+    ("semicolons.csv", "source;target\n1;2\n"),
+    ("empty.graphml", ""),
+    ("empty.json", ""),
+])
+def test_empty_or_malformed_input_is_bad_input_with_a_hint(tmp_path, name, content):
+    src = tmp_path / name
+    src.write_text(content)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
+    assert result.exit_code == 2, result.output
+    assert "--format" in result.output
+    assert not (tmp_path / "o.graphml").exists()
+
+
+def test_edge_list_output_refuses_to_drop_isolated_nodes(tmp_path):
+    graph = nx.cycle_graph(6)
+    graph.add_nodes_from([10, 11])  # two isolated nodes: degree class 0 holds k = 2
+    src = tmp_path / "g.graphml"
+    nx.write_graphml(graph, src)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt", "--report",
+                  tmp_path / "r.json")
+    assert result.exit_code == 2 and "2 isolated" in result.output and ".graphml" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.graphml"]
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
+    assert result.exit_code == 0, result.output
+    assert graphs.read_graph(tmp_path / "o.graphml").number_of_nodes() == 8
+    with pytest.raises(InputError, match="isolated"):
+        graphs.write_graph(graph, tmp_path / "api.csv")
+
+
+def test_k1_warns_on_stderr_and_in_the_report(tmp_path):
+    src = _edges(tmp_path)
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(src), "-k", "1", "-o", str(tmp_path / "o.txt"), "--report",
+              str(tmp_path / "r.json"), "--no-measures"])
+    assert result.exit_code == 0, result.output
+    assert "k = 1 gives no protection" in result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert any("k = 1" in w for w in report["info"]["warnings"])
+    assert not report["risk"] and not report["utility"]
+
+
+def test_no_measures_and_utility_none(tmp_path):
+    src = _edges(tmp_path)
+    for flags in (["--no-measures"], ["--utility", "none"]):
+        result = _run("anonymize", src, "-k", "3", "-o", tmp_path / "o.txt", "--report",
+                      tmp_path / "r.json", *flags)
+        assert result.exit_code == 0, result.output
+        assert json.loads((tmp_path / "r.json").read_text())["utility"] == {}
