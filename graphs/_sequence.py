@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structanon._validation import check_int
 from structanon.errors import InfeasibleError, InputError
 
 __all__ = ["anonymize_degree_sequence", "sequence_cost"]
@@ -179,6 +180,8 @@ def anonymize_degree_sequence(
     """
     if method not in _METHODS:
         raise InputError(f"parameter 'method' must be one of {_METHODS}, got {method!r}")
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
     return _anonymize(degrees, k, method, even, seed)[0]
 
 

@@ -14,7 +14,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import CheckResult, Partition, Release
-from structanon._validation import check_choice, check_int
+from structanon._validation import check_choice, check_int, check_names
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
 from structanon.models import KAnonymity
@@ -176,6 +176,7 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         seed = check_int(seed, "seed", min_value=0)
     if isinstance(keep_attributes, str):
         keep_attributes = (keep_attributes,)
+    keep_attributes = check_names(keep_attributes, "keep_attributes")
     secret = release_key(key)
     timings: dict[str, float] = {}
     start = time.perf_counter()

@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Partition
+from structanon.errors import InputError
 from structanon.risk import reidentification_risk
 
 __all__ = ["structural_risk", "risk_from_edges", "candidate_sets"]
@@ -128,6 +129,8 @@ def structural_risk(graph: nx.Graph) -> dict[str, Any]:
     M. Hay, G. Miklau, D. Jensen, D. Towsley, P. Weis, "Resisting structural
     re-identification in anonymized social networks", VLDB 2008.
     """
+    if not isinstance(graph, nx.Graph):
+        raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
     nodes = list(graph.nodes())
     index = {v: i for i, v in enumerate(nodes)}
     edges = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],

@@ -43,11 +43,13 @@ def _warnings(k: int) -> list[str]:
     return []
 
 
-def _no_fixes(fixes: Fixes) -> InputError:
+def _no_fixes(fixes: Fixes, source: str | None = None) -> InputError:
     if fixes.n_input == 0:
-        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)")
+        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)",
+                          path=source)
     return InputError(f"all {fixes.n_input} rows are invalid: {fixes.dropped} (wrong --sep, "
-                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)")
+                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
+                      path=source)
 
 
 def _require_some_published(region: np.ndarray, k: int) -> None:
@@ -94,6 +96,12 @@ def verify_cloaked(data: pd.DataFrame, k: int) -> list[CheckResult]:
     Passes when ``min over (r, w) of |{u : (u, w, r) in data}| >= k``.
     """
     columns = ["region_id", "window", "user"]
+    if not hasattr(data, "columns") or not hasattr(data, "__getitem__"):
+        raise InputError(f"expected a cloaked DataFrame, got {type(data).__name__}")
+    missing = [c for c in columns if c not in data.columns]
+    if missing:
+        raise InputError(f"not a cloaked release: no column {missing[0]!r} (columns "
+                         f"{list(map(str, data.columns))})", column=missing[0])
     if hasattr(data, "dask"):
         keys = data[columns].map_partitions(pd.DataFrame.drop_duplicates).compute()
     else:
@@ -249,6 +257,7 @@ def cloak(
     location services without compromising privacy", VLDB 2006.
     """
     k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
+    seed = None if seed is None else check_int(seed, "seed", min_value=0)
     measures = bool(measures if measure is None else measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     if hasattr(df, "dask"):
@@ -261,7 +270,7 @@ def cloak(
     t0 = _time.perf_counter()
     fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
     if len(fixes.index) == 0:
-        raise _no_fixes(fixes)
+        raise _no_fixes(fixes, source)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
         raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")

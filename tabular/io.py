@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from structanon import Hierarchy, InputError
-from structanon._validation import file_suffix
+from structanon._validation import check_names, check_path, file_suffix
 from structanon.io import read_table, text_lines, write_table
 
 __all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
@@ -36,6 +36,8 @@ def read_microdata(path: str | Path, sep: str | None = None,
         Naming the file: unreadable or not UTF-8 text, empty or header-only (with a hint
         on ``--sep``), a missing column, or duplicate column names.
     """
+    if columns is not None:
+        columns = check_names(columns, "columns")
     try:
         df = read_table(path, sep=sep)
     except InputError as exc:
@@ -146,9 +148,14 @@ def load_hierarchies(
     >>> load_hierarchies(["age", "race"], numeric=["age"], sets=["race"])
     {'age': 'numeric', 'race': 'set'}
     """
-    columns = list(columns)
-    files = dict(files or {})
-    numeric, sets = set(numeric), set(sets)
+    columns = check_names(columns, "columns")
+    if files is not None and not isinstance(files, Mapping):
+        raise InputError(f"files must map columns to hierarchy files, got {files!r}")
+    files = {column: check_path(path, f"hierarchy file of {column!r}")
+             for column, path in (files or {}).items()}
+    numeric, sets = set(check_names(numeric, "numeric")), set(check_names(sets, "sets"))
+    if directory is not None:
+        directory = check_path(directory, "directory")
     if not isinstance(sep, str) or len(sep) != 1:
         raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
     if directory is not None and not Path(directory).is_dir():

@@ -20,6 +20,8 @@ from ._verify import PrivacyDegree, check_band, make_verifier
 
 __all__ = ["band_matrix"]
 
+MAX_ALPHA = 10**6  # window factor; wider windows than the data change nothing
+
 
 def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
                 seed: int | None = None, alpha: int = 3, evaluate: bool | None = None, *,
@@ -101,7 +103,7 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
     ICDE 2008.
     """
     p = check_int(p, "p", 2)
-    alpha = check_int(alpha, "alpha", 1)
+    alpha = check_int(alpha, "alpha", 1, MAX_ALPHA)
     seed = check_seed(seed)
     evaluate = resolve_measures(measures, evaluate)
     key = release_key(key)
@@ -126,7 +128,8 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
     check_basket_width(b, 2, max_basket_size, "the band ordering (item co-occurrence)",
                        lengths=qi_len)
     freq = np.bincount(b.codes, minlength=b.domain.size)
-    too_common = np.flatnonzero(sensitive_mask & (freq * p > b.n))
+    # freq * p > n, in integers that cannot overflow for any p
+    too_common = np.flatnonzero(sensitive_mask & (freq > b.n // p))
     if too_common.size:
         s = b.domain[too_common[0]]
         raise InfeasibleError(f"sensitive item {s!r} is in {int(freq[too_common[0]])} of {b.n} "

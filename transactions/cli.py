@@ -19,7 +19,7 @@ from structanon.report import format_summary, write_report
 from . import metrics, risk
 from ._common import MAX_M, check_int
 from .apriori import km_anonymize
-from .band import band_matrix
+from .band import MAX_ALPHA, band_matrix
 from .io import FORMATS, ITEM_TYPES, detect_format, read_transactions, write_transactions
 from .partition import k_anonymize
 
@@ -296,7 +296,7 @@ def band_cmd(input_path, sensitive, p, alpha, output, seed, key_file, no_measure
     """Band-matrix grouping (CAHD) of INPUT_PATH with SENSITIVE items."""
     side = (sensitive[1:],) if sensitive.startswith("@") else ()
     _check_options(input_path, output, report, (".json",), side, key_file,
-                   p=(p, 2, None), alpha=(alpha, 1, None), seed=(seed, 0, None),
+                   p=(p, 2, None), alpha=(alpha, 1, MAX_ALPHA), seed=(seed, 0, None),
                    max_basket_size=(max_basket_size, 1, None))
     names = _sensitive_names(sensitive)
     key = release_key(key_file)

@@ -8,13 +8,13 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from structanon._validation import check_input_path
+from structanon._validation import check_input_path, check_path
 from structanon.errors import InputError
 from structanon.io import atomic_write
 
@@ -255,7 +255,9 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     >>> open(out).read()
     '1 2\\n1..5\\n'
     """
-    path = Path(path)
+    if isinstance(data, str | bytes) or not isinstance(data, Iterable):
+        raise InputError(f"data must be a list of transactions (sets of items), got {data!r:.60}")
+    path = check_path(path, "path")
     fmt = format or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"format must be one of {FORMATS}", value=fmt)
@@ -268,6 +270,8 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
                 if fmt == "jsonl":
                     fh.write("null\n")
                 continue
+            if isinstance(t, str | bytes) or not isinstance(t, Iterable):
+                raise InputError(f"a transaction must be a set of items, got {t!r:.60}", row=i)
             items = sorted(t, key=lambda x: (0, x, "") if isinstance(x, int) else (1, 0, str(x)))
             if fmt == "fimi":
                 for x in items:

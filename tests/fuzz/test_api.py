@@ -363,35 +363,6 @@ NAMES = ["tabular.anonymize", "tabular.io.read_microdata", "tabular.io.load_hier
          "graphs.write_graph", "querylogs.anonymize", "querylogs.read_log",
          "querylogs.write_log", "querylogs.generalize_times", "querylogs.verify_log"]
 
-# Findings of the first run on the package code before the issue-14 fixes (A-numbers of the
-# fuzz findings list); each mark goes when its finding is fixed.
-KNOWN: dict[str, str] = {
-    "tabular.anonymize": "A1/A2/A3: wrong types, seeds and duplicate columns raise raw errors",
-    "tabular.io.read_microdata": "A1: wrong path / sep / columns types raise TypeError",
-    "tabular.io.load_hierarchies": "A1/A5: wrong types and directories raise raw errors",
-    "transactions.km_anonymize": "A1/A5/A7/A9: hierarchy=5, {}, a folder; m >= 1000 overflow",
-    "transactions.k_anonymize": "A1/A5/A7/A9: hierarchy=5, {}, a folder; huge item ids",
-    "transactions.band_matrix": "A7: huge p or item ids overflow",
-    "transactions.item_taxonomy": "A7: huge item ids overflow",
-    "transactions.read_transactions": "A1/A5/A6: wrong path types, folders, binary, empty CSV",
-    "transactions.write_transactions": "A1/A5: wrong data / path types, folders",
-    "location.cloak": "A1/A2/A3/A4/A8: wrong types, seeds, duplicate columns or index, inf",
-    "location.verify_cloaked": "A1/A10: wrong types, a table that is not cloaked",
-    "location.io.read_fixes": "A1: wrong path / columns / sep types",
-    "graphs.k_degree_anonymize": "A1/A2: keep_attributes and seed types",
-    "graphs.read_graph": "A1: wrong path types",
-    "graphs.anonymize_degree_sequence": "A2: seed types",
-    "graphs.structural_risk": "A1: a non-graph raises AttributeError",
-    "graphs.graph_utility": "A1/A13: non-graphs, sources / node_sample",
-    "graphs.write_graph": "A1: wrong graph / path types",
-    "querylogs.anonymize": "A1/A2/A3: pseudonymizer, thresholds, seeds, duplicate columns",
-    "querylogs.read_log": "A1/A5/A6/A12: folders, unknown encodings, parquet on text",
-    "querylogs.write_log": "A1/A5: wrong log / path types, folders",
-    "querylogs.generalize_times": "A11: unparseable times",
-    "querylogs.verify_log": "A1/A3: wrong types, duplicate columns",
-}
-
-
 def _same(a: Any, b: Any) -> bool:
     """Whether an argument is as it was (data containers only; other objects: not checked)."""
     if isinstance(a, pd.DataFrame):
@@ -410,9 +381,7 @@ def _same(a: Any, b: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.xfail(reason=KNOWN[n], strict=False)] if n in KNOWN
-                 else []) for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 @settings(FUZZ)
 @given(data=st.data())
 def test_public_function(fz, tmp_path_factory, name, data):
@@ -454,3 +423,113 @@ def test_every_public_function_is_listed():
                           "read_log"):
             if hasattr(module, attribute) and callable(getattr(module, attribute)):
                 assert f"{module.__name__}.{attribute}" in listed
+
+
+# One call per class of raw exception the fuzzing found (function, parameter, bad value):
+# each raised TypeError, AttributeError, ValueError, IndexError, KeyError, OverflowError,
+# OSError, LookupError, UnicodeDecodeError or a pandas / pyarrow error before the fixes.
+# "@name" is the generated value of that name in the function's bad values, "@folder" a folder.
+REGRESSIONS = [
+    ("tabular.anonymize", "df", "@duplicate columns"), ("tabular.anonymize", "models", None),
+    ("tabular.anonymize", "seed", -1), ("tabular.anonymize", "seed", 1.5),
+    ("tabular.anonymize", "sensitive", []),
+    ("tabular.io.read_microdata", "columns", -1), ("tabular.io.read_microdata", "path", 5),
+    ("tabular.io.read_microdata", "sep", 5), ("tabular.io.read_microdata", "sep", []),
+    ("tabular.io.load_hierarchies", "columns", None),
+    ("tabular.io.load_hierarchies", "directory", 5),
+    ("tabular.io.load_hierarchies", "files", {"age": "@folder"}),
+    ("tabular.io.load_hierarchies", "files", {"age": 5}),
+    ("tabular.io.load_hierarchies", "files", ["age"]),
+    ("tabular.io.load_hierarchies", "numeric", 5), ("tabular.io.load_hierarchies", "sets", 5),
+    ("transactions.km_anonymize", "hierarchy", 5), ("transactions.km_anonymize", "hierarchy", {}),
+    ("transactions.km_anonymize", "hierarchy", [1, 2]),
+    ("transactions.km_anonymize", "hierarchy", "@folder"),
+    ("transactions.km_anonymize", "m", 10**30),
+    ("transactions.km_anonymize", "transactions", [{10**30}, {1}]),
+    ("transactions.k_anonymize", "hierarchy", 5), ("transactions.k_anonymize", "hierarchy", {}),
+    ("transactions.k_anonymize", "hierarchy", (1, 2)),
+    ("transactions.k_anonymize", "transactions", [{10**30}, {1}]),
+    ("transactions.band_matrix", "p", 10**30), ("transactions.band_matrix", "alpha", 10**30),
+    ("transactions.band_matrix", "transactions", [{10**30}, {1}]),
+    ("transactions.item_taxonomy", "transactions", [{10**30}, {1}]),
+    ("transactions.read_transactions", "path", "@folder"),
+    ("transactions.read_transactions", "path", 5),
+    ("transactions.read_transactions", "path", "@binary.bin"),
+    ("transactions.read_transactions", "path", "@empty.csv"),
+    ("transactions.write_transactions", "data", [5, {1}]),
+    ("transactions.write_transactions", "data", None),
+    ("transactions.write_transactions", "path", "@folder"),
+    ("transactions.write_transactions", "path", 5),
+    ("transactions.write_transactions", "path", ""),
+    ("location.cloak", "cell_size", "0.5"), ("location.cloak", "cell_size", (1, 2)),
+    ("location.cloak", "df", "@duplicate columns"), ("location.cloak", "df", "@duplicate index"),
+    ("location.cloak", "lat", []), ("location.cloak", "lon", {}), ("location.cloak", "time", []),
+    ("location.cloak", "user", []), ("location.cloak", "levels", math.nan),
+    ("location.cloak", "levels", [3]), ("location.cloak", "levels", math.inf),
+    ("location.cloak", "pseudonymizer", "x"), ("location.cloak", "seed", -1),
+    ("location.cloak", "seed", 1.5), ("location.cloak", "window", math.inf),
+    ("location.verify_cloaked", "data", None), ("location.verify_cloaked", "k", -1),
+    ("location.io.read_fixes", "columns", -1), ("location.io.read_fixes", "path", 5),
+    ("location.io.read_fixes", "sep", 5), ("location.io.read_fixes", "sep", []),
+    ("graphs.k_degree_anonymize", "keep_attributes", None),
+    ("graphs.k_degree_anonymize", "seed", -1), ("graphs.k_degree_anonymize", "seed", 1.5),
+    ("graphs.read_graph", "path", 5), ("graphs.read_graph", "path", "@utf16.csv"),
+    ("graphs.anonymize_degree_sequence", "seed", -1),
+    ("graphs.anonymize_degree_sequence", "seed", 1.5),
+    ("graphs.structural_risk", "graph", [(1, 2), (2, 3)]),
+    ("graphs.graph_utility", "anonymized", [(1, 2), (2, 3)]),
+    ("graphs.graph_utility", "original", None),
+    ("graphs.graph_utility", "node_sample", -1), ("graphs.graph_utility", "node_sample", 1.5),
+    ("graphs.graph_utility", "sources", -1), ("graphs.graph_utility", "sources", 1.5),
+    ("graphs.write_graph", "graph", [(1, 2), (2, 3)]), ("graphs.write_graph", "path", 5),
+    ("querylogs.anonymize", "click_threshold", "0.5"),
+    ("querylogs.anonymize", "log", "@duplicate columns"),
+    ("querylogs.anonymize", "max_url_queries", "3"),
+    ("querylogs.anonymize", "pseudonymizer", "x"), ("querylogs.anonymize", "seed", -1),
+    ("querylogs.anonymize", "seed", 1.5), ("querylogs.anonymize", "time_granularity", []),
+    ("querylogs.anonymize", "risk_p", None),
+    ("querylogs.read_log", "encoding", "bogus"), ("querylogs.read_log", "encoding", 5),
+    ("querylogs.read_log", "format", "parquet"), ("querylogs.read_log", "path", "@folder"),
+    ("querylogs.read_log", "path", 5), ("querylogs.read_log", "columns", 5),
+    ("querylogs.write_log", "log", "@dict of lists"), ("querylogs.write_log", "path", "@folder"),
+    ("querylogs.write_log", "path", 5), ("querylogs.write_log", "path", ""),
+    ("querylogs.generalize_times", "granularity", []),
+    ("querylogs.generalize_times", "times", ["x"]),
+    ("querylogs.generalize_times", "times", None),
+    ("querylogs.generalize_times", "times", 10**30),
+    ("querylogs.generalize_times", "times", True), ("querylogs.generalize_times", "times", {}),
+    ("querylogs.verify_log", "data", "@duplicate columns"),
+    ("querylogs.verify_log", "data", "@dict of lists"),
+]
+
+
+def _resolve(api: Api, param: str, bad: Any) -> Any:
+    if isinstance(bad, dict):
+        return {key: _resolve(api, param, v) for key, v in bad.items()}
+    if not (isinstance(bad, str) and bad.startswith("@")):
+        return copy.deepcopy(bad)
+    if bad == "@folder":
+        return _TMP[0]
+    found = [v for v in api.bad_values(param) if isinstance(v, Make) and v.name == bad[1:]]
+    assert found, f"no generated value {bad!r} for {param}"
+    return found[0]()
+
+
+@pytest.mark.parametrize(("name", "param", "bad"), [
+    pytest.param(n, p, b, id=f"{n}-{p}={b!r:.30}") for n, p, b in REGRESSIONS])
+def test_bad_argument_is_an_input_error(fz, tmp_path_factory, name, param, bad):
+    api = _targets(tmp_path_factory)[name]
+    kwargs = {p: value(g) for p, g in api.good.items()}
+    kwargs[param] = _resolve(api, param, bad)
+    try:
+        with contextlib.chdir(_TMP[0]), fz._in_process_limits(fz.IN_PROCESS_TIMEOUT):
+            api.call(**kwargs)
+    except ALLOWED:
+        pass
+
+
+def test_utility_of_two_empty_graphs_is_an_input_error():
+    import graphs
+
+    with pytest.raises(InputError, match="no nodes"):
+        graphs.graph_utility(nx.Graph(), nx.Graph())

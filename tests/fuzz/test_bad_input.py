@@ -74,8 +74,9 @@ BASES = {
     "querylogs anonymize": Base(["querylogs", "anonymize", "{in}", "-k", "3"], "aol", "log.tsv",
                                 {"-o": "published.tsv", "--report": "report.json"},
                                 malformed_line="no tabs on this line", lines=10**6),
-    "querylogs inspect": Base(["querylogs", "inspect", "{in}"], "aol", "log.tsv",
-                              malformed_line="no tabs on this line", lines=10**6),
+    "querylogs assess": Base(["querylogs", "assess", "{in}"], "aol", "log.tsv",
+                             {"--report": "assessment.json"},
+                             malformed_line="no tabs on this line", lines=10**6),
     "querylogs synthesize": Base(["querylogs", "synthesize", "--users", "10", "--lines", "100"],
                                  None, outputs={"-o": "synthetic.tsv"}),
 }
@@ -142,6 +143,8 @@ OPTIONS = {
     "m = 10**30": ("-m", _option("-m", str(10**30)), (2, 3)),
     "p = 0": ("-p", _option("-p", "0"), (2,)),
     "seed = 2**70": ("--seed", _option("--seed", str(2**70)), ANY),
+    "seed = -1": ("--seed", _option("--seed", "-1"), (2,)),
+    "lines = 10**30": ("--lines", _option("--lines", str(10**30)), (2,)),
     "a --qi column named twice": ("--qi", _option("--qi", "age,sex,age"), (0, 2)),
 }
 
@@ -182,103 +185,6 @@ class Case:
         self.outputs = {option: root / "out" / name for option, name in base.outputs.items()}
 
 
-# Findings of the first run on the package code before the issue-14 fixes (F-numbers of the
-# fuzz findings list); each entry goes when its finding is fixed.
-_KNOWN_BY_DEFECT: dict[str, tuple[str, list[str]]] = {
-    "header only": (
-        "F7/F8: a header-only file is not bad input (exit 2 naming the file)",
-        ["tabular anonymize", "tabular assess", "location cloak", "querylogs anonymize",
-         "querylogs inspect"]),
-    "every line malformed": (
-        "F6/F7/F8: an all-malformed file is not bad input (exit 2 naming the file)",
-        ["tabular anonymize", "tabular assess", "transactions anonymize",
-         "transactions k-anonymize", "transactions band", "transactions inspect",
-         "querylogs anonymize", "querylogs inspect"]),
-    "output is the input": (
-        "F1: -o naming the input overwrites it",
-        ["tabular anonymize", "transactions anonymize", "transactions k-anonymize",
-         "transactions band", "location cloak", "graphs anonymize", "querylogs anonymize"]),
-    "output in a missing folder": (
-        "F2: a missing output folder is created instead of refused",
-        ["tabular anonymize", "transactions anonymize", "transactions k-anonymize",
-         "transactions band", "location cloak", "graphs anonymize", "querylogs anonymize",
-         "querylogs synthesize"]),
-    "report has a wrong extension": (
-        "F3: the report extension is checked after the output is written",
-        ["tabular anonymize", "transactions anonymize", "transactions k-anonymize",
-         "transactions band", "location cloak", "graphs anonymize", "querylogs anonymize"]),
-    "report is the output": (
-        "F3/F5: two outputs naming one file are not refused up front",
-        ["tabular anonymize", "tabular assess", "transactions anonymize",
-         "transactions k-anonymize", "transactions band", "location cloak", "graphs anonymize",
-         "querylogs anonymize"]),
-    "report in a missing folder": (
-        "F2/F3: a missing report folder is created, or refused after the output is written",
-        ["tabular anonymize", "tabular assess", "transactions anonymize",
-         "transactions k-anonymize", "transactions band", "location cloak", "graphs anonymize",
-         "querylogs anonymize"]),
-    "report is the input": (
-        "F1/F3: a report naming the input is not refused up front",
-        ["tabular anonymize", "transactions anonymize", "transactions k-anonymize",
-         "transactions band", "location cloak", "graphs anonymize", "querylogs anonymize"]),
-    "empty file": (
-        "F6/F7: an empty file is not bad input (exit 2 naming the file)",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "querylogs anonymize", "querylogs inspect"]),
-    "blank lines only": (
-        "F6/F7: a blank file is not bad input (exit 2 naming the file)",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "querylogs anonymize", "querylogs inspect"]),
-    "binary bytes": (
-        "F7/F9: binary input is not refused naming the file",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare",
-         "querylogs anonymize", "querylogs inspect"]),
-    "gzip bytes under a text name": (
-        "F9: undecodable input reaches the CLI safety net, file not named",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare"]),
-    "UTF-16": (
-        "F7/F9: UTF-16 input is neither decoded nor refused naming the file",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare",
-         "querylogs anonymize"]),
-    "latin-1 accents": (
-        "F9/F10: latin-1 input is neither decoded nor refused naming the file",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare"]),
-    "invalid UTF-8": (
-        "F9/F10: invalid UTF-8 is neither decoded nor refused naming the file",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare"]),
-    "m = 1000": (
-        "F11: -m 1000 raises OverflowError",
-        ["transactions anonymize"]),
-    "m = 10**30": (
-        "F11/F13: a huge -m raises OverflowError or is not validated",
-        ["transactions anonymize", "transactions inspect"]),
-    "side file is the input": (
-        "F1: a side output naming the input overwrites it",
-        ["location cloak", "graphs anonymize"]),
-    "side file in a missing folder": (
-        "F2: a missing side-output folder is created instead of refused",
-        ["location cloak", "graphs anonymize"]),
-    "wrong separator": (
-        "F7: a log with no parsable line is infeasible instead of bad input",
-        ["querylogs anonymize"]),
-    "truncated gzip": (
-        "F9/F25: a truncated gzip stream is not refused naming the file (EOFError: 'Aborted!')",
-        ["transactions anonymize", "transactions k-anonymize", "transactions band",
-         "transactions inspect", "graphs anonymize", "graphs risk", "graphs compare",
-         "querylogs anonymize", "querylogs inspect"]),
-    "a --qi column named twice": (
-        "F15: a --qi column named twice raises a raw error",
-        ["tabular assess"]),
-}
-KNOWN = {(command, defect): reason for defect, (reason, commands) in _KNOWN_BY_DEFECT.items()
-         for command in commands}
-
-
 def _cases():
     for command, base in BASES.items():
         names = []
@@ -288,17 +194,16 @@ def _cases():
         names += [(name, "option") for name, (option, _, _) in OPTIONS.items()
                   if option in base.args or (option == "-m" and command in (
                       "transactions anonymize", "transactions inspect"))
-                  or (option == "--seed" and command != "tabular assess"
-                      and command != "graphs risk")]
+                  or (option == "--seed" and command != "graphs risk")]
         for name, (option, _, _) in PATHS.items():
             side = [o for o in option.split("|") if o in base.outputs]
-            if side and (name != "output is the input" or base.seed):
-                if "input" not in name or base.seed:
-                    names.append((name, "path"))
+            needs_input = "input" in name
+            needs_output = name in ("report is the output", "output in a missing folder")
+            if side and (base.seed or not needs_input) and ("-o" in base.outputs
+                                                            or not needs_output):
+                names.append((name, "path"))
         for name, kind in names:
-            marks = [pytest.mark.xfail(reason=KNOWN[command, name], strict=False)] \
-                if (command, name) in KNOWN else []
-            yield pytest.param(command, name, kind, id=f"{command}: {name}", marks=marks)
+            yield pytest.param(command, name, kind, id=f"{command}: {name}")
 
 
 def _expected(name: str, kind: str) -> tuple[int, ...]:
@@ -388,15 +293,6 @@ HEAVY = {
         + ",2008-10-23 02:53:04,39.98,116.31\n"),
 }
 
-KNOWN_HEAVY: dict[str, str] = {
-    "one 20,000-item basket": "F12: out of memory under 4 GiB after ~25 s",
-    "one 20,000-item basket, k-anonymize": "F12: out of memory under 4 GiB after ~25 s",
-    "m = 1000 on a 300-item basket": "F11: OverflowError",
-    "querylogs: k above half the users": "F10: IndexError when nothing would be published",
-}
-SLOW_WHEN_FAILING = {"one 20,000-item basket", "one 20,000-item basket, k-anonymize"}
-
-
 def _population(name: str, text: str) -> int:
     if name.startswith("graphs"):
         return len({node for line in text.splitlines() for node in line.split()}) - 1
@@ -404,10 +300,7 @@ def _population(name: str, text: str) -> int:
     return len(users) // 2 + 2
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=[pytest.mark.xfail(reason=KNOWN_HEAVY[n], strict=False,
-                                             run=n not in SLOW_WHEN_FAILING)]
-                 if n in KNOWN_HEAVY else []) for n in HEAVY])
+@pytest.mark.parametrize("name", list(HEAVY))
 def test_heavy_input_in_a_subprocess(fz, name):
     args, seed, file_name, make = HEAVY[name]
     with fz.workdir() as wd:

@@ -518,14 +518,17 @@ def querylogs_anonymize(fz, data, plan, wd, big):
     return inv
 
 
-def querylogs_inspect(fz, data, plan, wd, big):
+def querylogs_assess(fz, data, plan, wd, big):
     path, what = _input(fz, data, plan, wd, "aol", LOG_INPUTS, big)
-    inv = fz.Invocation(["querylogs", "inspect", str(path)], inputs=[path])
+    inv = fz.Invocation(["querylogs", "assess", str(path)], inputs=[path])
     inv.note(what)
-    _log_format(fz, data, plan, inv, sep=False)
-    for _ in range(data.draw(st.integers(0, 2), label="-p count")):
-        inv.add("-p", fz.int_option(data, plan, [1, 3], "-p"))
+    _log_format(fz, data, plan, inv)
+    for _ in range(data.draw(st.integers(0, 2), label="--known-queries count")):
+        inv.add("--known-queries", fz.int_option(data, plan, [1, 3], "--known-queries"))
     _seed_option(fz, data, plan, inv)
+    if fz.maybe(data, "--json", 3):
+        inv.add("--json")
+    _report(fz, data, plan, wd, inv, [], [".json"])
     return inv
 
 
@@ -552,22 +555,9 @@ COMMANDS = {
     "graphs risk": graphs_risk,
     "graphs compare": graphs_compare,
     "querylogs anonymize": querylogs_anonymize,
-    "querylogs inspect": querylogs_inspect,
+    "querylogs assess": querylogs_assess,
     "querylogs synthesize": querylogs_synthesize,
 }
-
-# Findings of the first fuzz run on the package code before the issue-14 fixes (F-numbers of
-# the fuzz findings list); each mark goes when its finding is fixed.
-KNOWN: dict[str, str] = {
-    "transactions band": "F13: -p 10**30 raises OverflowError",
-    "querylogs anonymize": "F10: IndexError when nothing would be published",
-}
-
-
-def _params():
-    return [pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN[name], strict=False))
-            if name in KNOWN else name for name in COMMANDS]
-
 
 def test_every_command_is_fuzzed():
     from click.testing import CliRunner
@@ -582,7 +572,7 @@ def test_every_command_is_fuzzed():
     assert listed == set(COMMANDS)
 
 
-@pytest.mark.parametrize("command", _params())
+@pytest.mark.parametrize("command", list(COMMANDS))
 @settings(FUZZ)
 @given(data=st.data())
 def test_cli_in_process(fz, command, data):
@@ -591,7 +581,7 @@ def test_cli_in_process(fz, command, data):
         fz.check(inv, wd.root)
 
 
-@pytest.mark.parametrize("command", _params())
+@pytest.mark.parametrize("command", list(COMMANDS))
 @settings(FUZZ_SUBPROCESS)
 @given(data=st.data())
 def test_cli_subprocess(fz, command, data):
