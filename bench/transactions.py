@@ -37,7 +37,7 @@ def _km_case(rel, limit, k, m, method, order="id"):
 
     data = _load(rel, limit)
     t0, c0 = time.perf_counter(), time.process_time()
-    release = km_anonymize(data, k=k, m=m, method=method, order=order, evaluate=False)
+    release = km_anonymize(data, k=k, m=m, method=method, order=order, measures=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     tax = release.taxonomy
     data = [data[i] for i in release.source_index]  # the input in published order
@@ -57,7 +57,7 @@ def _k_case(rel, limit, k):
 
     data = _load(rel, limit)
     t0, c0 = time.perf_counter(), time.process_time()
-    release = k_anonymize(data, k=k, evaluate=False)
+    release = k_anonymize(data, k=k, measures=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     tax = release.taxonomy
     data = [data[i] for i in release.source_index]  # the input in published order
@@ -82,7 +82,7 @@ def _band_case(rel, limit, p, n_sensitive):
     ranked = sorted(counts, key=lambda x: (-counts[x], x))
     sensitive = [ranked[i] for i in range(50, 50 + 10 * n_sensitive, 10)]
     t0, c0 = time.perf_counter(), time.process_time()
-    release = band_matrix(data, sensitive, p=p, evaluate=False)
+    release = band_matrix(data, sensitive, p=p, measures=False)
     anon, cpu = time.perf_counter() - t0, time.process_time() - c0
     data = [data[i] for i in release.source_index]  # the input in published order
     err = metrics.band_query_error(data, release.data, n_queries=200, seed=0)

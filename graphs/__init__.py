@@ -1,19 +1,22 @@
 """graphs: k-degree anonymization of social-network exports.
 
 >>> import networkx as nx, graphs
->>> release = graphs.k_degree_anonymize(nx.karate_club_graph(), k=3, seed=0, utility=False)
->>> release.verify().passed
-True
+>>> release = graphs.k_degree_anonymize(nx.karate_club_graph(), k=3, seed=0, measures=False)
+>>> release.verify().passed, release.models
+(True, [k-degree-anonymity(k=3)])
 """
 
 from ._sequence import anonymize_degree_sequence, sequence_cost
+from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
 from .io import read_graph, write_graph
-from .kdegree import degree_partition, degree_verifier, k_degree_anonymize
+from .kdegree import k_degree_anonymize
 from .metrics import graph_utility
-from .risk import candidate_sets, structural_risk
+from .risk import assess_risk, candidate_sets, structural_risk
 
 __all__ = [
+    "DegreeKAnonymity",
     "anonymize_degree_sequence",
+    "assess_risk",
     "candidate_sets",
     "degree_partition",
     "degree_verifier",

@@ -314,6 +314,79 @@ def _uniform(n: int, edges: np.ndarray, deg0: np.ndarray, max_tries: int = 6,
     return graph, "complete graph"
 
 
+def _probing(base: _Overlay, edges: np.ndarray, deg0: np.ndarray, first: np.ndarray, k: int,
+             method: str, seed, rng: np.random.Generator, max_probes: int,
+             log: list[str]) -> tuple[_Overlay, np.ndarray, int]:
+    """Liu & Terzi's probing: realize, and on a leftover restart from the original graph
+    with the degree sequence perturbed.  Returns the graph, its leftover and the probes."""
+    n = base.n
+    noise = np.zeros(n, dtype=np.int64)
+    target = first
+    graph, leftover, probes = base, np.zeros(n, dtype=np.int64), 0
+    for probes in range(max_probes + 1):  # noqa: B007 - the count is reported
+        graph = _Overlay(n, edges) if probes else base
+        leftover = _realize(graph, target - deg0)
+        if not leftover.any():
+            break
+        if probes == max_probes:
+            log.append(f"probing: {max_probes} probes failed; repairing")
+            break
+        for u in np.flatnonzero(leftover).tolist():
+            free = np.ones(n, dtype=bool)
+            free[base.neighbors(u)] = False
+            free[u] = False
+            cand = np.flatnonzero(free)
+            low = cand[np.argsort(deg0[cand] + noise[cand], kind="stable")[: 4 * int(leftover[u])]]
+            noise[rng.choice(low, size=min(low.size, int(leftover[u])), replace=False)] += 1
+        probe = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
+        if probe.max() > n - 1:
+            log.append(f"probing: probe {probes + 1} asks for more than n - 1 neighbours; "
+                       "repairing")
+            break
+        target = probe
+    return graph, leftover, probes
+
+
+@dataclass
+class _Rounds:
+    """What the repair rounds did: the final graph and its counters."""
+
+    graph: _Overlay
+    rounds: int = 1
+    repairs: int = 0
+    swaps: int = 0
+    fallback: str | None = None
+
+
+def _repair_rounds(graph: _Overlay, leftover: np.ndarray, edges: np.ndarray, deg0: np.ndarray,
+                   k: int, method: str, strategy: str, seed, rng: np.random.Generator,
+                   max_rounds: int, log: list[str]) -> _Rounds:
+    """Place what is left over (swaps, then repairs), re-anonymize and realize again,
+    until nothing is left; after ``max_rounds`` (or when stuck) the common degree."""
+    done = _Rounds(graph)
+    while leftover.any():
+        if strategy == "swap":
+            swapped, leftover = _swap(done.graph, leftover, rng, edges)
+            done.swaps += swapped
+            if not leftover.any():
+                break
+        try:
+            done.repairs += _repair(done.graph, leftover, k, rng)
+        except InfeasibleError as exc:
+            reason = str(exc)
+        else:
+            reason = (None if done.rounds < max_rounds
+                      else f"not converged within {max_rounds} rounds")
+        if reason is not None:
+            done.graph, done.fallback = _uniform(done.graph.n, edges, deg0)
+            log.append(f"{strategy}: {reason}; {done.fallback}")
+            break
+        done.rounds += 1
+        target = _anonymize(done.graph.degree.copy(), k, method, seed)
+        leftover = _realize(done.graph, target - done.graph.degree)
+    return done
+
+
 def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
               strategy: str = "supergraph", seed=None, max_rounds: int = 30,
               max_probes: int = 20) -> Construction:
@@ -335,57 +408,16 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
         added, removed = graph.edits()
         return Construction(added=added, removed=removed, target=graph.degree.copy(),
                             first_target=first, optimum=int(optimum), log=log, fallback=how)
-    graph = base
-    probes = repairs = swaps = 0
+    probes = 0
     if strategy == "probing":
-        noise = np.zeros(n, dtype=np.int64)
-        target = first
-        for probes in range(max_probes + 1):  # noqa: B007 - the count is reported
-            graph = _Overlay(n, edges) if probes else base
-            leftover = _realize(graph, target - deg0)
-            if not leftover.any():
-                break
-            if probes == max_probes:
-                log.append(f"probing: {max_probes} probes failed; repairing")
-                break
-            for u in np.flatnonzero(leftover).tolist():
-                free = np.ones(n, dtype=bool)
-                free[base.neighbors(u)] = False
-                free[u] = False
-                cand = np.flatnonzero(free)
-                low = cand[np.argsort(deg0[cand] + noise[cand], kind="stable")[: 4 * int(leftover[u])]]
-                noise[rng.choice(low, size=min(low.size, int(leftover[u])), replace=False)] += 1
-            probe = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
-            if probe.max() > n - 1:
-                log.append(f"probing: probe {probes + 1} asks for more than n - 1 neighbours; "
-                           "repairing")
-                break
-            target = probe
+        graph, leftover, probes = _probing(base, edges, deg0, first, k, method, seed, rng,
+                                           max_probes, log)
     else:
-        leftover = _realize(graph, first - deg0)
-    rounds = 1
-    fallback = None
-    while leftover.any():
-        if strategy == "swap":
-            done, leftover = _swap(graph, leftover, rng, edges)
-            swaps += done
-            if not leftover.any():
-                break
-        try:
-            repairs += _repair(graph, leftover, k, rng)
-        except InfeasibleError as exc:
-            reason = str(exc)
-        else:
-            reason = None if rounds < max_rounds else f"not converged within {max_rounds} rounds"
-        if reason is not None:
-            graph, fallback = _uniform(n, edges, deg0)
-            log.append(f"{strategy}: {reason}; {fallback}")
-            break
-        rounds += 1
-        target = _anonymize(graph.degree.copy(), k, method, seed)
-        leftover = _realize(graph, target - graph.degree)
-    added, removed = graph.edits()
-    return Construction(added=added, removed=removed, target=graph.degree.copy(),
+        graph, leftover = base, _realize(base, first - deg0)
+    done = _repair_rounds(graph, leftover, edges, deg0, k, method, strategy, seed, rng,
+                          max_rounds, log)
+    added, removed = done.graph.edits()
+    return Construction(added=added, removed=removed, target=done.graph.degree.copy(),
                         first_target=first, optimum=int(optimum),
-                        rounds=rounds, probes=probes, repairs=repairs,
-                        swaps=swaps, log=log, fallback=fallback)
+                        rounds=done.rounds, probes=probes, repairs=done.repairs,
+                        swaps=done.swaps, log=log, fallback=done.fallback)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
 
 __all__ = ["anonymize_degree_sequence", "sequence_cost"]
@@ -13,11 +13,7 @@ _METHODS = ("dp", "greedy")
 
 
 def _validate(degrees, k) -> tuple[np.ndarray, int]:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise InputError(f"parameter 'k' must be an integer, got {k!r}")
-    k = int(k)
-    if k < 1:
-        raise InputError(f"parameter 'k' must be at least 1, got {k}")
+    k = check_int(k, "k", min_value=1)
     d = np.asarray(degrees)
     if d.ndim != 1:
         raise InputError("parameter 'degrees' must be a one-dimensional sequence")
@@ -178,8 +174,7 @@ def anonymize_degree_sequence(
     ----------
     K. Liu and E. Terzi, "Towards identity anonymization on graphs", SIGMOD 2008.
     """
-    if method not in _METHODS:
-        raise InputError(f"parameter 'method' must be one of {_METHODS}, got {method!r}")
+    check_choice(method, "method", _METHODS)
     if seed is not None:
         seed = check_int(seed, "seed", min_value=0)
     return _anonymize(degrees, k, method, even, seed)[0]

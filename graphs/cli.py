@@ -1,84 +1,59 @@
-"""Command line of the graphs package: ``structanon graphs anonymize | risk | compare``."""
+"""Command line of the graphs package: ``structanon graphs anonymize | assess | compare``.
+
+``risk`` (the round-1 name of ``assess``, printing the bare risk JSON) stays as a hidden
+alias for one release.
+"""
 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 import networkx as nx
-import numpy as np
 
 from structanon import Release
-from structanon._validation import check_input_path, check_output_paths, file_suffix
-from structanon.cli_support import handle_errors
+from structanon._finish import Timings
+from structanon._json import to_jsonable
+from structanon._validation import check_input_path, check_int, check_output_paths
+from structanon.cli_support import (
+    assess_options,
+    assessment,
+    emit_assessment,
+    emit_release,
+    handle_errors,
+    release_options,
+    show_progress,
+)
 from structanon.io import release_key, staged_outputs
-from structanon.release import to_jsonable
-from structanon.report import format_summary, write_report
+from structanon.report import REPORT_EXTENSIONS, format_summary
 
 from ._construct import CONSTRUCTS
+from ._figures import release_figures
 from ._sequence import _METHODS
 from .io import _EXTENSIONS, FORMATS, guess_format, read_graph, write_graph
-from .kdegree import anonymize_with_mapping
+from .kdegree import UTILITY_CHOICES, anonymize_with_mapping
 from .metrics import graph_utility
-from .risk import structural_risk
+from .risk import assess_risk, structural_risk
 
 __all__ = ["cli", "demo", "release_figures"]
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "ca-GrQc_undirected.txt"
-
-
-def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any]]:
-    """Degree distributions before/after (log-log) and edits against the lower bound."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figures = []
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for graph, label, marker in ((original, "original", "o"), (release.data, "anonymized", "x")):
-        deg = np.array([d for _, d in graph.degree()], dtype=np.int64)
-        values, counts = np.unique(deg[deg > 0], return_counts=True)
-        ax.loglog(values, counts, marker, label=label, alpha=0.7, markersize=4)
-    ax.set_xlabel("degree")
-    ax.set_ylabel("number of nodes")
-    ax.axhline(release.parameters["k"], color="grey", linestyle="--", linewidth=1, label="k")
-    ax.legend()
-    figures.append(("Degree distribution before and after (log-log)", fig))
-
-    info = release.info
-    fig, ax = plt.subplots(figsize=(7, 2.6))
-    names = ["L1 lower bound (optimum / 2)", "bound for the chosen sequence", "edges added",
-             "edges removed"]
-    values = [info["lower_bound_edges"], info["sequence_bound_edges"], info["edges_added"],
-              info["edges_removed"]]
-    ax.barh(names[::-1], values[::-1], color=["#c44", "#2a6", "#bbb", "#999"])
-    for y, value in enumerate(values[::-1]):
-        ax.text(value, y, f" {value:,}", va="center")
-    ax.set_xlabel("edges")
-    ax.set_xlim(0, max(values + [1]) * 1.2)
-    fig.tight_layout()
-    figures.append(("Edits against the lower bound", fig))
-    return figures
-
-
-SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
-             "the published order, labels or ids.")
-KEY_HELP = ("Secret key file: pseudonyms and publication order become reproducible for whoever "
-            "holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key)")
-REPORT_EXTENSIONS = (".json", ".html", ".htm")
 OUTPUT_EXTENSIONS = tuple(sorted(_EXTENSIONS))
+INPUT_HELP = "Input format (default: from the extension)."
+UNDIRECTED_HELP = "Accept a directed graph, dropping edge directions."
 
 
 def _check_options(input: Path, output: Path, in_format: str | None,  # noqa: A002
                    out_format: str | None, report: Path | None, mapping_out: Path | None,
-                   key_file: Path | None) -> None:
+                   key_file: Path | None, seed: int) -> None:
     """Every option and output path, before the input is read."""
     check_input_path(input, "INPUT")
     guess_format(input, in_format)
+    check_int(seed, "--seed", min_value=0)
     if key_file is not None:
         check_input_path(key_file, "--key-file")
     extensions = {"--report": REPORT_EXTENSIONS}
@@ -91,37 +66,44 @@ def _check_options(input: Path, output: Path, in_format: str | None,  # noqa: A0
 
 def _write_outputs(release: Release, mapping: dict[Any, Any], output: Path,
                    out_format: str | None, report: Path | None, mapping_out: Path | None,
-                   figures: Any) -> None:
+                   figures: Any, inputs: list[Path]) -> None:
     """All outputs or none: side files staged first, the main output last."""
     with staged_outputs() as stage:
         if mapping_out is not None:
             with open(stage(mapping_out), "w", encoding="utf-8", newline="") as fh:
                 fh.write("original,published\n")
                 fh.writelines(f"{u},{v}\n" for u, v in mapping.items())
-        if report is not None:
-            is_html = file_suffix(report) in (".html", ".htm")
-            write_report(release, stage(report), figures() if is_html else ())
+        emit_release(release, report, figures, quiet=True, inputs=inputs, stage=stage)
         write_graph(release.data, stage(output), format=out_format or guess_format(output))
 
 
 def _run(graph: nx.Graph, k: int, method: str, construct: str, relabel: bool, seed: int,
          keep: tuple[str, ...], as_undirected: bool, output: Path, out_format: str | None,
          report: Path | None, mapping_out: Path | None, utility: str, quiet: bool = False,
-         key: Any = None, measure_risk: bool = True) -> Release:
-    release, mapping = anonymize_with_mapping(
-        graph, k, method=method, construct=construct, relabel=relabel, seed=seed,
-        keep_attributes=keep, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key)
+         key: Any = None, measures: bool = True, inputs: tuple[Path, ...] = ()) -> Release:
+    """Anonymize ``graph``, print its warnings, write every output, print the summary."""
+    with warnings.catch_warnings():  # printed below as "warning: ...", once each
+        warnings.simplefilter("ignore", UserWarning)
+        release, mapping = anonymize_with_mapping(
+            graph, k, method=method, construct=construct, relabel=relabel, seed=seed,
+            keep_attributes=keep, as_undirected=as_undirected, utility=utility, key=key,
+            measures=measures)
     for warning in release.info.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
-    _write_outputs(release, mapping, output, out_format, report, mapping_out,
-                   lambda: release_figures(graph, release))
+    with Timings()("write"):
+        _write_outputs(release, mapping, output, out_format, report, mapping_out,
+                       lambda: release_figures(graph, release), list(inputs))
     if not quiet:
         click.echo(format_summary(release))
-        for path in (report, mapping_out):
+        for path in (output, report, mapping_out):
             if path is not None:
                 click.echo(f"written: {path}")
     return release
+
+
+def _read(input: Path, in_format: str | None, as_undirected: bool) -> nx.Graph:  # noqa: A002
+    with Timings()("read"):
+        return read_graph(input, format=in_format, as_undirected=as_undirected)
 
 
 @click.group(name="graphs", context_settings={"help_option_names": ["-h", "--help"]})
@@ -130,56 +112,97 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("input", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-k", "k", type=click.IntRange(min=1), required=True,
-              help="Least number of nodes per degree.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Anonymized graph (format from the extension or --out-format). Edge lists "
-                   "and CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.")
+              help="Least number of nodes sharing each degree.")
+@release_options
 @click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
-              help="Input format (default: from the extension).")
+              help=INPUT_HELP)
 @click.option("--out-format", type=click.Choice(FORMATS), default=None,
-              help="Output format (default: from the extension).")
+              help="Output format (default: from the extension of --output). Edge lists and "
+                   "CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.")
 @click.option("--method", type=click.Choice(_METHODS), default="dp", show_default=True,
               help="Degree-sequence anonymization: exact dynamic program or greedy.")
 @click.option("--construct", type=click.Choice(CONSTRUCTS), default="supergraph",
-              show_default=True, help="Graph construction (supergraph/probing: additions only).")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help=SEED_HELP)
-@click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=KEY_HELP)
-@click.option("--no-relabel", is_flag=True, help="Keep the original node ids (not anonymous!).")
-@click.option("--keep-attr", "keep", multiple=True, help="Node attribute to keep (repeatable).")
-@click.option("--as-undirected", is_flag=True, help="Accept a directed graph, dropping directions.")
+              show_default=True,
+              help="Graph construction (supergraph and probing only add edges; swap also "
+                   "removes some).")
+@click.option("--relabel/--no-relabel", default=True, show_default=True,
+              help="Publish secret random node labels (--no-relabel keeps the input ids: "
+                   "not anonymous!).")
+@click.option("--keep-attr", "keep", multiple=True, metavar="NAME",
+              help="Node attribute to keep (repeatable); all others are dropped.")
+@click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @click.option("--mapping-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the original -> published node id mapping here (keep it secret).")
-@click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Report: .json or .html (with plots).")
-@click.option("--utility", type=click.Choice(["auto", "fast", "full", "none"]), default="auto",
-              show_default=True, help="Utility measures to compute.")
-@click.option("--no-measures", is_flag=True,
-              help="Skip the utility and risk measures (the privacy check still runs).")
+              help="Write the original -> published node id mapping here (keep it secret: "
+                   "it undoes the anonymization).")
+@click.option("--utility", type=click.Choice(UTILITY_CHOICES), default="auto",
+              show_default=True,
+              help="Utility measures: auto is full up to 100,000 edges, else fast; none "
+                   "skips them.")
 @handle_errors
-def anonymize(input: Path, k: int, output: Path, in_format: str | None,  # noqa: A002
-              out_format: str | None, method: str, construct: str, seed: int,
-              key_file: Path | None, no_relabel: bool, keep: tuple[str, ...],
-              as_undirected: bool, mapping_out: Path | None, report: Path | None, utility: str,
-              no_measures: bool) -> None:
+def anonymize(input: Path, k: int, output: Path, report: Path | None, seed: int,  # noqa: A002
+              key_file: Path | None, no_measures: bool, quiet: bool, in_format: str | None,
+              out_format: str | None, method: str, construct: str, relabel: bool,
+              keep: tuple[str, ...], as_undirected: bool, mapping_out: Path | None,
+              utility: str) -> None:
     """Make INPUT k-degree anonymous and write it to OUTPUT."""
-    _check_options(input, output, in_format, out_format, report, mapping_out, key_file)
+    show_progress(quiet)
+    _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
     key = release_key(key_file)
-    graph = read_graph(input, format=in_format, as_undirected=as_undirected)
-    _run(graph, k, method, construct, not no_relabel, seed, keep, as_undirected, output,
-         out_format, report, mapping_out, "none" if no_measures else utility, key=key,
-         measure_risk=not no_measures)
+    graph = _read(input, in_format, as_undirected)
+    _run(graph, k, method, construct, relabel, seed, keep, as_undirected, output, out_format,
+         report, mapping_out, utility, quiet=quiet, key=key, measures=not no_measures,
+         inputs=(input,))
+
+
+def _assess_warnings(risk: dict[str, Any]) -> list[str]:
+    found = []
+    degree, neighbourhood = risk["degree"], risk["neighbourhood"]
+    if degree["nodes_unique"]:
+        found.append(f"{degree['nodes_unique']:,} node(s) have a degree no other node has: an "
+                     "attacker who knows how many connections they have finds them")
+    if neighbourhood["share_unique"] > 0.5:
+        found.append(f"{neighbourhood['share_unique']:.0%} of nodes are unique by their degree "
+                     "and their neighbours' degrees; k-degree anonymity does not protect "
+                     "against that attacker")
+    cleaned = risk["graph"]["self_loops_removed"] + risk["graph"]["duplicate_edges_removed"]
+    if cleaned:
+        found.append(f"{cleaned:,} self-loop or duplicate edge row(s) were ignored")
+    return found
 
 
 @cli.command()
-@click.argument("input", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None)
-@click.option("--as-undirected", is_flag=True)
+@click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@assess_options
+@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
+              help=INPUT_HELP)
+@click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
+@handle_errors
+def assess(input: Path, report: Path | None, as_json: bool, seed: int,  # noqa: A002
+           quiet: bool, in_format: str | None, as_undirected: bool) -> None:
+    """Re-identification risk of INPUT before any anonymization: degree and neighbourhood
+    uniqueness and candidate-set sizes."""
+    show_progress(quiet)
+    check_input_path(input, "INPUT")
+    check_int(seed, "--seed", min_value=0)
+    guess_format(input, in_format)
+    check_output_paths({"--report": report}, inputs=[input], extensions={"--report": (".json",)})
+    graph = _read(input, in_format, as_undirected)
+    with Timings()("risk"):
+        risk = assess_risk(graph)
+    emit_assessment(assessment("graphs", input, risk, _assess_warnings(risk)), report,
+                    as_json=as_json, quiet=quiet)
+
+
+@cli.command(hidden=True)
+@click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
+              help=INPUT_HELP)
+@click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @handle_errors
 def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # noqa: A002
-    """Degree and neighbourhood re-identification risk of a graph, as JSON."""
+    """Deprecated: use ``assess``.  Degree and neighbourhood risk of a graph, as bare JSON."""
     check_input_path(input, "INPUT")
     guess_format(input, in_format)
     graph = read_graph(input, format=in_format, as_undirected=as_undirected)
@@ -189,7 +212,8 @@ def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # no
 @cli.command()
 @click.argument("original", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("anonymized", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--level", type=click.Choice(["fast", "full"]), default="full", show_default=True)
+@click.option("--level", type=click.Choice(["fast", "full"]), default="full", show_default=True,
+              help="full adds sampled betweenness and Louvain community agreement.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the sampled measures.")
 @handle_errors
@@ -205,11 +229,14 @@ def compare(original: Path, anonymized: Path, level: str, seed: int) -> None:
 def demo(output_dir: Path, seed: int = 0) -> Release:
     """Anonymize the bundled SNAP ca-GrQc graph (k = 10) into ``output_dir``.
 
-    Writes ``ca-GrQc_k10.edges`` (the anonymized edge list) and ``report.json``; returns the
-    verified release.
+    Writes ``ca-GrQc_k10.edges`` (the anonymized edge list), ``report.json`` and
+    ``report.html`` (with the figures); returns the verified release.
     """
     output_dir = Path(output_dir)
     graph = read_graph(SAMPLE)
-    return _run(graph, 10, "dp", "supergraph", True, seed, (), False,
-                output_dir / "ca-GrQc_k10.edges", None, output_dir / "report.json", None,
-                "auto", quiet=True)
+    release = _run(graph, 10, "dp", "supergraph", True, seed, (), False,
+                   output_dir / "ca-GrQc_k10.edges", None, output_dir / "report.json", None,
+                   "auto", quiet=True, inputs=(SAMPLE,))
+    emit_release(release, output_dir / "report.html", lambda: release_figures(graph, release),
+                 quiet=True, inputs=(SAMPLE,))
+    return release

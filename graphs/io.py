@@ -7,16 +7,15 @@ import gzip
 import io
 import json
 import re
-import zlib
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from structanon._validation import check_input_path, check_path
+from structanon._validation import check_choice, check_input_path, check_path
 from structanon.errors import InputError
-from structanon.io import atomic_path, atomic_write
+from structanon.io import atomic_path, atomic_write, open_text, text_lines
 
 __all__ = ["FORMATS", "read_graph", "write_graph", "guess_format"]
 
@@ -31,9 +30,7 @@ INPUT_REPORT = "input_report"
 def guess_format(path: str | Path, format: str | None = None) -> str:  # noqa: A002
     """The format named by ``format``, else by the file extension (``.gz`` ignored)."""
     if format is not None:
-        if format not in FORMATS:
-            raise InputError(f"parameter 'format' must be one of {FORMATS}, got {format!r}")
-        return format
+        return check_choice(format, "format", FORMATS)
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
@@ -50,33 +47,23 @@ _HINT = "wrong --format, or not a graph file?"
 
 
 def _read_text(path: Path) -> str:
-    """The whole file as UTF-8 text (``.gz`` decompressed); a binary or otherwise encoded
-    file is an :class:`InputError` naming the file and the line of the first bad byte."""
+    """The whole file as UTF-8 text, through the core's opener (gzip told by its magic
+    bytes); a binary, UTF-16 or otherwise encoded file is an :class:`InputError` naming the
+    file and the line of the first bad byte."""
     try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read()
-        else:
-            raw = path.read_bytes()
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise InputError(f"not a readable gzip file ({exc})", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise InputError("the file is not UTF-8 text (a binary file, or another encoding?)",
-                         path=str(path), line=line) from None
+        with open_text(path, name="input graph") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        for _ in text_lines(path, name="input graph"):  # raises, naming the line
+            pass
+        raise  # pragma: no cover - text_lines found the same bad byte
+    except (OSError, EOFError) as exc:  # a corrupt gzip stream past its header
+        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise InputError("the file holds NUL bytes: a binary file, not a graph export?",
                          path=str(path), line=line)
     return text.removeprefix("\ufeff")
-
-
-def _open_text(path: Path):
-    return io.StringIO(_read_text(path), newline="")
 
 
 def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph:
@@ -147,7 +134,7 @@ def _as_id(value: str) -> Any:
 
 
 def _read_csv(path: Path) -> nx.Graph:
-    with _open_text(path) as fh:
+    with io.StringIO(_read_text(path), newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
@@ -184,7 +171,7 @@ def _read_structured(path: Path, fmt: str) -> nx.Graph:
         elif fmt == "gexf":
             graph = nx.read_gexf(path)
         else:
-            with _open_text(path) as fh:
+            with io.StringIO(_read_text(path), newline="") as fh:
                 data = json.load(fh)
             key = "edges" if "edges" in data else "links"
             graph = nx.node_link_graph(data, edges=key)

@@ -1,4 +1,11 @@
-"""k-degree anonymization of a social graph (Liu & Terzi, SIGMOD 2008)."""
+"""k-degree anonymization of a social graph (Liu & Terzi, SIGMOD 2008).
+
+The anonymizer runs in phases, each timed (and logged on the command line): validate the
+parameters, prepare the input (a simple undirected graph as an edge array), anonymize (the
+degree sequence and its construction, :mod:`graphs._construct`), publish (secret labels,
+sorted publication order), then :func:`structanon._finish.finish_release` verifies the
+published graph alone and runs the measures.
+"""
 
 from __future__ import annotations
 
@@ -6,54 +13,30 @@ import contextlib
 import gc
 import itertools
 import math
-import time
+import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from structanon import CheckResult, Partition, Release
+from structanon import Release
+from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_int, check_names
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
-from structanon.models import KAnonymity
 
-from ._construct import CONSTRUCTS
+from ._construct import CONSTRUCTS, Construction
 from ._construct import construct as build_construction
 from ._sequence import _METHODS
+from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
 from .io import INPUT_REPORT
 from .metrics import LEVELS, utility_from_edges
 from .risk import risk_from_edges
 
-__all__ = ["k_degree_anonymize", "degree_verifier", "degree_partition"]
-
-
-def degree_partition(graph: nx.Graph) -> Partition:
-    """Partition of the nodes of ``graph`` (in node order) by degree."""
-    return Partition.from_keys(np.array([d for _, d in graph.degree()], dtype=np.int64))
-
-
-def degree_verifier(k: int):
-    """A verifier that recounts degrees in the published graph and checks k-anonymity.
-
-    Examples
-    --------
-    >>> degree_verifier(2)(nx.cycle_graph(4))[0].passed
-    True
-    """
-    model = KAnonymity(k)
-
-    def verify(graph: nx.Graph) -> list[CheckResult]:
-        checks = [model.check(degree_partition(graph))]
-        loops = nx.number_of_selfloops(graph)
-        simple = not graph.is_directed() and not graph.is_multigraph() and loops == 0
-        checks.append(CheckResult("simple undirected graph", simple, float(loops), 0.0, 1,
-                                  details={"directed": graph.is_directed(),
-                                           "multigraph": graph.is_multigraph()}))
-        return checks
-
-    return verify
+__all__ = ["k_degree_anonymize", "anonymize_with_mapping", "degree_verifier",
+           "degree_partition"]
 
 
 def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]:
@@ -158,13 +141,24 @@ def _sorted_nodes(nodes: list[Any]) -> list[Any]:
         return sorted(nodes, key=lambda v: (type(v).__name__, str(v)))
 
 
-def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
-                           relabel: bool = True, seed: int | None = None, *,
-                           keep_attributes: Sequence[str] = (), as_undirected: bool = False,
-                           utility: str | bool = "auto", measure_risk: bool = True,
-                           key: Any = None) -> tuple[Release, dict[Any, Any]]:
-    """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
-    (the same dict as ``release.source_index``)."""
+@dataclass
+class _Input:
+    """The prepared input: a simple undirected graph, its nodes and its edges ``u < v``."""
+
+    graph: nx.Graph
+    report: dict[str, int]
+    nodes: list[Any]
+    index: dict[Any, int]
+    edges: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.nodes)
+
+
+def _check_parameters(k: Any, method: str, construct: str, utility: Any, seed: Any,
+                      keep_attributes: Any) -> tuple[int, Any, int | None, tuple[str, ...]]:
+    """Validate the parameters: ``k``, ``utility`` level, ``seed`` and attribute names."""
     k = check_int(k, "k", min_value=1)
     check_choice(method, "method", _METHODS)
     check_choice(construct, "construct", CONSTRUCTS)
@@ -176,15 +170,30 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         seed = check_int(seed, "seed", min_value=0)
     if isinstance(keep_attributes, str):
         keep_attributes = (keep_attributes,)
-    keep_attributes = check_names(keep_attributes, "keep_attributes")
-    secret = release_key(key)
-    timings: dict[str, float] = {}
-    start = time.perf_counter()
-    graph, input_report = _prepare(G, as_undirected)
+    return k, utility, seed, tuple(check_names(keep_attributes, "keep_attributes"))
+
+
+def _measure_switches(measures: bool, utility: Any, measure_risk: bool | None) -> tuple[Any, bool]:
+    """The utility level and the risk switch, from ``measures`` and the deprecated
+    ``measure_risk`` (which still works, with a :class:`DeprecationWarning`)."""
+    risk = True
+    if measure_risk is not None:
+        warnings.warn("measure_risk= is deprecated; use measures=False to skip the utility and "
+                      "risk measures (utility= still sets the utility level)",
+                      DeprecationWarning, stacklevel=4)
+        risk = bool(measure_risk)
+    if not measures:
+        return False, False
+    return utility, risk
+
+
+def _prepare_input(G: Any, k: int, as_undirected: bool,
+                   keep_attributes: Sequence[str]) -> _Input:
+    """The input as a simple undirected graph and an edge array; feasibility of ``k``."""
+    graph, report = _prepare(G, as_undirected)
     nodes = list(graph.nodes())
-    n = len(nodes)
-    if k > n:
-        raise InfeasibleError(f"k={k} exceeds the number of nodes ({n})")
+    if k > len(nodes):
+        raise InfeasibleError(f"k={k} exceeds the number of nodes ({len(nodes)})")
     missing_attrs = [a for a in keep_attributes
                      if not any(a in data for _, data in graph.nodes(data=True))]
     if missing_attrs:
@@ -192,32 +201,34 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
     index = {v: i for i, v in enumerate(nodes)}
     with _no_gc():
         edges = _edge_array(graph, index)
-    timings["prepare"] = time.perf_counter() - start
+    return _Input(graph, report, nodes, index, edges)
 
-    t = time.perf_counter()
-    deg0 = np.bincount(edges.ravel(), minlength=n)
-    with _no_gc():
-        built = build_construction(n, edges, k, method, construct, seed)
-    l1_bound = built.optimum
-    timings["anonymize"] = time.perf_counter() - t
 
-    t = time.perf_counter()
-    # Published labels: a permutation drawn from the release key, never from the public
-    # seed (the seed and parameters are printed, so a seeded permutation could be replayed
-    # to map every published node back to its input id).  Without relabelling the ids are
-    # published as they are, ranked in their own sorted order.
+def _labels(data: _Input, relabel: bool, rng_context: tuple[Any, ...], secret: Any
+            ) -> tuple[np.ndarray, list[Any]]:
+    """Each node's rank in the publication order and its published label.
+
+    Published labels are a permutation drawn from the release key, never from the public
+    seed (the seed and parameters are printed, so a seeded permutation could be replayed to
+    map every published node back to its input id).  Without relabelling the ids are
+    published as they are, ranked in their own sorted order.
+    """
+    n = data.n
     if relabel:
-        rank = secret.rng("node-labels", seed, k, method, construct, n).permutation(n)
-        labels: list[Any] = rank.tolist()
-    else:
-        order_in = _sorted_nodes(nodes)
-        rank = np.empty(n, dtype=np.int64)
-        rank[np.fromiter(map(index.__getitem__, order_in), dtype=np.int64, count=n)] = \
-            np.arange(n)
-        labels = nodes
-    final = _final_edges(n, edges, built.added, built.removed)
-    # Nodes in published order, edges sorted by their published endpoints: the insertion
-    # order (which every writer follows) depends on published values only.
+        rank = secret.rng("node-labels", *rng_context, n).permutation(n)
+        return rank, rank.tolist()
+    order_in = _sorted_nodes(data.nodes)
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.fromiter(map(data.index.__getitem__, order_in), dtype=np.int64, count=n)] = \
+        np.arange(n)
+    return rank, data.nodes
+
+
+def _publish(data: _Input, final: np.ndarray, rank: np.ndarray, labels: list[Any],
+             relabel: bool, keep_attributes: Sequence[str]) -> nx.Graph:
+    """The published graph: nodes in published order, edges sorted by published endpoints,
+    so the insertion order (which every writer follows) depends on published values only."""
+    graph, nodes = data.graph, data.nodes
     order = np.argsort(rank)
     pub = np.sort(rank[final], axis=1)
     pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
@@ -234,75 +245,152 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         else:
             by_rank = [nodes[i] for i in order.tolist()]
             published.add_edges_from((by_rank[u], by_rank[v]) for u, v in pub.tolist())
-    mapping = dict(zip(nodes, labels))
-    timings["publish"] = time.perf_counter() - t
+    return published
 
+
+def _fallback_warning(built: Construction, k: int, n: int) -> str | None:
+    if built.fallback is None:
+        return None
+    why = ("k > n/2 leaves room for one degree class only" if 2 * k > n else
+           "the anonymized degree sequence could not be realized within the round limit")
+    return (f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
+            f"{len(built.added):,} edges added)")
+
+
+def transformation_text(info: dict[str, Any], k: int) -> str:
+    """The edits of a release in one plain sentence (``release.info["transformation_text"]``).
+
+    Examples
+    --------
+    >>> transformation_text({"edges_added": 1876, "edges_removed": 0, "edges_before": 88234,
+    ...                      "nodes": 4039, "degree_classes": 12, "relabelled": True,
+    ...                      "fallback": None}, 5)  # doctest: +NORMALIZE_WHITESPACE
+    '1,876 edges added, 0 removed (2.13% of 88,234 input edges); every node kept; degrees of
+    4,039 nodes grouped into 12 classes of at least 5 nodes; node ids replaced by secret
+    random labels.'
+    """
+    added, removed, before = info["edges_added"], info["edges_removed"], info["edges_before"]
+    share = f" ({(added + removed) / before:.2%} of {before:,} input edges)" if before else ""
+    text = (f"{added:,} edges added, {removed:,} removed{share}; every node kept; degrees of "
+            f"{info['nodes']:,} nodes grouped into {info['degree_classes']:,} "
+            f"class{'es' if info['degree_classes'] != 1 else ''} of at least {k} nodes")
+    if info.get("fallback"):
+        text += f" (one {info['fallback']}, the fallback construction)"
+    text += ("; node ids replaced by secret random labels." if info["relabelled"] else
+             "; node ids kept as in the input (not anonymous).")
+    return text
+
+
+def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
+                  relabel: bool, keep_attributes: Sequence[str]) -> dict[str, Any]:
+    """What the release reports about its edits, bounds and input clean-up."""
+    n, edges = data.n, data.edges
+    deg0 = np.bincount(edges.ravel(), minlength=n)
     n_added, n_removed = len(built.added), len(built.removed)
-    lower = math.ceil(l1_bound / 2)
+    lower = math.ceil(built.optimum / 2)
     edits = n_added + n_removed
+    seb = _sequence_bound(n, edges, built.first_target - deg0)
     info = {
         "nodes": n, "edges_before": int(len(edges)), "edges_after": int(len(final)),
         "edges_added": n_added, "edges_removed": n_removed,
-        "l1_degree_increase_optimum": l1_bound,
+        "l1_degree_increase_optimum": built.optimum,
         "lower_bound_edges": lower,
         "ratio_to_lower_bound": float(edits / lower) if lower else (1.0 if edits == 0 else None),
-        "sequence_bound_edges": _sequence_bound(n, edges, built.first_target - deg0),
+        "sequence_bound_edges": seb,
         "l1_degree_change": int(np.abs(built.target - deg0).sum()),
+        "degree_classes": int(np.unique(built.target).size),
         "supergraph": n_removed == 0,
-        "already_anonymous": l1_bound == 0,
+        "already_anonymous": built.optimum == 0,
         "rounds": built.rounds, "probes": built.probes, "repair_edges": built.repairs,
-        "swaps": built.swaps, "input_self_loops_removed": int(input_report["self_loops"]),
-        "input_duplicate_edges_removed": int(input_report["duplicate_edges"]),
+        "swaps": built.swaps, "input_self_loops_removed": int(data.report["self_loops"]),
+        "input_duplicate_edges_removed": int(data.report["duplicate_edges"]),
         "relabelled": bool(relabel), "node_attributes_kept": list(keep_attributes),
         "log": built.log, "fallback": built.fallback, "warnings": [],
+        "ratio_to_sequence_bound": float(n_added / seb) if seb else None,
     }
-    if k == 1:
-        info["warnings"].append(
-            "k = 1 gives no protection: every graph is 1-degree anonymous, so the release "
-            "only relabels the nodes; use k >= 2")
-    if built.fallback is not None:
-        why = ("k > n/2 leaves room for one degree class only" if 2 * k > n else
-               "the anonymized degree sequence could not be realized within the round limit")
-        info["warnings"].append(
-            f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
-            f"{n_added:,} edges added)")
-    seb = info["sequence_bound_edges"]
-    info["ratio_to_sequence_bound"] = float(n_added / seb) if seb else None
+    return {"transformation_text": transformation_text(info, k), **info}
 
+
+def _readable(value: Any) -> Any:
+    """Utility values as a person reads them: floats to 4 significant digits."""
+    if isinstance(value, dict):
+        return {key: _readable(v) for key, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_readable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        value = float(value)
+        return value if not math.isfinite(value) else float(f"{value:.4g}")
+    return value
+
+
+def _measure(data: _Input, final: np.ndarray, utility: Any, risk: bool, seed: int | None,
+             timings: Timings):
+    """The release's measures: risk before and after, then utility at its level."""
+    n, edges = data.n, data.edges
+
+    def measure(release: Release) -> None:
+        if risk:
+            with timings("risk"):
+                release.risk = {"before": risk_from_edges(n, edges),
+                                "after": risk_from_edges(n, final)}
+        if utility:
+            # "auto" bounds the cost by both graphs: betweenness and Louvain on the
+            # published graph too (a one-class release can hold millions of edges).
+            small = len(edges) <= AUTO_FULL_EDGES and len(final) <= 2 * AUTO_FULL_EDGES
+            level = utility if utility in LEVELS else ("full" if small else "fast")
+            with timings("utility"):
+                measured = utility_from_edges(n, edges, np.sort(final, axis=1),
+                                              seed=0 if seed is None else seed, level=level)
+            release.utility = _readable(measured)
+            release.utility["level"] = level
+
+    return measure
+
+
+def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
+                           relabel: bool = True, seed: int | None = None, *,
+                           keep_attributes: Sequence[str] = (), as_undirected: bool = False,
+                           utility: str | bool = "auto", measure_risk: bool | None = None,
+                           key: Any = None, measures: bool = True
+                           ) -> tuple[Release, dict[Any, Any]]:
+    """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
+    (the same dict as ``release.source_index``)."""
+    k, utility, seed, keep_attributes = _check_parameters(k, method, construct, utility, seed,
+                                                          keep_attributes)
+    utility, risk = _measure_switches(measures, utility, measure_risk)
+    secret = release_key(key)
+    timings = Timings()
+    with timings("prepare"):
+        data = _prepare_input(G, k, as_undirected, keep_attributes)
+    with timings("anonymize"), _no_gc():
+        built = build_construction(data.n, data.edges, k, method, construct, seed)
+    with timings("publish"):
+        rank, labels = _labels(data, relabel, (seed, k, method, construct), secret)
+        final = _final_edges(data.n, data.edges, built.added, built.removed)
+        published = _publish(data, final, rank, labels, relabel, keep_attributes)
+        mapping = dict(zip(data.nodes, labels))
     release = Release(
-        data=published, datatype="graphs", verifier=degree_verifier(k), models=[KAnonymity(k)],
-        partition=degree_partition(published),
+        data=published, datatype="graphs", verifier=degree_verifier(k, data.n),
+        models=[DegreeKAnonymity(k, data.n)], partition=degree_partition(published),
         parameters={"k": k, "method": method, "construct": construct, "relabel": bool(relabel),
                     "seed": seed, "keep_attributes": list(keep_attributes)},
-        timings=timings, suppressed=0, n_individuals=n, info=info, source_index=mapping,
+        suppressed=0, n_individuals=data.n,
+        info=_release_info(data, built, final, k, relabel, keep_attributes),
+        source_index=mapping,
     )
-    t = time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = time.perf_counter() - t
-    if measure_risk:
-        t = time.perf_counter()
-        release.risk = {"before": risk_from_edges(n, edges), "after": risk_from_edges(n, final)}
-        timings["risk"] = time.perf_counter() - t
-    if utility:
-        # "auto" bounds the cost by both graphs: betweenness and Louvain on the published
-        # graph too (a one-class release can hold millions of edges).
-        small = len(edges) <= AUTO_FULL_EDGES and len(final) <= 2 * AUTO_FULL_EDGES
-        level = utility if utility in LEVELS else ("full" if small else "fast")
-        t = time.perf_counter()
-        release.utility = utility_from_edges(n, edges, np.sort(final, axis=1),
-                                             seed=0 if seed is None else seed, level=level)
-        release.utility["level"] = level
-        timings["utility"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - start
+    for message in (k_warning(k), _fallback_warning(built, k, data.n)):
+        if message is not None:
+            add_warning(release, message)
+    finish_release(release, _measure(data, final, utility, risk, seed, timings),
+                   measures=bool(utility) or risk, timings=timings)
     return release, mapping
-
 
 
 def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
                        relabel: bool = True, seed: int | None = None, *,
                        keep_attributes: Sequence[str] = (), as_undirected: bool = False,
-                       utility: str | bool = "auto", measure_risk: bool = True,
-                       key: Any = None) -> Release:
+                       utility: str | bool = "auto", measure_risk: bool | None = None,
+                       key: Any = None, measures: bool = True) -> Release:
     """Edit a graph as little as possible so every degree is shared by at least ``k`` nodes.
 
     Parameters
@@ -336,15 +424,19 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     utility : {"auto", "fast", "full", "none"} or bool
         Utility measures (:mod:`graphs.metrics`); ``"auto"`` (or ``True``) is ``"full"`` up
         to 100,000 input and 200,000 published edges, else ``"fast"`` (no betweenness /
-        Louvain); ``"none"`` or
-        ``False`` skips them.
-    measure_risk : bool
-        Degree and neighbourhood re-identification risk before and after.
+        Louvain); ``"none"`` or ``False`` skips them.  Floats are rounded to 4 significant
+        digits in ``release.utility`` (call :func:`graphs.graph_utility` for full precision).
+    measure_risk : bool, optional
+        Deprecated (a :class:`DeprecationWarning`): ``False`` skips the risk measures only;
+        use ``measures=False``.
     key : bytes, key file path or Pseudonymizer, optional
         Secret key of the publication randomness (the node labels), see
         :func:`structanon.io.release_key`: with a key the same input, parameters and seed
         give the same published graph; without one (and no ``$STRUCTANON_PSEUDONYM_KEY``)
         every call draws fresh labels.
+    measures : bool
+        The utility and risk measures (default); ``False`` skips both (verification still
+        runs).
 
     Returns
     -------
@@ -354,10 +446,12 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
         ``ratio_to_lower_bound``, ``sequence_bound_edges`` (the fewest additions that can
         realize the chosen sequence), the input clean-up counts, ``fallback`` (the
         common-degree construction, when the sequence could not be realized directly) and
-        ``warnings`` (e.g. ``k = 1``).  Nodes are inserted in published-label order and
+        ``warnings`` (e.g. ``k = 1``), and ``transformation_text``, the edits in one
+        sentence.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.  Nodes are inserted in published-label order and
         edges sorted by published labels, so the graph's order carries nothing about the
         input.  ``release.source_index`` is the private mapping original id -> published
-        id (never written or reported).  The release was verified from the published graph
+        id (a ``dict``, for a Python caller who asks for it; never written, reported,
+        summarized or shown in the repr).  The release was verified from the published graph
         alone (degrees recounted).
 
     Raises
@@ -391,5 +485,5 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     release, _ = anonymize_with_mapping(
         G, k, method=method, construct=construct, relabel=relabel, seed=seed,
         keep_attributes=keep_attributes, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key)
+        measure_risk=measure_risk, key=key, measures=measures)
     return release

@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.errors import InputError
 
 __all__ = ["graph_utility", "utility_from_edges", "degree_assortativity", "edge_jaccard",
@@ -283,8 +283,7 @@ def utility_from_edges(n: int, before: np.ndarray, after: np.ndarray, seed: int 
     See :func:`graph_utility` for the measures; ``level="full"`` adds sampled betweenness
     and Louvain community agreement (networkx; slow on very large graphs).
     """
-    if level not in LEVELS:
-        raise InputError(f"parameter 'level' must be one of {LEVELS}, got {level!r}")
+    check_choice(level, "level", LEVELS)
     rng = np.random.default_rng(seed)
     before = np.asarray(before, dtype=np.int64).reshape(-1, 2)
     after = np.asarray(after, dtype=np.int64).reshape(-1, 2)

@@ -9,10 +9,11 @@ import networkx as nx
 import numpy as np
 
 from structanon import Partition
+from structanon._validation import check_choice
 from structanon.errors import InputError
 from structanon.risk import reidentification_risk
 
-__all__ = ["structural_risk", "risk_from_edges", "candidate_sets"]
+__all__ = ["structural_risk", "risk_from_edges", "candidate_sets", "assess_risk"]
 
 
 def _neighbourhood_keys(n: int, edges: np.ndarray) -> np.ndarray:
@@ -59,15 +60,14 @@ def candidate_sets(n: int, edges: np.ndarray, attacker: str = "degree") -> np.nd
     >>> candidate_sets(4, np.array([[0, 1], [1, 2], [2, 3]]), "neighbourhood").tolist()
     [2, 2, 2, 2]
     """
+    check_choice(attacker, "attacker", ("degree", "neighbourhood"))
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if attacker == "degree":
         key = np.bincount(edges.ravel(), minlength=n)
         _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
-    elif attacker == "neighbourhood":
+    else:
         _, inv, counts = np.unique(_neighbourhood_keys(n, edges), axis=0, return_inverse=True,
                                    return_counts=True)
-    else:
-        raise ValueError(f"attacker must be 'degree' or 'neighbourhood', got {attacker!r}")
     return counts[inv.reshape(-1)]
 
 
@@ -97,6 +97,16 @@ def risk_from_edges(n: int, edges: np.ndarray) -> dict[str, Any]:
         inv = inv.reshape(-1)
         out[attacker] = _summary(counts[inv], inv)
     return out
+
+
+def _edges_of(graph: nx.Graph) -> tuple[int, np.ndarray]:
+    if not isinstance(graph, nx.Graph):
+        raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
+    nodes = list(graph.nodes())
+    index = {v: i for i, v in enumerate(nodes)}
+    edges = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],
+                     dtype=np.int64).reshape(-1, 2)
+    return len(nodes), edges
 
 
 def structural_risk(graph: nx.Graph) -> dict[str, Any]:
@@ -129,10 +139,48 @@ def structural_risk(graph: nx.Graph) -> dict[str, Any]:
     M. Hay, G. Miklau, D. Jensen, D. Towsley, P. Weis, "Resisting structural
     re-identification in anonymized social networks", VLDB 2008.
     """
-    if not isinstance(graph, nx.Graph):
-        raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
-    nodes = list(graph.nodes())
-    index = {v: i for i, v in enumerate(nodes)}
-    edges = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],
-                     dtype=np.int64).reshape(-1, 2)
-    return risk_from_edges(len(nodes), edges)
+    return risk_from_edges(*_edges_of(graph))
+
+
+CANDIDATE_BINS = ((1, 1), (2, 4), (5, 9), (10, None))
+
+
+def assess_risk(graph: nx.Graph) -> dict[str, Any]:
+    """The pre-release risk of a graph, as ``structanon graphs assess`` reports it.
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        The input, as :func:`graphs.read_graph` returns it.
+
+    Returns
+    -------
+    dict
+        ``graph``: nodes, edges and the self-loop / duplicate rows the reader removed;
+        ``degree`` and ``neighbourhood``: the measures of :func:`structural_risk`, plus
+        ``nodes_unique`` (how many nodes are alone in their candidate set) and
+        ``nodes_by_candidates`` (how many nodes have 1, 2-4, 5-9 and 10 or more candidates).
+
+    Examples
+    --------
+    >>> r = assess_risk(nx.star_graph(3))
+    >>> r["degree"]["nodes_unique"], r["degree"]["nodes_by_candidates"]
+    (1, {'1': 1, '2-4': 3, '5-9': 0, '10+': 0})
+    """
+    n, edges = _edges_of(graph)
+    found = graph.graph.get("input_report", {})
+    out: dict[str, Any] = {"graph": {
+        "nodes": n, "edges": int(len(edges)),
+        "self_loops_removed": int(found.get("self_loops", 0)),
+        "duplicate_edges_removed": int(found.get("duplicate_edges", 0))}}
+    measured = risk_from_edges(n, edges)
+    for attacker in ("degree", "neighbourhood"):
+        sizes = candidate_sets(n, edges, attacker)
+        bins = {}
+        for low, high in CANDIDATE_BINS:
+            name = f"{low}" if low == high else (f"{low}+" if high is None else f"{low}-{high}")
+            inside = (sizes >= low) & (sizes <= (high if high is not None else n))
+            bins[name] = int(inside.sum())
+        out[attacker] = {**measured[attacker], "nodes_unique": int((sizes == 1).sum()),
+                         "nodes_by_candidates": bins}
+    return out

@@ -3,10 +3,16 @@
 Every published (region, time window) of a cloaked log covers at least ``k`` distinct
 users.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
 Casper half-cells (adaptive), published as shapely polygons in WGS84.
+
+Public API: :func:`cloak` (pandas or dask), :func:`verify_cloaked` and the privacy models
+:class:`WindowKAnonymity` and :class:`OnePolygonPerRegion`, :func:`synthetic_log`, and the
+modules :mod:`location.io`, :mod:`location.metrics`, :mod:`location.risk`.
 """
 
 from . import io, metrics, risk, synthetic
-from ._cloak import cloak, verify_cloaked
+from ._cloak import cloak
+from ._verify import OnePolygonPerRegion, WindowKAnonymity, verify_cloaked
 from .synthetic import synthetic_log
 
-__all__ = ["cloak", "verify_cloaked", "synthetic_log", "io", "metrics", "risk", "synthetic"]
+__all__ = ["cloak", "verify_cloaked", "WindowKAnonymity", "OnePolygonPerRegion",
+           "synthetic_log", "io", "metrics", "risk", "synthetic"]

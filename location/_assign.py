@@ -207,60 +207,81 @@ def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple
     every cell of every level, and every half-cell, is a contiguous run.
     """
     m = len(t.weight)
-    region = np.full(m, -1, dtype=np.int64)
     if m == 0:
-        return region, {"fixes_published_per_level": {}, "leftover_groups_merged": 0}
+        return np.full(0, -1, dtype=np.int64), {"fixes_published_per_level": {},
+                                                "leftover_groups_merged": 0}
     wd = t.w - t.w.min()
     xo = _Order(t, wd, x_low=True, top=grid.top)
     yo = _Order(t, wd, x_low=False, top=grid.top) if method == "adaptive" else None
-    orders = [o for o in (xo, yo) if o is not None]
-    per_level: dict[str, int] = {}
-
-    def publish(rows: np.ndarray, codes: np.ndarray, label: str) -> None:
-        region[rows] = codes
-        per_level[label] = per_level.get(label, 0) + int(t.weight[rows].sum())
-
+    state = _Assignment(t, grid, [o for o in (xo, yo) if o is not None])
     for level in range(grid.top + 1):
         if xo.rows.size == 0:
             break
         if yo is not None and level >= 1:
-            fine = level - 1
-            gw, cw = xo.distinct_users(2 * level - 1, m)
-            gt, ct = yo.distinct_users(2 * level - 1, m)
-            tall_ok = np.zeros(m, dtype=bool)
-            tall_ok[yo.rows] = ct[gt] >= k
-            wide_ok_b = cw[gw] >= k
-            tall_ok_b = tall_ok[xo.rows]
-            if wide_ok_b.any() or tall_ok_b.any():
-                gp, n_parent = xo.groups(2 * level)
-                weight = xo.b["weight"]
-                score_w = np.bincount(gp, weights=weight * wide_ok_b, minlength=n_parent)
-                score_t = np.bincount(gp, weights=weight * tall_ok_b, minlength=n_parent)
-                use_tall = score_t[gp] > score_w[gp]
-                rows_w = xo.rows[~use_tall & wide_ok_b]
-                rows_t = xo.rows[use_tall & tall_ok_b]
-                if rows_w.size:
-                    publish(rows_w, grid.encode(level, 1, t.ix[rows_w] >> level,
-                                                t.iy[rows_w] >> fine), f"half{level}")
-                if rows_t.size:
-                    publish(rows_t, grid.encode(level, 2, t.ix[rows_t] >> fine,
-                                                t.iy[rows_t] >> level), f"half{level}")
-                published = region >= 0
-                for o in orders:
-                    o.drop(published)
-                if xo.rows.size == 0:
-                    break
-        gid, counts = xo.distinct_users(2 * level, m)
-        rows = xo.rows[counts[gid] >= k]
-        if rows.size:
-            publish(rows, grid.encode(level, 0, t.ix[rows] >> level, t.iy[rows] >> level),
-                    str(level))
-            published = region >= 0
-            for o in orders:
-                o.drop(published)
+            _publish_halves(state, xo, yo, level, k)
+            if xo.rows.size == 0:
+                break
+        _publish_cells(state, xo, level, k)
     merged = 0
     r = np.sort(xo.rows)
     if r.size:
-        r, merged = _merge_leftovers(t, r, region, grid)
-    stats = {"fixes_published_per_level": per_level, "leftover_groups_merged": merged}
-    return region, stats
+        r, merged = _merge_leftovers(t, r, state.region, grid)
+    stats = {"fixes_published_per_level": state.per_level, "leftover_groups_merged": merged}
+    return state.region, stats
+
+
+class _Assignment:
+    """The region of each triple so far, fixes published per level, and the residual orders."""
+
+    def __init__(self, t: Triples, grid: CloakingGrid, orders: list[_Order]) -> None:
+        self.t, self.grid, self.orders = t, grid, orders
+        self.m = len(t.weight)
+        self.region = np.full(self.m, -1, dtype=np.int64)
+        self.per_level: dict[str, int] = {}
+
+    def publish(self, rows: np.ndarray, codes: np.ndarray, label: str) -> None:
+        self.region[rows] = codes
+        self.per_level[label] = self.per_level.get(label, 0) + int(self.t.weight[rows].sum())
+
+    def drop_published(self) -> None:
+        published = self.region >= 0
+        for o in self.orders:
+            o.drop(published)
+
+
+def _publish_halves(state: _Assignment, xo: _Order, yo: _Order, level: int, k: int) -> None:
+    """Casper's half-parent regions of ``level``: per parent, the split publishing more."""
+    t, grid, m, fine = state.t, state.grid, state.m, level - 1
+    gw, cw = xo.distinct_users(2 * level - 1, m)
+    gt, ct = yo.distinct_users(2 * level - 1, m)
+    tall_ok = np.zeros(m, dtype=bool)
+    tall_ok[yo.rows] = ct[gt] >= k
+    wide_ok_b = cw[gw] >= k
+    tall_ok_b = tall_ok[xo.rows]
+    if not (wide_ok_b.any() or tall_ok_b.any()):
+        return
+    gp, n_parent = xo.groups(2 * level)
+    weight = xo.b["weight"]
+    score_w = np.bincount(gp, weights=weight * wide_ok_b, minlength=n_parent)
+    score_t = np.bincount(gp, weights=weight * tall_ok_b, minlength=n_parent)
+    use_tall = score_t[gp] > score_w[gp]
+    rows_w = xo.rows[~use_tall & wide_ok_b]
+    rows_t = xo.rows[use_tall & tall_ok_b]
+    if rows_w.size:
+        state.publish(rows_w, grid.encode(level, 1, t.ix[rows_w] >> level,
+                                          t.iy[rows_w] >> fine), f"half{level}")
+    if rows_t.size:
+        state.publish(rows_t, grid.encode(level, 2, t.ix[rows_t] >> fine,
+                                          t.iy[rows_t] >> level), f"half{level}")
+    state.drop_published()
+
+
+def _publish_cells(state: _Assignment, xo: _Order, level: int, k: int) -> None:
+    """Publish every residual group of a ``level`` cell (per window) with >= k users."""
+    t = state.t
+    gid, counts = xo.distinct_users(2 * level, state.m)
+    rows = xo.rows[counts[gid] >= k]
+    if rows.size:
+        state.publish(rows, state.grid.encode(level, 0, t.ix[rows] >> level,
+                                              t.iy[rows] >> level), str(level))
+        state.drop_published()

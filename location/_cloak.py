@@ -1,25 +1,42 @@
-"""Spatio-temporal cloaking of location fixes on a fixed or adaptive grid pyramid."""
+"""Spatio-temporal cloaking of location fixes on a fixed or adaptive grid pyramid.
+
+The pandas path, in phases: validate the parameters, prepare (parse the fixes, fit the
+grid, reduce fixes to (cell, window, user) triples), assign (:func:`._assign.assign_regions`),
+publish (rows sorted by published values, :mod:`._publish`), then
+:func:`structanon._finish.finish_release` verifies and measures.  A dask DataFrame goes to
+:func:`._dask.cloak_dask`, which shares every phase but the first pass over the data.
+"""
 
 from __future__ import annotations
 
-import time as _time
+import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import shapely
 
-from structanon import CheckResult, Partition, Release
+from structanon import Partition, Release
+from structanon._finish import Timings, finish_release
 from structanon._validation import check_choice, check_float, check_int
-from structanon.errors import InfeasibleError, InputError
+from structanon.errors import InfeasibleError
 from structanon.io import Pseudonymizer, release_key
-from structanon.models import KAnonymity
 
+from . import metrics as _metrics
+from . import risk as _risk
 from ._assign import METHODS, Triples, assign_regions, dense_codes
+from ._dask import cloak_dask
 from ._grid import CloakingGrid
-from ._input import Fixes, parse_fixes, parse_window
-from ._publish import publication_keys, published_rows
+from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
+from ._publish import (
+    publication_keys,
+    published_rows,
+    release_info,
+    release_parameters,
+    require_some_published,
+)
+from ._verify import cloaking_models, verify_cloaked
 
 __all__ = ["cloak", "verify_cloaked", "DEFAULT_CELL_SIZE"]
 
@@ -37,104 +54,101 @@ def _check_params(k: Any, method: Any, window: Any, cell_size: Any, levels: Any
     return k, method, window_ns, cell_size, levels
 
 
-def _warnings(k: int) -> list[str]:
-    if k == 1:
-        return ["k = 1 gives no protection: every fix is published in its own finest cell"]
-    return []
+def _measures_flag(measures: bool, measure: bool | None) -> bool:
+    """``measures``, or the deprecated ``measure`` alias (with a DeprecationWarning)."""
+    if measure is None:
+        return bool(measures)
+    warnings.warn("location.cloak(measure=...) is deprecated; use measures=...",
+                  DeprecationWarning, stacklevel=3)
+    return bool(measure)
 
 
-def _no_fixes(fixes: Fixes, source: str | None = None) -> InputError:
-    if fixes.n_input == 0:
-        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)",
-                          path=source)
-    return InputError(f"all {fixes.n_input} rows are invalid: {fixes.dropped} (wrong --sep, "
-                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
-                      path=source)
+@dataclass
+class _Prepared:
+    """The valid fixes reduced to (level-0 cell, window, user) triples on a fitted grid."""
+
+    fixes: Fixes
+    user_codes: np.ndarray
+    user_values: np.ndarray
+    grid: CloakingGrid
+    ix: np.ndarray
+    iy: np.ndarray
+    w: np.ndarray
+    triples: Triples
+    inverse: np.ndarray
 
 
-def _require_some_published(region: np.ndarray, k: int) -> None:
-    if not (region >= 0).any():
-        raise InfeasibleError(f"no time window holds {k} distinct users: every fix would be "
-                              "suppressed")
-
-
-def _distinct_users_per_group(keys: pd.DataFrame) -> np.ndarray:
-    """Distinct users per (region_id, window) of rows ``region_id, window, user``."""
-    region, _ = pd.factorize(keys["region_id"])
-    window, _ = pd.factorize(keys["window"])
-    user, users = pd.factorize(keys["user"])
-    group, n_groups = dense_codes(region, window)
-    pairs = pd.unique(group * len(users) + user)
-    return np.bincount(pairs // max(len(users), 1), minlength=n_groups)
-
-
-def verify_cloaked(data: pd.DataFrame, k: int) -> list[CheckResult]:
-    """Recount distinct users per published (region_id, window) from the release alone.
-
-    Parameters
-    ----------
-    data : DataFrame (pandas or dask)
-        A cloaked release's data: columns ``user``, ``window``, ``region_id``, ``region``.
-    k : int
-
-    Returns
-    -------
-    list of CheckResult
-        The count check (worst = fewest distinct users of a group) and, for pandas data,
-        a check that each ``region_id`` always carries the same polygon bounds.
-
-    Examples
-    --------
-    >>> import pandas as pd, shapely
-    >>> d = pd.DataFrame({"user": ["p", "q", "p"], "window": [0, 0, 1],
-    ...                   "region_id": [7, 7, 7], "region": [shapely.box(0, 0, 1, 1)] * 3})
-    >>> [c.passed for c in verify_cloaked(d, 2)], verify_cloaked(d, 2)[0].worst
-    ([False, True], 1.0)
-
-    Notes
-    -----
-    Passes when ``min over (r, w) of |{u : (u, w, r) in data}| >= k``.
-    """
-    columns = ["region_id", "window", "user"]
-    if not hasattr(data, "columns") or not hasattr(data, "__getitem__"):
-        raise InputError(f"expected a cloaked DataFrame, got {type(data).__name__}")
-    missing = [c for c in columns if c not in data.columns]
-    if missing:
-        raise InputError(f"not a cloaked release: no column {missing[0]!r} (columns "
-                         f"{list(map(str, data.columns))})", column=missing[0])
-    if hasattr(data, "dask"):
-        keys = data[columns].map_partitions(pd.DataFrame.drop_duplicates).compute()
-    else:
-        keys = data[columns]
-    counts = _distinct_users_per_group(keys) if len(keys) else np.zeros(0, dtype=np.int64)
-    model = KAnonymity(k)
-    ok = model.group_ok(counts)
-    results = [CheckResult(
-        model=f"distinct users per (region, window) >= {k}", passed=bool(ok.all()),
-        worst=float(counts.min()) if counts.size else float("nan"), threshold=float(k),
-        n_groups=int(counts.size), failing_groups=np.flatnonzero(~ok),
-        details={"published_groups": int(counts.size)})]
-    if not hasattr(data, "dask") and len(data):
-        # bounds of each distinct (region_id, polygon object), then one bounds per region_id
-        objects = np.asarray(data["region"].to_numpy())
-        obj_id = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
-        pairs = pd.DataFrame({"region_id": data["region_id"].to_numpy(), "obj": obj_id})
-        rows = np.flatnonzero(~pairs.duplicated().to_numpy())
-        b = pd.DataFrame(shapely.bounds(objects[rows]), columns=["w", "s", "e", "n"])
-        b["region_id"] = pairs["region_id"].to_numpy()[rows]
-        n_shapes = b.drop_duplicates().groupby("region_id").size()
-        bad = np.flatnonzero(n_shapes.to_numpy() > 1)
-        results.append(CheckResult(
-            model="one polygon per region_id", passed=bad.size == 0,
-            worst=float(bad.size), threshold=0.0, n_groups=int(len(n_shapes)),
-            failing_groups=bad[:100]))
-    return results
-
-
-def _cell_and_window(fixes: Fixes, grid: CloakingGrid, window_ns: int):
+def _prepare(df: Any, k: int, columns: dict[str, str], drop_invalid: bool, source: str | None,
+             cell_size: float, levels: int | None, window_ns: int) -> _Prepared:
+    fixes = parse_fixes(df, columns["user"], columns["time"], columns["lat"], columns["lon"],
+                        drop_invalid, source)
+    if len(fixes.index) == 0:
+        raise no_fixes_error(fixes.n_input, fixes.dropped, source)
+    user_codes, user_values = pd.factorize(fixes.user, sort=False)
+    if len(user_values) < k:
+        raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
+    grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
+                            cell_size, levels)
     ix, iy = grid.cells(fixes.lon, fixes.lat)
     w = np.floor_divide(fixes.t_ns, window_ns)
-    return ix, iy, w
+    triples, inverse = Triples.from_fixes(ix, iy, w, user_codes.astype(np.int64))
+    return _Prepared(fixes, user_codes, np.asarray(user_values), grid, ix, iy, w, triples,
+                     inverse)
+
+
+def _publish(prep: _Prepared, region_of_triple: np.ndarray, pseud: Pseudonymizer,
+             window_ns: int):
+    """The per-fix published frame and the valid-fix positions in publication order."""
+    triples, inverse = prep.triples, prep.inverse
+    region = region_of_triple[inverse]
+    pseudonyms = pseud.pseudonymize(np.asarray(prep.user_values, dtype=object).astype(str))
+    kept_pos = np.flatnonzero(region >= 0)
+    # keys per triple; a suppressed triple (never published) borrows a published code
+    keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
+                                                region_of_triple.max()), triples.u, pseudonyms)
+    rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
+    published = kept_pos[order]  # positions (into the valid fixes) in publication order
+    return rows.frame(prep.grid, window_ns), rows.regions, region, published
+
+
+def _sorted_user_codes(user_codes: np.ndarray, user_values: np.ndarray) -> np.ndarray:
+    """User codes renumbered in the order of their ids (as the dask path numbers them)."""
+    order = np.argsort(user_keys(user_values), kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order), dtype=np.int64)
+    return rank[user_codes]
+
+
+def _measure(prep: _Prepared, per_fix: pd.DataFrame, region: np.ndarray, published: np.ndarray,
+             window_ns: int, seed: int | None):
+    """The measures of the pandas path, run by ``finish_release`` after verification."""
+
+    def measure(release: Release) -> None:
+        fixes, kept = prep.fixes, region >= 0
+        # published fixes first, in publication order, so labels match ``per_fix``'s index
+        positions = np.concatenate([published, np.flatnonzero(~kept)])
+        original = pd.DataFrame({"lat": fixes.lat[positions], "lon": fixes.lon[positions],
+                                 "time": pd.to_datetime(fixes.t_ns[positions], unit="ns",
+                                                        utc=True)})
+        utility = _metrics.utility_summary(original, per_fix, pd.Timedelta(window_ns, unit="ns"),
+                                           seed=seed)
+        utility["suppression_share"] = release.suppressed / fixes.n_input
+        users = _sorted_user_codes(prep.user_codes, prep.user_values)
+        before = pd.DataFrame({"user": users, "place": prep.ix * prep.grid.ny + prep.iy,
+                               "window": prep.w})
+        after = pd.DataFrame({"user": users[kept], "place": region[kept], "window": prep.w[kept]})
+        release.utility = utility
+        release.risk = _risk.risk_summary(before, after, seed=seed)
+
+    return measure
+
+
+def _partition(region: np.ndarray, w: np.ndarray) -> Partition:
+    labels = np.full(len(region), -1, dtype=np.int64)
+    kept = region >= 0
+    if kept.any():
+        labels[kept], _ = dense_codes(region[kept] - region[kept].min(), w[kept] - w[kept].min())
+    return Partition(labels)
 
 
 def cloak(
@@ -195,7 +209,7 @@ def cloak(
         ``pseudonymizer`` is an alias.
     measures : bool
         Compute utility and risk measures (set False for the fastest run); ``measure``
-        is an alias.
+        is a deprecated alias.
     source : str, optional
         File the rows came from: errors then cite its line numbers.
 
@@ -210,6 +224,9 @@ def cloak(
         published row, the input row label (aggregated: a Series from each published
         fix's input label to its row).  ``suppressed`` counts fixes not published
         (cloaking suppression plus dropped invalid rows, itemised in ``info``).
+        ``models``: :class:`~location._verify.WindowKAnonymity` and
+        :class:`~location._verify.OnePolygonPerRegion`.  ``info`` holds ``n_users``, the
+        number of users, and ``transformation_text``, the transformation in words.
 
     Raises
     ------
@@ -258,48 +275,42 @@ def cloak(
     """
     k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
     seed = None if seed is None else check_int(seed, "seed", min_value=0)
-    measures = bool(measures if measure is None else measure)
+    measures = _measures_flag(measures, measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
+    columns = {"user": user, "time": time, "lat": lat, "lon": lon}
     if hasattr(df, "dask"):
-        from ._dask import cloak_dask
-
-        return cloak_dask(df, k, window_ns, method, user, time, lat, lon, seed,
-                          cell_size=cell_size, levels=levels, drop_invalid=drop_invalid,
-                          pseudonymizer=pseud, measure=measures, aggregate=bool(aggregate))
-    timings: dict[str, float] = {}
-    t0 = _time.perf_counter()
-    fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
-    if len(fixes.index) == 0:
-        raise _no_fixes(fixes, source)
-    user_codes, user_values = pd.factorize(fixes.user, sort=False)
-    if len(user_values) < k:
-        raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
-    grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
-                            cell_size, levels)
-    ix, iy, w = _cell_and_window(fixes, grid, window_ns)
-    triples, inverse = Triples.from_fixes(ix, iy, w, user_codes.astype(np.int64))
-    timings["prepare"] = _time.perf_counter() - t0
-    t1 = _time.perf_counter()
-    region_of_triple, stats = assign_regions(triples, grid, k, method)
-    _require_some_published(region_of_triple, k)
-    region = region_of_triple[inverse]
-    timings["assign"] = _time.perf_counter() - t1
-    t2 = _time.perf_counter()
-    pseudonyms = pseud.pseudonymize(np.asarray(user_values, dtype=object).astype(str))
-    kept_pos = np.flatnonzero(region >= 0)
-    # keys per triple; a suppressed triple (never published) borrows a published code
-    keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
-                                                region_of_triple.max()), triples.u, pseudonyms)
-    rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
-    published = kept_pos[order]  # positions (into the valid fixes) in publication order
-    data = rows.frame(grid, window_ns)
-    timings["output"] = _time.perf_counter() - t2
-    return _finish(
-        data=data, k=k, method=method, window_ns=window_ns, grid=grid, fixes=fixes,
-        ix=ix, iy=iy, w=w, user_codes=user_codes, region=region, published=published,
-        stats=stats, timings=timings, seed=seed, measure=measures, aggregate=bool(aggregate),
-        key_source=pseud.key_source, columns={"user": user, "time": time, "lat": lat, "lon": lon},
+        return cloak_dask(df, k, window_ns, method, columns, seed, cell_size=cell_size,
+                          levels=levels, drop_invalid=drop_invalid, pseudonymizer=pseud,
+                          measures=measures, aggregate=bool(aggregate))
+    timings = Timings()
+    with timings("prepare"):
+        prep = _prepare(df, k, columns, drop_invalid, source, cell_size, levels, window_ns)
+    with timings("assign"):
+        region_of_triple, stats = assign_regions(prep.triples, prep.grid, k, method)
+        require_some_published(region_of_triple, k)
+    with timings("output"):
+        per_fix, regions, region, published = _publish(prep, region_of_triple, pseud, window_ns)
+        source_index = prep.fixes.index[published]
+        data = per_fix
+        if aggregate:
+            data, source_index = _aggregate_frame(per_fix, source_index)
+    fixes = prep.fixes
+    n_cloak_suppressed = int((region < 0).sum())
+    release = Release(
+        data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
+        models=cloaking_models(k), partition=_partition(region, prep.w),
+        parameters=release_parameters(k, window_ns, method, prep.grid, bool(aggregate), seed,
+                                      columns),
+        suppressed=n_cloak_suppressed + fixes.n_dropped, n_individuals=fixes.n_input,
+        info=release_info(prep.grid, k=k, window_ns=window_ns, aggregate=bool(aggregate),
+                          regions=regions, n_cloak_suppressed=n_cloak_suppressed,
+                          n_dropped=fixes.n_dropped, reasons=fixes.dropped,
+                          users=len(prep.user_values), windows=int(len(np.unique(prep.w))),
+                          key_source=pseud.key_source, stats=stats),
+        source_index=source_index,
     )
+    return finish_release(release, _measure(prep, per_fix, region, published, window_ns, seed),
+                          measures=measures, timings=timings)
 
 
 def _aggregate_frame(data: pd.DataFrame, labels: pd.Index) -> tuple[pd.DataFrame, pd.Series]:
@@ -314,75 +325,3 @@ def _aggregate_frame(data: pd.DataFrame, labels: pd.Index) -> tuple[pd.DataFrame
     out = data.iloc[np.flatnonzero(start)].reset_index(drop=True)
     out["n_fixes"] = np.bincount(run).astype(np.int64)
     return out, pd.Series(run, index=labels, name="published_row")
-
-
-def _finish(*, data, k, method, window_ns, grid, fixes, ix, iy, w, user_codes, region, published,
-            stats, timings, seed, measure, aggregate, key_source, columns) -> Release:
-    """Partition, utility, risk, aggregation, verification: the tail of the pandas path."""
-    n_cloak_suppressed = int((region < 0).sum())
-    labels = np.full(len(region), -1, dtype=np.int64)
-    kept = region >= 0
-    if kept.any():
-        labels[kept], _ = dense_codes(region[kept] - region[kept].min(), w[kept] - w[kept].min())
-    partition = Partition(labels)
-    utility: dict[str, Any] = {}
-    risk: dict[str, Any] = {}
-    if measure:
-        t3 = _time.perf_counter()
-        from . import metrics as _metrics
-        from . import risk as _risk
-
-        # published fixes first, in publication order, so labels match ``data``'s RangeIndex
-        positions = np.concatenate([published, np.flatnonzero(~kept)])
-        original = pd.DataFrame({"lat": fixes.lat[positions], "lon": fixes.lon[positions],
-                                 "time": pd.to_datetime(fixes.t_ns[positions], unit="ns",
-                                                        utc=True)})
-        utility = _metrics.utility_summary(original, data, pd.Timedelta(window_ns, unit="ns"),
-                                           seed=seed)
-        utility["suppression_share"] = (n_cloak_suppressed + fixes.n_dropped) / fixes.n_input
-        before = pd.DataFrame({"user": user_codes, "place": ix * grid.ny + iy, "window": w})
-        after = pd.DataFrame({"user": user_codes[kept], "place": region[kept], "window": w[kept]})
-        risk = _risk.risk_summary(before, after, seed=seed)
-        timings["measures"] = _time.perf_counter() - t3
-    source_index = fixes.index[published]
-    if aggregate:
-        data, source_index = _aggregate_frame(data, source_index)
-    release = Release(
-        data=data,
-        datatype="location",
-        verifier=lambda d: verify_cloaked(d, k),
-        models=[KAnonymity(k)],
-        partition=partition,
-        parameters={"k": k, "window": str(pd.Timedelta(window_ns, unit="ns")), "method": method,
-                    "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
-                    "columns": columns, "seed": seed},
-        utility=utility,
-        risk=risk,
-        timings=timings,
-        suppressed=n_cloak_suppressed + fixes.n_dropped,
-        n_individuals=fixes.n_input,
-        info=_info(grid, n_cloak_suppressed, fixes.n_dropped, fixes.dropped,
-                   int(user_codes.max()) + 1 if len(user_codes) else 0,
-                   int(len(np.unique(w))), key_source, stats, k),
-        source_index=source_index,
-    )
-    t4 = _time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = _time.perf_counter() - t4
-    return release
-
-
-def _info(grid: CloakingGrid, n_cloak_suppressed: int, n_dropped: int, reasons: dict,
-          users: int, windows: int, key_source: str, stats: dict, k: int) -> dict[str, Any]:
-    """``Release.info`` of both paths: counts and the data-independent grid only."""
-    return {
-        "grid": grid.to_dict(),
-        "fixes_suppressed_by_cloaking": n_cloak_suppressed,
-        "invalid_fixes_dropped": n_dropped,
-        "invalid_reasons": reasons,
-        "users": users,
-        "windows": windows,
-        "pseudonym_key": key_source,
-        "warnings": _warnings(k),
-        **stats,
-    }

@@ -14,21 +14,31 @@
 from __future__ import annotations
 
 import json
-import time as _time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from structanon import Release
+from structanon._finish import Timings, finish_release
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
-from structanon.models import KAnonymity
 
+from . import risk as _risk
 from ._assign import Triples, assign_regions
-from ._grid import CloakingGrid, lonlat_rectangle_area
-from ._input import Fixes, parse_fixes
-from ._publish import publication_keys, published_rows
+from ._grid import CloakingGrid
+from ._input import no_fixes_error, parse_fixes, user_keys
+from ._publish import (
+    publication_keys,
+    published_rows,
+    region_areas_km2,
+    release_info,
+    release_parameters,
+    require_some_published,
+)
+from ._verify import cloaking_models, verify_cloaked
+from .metrics import _quantiles
 
 __all__ = ["cloak_dask"]
 
@@ -63,14 +73,7 @@ def _keys(pdf, cols, grid: CloakingGrid, window_ns: int):
     f = parse_fixes(pdf, *cols, drop_invalid=True)
     ix, iy = grid.cells(f.lon, f.lat)
     w = np.floor_divide(f.t_ns, window_ns)
-    return f, ix, iy, w, _user_keys(f.user)
-
-
-def _user_keys(values: np.ndarray) -> np.ndarray:
-    """Integer ids as int64 (fast to sort and search), anything else as text."""
-    if np.issubdtype(np.asarray(values).dtype, np.integer):
-        return np.asarray(values, dtype=np.int64)
-    return np.asarray(pd.Series(values).astype(str).to_numpy(dtype=object), dtype=str)
+    return f, ix, iy, w, user_keys(f.user)
 
 
 def _triples(pdf, cols, grid, window_ns, partition_info=None) -> pd.DataFrame:
@@ -125,31 +128,33 @@ def _rows_frame(rows, grid, window_ns, lo: int, hi: int, start: int) -> pd.DataF
 
 
 def _shared(value: Any) -> Any:
-    """``value`` scattered to every worker of the active distributed client, else delayed."""
+    """``value`` scattered to every worker of the active distributed client, else itself."""
     try:
         from distributed import get_client
 
         return get_client().scatter([value], broadcast=True, hash=False)[0]
-    except (ImportError, ValueError):  # no distributed client: local schedulers
-        from dask import delayed
-
-        return delayed(value)
+    except (ImportError, ValueError):  # no distributed client: the local schedulers share memory
+        return value
 
 
-def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: str, lat: str,
-               lon: str, seed: int | None, *, cell_size: float, levels: int | None,
-               drop_invalid: bool, pseudonymizer: Pseudonymizer, measure: bool,
-               aggregate: bool) -> Release:
-    """See :func:`location.cloak`; ``ddf`` is a dask DataFrame."""
-    from ._cloak import _info, _no_fixes, _require_some_published, verify_cloaked
-
-    cols = (user, time, lat, lon)
+def _check_columns(ddf: Any, cols: tuple[str, str, str, str]) -> None:
     for role, name in zip(("user", "time", "lat", "lon"), cols):
         if name not in ddf.columns:
             raise InputError(f"no {role} column {name!r}; columns are {list(ddf.columns)}",
                              column=name)
-    timings: dict[str, float] = {}
-    t0 = _time.perf_counter()
+
+
+@dataclass
+class _Counts:
+    """First pass: input and valid fixes, reasons for the invalid ones, coordinate bounds."""
+
+    n_input: int
+    n_valid: int
+    dropped: dict[str, int]
+    bounds: tuple[float, float, float, float]
+
+
+def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -> _Counts:
     stats = ddf.map_partitions(_stats, cols, meta=_STATS_META).compute()
     n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
     dropped: dict[str, int] = {}
@@ -162,12 +167,17 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
                          "(use drop_invalid / --drop-invalid to drop and count them)",
                          row=bad["first_bad_label"])
     if n_valid == 0:
-        raise _no_fixes(Fixes(pd.Index([]), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
-                              np.zeros(0), np.zeros(0), n_input, dropped))
-    grid = CloakingGrid.fit(stats["lon_min"].min(), stats["lon_max"].max(),
-                            stats["lat_min"].min(), stats["lat_max"].max(), cell_size, levels)
+        raise no_fixes_error(n_input, dropped)
+    bounds = (stats["lon_min"].min(), stats["lon_max"].max(), stats["lat_min"].min(),
+              stats["lat_max"].max())
+    return _Counts(n_input, n_valid, dropped, bounds)
+
+
+def _reduce_triples(ddf: Any, cols: tuple[str, str, str, str], grid: CloakingGrid,
+                    window_ns: int, k: int):
+    """Second pass: (cell, window, user) triples with their fix counts, per partition."""
     per_part = ddf.map_partitions(_triples, cols, grid, window_ns,
-                                  meta=_triples_meta(ddf[user].dtype)).compute()
+                                  meta=_triples_meta(ddf[cols[0]].dtype)).compute()
     parts = per_part.groupby(["ix", "iy", "w", "user"], sort=True)["weight"].sum().reset_index()
     u_codes, users = pd.factorize(parts["user"], sort=True)
     if len(users) < k:
@@ -175,20 +185,12 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     triples = Triples(parts["ix"].to_numpy(np.int64), parts["iy"].to_numpy(np.int64),
                       parts["w"].to_numpy(np.int64), u_codes.astype(np.int64),
                       parts["weight"].to_numpy(np.int64))
-    timings["prepare"] = _time.perf_counter() - t0
-    t1 = _time.perf_counter()
-    region, stats_assign = assign_regions(triples, grid, k, method)
-    _require_some_published(region, k)
-    timings["assign"] = _time.perf_counter() - t1
-    t2 = _time.perf_counter()
-    pseud = pseudonymizer
-    pseudonyms = pseud.pseudonymize(np.asarray(users, dtype=object))
-    weight = triples.weight
-    kept = region >= 0
-    kept_pos = np.flatnonzero(kept)
-    pkeys = publication_keys(triples.w[kept], region[kept], triples.u[kept], pseudonyms)
-    rows, order = published_rows(pkeys, weight[kept], aggregate)
-    data = _lazy_frame(rows, grid, window_ns, int(ddf.npartitions))
+    return per_part, parts, triples, np.asarray(users)
+
+
+def _lookup(triples: Triples, grid: CloakingGrid, users: np.ndarray, region: np.ndarray,
+            aggregate: bool) -> dict[str, Any]:
+    """What each partition needs to find its fixes' triples (by one sorted key)."""
     w0 = int(triples.w.min())
     n_windows = int(triples.w.max()) - w0 + 1
     if grid.nx * grid.ny * n_windows * len(users) >= 2**62:
@@ -197,71 +199,114 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, user: str, time: s
     keys = (((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(users)
             + triples.u)
     by_key = np.argsort(keys)
-    lookup = {"users": _user_keys(np.asarray(users)), "keys": keys[by_key], "order": by_key,
-              "region": region, "w0": w0, "n_windows": n_windows, "n_users": len(users),
-              "aggregate": aggregate}
-    sorted_triples = kept_pos[order]  # triples in publication order
-    if aggregate:
-        ks = pkeys.key[order]
-        new = np.ones(ks.size, dtype=bool)
-        np.not_equal(ks[1:], ks[:-1], out=new[1:])
-        lookup["row_of_triple"] = np.full(len(region), -1, dtype=np.int64)
-        lookup["row_of_triple"][sorted_triples] = np.cumsum(new) - 1
-    else:
-        first_row = np.zeros(len(region), dtype=np.int64)
-        first_row[sorted_triples] = np.cumsum(weight[sorted_triples]) - weight[sorted_triples]
-        n_parts = int(ddf.npartitions)
-        pp = per_part.merge(parts[["ix", "iy", "w", "user"]].assign(triple=np.arange(len(parts))),
-                            on=["ix", "iy", "w", "user"])
-        pp = pp[kept[pp["triple"].to_numpy()]].sort_values(["triple", "part"])
-        t_arr, w_arr = pp["triple"].to_numpy(np.int64), pp["weight"].to_numpy(np.int64)
-        before = np.cumsum(w_arr) - w_arr
-        group_start = np.zeros(len(region), dtype=np.int64)
-        first_of_triple = np.ones(t_arr.size, dtype=bool)
-        np.not_equal(t_arr[1:], t_arr[:-1], out=first_of_triple[1:])
-        group_start[t_arr[first_of_triple]] = before[first_of_triple]
-        lookup["n_parts"] = n_parts
-        lookup["offset_keys"] = t_arr * n_parts + pp["part"].to_numpy(np.int64)
-        lookup["offsets"] = first_row[t_arr] + before - group_start[t_arr]
-    source_index = ddf.map_partitions(_source_rows, cols, grid, window_ns, _shared(lookup),
-                                      meta=pd.Series(dtype=np.int64, name="published_row"))
-    timings["output"] = _time.perf_counter() - t2
-    n_suppressed = int(weight[~kept].sum())
-    utility: dict[str, Any] = {"suppression_share": (n_suppressed + n_input - n_valid) / n_input}
-    risk: dict[str, Any] = {}
-    if measure and kept.any():
-        from . import risk as _risk
+    return {"users": user_keys(users), "keys": keys[by_key], "order": by_key,
+            "region": region, "w0": w0, "n_windows": n_windows, "n_users": len(users),
+            "aggregate": aggregate}
 
+
+def _row_offsets(lookup: dict[str, Any], per_part: pd.DataFrame, parts: pd.DataFrame,
+                 weight: np.ndarray, kept: np.ndarray, sorted_triples: np.ndarray,
+                 n_parts: int) -> None:
+    """Per (triple, partition): the published row of its first fix (per-fix releases)."""
+    region = lookup["region"]
+    first_row = np.zeros(len(region), dtype=np.int64)
+    first_row[sorted_triples] = np.cumsum(weight[sorted_triples]) - weight[sorted_triples]
+    pp = per_part.merge(parts[["ix", "iy", "w", "user"]].assign(triple=np.arange(len(parts))),
+                        on=["ix", "iy", "w", "user"])
+    pp = pp[kept[pp["triple"].to_numpy()]].sort_values(["triple", "part"])
+    t_arr, w_arr = pp["triple"].to_numpy(np.int64), pp["weight"].to_numpy(np.int64)
+    before = np.cumsum(w_arr) - w_arr
+    group_start = np.zeros(len(region), dtype=np.int64)
+    first_of_triple = np.ones(t_arr.size, dtype=bool)
+    np.not_equal(t_arr[1:], t_arr[:-1], out=first_of_triple[1:])
+    group_start[t_arr[first_of_triple]] = before[first_of_triple]
+    lookup["n_parts"] = n_parts
+    lookup["offset_keys"] = t_arr * n_parts + pp["part"].to_numpy(np.int64)
+    lookup["offsets"] = first_row[t_arr] + before - group_start[t_arr]
+
+
+def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int | None):
+    """The dask path's measures, from the triples alone (run after verification).
+
+    Risk figures equal the pandas path's for the same data and seed (users are numbered
+    in the same order on both paths).  Utility has the region areas and the suppression
+    share; the per-fix measures of the pandas path (centroid error, range queries, heat
+    maps) would need another pass over every fix and are left out.
+    """
+
+    def measure(release: Release) -> None:
+        kept, weight = region >= 0, triples.weight
         codes, inv = np.unique(region[kept], return_inverse=True)
-        b = grid.bounds(codes)
-        area = lonlat_rectangle_area(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
-        utility.update({"n_regions": int(codes.size),
-                        "region_km2_mean": float(area.mean() / 1e6),
-                        "region_km2_median": float(np.median(area) / 1e6),
-                        "fix_weighted_mean_km2": float(
-                            (area[inv.reshape(-1)] * weight[kept]).sum() / weight[kept].sum() / 1e6)})
-        before_df = pd.DataFrame({"user": triples.u, "place": triples.ix * grid.ny + triples.iy,
-                                  "window": triples.w, "weight": weight})
-        after_df = before_df[kept].assign(place=region[kept])
-        risk = _risk.risk_summary(before_df, after_df, seed=seed)
+        area = region_areas_km2(grid, codes)
+        utility: dict[str, Any] = {"suppression_share": release.suppressed
+                                   / release.n_individuals, "n_regions": int(codes.size)}
+        utility.update({f"region_km2_{k}": v for k, v in _quantiles(area).items()})
+        utility["fix_weighted_mean_km2"] = float(
+            (area[inv.reshape(-1)] * weight[kept]).sum() / weight[kept].sum())
+        before = pd.DataFrame({"user": triples.u, "place": triples.ix * grid.ny + triples.iy,
+                               "window": triples.w, "weight": weight})
+        after = before[kept].assign(place=region[kept])
+        release.utility = utility
+        release.risk = _risk.risk_summary(before, after, seed=seed)
+
+    return measure
+
+
+def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str, str],
+               seed: int | None, *, cell_size: float, levels: int | None,
+               drop_invalid: bool, pseudonymizer: Pseudonymizer, measures: bool,
+               aggregate: bool) -> Release:
+    """See :func:`location.cloak`; ``ddf`` is a dask DataFrame (parameters already checked)."""
+    cols = (columns["user"], columns["time"], columns["lat"], columns["lon"])
+    _check_columns(ddf, cols)
+    timings = Timings()
+    with timings("prepare"):
+        counts = _first_pass(ddf, cols, drop_invalid)
+        grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
+        per_part, parts, triples, users = _reduce_triples(ddf, cols, grid, window_ns, k)
+    with timings("assign"):
+        region, stats_assign = assign_regions(triples, grid, k, method)
+        require_some_published(region, k)
+    with timings("output"):
+        pseudonyms = pseudonymizer.pseudonymize(np.asarray(users, dtype=object))
+        weight, kept = triples.weight, region >= 0
+        kept_pos = np.flatnonzero(kept)
+        pkeys = publication_keys(triples.w[kept], region[kept], triples.u[kept], pseudonyms)
+        rows, order = published_rows(pkeys, weight[kept], aggregate)
+        data = _lazy_frame(rows, grid, window_ns, int(ddf.npartitions))
+        lookup = _lookup(triples, grid, users, region, aggregate)
+        sorted_triples = kept_pos[order]  # triples in publication order
+        if aggregate:
+            ks = pkeys.key[order]
+            new = np.ones(ks.size, dtype=bool)
+            np.not_equal(ks[1:], ks[:-1], out=new[1:])
+            lookup["row_of_triple"] = np.full(len(region), -1, dtype=np.int64)
+            lookup["row_of_triple"][sorted_triples] = np.cumsum(new) - 1
+        else:
+            _row_offsets(lookup, per_part, parts, weight, kept, sorted_triples,
+                         int(ddf.npartitions))
+        source_index = ddf.map_partitions(_source_rows, cols, grid, window_ns, _shared(lookup),
+                                          meta=pd.Series(dtype=np.int64, name="published_row"))
+    n_suppressed = int(weight[~kept].sum())
+    n_dropped = counts.n_input - counts.n_valid
     release = Release(
         data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
-        models=[KAnonymity(k)], partition=None,
-        parameters={"k": k, "window": str(pd.Timedelta(window_ns, unit="ns")), "method": method,
-                    "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
-                    "seed": seed, "columns": dict(zip(("user", "time", "lat", "lon"), cols)),
-                    "engine": "dask"},
-        utility=utility, risk=risk, timings=timings,
-        suppressed=n_suppressed + n_input - n_valid, n_individuals=n_input,
-        info={**_info(grid, n_suppressed, n_input - n_valid, dropped, int(len(users)),
-                      int(np.unique(triples.w).size), pseud.key_source, stats_assign, k),
+        models=cloaking_models(k), partition=None,
+        parameters=release_parameters(k, window_ns, method, grid, aggregate, seed, columns,
+                                      engine="dask"),
+        suppressed=n_suppressed + n_dropped, n_individuals=counts.n_input,
+        info={**release_info(grid, k=k, window_ns=window_ns, aggregate=aggregate,
+                             regions=rows.regions, n_cloak_suppressed=n_suppressed,
+                             n_dropped=n_dropped, reasons=counts.dropped, users=len(users),
+                             windows=int(np.unique(triples.w).size),
+                             key_source=pseudonymizer.key_source, stats=stats_assign),
               "npartitions": int(ddf.npartitions)},
         source_index=source_index,
     )
-    t3 = _time.perf_counter()
-    release.verify(strict=True)
-    timings["verify"] = _time.perf_counter() - t3
-    return release
+    if not measures:
+        release.utility = {"suppression_share": release.suppressed / release.n_individuals}
+    return finish_release(release, _measure(triples, grid, region, seed), measures=measures,
+                          timings=timings)
 
 
 def _lazy_frame(rows, grid: CloakingGrid, window_ns: int, npartitions: int) -> Any:

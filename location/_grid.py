@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
 __all__ = ["EARTH_RADIUS", "CloakingGrid", "lonlat_rectangle_area"]
@@ -121,10 +122,8 @@ class CloakingGrid:
         ``levels=None`` the top level is a single cell covering every fix; otherwise the
         pyramid has at most ``levels`` merges above level 0.
         """
-        if not np.isfinite(cell_size) or cell_size <= 0:
-            raise InputError("cell_size must be a positive number of metres", value=cell_size)
-        if levels is not None and (int(levels) != levels or levels < 0):
-            raise InputError("levels must be a non-negative integer or None", value=levels)
+        cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+        levels = None if levels is None else check_int(levels, "levels", min_value=0)
         # whole degrees: the projection says where the data is to half a degree, no closer
         lon0 = float(np.round(0.5 * (lon_min + lon_max)))
         lat0 = float(np.round(0.5 * (lat_min + lat_max)))

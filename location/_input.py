@@ -10,7 +10,7 @@ import pandas as pd
 from structanon._validation import check_columns
 from structanon.errors import InputError
 
-__all__ = ["Fixes", "parse_fixes", "parse_window"]
+__all__ = ["Fixes", "parse_fixes", "parse_window", "no_fixes_error", "user_keys"]
 
 _REASONS = (
     "missing user",
@@ -137,3 +137,26 @@ def parse_fixes(
     user_values = users.to_numpy()[keep]
     return Fixes(df.index[keep], np.flatnonzero(keep), user_values, t_ns[keep], la[keep],
                  lo[keep], n, dropped)
+
+
+def no_fixes_error(n_input: int, dropped: dict[str, int],
+                   source: str | None = None) -> InputError:
+    """The error of a log without a single valid fix (empty, header-only or all invalid);
+    ``source`` names the file it came from."""
+    if n_input == 0:
+        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)",
+                          path=source)
+    return InputError(f"all {n_input} rows are invalid: {dropped} (wrong --sep, "
+                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
+                      path=source)
+
+
+def user_keys(values: np.ndarray) -> np.ndarray:
+    """User ids as sortable keys: integer ids as int64, anything else as text.
+
+    Both paths number users in the order of these keys, so the measures' random samples
+    of users are the same for the same data and seed.
+    """
+    if np.issubdtype(np.asarray(values).dtype, np.integer):
+        return np.asarray(values, dtype=np.int64)
+    return np.asarray(pd.Series(values).astype(str).to_numpy(dtype=object), dtype=str)

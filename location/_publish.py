@@ -10,24 +10,22 @@ nothing needs publication randomness.  With ``aggregate`` the identical rows of 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._grid import CloakingGrid
+from structanon._finish import k_warning
+from structanon.errors import InfeasibleError
+from structanon.partition import encode_values
 
-__all__ = ["PublicationKeys", "PublishedRows", "publication_keys", "published_rows"]
+from ._grid import CloakingGrid, lonlat_rectangle_area
 
-def _rank(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sorted distinct values, rank of each value among them)``, hashing then a small sort."""
-    codes, uniq = pd.factorize(values, sort=False)
-    uniq = np.asarray(uniq)
-    order = np.argsort(uniq, kind="stable")
-    rank_of = np.empty(len(uniq), dtype=np.int64)
-    rank_of[order] = np.arange(len(uniq), dtype=np.int64)
-    return uniq[order], rank_of[codes]
-
+__all__ = ["PublicationKeys", "PublishedRows", "publication_keys", "published_rows",
+           "require_some_published", "window_words", "region_areas_km2", "release_info", "release_parameters",
+           "transformation_text"]
 
 @dataclass
 class PublicationKeys:
@@ -80,7 +78,7 @@ def publication_keys(w: np.ndarray, region: np.ndarray, user: np.ndarray,
     pseudonyms : array of str
         The pseudonym of each dense user code.
     """
-    regions, region_rank = _rank(region)
+    region_rank, regions = encode_values(region)
     by_pseudonym = np.argsort(np.asarray(pseudonyms, dtype=str), kind="stable")
     user_rank = np.empty(len(pseudonyms), dtype=np.int64)
     user_rank[by_pseudonym] = np.arange(len(pseudonyms), dtype=np.int64)
@@ -165,3 +163,96 @@ def published_rows(keys: PublicationKeys, weight: np.ndarray | None,
     w, region_rank, user_rank = keys.decode(order[starts])
     return PublishedRows(user_rank, w, region_rank, None, n_fixes, keys.regions,
                          keys.pseudonyms), order
+
+
+def require_some_published(region: np.ndarray, k: int) -> None:
+    """Refuse a release where every fix would be suppressed (both paths)."""
+    if not (region >= 0).any():
+        raise InfeasibleError(f"no time window holds {k} distinct users: every fix would be "
+                              "suppressed")
+
+
+_UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second"))
+
+
+def window_words(window_ns: int, adjective: bool = False) -> str:
+    """A window length in words: ``"15 minutes"`` (``adjective``: ``"15-minute"``).
+
+    Examples
+    --------
+    >>> window_words(15 * 60 * 10**9), window_words(3_600 * 10**9, adjective=True)
+    ('15 minutes', '1-hour')
+    >>> window_words(90 * 60 * 10**9), window_words(2 * 86_400 * 10**9)
+    ('90 minutes', '2 days')
+    >>> window_words(1_500_000_000)
+    '1.5 seconds'
+    """
+    seconds = window_ns / 1e9
+    n, name = seconds, "second"
+    for size, unit in _UNITS:
+        if seconds >= size and (seconds / size).is_integer():
+            n, name = seconds // size, unit
+            break
+    if adjective:
+        return f"{n:g}-{name}"
+    return f"{n:g} {name}{'' if n == 1 else 's'}"
+
+
+def _km2(value: float) -> str:
+    """An area in km² to about two significant digits (thousands separated)."""
+    if value >= 100:
+        digits = max(int(math.floor(math.log10(value))) - 2, 0)
+        return f"{round(value, -digits):,.0f}"
+    return f"{value:.2g}" if value < 1 else f"{value:.3g}"
+
+
+def region_areas_km2(grid: CloakingGrid, codes: np.ndarray) -> np.ndarray:
+    """Area in km² of each published region code (from the grid, no fix needed)."""
+    b = grid.bounds(np.asarray(codes, dtype=np.int64))
+    return lonlat_rectangle_area(b[:, 0], b[:, 1], b[:, 2], b[:, 3]) / 1e6
+
+
+def transformation_text(grid: CloakingGrid, regions: np.ndarray, window_ns: int,
+                        aggregate: bool) -> str:
+    """What was done to the fixes, in one sentence a reader needs no source for."""
+    area = region_areas_km2(grid, regions)
+    if area.size:
+        sizes = (f"{_km2(area.min())}-{_km2(area.max())} km² (median "
+                 f"{_km2(float(np.median(area)))} km²)")
+    else:
+        sizes = "no size (nothing published)"
+    rows = ("one row per user, window and region with its fix count" if aggregate
+            else "one row per fix")
+    return (f"fixes replaced by grid regions of {sizes} in {window_words(window_ns, True)} "
+            f"windows; pseudonyms per user; {rows}")
+
+
+def release_parameters(k: int, window_ns: int, method: str, grid: CloakingGrid,
+                       aggregate: bool, seed: int | None, columns: dict[str, str],
+                       **extra: Any) -> dict[str, Any]:
+    """``Release.parameters`` of both paths (the window in words)."""
+    return {"k": k, "window": window_words(window_ns), "method": method,
+            "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
+            "columns": columns, "seed": seed, **extra}
+
+
+def release_info(grid: CloakingGrid, *, k: int, window_ns: int, aggregate: bool,
+                 regions: np.ndarray, n_cloak_suppressed: int, n_dropped: int, reasons: dict,
+                 users: int, windows: int, key_source: str, stats: dict) -> dict[str, Any]:
+    """``Release.info`` of both paths: counts, the data-independent grid and the text."""
+    return {
+        "guarantee": (f"Every published region holds at least {k} distinct users in each "
+                      f"{window_words(window_ns, True)} time window (the log has {users:,} "
+                      f"user{'' if users == 1 else 's'})."),
+        "transformation_text": transformation_text(grid, regions, window_ns, aggregate),
+        "n_users": users,
+        "grid": grid.to_dict(),
+        "fixes_suppressed_by_cloaking": n_cloak_suppressed,
+        "invalid_fixes_dropped": n_dropped,
+        "invalid_reasons": reasons,
+        "users": users,
+        "windows": windows,
+        "pseudonym_key": key_source,
+        "warnings": [m for m in (k_warning(k),) if m],
+        **stats,
+    }

@@ -1,32 +1,41 @@
-"""Command line: ``structanon location cloak ...`` and the demo."""
+"""Command line: ``structanon location anonymize | assess ...`` and the demo."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from structanon import Release
-from structanon._validation import (
-    check_float,
-    check_input_path,
-    check_int,
-    check_output_paths,
-    file_suffix,
+from structanon._finish import Timings
+from structanon._validation import check_float, check_input_path, check_int, check_output_paths
+from structanon.cli_support import (
+    assess_options,
+    assessment,
+    emit_assessment,
+    emit_release,
+    handle_errors,
+    release_options,
+    show_progress,
 )
-from structanon.cli_support import emit_release, handle_errors
-from structanon.io import atomic_write, release_key, staged_outputs
+from structanon.io import release_key, staged_outputs
 from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
 from ._input import parse_window
 from .io import read_fixes, write_cloaked, write_geojson
+from .risk import log_risk
 from .synthetic import synthetic_log
 
 __all__ = ["cli", "demo"]
 
 DATA = Path(__file__).parent / "data"
+OUTPUT_EXTENSIONS = {"--output": (".csv", ".tsv", ".tab", ".parquet", ".pq"),
+                     "--geojson": (".geojson", ".json"), "--report": (".json", ".html", ".htm")}
 
 
 @click.group(name="location", help="Grid cloaking of GPS location logs.")
@@ -34,73 +43,127 @@ def cli() -> None:
     """Grid cloaking of GPS location logs."""
 
 
-KEY_FILE_HELP = ("Secret key file: pseudonyms and publication order become reproducible for "
-                 "whoever holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key)")
-SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides the "
-             "published order, labels or ids.")
-OUTPUT_EXTENSIONS = {"--output": (".csv", ".tsv", ".tab", ".parquet", ".pq"),
-                     "--geojson": (".geojson", ".json"), "--report": (".json", ".html", ".htm")}
+def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options that say how to read a log: columns, separator, invalid rows."""
+    options = [
+        click.option("--user", default="user", show_default=True, help="User id column."),
+        click.option("--time", "time_col", default="time", show_default=True,
+                     help="Timestamp column (ISO 8601, datetimes or epoch seconds)."),
+        click.option("--lat", default="lat", show_default=True, help="Latitude column."),
+        click.option("--lon", default="lon", show_default=True, help="Longitude column."),
+        click.option("--sep", default=None,
+                     help="Field separator of text input (default: by extension)."),
+        click.option("--drop-invalid", is_flag=True,
+                     help="Drop and count invalid rows (default: reject the input)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
 
 
-@cli.command("cloak")
-@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
-@click.option("-k", "k", type=int, required=True, help="Distinct users per region and window.")
-@click.option("--window", default="15min", show_default=True, help="Time window, e.g. 15min, 1h.")
-@click.option("--method", type=click.Choice(["fixed", "adaptive"]), default="fixed",
-              show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="Cloaked fixes (.csv, .csv.gz, .tsv or .parquet; regions as WKT).")
-@click.option("--geojson", type=click.Path(dir_okay=False), help="Regions with user counts.")
-@click.option("--report", type=click.Path(dir_okay=False), help="Report (.json or .html).")
-@click.option("--user", default="user", show_default=True, help="User id column.")
-@click.option("--time", "time_col", default="time", show_default=True, help="Timestamp column.")
-@click.option("--lat", default="lat", show_default=True, help="Latitude column.")
-@click.option("--lon", default="lon", show_default=True, help="Longitude column.")
-@click.option("--sep", default=None, help="Field separator of text input (default: by extension).")
-@click.option("--cell-size", type=float, default=DEFAULT_CELL_SIZE, show_default=True,
-              help="Side of the finest cell in metres (equal-area projection).")
-@click.option("--levels", type=int, default=None, help="Maximum pyramid merges (default: all).")
-@click.option("--drop-invalid", is_flag=True, help="Drop and count invalid rows (default: reject).")
-@click.option("--aggregate", is_flag=True,
-              help="One row per (user, window, region) with its fix count n_fixes, instead of "
-                   "one row per fix (per-fix rows reveal each user's fix count per window).")
-@click.option("--key-file", type=click.Path(dir_okay=False), help=KEY_FILE_HELP)
-@click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP)
-@click.option("--no-measures", is_flag=True, help="Skip the utility and risk measures.")
-@click.option("--quiet", is_flag=True, help="Print nothing but errors and warnings.")
-@handle_errors
-def cloak_command(input_path, k, window, method, output, geojson, report, user, time_col, lat,
-                  lon, sep, cell_size, levels, drop_invalid, aggregate, key_file, seed,
-                  no_measures, quiet) -> None:
-    """Cloak INPUT so every published region holds >= k users per time window."""
+def _check_log_options(input_path: Path, window: str, cell_size: float) -> None:
     check_input_path(input_path, "INPUT")
-    if key_file is not None:
-        check_input_path(key_file, "--key-file")
-    check_int(k, "-k", min_value=1)
     parse_window(window, "--window")
     check_float(cell_size, "--cell-size", min_value=0, include_min=False)
-    if levels is not None:
-        check_int(levels, "--levels", min_value=0)
-    check_output_paths({"--output": output, "--geojson": geojson, "--report": report},
-                       inputs=[input_path, key_file], extensions=OUTPUT_EXTENSIONS)
-    key = release_key(key_file)
-    df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
-    release = cloak(df, k, window=window, method=method, user=user, time=time_col, lat=lat,
-                    lon=lon, seed=seed, cell_size=cell_size, levels=levels,
-                    drop_invalid=drop_invalid, aggregate=aggregate, key=key,
-                    measures=not no_measures, source=str(input_path))
-    for warning in release.info.get("warnings", []):
-        click.echo(f"warning: {warning}", err=True)
-    with staged_outputs() as stage:
-        if geojson:
-            write_geojson(release.data, stage(geojson))
-        if report:
-            figures = report_figures(release) if file_suffix(report) in (".html", ".htm") else ()
-            write_report(release, stage(report), figures)
-        write_cloaked(release.data, stage(output))
-    emit_release(release, None, quiet=quiet)
-    if report and not quiet:
-        click.echo(f"report written to {report}")
+
+
+def _anonymize_command(name: str, hidden: bool) -> click.Command:
+    """``anonymize`` (and its former name ``cloak``, hidden): one command, two names."""
+
+    @click.command(name, hidden=hidden)
+    @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+    @click.option("-k", "k", type=int, required=True,
+                  help="Distinct users every published region holds in each time window.")
+    @click.option("--window", default="15min", show_default=True,
+                  help="Time window, e.g. 15min, 1h, 1D (aligned on the Unix epoch, UTC).")
+    @click.option("--method", type=click.Choice(["fixed", "adaptive"]), default="fixed",
+                  show_default=True,
+                  help="fixed: squares of a grid pyramid; adaptive: quadtree cells and "
+                       "Casper half-cells (smaller regions where users are dense).")
+    @click.option("--geojson", type=click.Path(dir_okay=False, path_type=Path),
+                  help="Also write the regions with their user counts as FILE.geojson.")
+    @_log_options
+    @click.option("--cell-size", type=float, default=DEFAULT_CELL_SIZE, show_default=True,
+                  help="Side of the finest cell in metres (equal-area projection).")
+    @click.option("--levels", type=int, default=None,
+                  help="Maximum pyramid merges above the finest cell (default: all).")
+    @click.option("--aggregate", is_flag=True,
+                  help="One row per (user, window, region) with its fix count n_fixes, instead "
+                       "of one row per fix (per-fix rows reveal each user's fix count per "
+                       "window).")
+    @release_options
+    @handle_errors
+    def command(input_path, k, window, method, geojson, user, time_col, lat, lon, sep,
+                drop_invalid, cell_size, levels, aggregate, output, report, seed, key_file,
+                no_measures, quiet) -> None:
+        """Cloak INPUT so every published region holds >= k users per time window."""
+        show_progress(quiet)
+        _check_log_options(input_path, window, cell_size)
+        if key_file is not None:
+            check_input_path(key_file, "--key-file")
+        check_int(k, "-k", min_value=1)
+        if levels is not None:
+            check_int(levels, "--levels", min_value=0)
+        check_output_paths({"--output": output, "--geojson": geojson, "--report": report},
+                           inputs=[input_path, key_file], extensions=OUTPUT_EXTENSIONS)
+        key = release_key(key_file)
+        steps = Timings()
+        with steps("read"):
+            df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
+        with warnings.catch_warnings():  # the CLI prints the release's warnings itself
+            warnings.simplefilter("ignore", UserWarning)
+            release = cloak(df, k, window=window, method=method, user=user, time=time_col,
+                            lat=lat, lon=lon, seed=seed, cell_size=cell_size, levels=levels,
+                            drop_invalid=drop_invalid, aggregate=aggregate, key=key,
+                            measures=not no_measures, source=str(input_path))
+        for warning in release.info.get("warnings", []):
+            click.echo(f"warning: {warning}", err=True)
+        with steps("write"), staged_outputs() as stage:
+            if geojson:
+                write_geojson(release.data, stage(geojson))
+            write_cloaked(release.data, stage(output))
+            emit_release(release, report, figures=lambda: report_figures(release),
+                         quiet=quiet, inputs=[input_path], stage=stage)
+
+    command.help = "Cloak INPUT so every published region holds >= k users per time window."
+    if hidden:
+        command.help = "Former name of 'anonymize' (kept for one release)."
+    return command
+
+
+cli.add_command(_anonymize_command("anonymize", hidden=False))
+cli.add_command(_anonymize_command("cloak", hidden=True))
+
+
+@cli.command("assess")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--window", default="15min", show_default=True,
+              help="Time window of the points an attacker knows, e.g. 15min, 1h.")
+@click.option("--cell-size", type=float, default=DEFAULT_CELL_SIZE, show_default=True,
+              help="Side of a place in metres (the finest cell of the cloaking grid).")
+@_log_options
+@assess_options
+@handle_errors
+def assess_command(input_path, window, cell_size, user, time_col, lat, lon, sep, drop_invalid,
+                   report, as_json, seed, quiet) -> None:
+    """Risk of INPUT before any cloaking: unicity for p = 1, 2, 4 known points and the share
+    of users with a unique home place."""
+    show_progress(quiet)
+    _check_log_options(input_path, window, cell_size)
+    check_int(seed, "--seed", min_value=0)
+    check_output_paths({"--report": report}, inputs=[input_path],
+                       extensions={"--report": (".json",)})
+    steps = Timings()
+    with steps("read"):
+        df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
+    with steps("risk"):
+        risk = log_risk(df, window, cell_size, user, time_col, lat, lon,
+                        drop_invalid=drop_invalid, seed=seed, source=str(input_path))
+    notes = []
+    if risk["unicity_p4"] >= 0.5:
+        notes.append(f"{risk['unicity_p4']:.0%} of users are unique from 4 known points: "
+                     "cloak before publishing")
+    emit_assessment(assessment("location", input_path, risk, notes), report, as_json, quiet)
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:
@@ -108,8 +171,9 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
 
     Also cloaks a seeded synthetic log of 400 users (k=5, 15 min, adaptive) next to it.
     Writes ``location_geolife_cloaked.csv``, ``location_geolife_regions.geojson``,
-    ``location_geolife_report.json`` (and ``.html`` with the region map, area distribution
-    and unicity figures) and the same three for ``location_synthetic_*``.
+    ``location_geolife_report.json`` and ``location_geolife_report.html`` (with the region
+    map, area distribution and unicity figures), and the same four for
+    ``location_synthetic_*``.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -120,9 +184,10 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     synthetic = cloak(synthetic_log(40_000, 400, seed=seed), k=5, window="15min",
                       method="adaptive", seed=seed)
     for name, rel in (("geolife", release), ("synthetic", synthetic)):
-        write_cloaked(rel.data, output_dir / f"location_{name}_cloaked.csv")
-        write_geojson(rel.data, output_dir / f"location_{name}_regions.geojson")
-        with atomic_write(output_dir / f"location_{name}_report.json") as fh:
-            fh.write(rel.to_json())
-    write_report(release, output_dir / "location_geolife_report.html", report_figures(release))
+        with staged_outputs() as stage:
+            write_cloaked(rel.data, stage(output_dir / f"location_{name}_cloaked.csv"))
+            write_geojson(rel.data, stage(output_dir / f"location_{name}_regions.geojson"))
+            write_report(rel, stage(output_dir / f"location_{name}_report.json"))
+            write_report(rel, stage(output_dir / f"location_{name}_report.html"),
+                         report_figures(rel))
     return release

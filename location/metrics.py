@@ -18,6 +18,7 @@ import shapely
 from structanon.errors import InputError
 
 from ._grid import EARTH_RADIUS, EDGE_PAD_DEG, lonlat_rectangle_area
+from ._input import parse_window
 
 __all__ = [
     "region_bounds",
@@ -148,8 +149,6 @@ def range_query_error(original: pd.DataFrame, data: pd.DataFrame, window: str | 
     ``RE = |est - true| / true`` (``true >= 1``: the centre fix is inside);
     ``est = sum_g n_g * |g cap Q| / |g|``.
     """
-    from ._input import parse_window
-
     window_ns = parse_window(window)
     rng = np.random.default_rng(seed)
     if len(original) == 0:

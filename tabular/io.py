@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -112,6 +113,18 @@ def find_hierarchy(directory: str | Path, column: str) -> Path | None:
     return matches[0] if matches else None
 
 
+def _hierarchy_arguments(columns: Any, files: Any, numeric: Any, sets: Any, directory: Any
+                         ) -> tuple[list, dict, set, set, Path | None]:
+    """The arguments of :func:`load_hierarchies` type-checked (InputError naming each)."""
+    if files is not None and not isinstance(files, Mapping):
+        raise InputError(f"files must map columns to hierarchy files, got {files!r}")
+    files = {column: check_path(path, f"hierarchy file of {column!r}")
+             for column, path in (files or {}).items()}
+    return (check_names(columns, "columns"), files, set(check_names(numeric, "numeric")),
+            set(check_names(sets, "sets")),
+            None if directory is None else check_path(directory, "directory"))
+
+
 def load_hierarchies(
     columns: Iterable[str],
     files: Mapping[str, str | Path] | None = None,
@@ -148,14 +161,8 @@ def load_hierarchies(
     >>> load_hierarchies(["age", "race"], numeric=["age"], sets=["race"])
     {'age': 'numeric', 'race': 'set'}
     """
-    columns = check_names(columns, "columns")
-    if files is not None and not isinstance(files, Mapping):
-        raise InputError(f"files must map columns to hierarchy files, got {files!r}")
-    files = {column: check_path(path, f"hierarchy file of {column!r}")
-             for column, path in (files or {}).items()}
-    numeric, sets = set(check_names(numeric, "numeric")), set(check_names(sets, "sets"))
-    if directory is not None:
-        directory = check_path(directory, "directory")
+    columns, files, numeric, sets, directory = _hierarchy_arguments(columns, files, numeric,
+                                                                    sets, directory)
     if not isinstance(sep, str) or len(sep) != 1:
         raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
     if directory is not None and not Path(directory).is_dir():

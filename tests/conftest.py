@@ -39,3 +39,50 @@ def pytest_configure(config):
             phases=[Phase.explicit, Phase.generate] + ([Phase.shrink] if long else []),
             suppress_health_check=list(HealthCheck),
         )
+
+import importlib  # noqa: E402
+
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``structanon demo`` run once for the whole suite, as a user runs it.
+
+    Returns ``(output folder, CLI result, {package: release})``: the end-to-end tests read the
+    CLI's output, each package's tests read its own demo's release and files, so every demo
+    runs once.
+    """
+    from structanon.cli import PACKAGES, main
+
+    out = tmp_path_factory.mktemp("demo")
+    releases = {}
+    originals = {}
+    for name in PACKAGES:
+        module = importlib.import_module(f"{name}.cli")
+        originals[name] = module.demo
+
+        def recording(output_dir, seed=0, _name=name, _demo=module.demo):
+            releases[_name] = _demo(output_dir, seed=seed)
+            return releases[_name]
+
+        module.demo = recording
+    try:
+        result = CliRunner().invoke(main, ["demo", "--output-dir", str(out)])
+    finally:
+        for name, demo in originals.items():
+            importlib.import_module(f"{name}.cli").demo = demo
+    return out, result, releases
+
+
+@pytest.fixture
+def package_demo(demo_run):
+    """``(release, output folder)`` of one package's demo: ``package_demo("tabular")``."""
+    out, result, releases = demo_run
+
+    def get(name):
+        assert name in releases, result.output
+        return releases[name], out / name
+
+    return get

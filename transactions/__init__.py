@@ -5,13 +5,19 @@ Public functions
 km_anonymize
     k^m-anonymity by item generalization (Apriori Anonymization, or local recoding).
 k_anonymize
-    k-anonymity of whole transactions (Partition, top-down local generalization).
+    k-anonymity of whole transactions (He & Naughton's Partition, top-down local
+    generalization).
 band_matrix
     Band-matrix grouping for sensitive items (CAHD), privacy degree p.
 read_transactions, write_transactions
     FIMI, long CSV and JSON-lines files.
-item_taxonomy
+item_taxonomy, Taxonomy
     The item taxonomy (given or automatic) bound to a data set, for the metrics.
+KmAnonymity, TransactionKAnonymity, PrivacyDegree
+    The privacy models (:class:`structanon.models.PrivacyModel` subclasses) the releases
+    hold in ``release.models``.
+TransactionsRelease
+    The :class:`structanon.Release` every anonymizer returns, with its ``taxonomy``.
 """
 
 from __future__ import annotations
@@ -20,15 +26,21 @@ from typing import Any
 
 import numpy as np
 
+from ._apriori import km_anonymize
+from ._band import band_matrix
+from ._common import TransactionsRelease
 from ._data import encode_baskets
 from ._taxonomy import Taxonomy, resolve_taxonomy
-from .apriori import km_anonymize
-from .band import band_matrix
+from ._topdown import k_anonymize
+from ._verify import KmAnonymity, PrivacyDegree, TransactionKAnonymity
 from .io import read_transactions, write_transactions
-from .partition import k_anonymize
 
 __all__ = [
+    "KmAnonymity",
+    "PrivacyDegree",
     "Taxonomy",
+    "TransactionKAnonymity",
+    "TransactionsRelease",
     "band_matrix",
     "item_taxonomy",
     "k_anonymize",

@@ -1,4 +1,4 @@
-"""Apriori Anonymization (global generalization) and its local-recoding variant.
+"""k^m-anonymity: Apriori Anonymization (global generalization) and its local-recoding variant.
 
 The state of a global generalization is a *cut* of the taxonomy, held as ``gen``: for every
 leaf, the node it is published as.  Raising a cut node to its parent replaces every cut
@@ -8,15 +8,36 @@ itemsets of size ``i`` are fine, generalizing further keeps them fine.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError
+from structanon.io import release_key
 
-from ._data import Baskets, count_itemsets, decode_keys, dedupe_rows
+from ._common import (
+    MAX_M,
+    TransactionsRelease,
+    check_basket_width,
+    check_seed,
+    measure_generalization,
+    prepare_generalization,
+    publish_generalization,
+    publish_sets,
+    resolve_measures,
+    skipped_note,
+    transformation_text,
+)
+from ._data import Baskets, check_key_space, count_itemsets, decode_keys, dedupe_rows
 from ._taxonomy import Taxonomy
+from ._verify import KmAnonymity, make_verifier
 
-__all__ = ["apriori_cut", "local_gen", "refine_cut", "local_cuts", "subset", "generalized",
-           "occurrence_cost"]
+__all__ = ["km_anonymize", "apriori_cut", "local_gen", "refine_cut", "local_cuts", "subset",
+           "generalized", "occurrence_cost", "METHODS"]
+
+METHODS = ("apriori", "local")
 
 
 def subset(b: Baskets, rows: np.ndarray) -> Baskets:
@@ -331,3 +352,178 @@ def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
                    "global_cost": info0["cost"], "cost": total,
                    "refine_whole_data": info0["refine"],
                    "occurrences": float(occ_all.sum())}
+
+
+def _check_parameters(k: Any, m: Any, seed: Any, method: Any, fanout: Any,
+                      max_basket_size: Any) -> tuple[int, int, int | None]:
+    """Validate :func:`km_anonymize`'s parameters before any work."""
+    k = check_int(k, "k", min_value=1)
+    m = check_int(m, "m", min_value=1, max_value=MAX_M)
+    seed = check_seed(seed)
+    check_choice(method, "method", METHODS)
+    if fanout is not None:
+        check_int(fanout, "fanout", min_value=2)
+    if max_basket_size is not None:
+        check_int(max_basket_size, "max_basket_size", min_value=1)
+    return k, m, seed
+
+
+def _generalize(b: Baskets, tax: Taxonomy, k: int, m: int, method: str
+                ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    """Published node of every item occurrence, the global cut (if one), and statistics."""
+    if method == "apriori":
+        gen, stats = apriori_cut(b, tax, k, m)
+        return gen[b.codes], gen, {"apriori": {"rounds": stats["rounds"]}}
+    parts, stats = local_cuts(b, tax, k, m)
+    part_of_row = np.empty(b.n, dtype=np.int64)
+    for i, (rows, _g) in enumerate(parts):
+        part_of_row[rows] = i
+    gens = np.stack([g for _r, g in parts])
+    occ_nodes = gens[part_of_row[b.rows], b.codes]
+    local = {name: stats[name] for name in ("parts", "splits_tried", "splits_accepted",
+                                            "refine_whole_data")}
+    local["part_sizes"] = [int(r.size) for r, _g in parts]
+    return occ_nodes, gens[0] if len(parts) == 1 else None, {"local": local}
+
+
+def _cut_summary(b: Baskets, tax: Taxonomy, cut: np.ndarray) -> dict[str, Any]:
+    """How a global cut publishes the items: generalized nodes and their depths."""
+    used = np.unique(cut[b.codes]) if b.nnz else np.zeros(0, np.int64)
+    generalized_nodes = used[~tax.is_leaf[used]]
+    return {"generalized_nodes": int(generalized_nodes.size),
+            "items_published_as_themselves": int(tax.is_leaf[used].sum()),
+            "nodes": [str(tax.labels[g]) for g in generalized_nodes[:200].tolist()],
+            "depth_histogram": np.bincount(tax.depth[used], minlength=tax.height + 1).tolist()}
+
+
+def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
+                 method: str = "apriori", fanout: int | None = None, seed: int | None = None,
+                 order: str = "id", evaluate: bool | None = None, *, key: Any = None,
+                 measures: bool = True, max_basket_size: int | None = None
+                 ) -> TransactionsRelease:
+    """Make set-valued data k^m-anonymous by generalizing items over a taxonomy.
+
+    Any attacker who knows up to ``m`` items of a person finds at least ``k`` published
+    transactions consistent with them.
+
+    Parameters
+    ----------
+    transactions : iterable of sets, or pandas Series of sets
+        One item collection per person; items are ints or strings.  Duplicate items in
+        a transaction are removed and empty transactions kept; both are counted in
+        ``release.info["input"]``.
+    k : int
+        Minimum support of every published itemset of size <= m (>= 1).
+    m : int
+        Attacker knowledge: number of items known (>= 1).
+    hierarchy : Hierarchy, dict, path or None
+        Item taxonomy: a :class:`structanon.Hierarchy`, a nested dict, a ``.json``
+        (nested dict) or ARX ``.csv`` path.  ``None`` builds a balanced tree over the
+        items (see ``fanout`` and ``order``).
+    method : {"apriori", "local"}
+        ``"apriori"``: one global cut of the taxonomy (Apriori Anonymization).
+        ``"local"``: local recoding; the Apriori cut is refined by specializing nodes one
+        child at a time while the release stays k^m-anonymous (siblings may stay
+        generalized), and similar transactions are bisected, each part anonymized on its
+        own, where that lowers the NCP.  Never loses more than ``"apriori"``.
+    fanout : int, optional
+        Fan-out of the automatic taxonomy (default 5); only without ``hierarchy``.
+    seed : int, optional
+        Public seed of the measures' random queries; the anonymization is deterministic.
+        It never decides the published order.
+    order : {"id", "frequency"}
+        Item order of the automatic taxonomy.
+    evaluate : bool, optional
+        Deprecated name of ``measures`` (wins when given; emits a ``DeprecationWarning``).
+    key : Pseudonymizer, bytes, key-file path or None
+        Secret release key (:func:`structanon.io.release_key`): the published order is
+        drawn from it.  ``None``: ``$STRUCTANON_PSEUDONYM_KEY`` if set, else a fresh random
+        key, so two runs publish different orders.
+    measures : bool
+        Compute utility and risk (default True); ``False`` keeps the NCP only.
+    max_basket_size : int, optional
+        Widest transaction accepted.  Apriori Anonymization and its verifier enumerate
+        every ``m``-item subset of every transaction, so by default a transaction with
+        more than 10 million ``m``-subsets (4,472 items for ``m=2``, 392 for ``m=3``) is
+        refused with an :class:`InputError` naming it.
+
+    Returns
+    -------
+    TransactionsRelease
+        ``data``: a list with one frozenset of published labels per input transaction,
+        in a secret shuffled order (original items or taxonomy node labels).
+        ``release.source_index[j]`` is the input position of published transaction ``j``
+        (kept in Python only, never written).  ``release.taxonomy`` is the item taxonomy
+        used (for :mod:`transactions.metrics`; compare with the input reordered by
+        ``source_index``).
+
+    Raises
+    ------
+    InputError
+        Bad parameters, malformed transactions, items missing from the taxonomy.
+    InfeasibleError
+        Fewer than ``k`` non-empty transactions.
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"milk", "beer"}, {"milk", "diapers"}, {"beer", "diapers"}, {"milk"}]
+    >>> rel = transactions.km_anonymize(data, k=2, m=2, fanout=2, measures=False)
+    >>> rel.verify().passed, len(rel.data)
+    (True, 4)
+
+    Notes
+    -----
+    Generalization replaces items by taxonomy nodes; the loss is the normalized
+    certainty penalty :math:`NCP = \\sum_o |leaves(g(o))| / |I|` averaged over item
+    occurrences (0 for items published as themselves).  Apriori Anonymization works
+    level by level: size-1 itemsets first (here by an exact dynamic program over the
+    tree), then size 2, ..., m, each time raising the cut node whose generalization
+    costs the least NCP until no itemset of that size has support in (0, k).  Global
+    generalization only merges supports, so itemsets fixed at a lower size stay fixed.
+    Supports are counted with numpy: every ``i``-subset of every generalized transaction
+    becomes one int64 key (its label codes in base ``#labels``), then ``np.unique``.
+
+    References
+    ----------
+    M. Terrovitis, N. Mamoulis, P. Kalnis. Privacy-preserving anonymization of
+    set-valued data. PVLDB 1(1), 2008.
+    M. Terrovitis, N. Mamoulis, P. Kalnis. Local and global recoding methods for
+    anonymizing set-valued data. VLDB Journal 20(1), 2011.
+    """
+    k, m, seed = _check_parameters(k, m, seed, method, fanout, max_basket_size)
+    measures = resolve_measures(measures, evaluate=evaluate)
+    key = release_key(key)
+    timings = Timings()
+
+    def wide(baskets: Baskets) -> None:
+        if m >= 2:
+            check_basket_width(baskets, m, max_basket_size, f"k^m-anonymity with m={m}")
+
+    b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings,
+                                    check=wide)
+    check_key_space(tax.n_nodes, m)
+    with timings("anonymize"):
+        occ_nodes, cut, found = _generalize(b, tax, k, m, method)
+    published = publish_sets(b, tax, occ_nodes)
+    info: dict[str, Any] = {"input": b.input_stats(), "taxonomy": tax.describe(), **found}
+    if cut is not None:
+        info["generalization"] = _cut_summary(b, tax, cut)
+    info["transformation_text"] = transformation_text(b, tax, occ_nodes)
+    model = KmAnonymity(k, m)
+    release = TransactionsRelease(
+        data=published, datatype="transactions", verifier=make_verifier(model), models=[model],
+        parameters={"algorithm": "apriori-anonymization" if method == "apriori"
+                    else "local-recoding", "k": k, "m": m, "method": method, "fanout": fanout,
+                    "order": order, "seed": seed, "taxonomy": tax.source},
+        suppressed=0, n_individuals=b.n, info=info, taxonomy=tax)
+    warning = k_warning(k)
+    if warning:
+        add_warning(release, warning)
+    publish_generalization(release, b, published, tax, occ_nodes, key, seed, k, m,
+                           repr(sorted(release.parameters.items(), key=str)))
+    if not measures:
+        skipped_note(release, ": utility is NCP only, no risk")
+    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
+                   measures=measures, timings=timings)
+    return release

@@ -1,24 +1,29 @@
-"""Parameter validation and release assembly shared by the anonymizers."""
+"""What the three anonymizers share: parameter checks, encoding, publication and measures."""
 
 from __future__ import annotations
 
 import math
-import numbers
-import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from structanon import Partition
+from structanon import Partition, Release
+from structanon._finish import Timings
+from structanon._validation import check_int
 from structanon.errors import InfeasibleError, InputError
 
+from . import metrics, risk
 from ._data import Baskets, dedupe_rows, encode_baskets
 from ._taxonomy import Taxonomy, resolve_taxonomy
 
-__all__ = ["check_int", "check_seed", "publish_sets", "group_partition", "prepare_generalization",
-           "check_basket_width", "publication_order", "k_one_warning", "resolve_measures",
-           "SUBSET_BUDGET", "MAX_M"]
+__all__ = ["check_seed", "publish_sets", "group_partition", "prepare_generalization",
+           "check_basket_width", "publication_order", "resolve_measures",
+           "publish_generalization", "measure_generalization", "evaluate_generalization",
+           "skipped_note", "transformation_text", "TransactionsRelease", "SUBSET_BUDGET", "MAX_M"]
 
 #: Largest number of ``m``-subsets one basket may have before an anonymizer that enumerates
 #: them refuses it (see :func:`check_basket_width`): 10 million keys, about 80 MB.
@@ -28,27 +33,28 @@ MAX_M = 8
 
 
 def prepare_generalization(transactions: Any, k: int, hierarchy: Any, fanout: int | None,
-                           order: str, check: Any = None) -> tuple[Baskets, Taxonomy, float]:
+                           order: str, timings: Timings,
+                           check: Callable[[Baskets], None] | None = None
+                           ) -> tuple[Baskets, Taxonomy]:
     """Encode the transactions and resolve the taxonomy; refuse a k no release can meet.
 
     ``check(baskets)``, when given, runs before the taxonomy is built (cheap refusals
-    first).  Returns ``(baskets, taxonomy, seconds spent encoding)``.
+    first).  The work is timed as the ``encode`` step of ``timings``.
     """
-    start = time.perf_counter()
-    baskets = encode_baskets(transactions)
-    if baskets.n == 0:
-        raise InputError("there are no transactions (an empty collection)")
-    if check is not None:
-        check(baskets)
-    counts = np.bincount(baskets.codes, minlength=baskets.domain.size)
-    taxonomy = resolve_taxonomy(hierarchy, baskets.domain, counts, fanout, order)
-    seconds = time.perf_counter() - start
+    with timings("encode"):
+        baskets = encode_baskets(transactions)
+        if baskets.n == 0:
+            raise InputError("there are no transactions (an empty collection)")
+        if check is not None:
+            check(baskets)
+        counts = np.bincount(baskets.codes, minlength=baskets.domain.size)
+        taxonomy = resolve_taxonomy(hierarchy, baskets.domain, counts, fanout, order)
     if k > baskets.n:
         raise InfeasibleError(f"k={k} exceeds the number of transactions ({baskets.n})")
     n_nonempty = baskets.n - baskets.n_empty
     if 0 < n_nonempty < k:
         raise InfeasibleError(f"only {n_nonempty} non-empty transactions, fewer than k={k}")
-    return baskets, taxonomy, seconds
+    return baskets, taxonomy
 
 
 def group_partition(published: list) -> Partition:
@@ -57,25 +63,40 @@ def group_partition(published: list) -> Partition:
     return Partition(codes.astype(np.int64))
 
 
-def check_int(value: Any, name: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise InputError(f"parameter {name!r} must be an integer", value=repr(value)[:60])
-    if value < low:
-        raise InputError(f"parameter {name!r} must be >= {low}", value=value)
-    if high is not None and value > high:
-        raise InputError(f"parameter {name!r} must be in [{low}, {high}]", value=value)
-    return int(value)
+def resolve_measures(measures: bool, **aliases: bool | None) -> bool:
+    """``measures`` is the one switch; an older name (``evaluate=``) wins when given.
 
-
-def resolve_measures(measures: bool, evaluate: bool | None) -> bool:
-    """``measures`` is the common name; ``evaluate`` (older name) wins when given."""
-    if evaluate is not None:
-        return bool(evaluate)
+    Examples
+    --------
+    >>> resolve_measures(True)
+    True
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     resolve_measures(True, evaluate=False), seen[0].category.__name__
+    (False, 'DeprecationWarning')
+    """
+    for name, value in aliases.items():
+        if value is not None:
+            warnings.warn(f"{name}= is deprecated; use measures= instead", DeprecationWarning,
+                          stacklevel=3)
+            return bool(value)
     return bool(measures)
 
 
+def check_seed(seed: Any) -> int | None:
+    """The public seed: ``None`` or an integer >= 0."""
+    return None if seed is None else check_int(seed, "seed", min_value=0)
+
+
 def default_width(size: int, budget: int = SUBSET_BUDGET) -> int:
-    """The widest basket whose ``size``-subsets stay within ``budget``."""
+    """The widest basket whose ``size``-subsets stay within ``budget``.
+
+    Examples
+    --------
+    >>> default_width(2)
+    4472
+    """
     if size <= 1:
         return 2**62
     width = size
@@ -98,7 +119,7 @@ def check_basket_width(b: Baskets, size: int, max_basket_size: int | None, what:
         FIMI or JSON-lines file without blank lines), its width and the limit.
     """
     limit = default_width(size) if max_basket_size is None else check_int(
-        max_basket_size, "max_basket_size", 1)
+        max_basket_size, "max_basket_size", min_value=1)
     lens = b.lengths if lengths is None else lengths
     if lens.size and int(lens.max()) > limit:
         i = int(lens.argmax())
@@ -116,18 +137,6 @@ def publication_order(key: Any, n: int, *context: Any) -> np.ndarray:
     return key.rng("transaction-order", *context).permutation(n).astype(np.int64)
 
 
-def k_one_warning(k: int, name: str = "k") -> list[str]:
-    if k == 1:
-        return [f"{name}=1 gives no protection: every transaction may stay unique"]
-    return []
-
-
-def check_seed(seed: Any) -> int | None:
-    if seed is None:
-        return None
-    return check_int(seed, "seed", 0)
-
-
 def publish_sets(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray,
                  suppressed: np.ndarray | None = None) -> list[frozenset | None]:
     """One frozenset of published labels per transaction (None where suppressed)."""
@@ -139,3 +148,97 @@ def publish_sets(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray,
         for i in np.flatnonzero(suppressed).tolist():
             out[i] = None
     return out
+
+
+def publish_generalization(release: Release, b: Baskets, published: list, tax: Taxonomy,
+                           occ_nodes: np.ndarray, key: Any, *context: Any) -> None:
+    """Publish generalized transactions in a secret order and record their NCP.
+
+    ``occ_nodes`` is the published taxonomy node of every item occurrence (for the NCP,
+    kept even when the measures are off).  The order is drawn from the release ``key``
+    (:func:`structanon.io.release_key`) with the public ``context``;
+    ``release.source_index`` keeps, for the publisher only, the input position of every
+    published transaction.
+    """
+    release.utility = {"ncp": float(tax.ncp[occ_nodes].sum() / b.nnz) if b.nnz else 0.0}
+    perm = publication_order(key, len(published), *context)
+    release.data = [published[i] for i in perm.tolist()]
+    release.partition = group_partition(release.data)
+    release.source_index = perm
+
+
+def evaluate_generalization(b: Any, published: list, tax: Any, k: int, m: int,
+                            seed: int | None) -> tuple[dict, dict]:
+    """Utility and risk of a generalized release (``published`` in input order)."""
+    s = 0 if seed is None else seed
+    utility = {
+        "ncp": metrics.ncp(b, published, tax),
+        "utility_loss": metrics.utility_loss(b, published, tax),
+        "support_error": metrics.support_error(b, published, tax,
+                                               sizes=tuple(range(1, min(m, 2) + 1)),
+                                               n_queries=200, seed=s),
+        "top_itemsets_error": metrics.top_itemsets_error(b, published, tax, top=50,
+                                                         max_size=min(max(m, 1), 2)),
+        "frequent_itemsets": metrics.frequent_itemset_preservation(
+            b, published, tax, min_support=max(0.01, 2 * k / max(b.n, 1)), max_size=2),
+    }
+    attack = risk.attack_risk(b, published, tax, m=m, k=k, n_targets=300, seed=s)
+    return utility, {"before": attack["before"], "after": attack["after"],
+                     "attacker_items": attack["attacker_items"]}
+
+
+def measure_generalization(b: Baskets, published: list, tax: Taxonomy, k: int, m: int,
+                           seed: int | None) -> Callable[[Release], None]:
+    """The ``measure`` that :func:`structanon._finish.finish_release` runs after verifying."""
+
+    def measure(release: Release) -> None:
+        release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
+
+    return measure
+
+
+def skipped_note(release: Release, what: str = "") -> None:
+    """Record in ``release.info["notes"]`` that the measures were switched off."""
+    release.info.setdefault("notes", []).append(
+        f"measures skipped (measures=False / --no-measures){what}")
+
+
+@dataclass(repr=False)
+class TransactionsRelease(Release):
+    """A :class:`structanon.Release` of generalized transactions, with its item taxonomy.
+
+    ``taxonomy`` is the :class:`~transactions.Taxonomy` the published labels come from
+    (for :mod:`transactions.metrics`); it is ``None`` for a band-matrix release, which
+    publishes items unchanged.
+    """
+
+    taxonomy: Taxonomy | None = field(default=None, compare=False)
+
+
+def transformation_text(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray) -> str:
+    """The generalization in one plain sentence, for reports (``info["transformation_text"]``).
+
+    Examples
+    --------
+    >>> from transactions._data import encode_baskets
+    >>> b = encode_baskets([{1, 2}, {3, 4}])
+    >>> tax = Taxonomy.balanced(b.domain, 2)
+    >>> print(transformation_text(b, tax, np.array([4, 4, 2, 3])))  # doctest: +NORMALIZE_WHITESPACE
+    2 of 4 distinct items were replaced, in some or all baskets, by 1 taxonomy group (such
+    as '1..2'), each standing for 2.0 items on average; 50.0% of item occurrences are
+    published as a group, the rest as the items themselves.
+    """
+    if b.nnz == 0:
+        return "No items were published (every transaction is empty)."
+    general = ~tax.is_leaf[occ_nodes]
+    nodes = np.unique(occ_nodes[general])
+    if nodes.size == 0:
+        return "Every item is published as itself: no item needed generalizing."
+    n_items = int(np.unique(b.codes[general]).size)
+    examples = ", ".join(repr(str(tax.labels[x])) for x in nodes[:3].tolist())
+    groups = "group" if nodes.size == 1 else "groups"
+    return (f"{n_items:,} of {int(b.domain.size):,} distinct items were replaced, in some or "
+            f"all baskets, by {nodes.size:,} taxonomy {groups} (such as {examples}), each "
+            f"standing for {float(tax.size[nodes].mean()):.1f} items on average; "
+            f"{float(general.mean()):.1%} of item occurrences are published as a group, the "
+            "rest as the items themselves.")

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from structanon.errors import InputError
+from structanon.partition import encode_values
 
 __all__ = ["Baskets", "encode_baskets", "count_itemsets", "itemsets_of", "dedupe_rows"]
 
@@ -91,12 +92,8 @@ def _item_domain(flat: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         bad = next(x for x in flat if isinstance(x, bool)
                    or not isinstance(x, (numbers.Integral, str)))
         raise InputError("items must be integers or strings", value=repr(bad)[:60])
-    raw_codes, uniques = pd.factorize(arr)  # hashing, then sort only the distinct items
-    uniques = np.asarray(uniques, dtype=arr.dtype)
-    order = np.argsort(uniques, kind="stable")
-    rank = np.empty(order.size, dtype=np.int32)
-    rank[order] = np.arange(order.size, dtype=np.int32)
-    return rank[raw_codes], uniques[order].astype(object)
+    codes, domain = encode_values(arr)  # the core's encoder: hashing, then sort the uniques
+    return codes.astype(np.int32), domain.astype(object)
 
 
 def encode_baskets(transactions: Any, name: str = "transactions", stringify: bool = False) -> Baskets:

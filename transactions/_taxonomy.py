@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from structanon import Hierarchy
+from structanon._validation import check_choice, check_int
 from structanon.errors import InputError
+from structanon.io import text_lines
 
 __all__ = ["Taxonomy", "resolve_taxonomy"]
 
@@ -35,75 +37,28 @@ class Taxonomy:
                  source: str = "given") -> None:
         self.source = source
         self.domain = domain
+        order, n_extra = _node_order(parent_of, domain)
         n_items = int(domain.size)
-        item_keys = [str(x) for x in domain.tolist()]
-        children: dict[str, int] = {}
-        for par in parent_of.values():
-            if par is not None:
-                children[par] = children.get(par, 0) + 1
-        leaves = [lab for lab in parent_of if lab not in children]
-        leaf_set = set(leaves)
-        for key, item in zip(item_keys, domain.tolist()):
-            if key not in parent_of:
-                raise InputError("item not in the taxonomy", value=item)
-            if key not in leaf_set:
-                raise InputError("item is an internal node of the taxonomy, not a leaf", value=item)
-        in_data = set(item_keys)
-        extra = [lab for lab in leaves if lab not in in_data]
-        internal = [lab for lab in parent_of if lab in children]
-        order = item_keys + extra + internal
-        index = {lab: i for i, lab in enumerate(order)}
         n_nodes = len(order)
-        parent = np.full(n_nodes, -1, dtype=np.int64)
-        for lab, par in parent_of.items():
-            if par is not None:
-                parent[index[lab]] = index[par]
-        roots = np.flatnonzero(parent < 0)
-        if roots.size != 1:
-            raise InputError(f"taxonomy must have exactly one root, found {roots.size}",
-                             node=order[int(roots[0])] if roots.size else None)
+        parent, self.root = _parent_array(parent_of, order)
         self.n_items = n_items
-        self.n_leaves = n_items + len(extra)
+        self.n_leaves = n_items + n_extra
         self.n_nodes = n_nodes
-        self.root = int(roots[0])
         self.parent = parent
         labels = np.empty(n_nodes, dtype=object)
         labels[:n_items] = domain
         labels[n_items:] = np.array(order[n_items:], dtype=object)
         self.labels = labels
-        # depth by walking parents level by level (vectorized)
-        depth = np.zeros(n_nodes, dtype=np.int64)
-        cur = parent.copy()
-        steps = 0
-        while (cur >= 0).any():
-            depth += cur >= 0
-            cur = np.where(cur >= 0, parent[np.maximum(cur, 0)], -1)
-            steps += 1
-            if steps > n_nodes:
-                raise InputError("taxonomy has a cycle")
+        depth = _depths(parent)
         self.depth = depth
         self.height = int(depth[: self.n_leaves].max()) if self.n_leaves else 0
-        anc = np.empty((self.n_leaves, self.height + 1), dtype=np.int64)
-        leaf_ids = np.arange(self.n_leaves)
-        anc[:, :] = leaf_ids[:, None]
-        node = leaf_ids.copy()
-        for _ in range(self.height + 1):
-            d = depth[node]
-            anc[leaf_ids, d] = node
-            node = np.where(parent[node] >= 0, parent[node], node)
-        self.anc = anc
-        nanc = np.empty((n_nodes, self.height + 1), dtype=np.int64)
-        all_ids = np.arange(n_nodes)
-        nanc[:, :] = all_ids[:, None]
-        node = all_ids.copy()
-        for _ in range(self.height + 1):
-            nanc[all_ids, depth[node]] = node
-            node = np.where(parent[node] >= 0, parent[node], node)
-        self.nanc = nanc
+        self.anc = _ancestor_table(self.n_leaves, parent, depth, self.height)
+        self.nanc = _ancestor_table(n_nodes, parent, depth, self.height)
         size = np.zeros(n_nodes, dtype=np.int64)
+        leaf_depth = depth[: self.n_leaves]
         for d in range(self.height + 1):
-            deep = depth[leaf_ids] >= d
-            size += np.bincount(anc[deep, d], minlength=n_nodes)
+            deep = leaf_depth >= d
+            size += np.bincount(self.anc[deep, d], minlength=n_nodes)
         self.size = size
         self.is_leaf = np.zeros(n_nodes, dtype=bool)
         self.is_leaf[: self.n_leaves] = True
@@ -133,45 +88,29 @@ class Taxonomy:
     @classmethod
     def balanced(cls, domain: np.ndarray, fanout: int, counts: np.ndarray | None = None,
                  order: str = "id") -> Taxonomy:
-        """A balanced tree of the given fan-out over the items, by id or by frequency."""
-        if isinstance(fanout, bool) or not isinstance(fanout, (int, np.integer)) or fanout < 2:
-            raise InputError("fanout must be an integer >= 2", value=fanout)
-        n = int(domain.size)
-        if order == "frequency":
-            if counts is None:
-                raise InputError("frequency order needs item counts")
-            perm = np.lexsort((np.arange(n), -np.asarray(counts)))
-        elif order == "id":
-            perm = np.arange(n)
-        else:
-            raise InputError("order must be 'id' or 'frequency'", value=order)
+        """A balanced tree of the given fan-out over the items, by id or by frequency.
+
+        Examples
+        --------
+        >>> tax = Taxonomy.balanced(np.array([1, 2, 3, 4], dtype=object), fanout=2)
+        >>> [str(x) for x in tax.labels], tax.height
+        (['1', '2', '3', '4', '1..2', '3..4', '*'], 2)
+        """
+        fanout = check_int(fanout, "fanout", min_value=2)
+        check_choice(order, "order", ("id", "frequency"))
         names = [str(x) for x in domain.tolist()]
+        perm = _item_order(domain, counts, order)
         taken = set(names)
         parent_of: dict[str, str | None] = {}
         level = [names[i] for i in perm]
         span = [(names[i], names[i]) for i in perm]
         depth_no = 0
         while len(level) > fanout:
-            bounds = list(range(0, len(level), fanout))
-            if len(level) - bounds[-1] == 1 and len(bounds) > 1:
-                bounds.pop()
-            bounds.append(len(level))
+            bounds = _group_bounds(len(level), fanout)
             if len(bounds) == 2:  # one group only: its node would be the root's single child
                 break
-            new_level, new_span = [], []
             depth_no += 1
-            for g in range(len(bounds) - 1):
-                lo, hi = bounds[g], bounds[g + 1]
-                first, last = span[lo][0], span[hi - 1][1]
-                label = f"{first}..{last}" if order == "id" else f"g{depth_no}.{g}"
-                if label in taken:
-                    label = f"{label}#{depth_no}"
-                taken.add(label)
-                for child in level[lo:hi]:
-                    parent_of[child] = label
-                new_level.append(label)
-                new_span.append((first, last))
-            level, span = new_level, new_span
+            level, span = _next_level(level, span, bounds, depth_no, order, taken, parent_of)
         if ROOT in taken:
             raise InputError("an item is named like the taxonomy root", value=ROOT)
         for child in level:
@@ -189,22 +128,113 @@ class Taxonomy:
                 "nodes": self.n_nodes}
 
 
+def _node_order(parent_of: Mapping[str, str | None], domain: np.ndarray) -> tuple[list[str], int]:
+    """Node labels in id order (data items, absent leaves, internal nodes); absent leaves."""
+    item_keys = [str(x) for x in domain.tolist()]
+    children: dict[str, int] = {}
+    for par in parent_of.values():
+        if par is not None:
+            children[par] = children.get(par, 0) + 1
+    leaves = [lab for lab in parent_of if lab not in children]
+    leaf_set = set(leaves)
+    for key, item in zip(item_keys, domain.tolist()):
+        if key not in parent_of:
+            raise InputError("item not in the taxonomy", value=item)
+        if key not in leaf_set:
+            raise InputError("item is an internal node of the taxonomy, not a leaf", value=item)
+    in_data = set(item_keys)
+    extra = [lab for lab in leaves if lab not in in_data]
+    internal = [lab for lab in parent_of if lab in children]
+    return item_keys + extra + internal, len(extra)
+
+
+def _parent_array(parent_of: Mapping[str, str | None], order: list[str]) -> tuple[np.ndarray, int]:
+    """Parent id of every node (-1 for the root) and the root, which must be unique."""
+    index = {lab: i for i, lab in enumerate(order)}
+    parent = np.full(len(order), -1, dtype=np.int64)
+    for lab, par in parent_of.items():
+        if par is not None:
+            parent[index[lab]] = index[par]
+    roots = np.flatnonzero(parent < 0)
+    if roots.size != 1:
+        raise InputError(f"taxonomy must have exactly one root, found {roots.size}",
+                         node=order[int(roots[0])] if roots.size else None)
+    return parent, int(roots[0])
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of every node, by walking parents level by level (vectorized)."""
+    depth = np.zeros(parent.size, dtype=np.int64)
+    cur = parent.copy()
+    steps = 0
+    while (cur >= 0).any():
+        depth += cur >= 0
+        cur = np.where(cur >= 0, parent[np.maximum(cur, 0)], -1)
+        steps += 1
+        if steps > parent.size:
+            raise InputError("taxonomy has a cycle")
+    return depth
+
+
+def _ancestor_table(count: int, parent: np.ndarray, depth: np.ndarray, height: int) -> np.ndarray:
+    """``table[i, d]``: the ancestor at depth ``d`` of node ``i`` (itself below its depth)."""
+    ids = np.arange(count)
+    table = np.empty((count, height + 1), dtype=np.int64)
+    table[:, :] = ids[:, None]
+    node = ids.copy()
+    for _ in range(height + 1):
+        table[ids, depth[node]] = node
+        node = np.where(parent[node] >= 0, parent[node], node)
+    return table
+
+
+def _item_order(domain: np.ndarray, counts: np.ndarray | None, order: str) -> np.ndarray:
+    """Leaf order of a balanced tree: by id, or by decreasing frequency."""
+    n = int(domain.size)
+    if order == "frequency":
+        if counts is None:
+            raise InputError("frequency order needs item counts")
+        return np.lexsort((np.arange(n), -np.asarray(counts)))
+    return np.arange(n)
+
+
+def _group_bounds(n: int, fanout: int) -> list[int]:
+    """Start of every group of ``fanout`` nodes (a lone last node joins the previous group)."""
+    bounds = list(range(0, n, fanout))
+    if n - bounds[-1] == 1 and len(bounds) > 1:
+        bounds.pop()
+    bounds.append(n)
+    return bounds
+
+
+def _next_level(level: list[str], span: list[tuple[str, str]], bounds: list[int],
+                depth_no: int, order: str, taken: set[str],
+                parent_of: dict[str, str | None]) -> tuple[list[str], list[tuple[str, str]]]:
+    """One level of a balanced tree: a parent per group, labelled by its item range."""
+    new_level, new_span = [], []
+    for g in range(len(bounds) - 1):
+        lo, hi = bounds[g], bounds[g + 1]
+        first, last = span[lo][0], span[hi - 1][1]
+        label = f"{first}..{last}" if order == "id" else f"g{depth_no}.{g}"
+        if label in taken:
+            label = f"{label}#{depth_no}"
+        taken.add(label)
+        for child in level[lo:hi]:
+            parent_of[child] = label
+        new_level.append(label)
+        new_span.append((first, last))
+    return new_level, new_span
+
+
 def _decoded(path: Path) -> str:
     """The taxonomy file as UTF-8 text; an InputError naming the file and line otherwise."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read the taxonomy file: {exc.strerror or exc}",
-                         path=str(path)) from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError("the taxonomy file is not UTF-8 text (is it binary?)", path=str(path),
-                         line=raw[:exc.start].count(b"\n") + 1) from None
-    if "\x00" in text:
-        raise InputError("the taxonomy file holds NUL bytes: it looks binary, not text",
-                         path=str(path), line=text[:text.index("\x00")].count("\n") + 1)
-    return text
+    lines = []
+    for number, text in text_lines(path, "utf-8", name="taxonomy file"):
+        if "\x00" in text:
+            raise InputError("the taxonomy file holds NUL bytes: it looks binary, not text",
+                             path=str(path), line=number)
+        lines.append(text.removeprefix("\ufeff") if number == 1 else text)
+    return "\n".join(lines)
 
 
 def _load_hierarchy(spec: Any) -> Hierarchy:

@@ -1,103 +1,55 @@
-"""Command line: ``structanon transactions anonymize | k-anonymize | band | inspect``, and the demo."""
+"""Command line: ``structanon transactions anonymize | k-anonymize | band | assess``, and the demo.
+
+Every anonymize command takes ``INPUT -o OUTPUT`` and the shared release options
+(:func:`structanon.cli_support.release_options`); ``assess`` reports the risk of an input
+before anonymization in the shared assessment shape.  ``inspect`` is a hidden alias of
+``assess`` kept for one release.
+"""
 
 from __future__ import annotations
 
-import json
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
 
 from structanon import Release
-from structanon._validation import check_input_path, check_output_paths
-from structanon.cli_support import handle_errors
+from structanon._validation import check_input_path, check_int, check_output_paths
+from structanon.cli_support import (
+    assess_options,
+    assessment,
+    emit_assessment,
+    emit_release,
+    handle_errors,
+    release_options,
+    show_progress,
+)
 from structanon.errors import InputError
-from structanon.io import atomic_write, release_key, staged_outputs
-from structanon.report import format_summary, write_report
+from structanon.io import release_key, staged_outputs, text_lines
+from structanon.report import provenance, write_report
 
-from . import metrics, risk
-from ._common import MAX_M, check_int
-from .apriori import km_anonymize
-from .band import MAX_ALPHA, band_matrix
-from .io import FORMATS, ITEM_TYPES, detect_format, read_transactions, write_transactions
-from .partition import k_anonymize
+from . import risk
+from ._apriori import km_anonymize
+from ._band import MAX_ALPHA, band_matrix
+from ._common import MAX_M
+from ._figures import figures_for
+from ._taxonomy import Taxonomy
+from ._topdown import k_anonymize
+from .io import (
+    FORMATS,
+    ITEM_TYPES,
+    detect_format,
+    read_transactions,
+    write_band,
+    write_transactions,
+)
 
-__all__ = ["cli", "demo", "figures_for"]
+__all__ = ["cli", "demo"]
 
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = DATA / "retail_head2000.dat"
-
-
-def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
-    """Generalization depth, itemset-support error and risk before/after, as figures."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figs = []
-    if isinstance(release.data, dict):  # band matrix
-        groups = np.asarray(release.data["group"])
-        sizes = np.bincount(groups[groups >= 0], minlength=len(release.data["sensitive_counts"]))
-        share = np.array([max(c.values()) / s if c else 0.0
-                          for c, s in zip(release.data["sensitive_counts"], sizes)])
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.hist(share, bins=20)
-        ax.axvline(1.0 / release.data["p"], color="k", ls="--", label="1/p")
-        ax.set_xlabel("largest sensitive-item share in a group")
-        ax.set_ylabel("groups")
-        ax.legend()
-        figs.append(("Sensitive-item share per group", fig))
-        return figs
-    tax = getattr(release, "taxonomy", None)
-    if tax is not None and release.source_index is not None:  # input in published order
-        original = [original[i] for i in np.asarray(release.source_index).tolist()]
-    if tax is not None:
-        from ._query import published_nodes
-
-        indptr, nodes, _s = published_nodes(release.data, tax)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        depth = np.bincount(tax.depth[nodes], minlength=tax.height + 1)
-        ax.bar(np.arange(depth.size), depth)
-        ax.set_xlabel("taxonomy depth of published label (0 = root)")
-        ax.set_ylabel("published labels")
-        ax.set_title("Generalization cut")
-        figs.append(("Generalization cut: depth of published labels", fig))
-        err = metrics.support_error(original, release.data, tax, n_queries=200,
-                                    return_errors=True)["errors"]
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.hist(err, bins=30)
-        ax.set_xlabel("relative error of itemset support")
-        ax.set_ylabel("random itemsets")
-        figs.append(("Itemset-support error distribution", fig))
-        m = int(release.parameters.get("m", 2))
-        before, after, _ = risk.candidate_sizes(original, release.data, tax, m, n_targets=300)
-        fig, ax = plt.subplots(figsize=(5, 3))
-        bins = np.logspace(0, np.log10(max(before.max(), after.max(), 2)) + 0.1, 30)
-        ax.hist([np.maximum(before, 1), np.maximum(after, 1)], bins=bins,
-                label=["before", "after"])
-        ax.set_xscale("log")
-        ax.axvline(release.parameters.get("k", 1), color="k", ls="--", label="k")
-        ax.set_xlabel(f"candidate transactions for an attacker knowing {m} items")
-        ax.legend()
-        figs.append(("Risk before / after", fig))
-    return figs
-
-
-def _write_band(data: dict, path: Path) -> None:
-    groups = np.asarray(data["group"])
-    sizes = np.bincount(groups[groups >= 0], minlength=len(data["sensitive_counts"]))
-    doc = {
-        "p": data["p"],
-        "sensitive_items": data["sensitive_items"],
-        "groups": [{"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
-                   for s, c in zip(sizes.tolist(), data["sensitive_counts"])],
-        "transactions": [None if t is None else {"group": int(g), "items": sorted(t, key=str)}
-                         for t, g in zip(data["qi"], groups.tolist())],
-    }
-    with atomic_write(path) as fh:
-        json.dump(doc, fh)
 
 
 def _at_line(input_path: str, fmt: str | None, run):
@@ -115,53 +67,65 @@ def _at_line(input_path: str, fmt: str | None, run):
                          path=str(input_path), line=exc.row, value=exc.value) from None
 
 
-def _read(path: str, fmt: str | None, item_type: str, encoding: str):
+def _read(path: str | Path, fmt: str | None, item_type: str, encoding: str,
+          quiet: bool = False) -> list:
     data, stats = read_transactions(path, format=fmt, return_stats=True, item_type=item_type,
                                     encoding=encoding)
-    click.echo(f"read {stats['transactions']:,} transactions ({stats['empty_transactions']:,} "
-               f"empty, {stats['duplicate_items']:,} duplicate items removed)", err=True)
+    if not quiet:
+        click.echo(f"read {stats['transactions']:,} transactions "
+                   f"({stats['empty_transactions']:,} empty, {stats['duplicate_items']:,} "
+                   "duplicate items removed)", err=True)
     return data
 
 
 OUTPUT_SUFFIXES = (".dat", ".txt", ".fimi", ".csv", ".tsv", ".jsonl", ".json", ".ndjson")
 REPORT_SUFFIXES = (".json", ".html", ".htm")
-KEY_HELP = ("Secret key file: pseudonyms and publication order become reproducible for "
-            "whoever holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key)")
-SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
-             "the published order, labels or ids.")
 
 
-def _check_options(input_path: str, output: str, report: str | None, output_suffixes: tuple,
-                   inputs: tuple = (), key_file: str | None = None, **ints: Any) -> None:
+def _check_options(input_path: str | Path, output: str | Path | None,
+                   report: str | Path | None, output_suffixes: tuple, inputs: tuple = (),
+                   key_file: str | Path | None = None, **ints: Any) -> None:
     """Every option and output path, before the input is read (InputError, exit 2)."""
     for name, (value, low, high) in ints.items():
         if value is not None:
-            check_int(value, name, low, high)
+            check_int(value, name, min_value=low, max_value=high)
     check_input_path(input_path, "input file")
     for extra in inputs:
         if extra is not None:
             check_input_path(extra, "input file")
     if key_file is not None:
         check_input_path(key_file, "--key-file")
-    check_output_paths({"--output": output, "--report": report},
-                       inputs=[input_path, *inputs, key_file],
+    outputs = {"--report": report} if output is None else {"--output": output, "--report": report}
+    check_output_paths(outputs, inputs=[input_path, *inputs, key_file],
                        extensions={"--output": output_suffixes, "--report": REPORT_SUFFIXES})
 
 
-def _publish(release: Release, output: str, report: str | None, write_main, figures) -> Any:
-    """Summary and warnings, then the report and the main output, all or nothing."""
-    click.echo(format_summary(release))
-    for warning in release.info.get("warnings", []):
-        click.echo(f"warning: {warning}", err=True)
-    figs = figures() if report is not None and Path(report).suffix.lower() in (
-        ".html", ".htm") else ()
+def _anonymized(run: Callable[[], Release], quiet: bool) -> Release:
+    """Run an anonymizer; its warnings are printed once, as ``warning: ...`` on stderr."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", UserWarning)
+        release = run()
+    messages = list(release.info.get("warnings", []))
+    messages += [str(w.message) for w in seen
+                 if issubclass(w.category, UserWarning) and str(w.message) not in messages]
+    if not quiet:
+        for message in messages:
+            click.echo(f"warning: {message}", err=True)
+    return release
+
+
+def _publish(release: Release, output: Path, report: Path | None,
+             write_main: Callable[[Path], Any], figures: Callable[[], list], quiet: bool,
+             inputs: list) -> Any:
+    """Summary, then the report and the main output, all or nothing."""
     with staged_outputs() as stage:
-        if report is not None:
-            write_report(release, stage(report), figs)
-        n = write_main(stage(output))
-    if report is not None:
-        click.echo(f"report written to {report}")
-    return n
+        emit_release(release, report, figures=figures, quiet=quiet,
+                     inputs=[path for path in inputs if path is not None], stage=stage)
+        return write_main(stage(output))
+
+
+def _figures(release: Release, data: Any, measures: bool) -> Callable[[], list]:
+    return (lambda: figures_for(release, data)) if measures else (lambda: [])
 
 
 @click.group(name="transactions")
@@ -171,181 +135,213 @@ def cli() -> None:
 
 _fmt = click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
                     help="Input format (default: from the file name).")
-_report = click.option("--report", type=click.Path(dir_okay=False), default=None,
-                       help="Write a JSON or HTML report.")
 _item_type = click.option("--item-type", type=click.Choice(ITEM_TYPES), default="auto",
                           show_default=True,
                           help="Items as integers or text; auto refuses a stray non-integer "
                                "item in an integer file.")
 _encoding = click.option("--encoding", default="utf-8", show_default=True,
                          help="Text encoding of the input.")
-_key = click.option("--key-file", type=click.Path(dir_okay=False), default=None, help=KEY_HELP)
-_seed = click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP)
-_no_measures = click.option("--no-measures", is_flag=True, default=False,
-                            help="Skip the utility and risk measures (faster, less memory).")
 _max_width = click.option("--max-basket-size", type=int, default=None,
                           help="Widest transaction accepted (default: the widest whose item "
                                "subsets stay under 10 million; 4,472 items for m=2).")
+_hierarchy = click.option("--hierarchy", type=click.Path(dir_okay=False), default=None,
+                          help="Item taxonomy: nested-dict .json or ARX .csv (default: a "
+                               "balanced tree over the items).")
+_fanout = click.option("--fanout", type=int, default=None,
+                       help="Children per node of the automatic taxonomy (default 5).")
+_order = click.option("--order", type=click.Choice(["id", "frequency"]), default="id",
+                      show_default=True, help="Item order of the automatic taxonomy.")
+_input = click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 
 
-def _figures(release: Release, data: Any, measures: bool):
-    return (lambda: figures_for(release, data)) if measures else (lambda: ())
+def _with(*decorators: Callable) -> Callable:
+    def apply(func: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+_input_options = _with(_fmt, _item_type, _encoding)
 
 
 @cli.command("anonymize")
-@click.argument("input_path", type=click.Path(dir_okay=False))
-@click.option("-k", type=int, required=True, help="Minimum support of published itemsets.")
+@_input
+@click.option("-k", type=int, required=True,
+              help="Minimum support of every published itemset of up to m items.")
 @click.option("-m", type=int, default=2, show_default=True,
               help=f"Items known by the attacker (1..{MAX_M}).")
-@click.option("--hierarchy", type=click.Path(dir_okay=False), default=None,
-              help="Item taxonomy: nested-dict .json or ARX .csv (default: balanced tree).")
+@_hierarchy
 @click.option("--method", type=click.Choice(["apriori", "local"]), default="apriori",
-              show_default=True)
-@click.option("--fanout", type=int, default=None, help="Fan-out of the automatic taxonomy (5).")
-@click.option("--order", type=click.Choice(["id", "frequency"]), default="id", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
-@_seed
-@_key
-@_no_measures
+              show_default=True,
+              help="apriori: one global cut of the taxonomy; local: local recoding.")
+@_fanout
+@_order
 @_max_width
-@_fmt
-@_item_type
-@_encoding
-@_report
+@release_options
+@_input_options
 @handle_errors
-def anonymize_cmd(input_path, k, m, hierarchy, method, fanout, order, output, seed, key_file,
-                  no_measures, max_basket_size, fmt, item_type, encoding, report):
-    """k^m-anonymize INPUT_PATH: any m known items match at least k transactions."""
+def anonymize_cmd(input_path, k, m, hierarchy, method, fanout, order, max_basket_size, output,
+                  report, seed, key_file, no_measures, quiet, fmt, item_type, encoding):
+    """k^m-anonymize INPUT: any m known items match at least k transactions."""
+    show_progress(quiet)
     _check_options(input_path, output, report, OUTPUT_SUFFIXES, (hierarchy,), key_file,
                    k=(k, 1, None), m=(m, 1, MAX_M), fanout=(fanout, 2, None), seed=(seed, 0, None),
                    max_basket_size=(max_basket_size, 1, None))
     key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding)
-    release = _at_line(input_path, fmt, lambda: km_anonymize(
+    data = _read(input_path, fmt, item_type, encoding, quiet)
+    release = _anonymized(lambda: _at_line(input_path, fmt, lambda: km_anonymize(
         data, k=k, m=m, hierarchy=hierarchy, method=method, fanout=fanout, order=order,
-        seed=seed, key=key, measures=not no_measures, max_basket_size=max_basket_size))
+        seed=seed, key=key, measures=not no_measures, max_basket_size=max_basket_size)), quiet)
     n = _publish(release, output, report, lambda path: write_transactions(release.data, path),
-                 _figures(release, data, not no_measures))
-    click.echo(f"{n:,} transactions written to {output}")
+                 _figures(release, data, not no_measures), quiet, [input_path, hierarchy])
+    if not quiet:
+        click.echo(f"{n:,} transactions written to {output}")
 
 
 @cli.command("k-anonymize")
-@click.argument("input_path", type=click.Path(dir_okay=False))
-@click.option("-k", type=int, required=True, help="People sharing each published transaction.")
-@click.option("--hierarchy", type=click.Path(dir_okay=False), default=None)
-@click.option("--fanout", type=int, default=None)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True)
-@_seed
-@_key
-@_no_measures
-@_fmt
-@_item_type
-@_encoding
-@_report
+@_input
+@click.option("-k", type=int, required=True,
+              help="People sharing each published transaction, as a whole.")
+@_hierarchy
+@_fanout
+@_order
+@release_options
+@_input_options
 @handle_errors
-def k_anonymize_cmd(input_path, k, hierarchy, fanout, output, seed, key_file, no_measures, fmt,
-                    item_type, encoding, report):
-    """k-anonymize whole transactions of INPUT_PATH (Partition)."""
+def k_anonymize_cmd(input_path, k, hierarchy, fanout, order, output, report, seed, key_file,
+                    no_measures, quiet, fmt, item_type, encoding):
+    """k-anonymize whole transactions of INPUT (He & Naughton's top-down Partition)."""
+    show_progress(quiet)
     _check_options(input_path, output, report, OUTPUT_SUFFIXES, (hierarchy,), key_file,
                    k=(k, 1, None), fanout=(fanout, 2, None), seed=(seed, 0, None))
     key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding)
-    release = k_anonymize(data, k=k, hierarchy=hierarchy, fanout=fanout, seed=seed, key=key,
-                          measures=not no_measures)
+    data = _read(input_path, fmt, item_type, encoding, quiet)
+    release = _anonymized(lambda: k_anonymize(
+        data, k=k, hierarchy=hierarchy, fanout=fanout, order=order, seed=seed, key=key,
+        measures=not no_measures), quiet)
     n = _publish(release, output, report, lambda path: write_transactions(release.data, path),
-                 _figures(release, data, not no_measures))
-    click.echo(f"{n:,} transactions written to {output}")
+                 _figures(release, data, not no_measures), quiet, [input_path, hierarchy])
+    if not quiet:
+        click.echo(f"{n:,} transactions written to {output}")
 
 
 def _sensitive_names(sensitive: str) -> list[str]:
+    """The items of ``--sensitive``: comma-separated, or one per line of ``@FILE``."""
     if sensitive.startswith("@"):
-        spath = check_input_path(sensitive[1:], "sensitive-items file")
-        raw = spath.read_bytes()
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise InputError("the sensitive-items file is not UTF-8 text", path=str(spath),
-                             line=raw[:exc.start].count(b"\n") + 1) from None
-        names = [x.strip() for x in text.splitlines() if x.strip()]
+        lines = [line.removeprefix("\ufeff") if number == 1 else line
+                 for number, line in text_lines(sensitive[1:], "utf-8",
+                                                name="sensitive-items file")]
     else:
-        names = [x.strip() for x in sensitive.split(",") if x.strip()]
+        lines = sensitive.split(",")
+    names = [x.strip() for x in lines if x.strip()]
     if not names:
         raise InputError("--sensitive names no item", value=sensitive)
     return names
 
 
 @cli.command("band")
-@click.argument("input_path", type=click.Path(dir_okay=False))
+@_input
 @click.option("--sensitive", required=True,
               help="Sensitive items, comma-separated, or @FILE with one item per line.")
-@click.option("-p", type=int, required=True, help="Privacy degree: probability bound 1/p.")
-@click.option("--alpha", type=int, default=3, show_default=True, help="Window factor.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
-              help="JSON file: QI items per transaction, groups and sensitive counts.")
-@_seed
-@_key
-@_no_measures
+@click.option("-p", "--privacy-degree", "p", type=int, required=True,
+              help="Privacy degree p: a sensitive item is tied to a person with probability "
+                   "at most 1/p.")
+@click.option("--alpha", type=int, default=3, show_default=True,
+              help="Window factor: candidates are drawn from 2*alpha*p+1 neighbours in the band.")
 @_max_width
-@_fmt
-@_item_type
-@_encoding
-@_report
+@release_options
+@_input_options
 @handle_errors
-def band_cmd(input_path, sensitive, p, alpha, output, seed, key_file, no_measures,
-             max_basket_size, fmt, item_type, encoding, report):
-    """Band-matrix grouping (CAHD) of INPUT_PATH with SENSITIVE items."""
+def band_cmd(input_path, sensitive, p, alpha, max_basket_size, output, report, seed, key_file,
+             no_measures, quiet, fmt, item_type, encoding):
+    """Band-matrix grouping (CAHD) of INPUT with SENSITIVE items; OUTPUT is a .json file."""
+    show_progress(quiet)
     side = (sensitive[1:],) if sensitive.startswith("@") else ()
     _check_options(input_path, output, report, (".json",), side, key_file,
                    p=(p, 2, None), alpha=(alpha, 1, MAX_ALPHA), seed=(seed, 0, None),
                    max_basket_size=(max_basket_size, 1, None))
     names = _sensitive_names(sensitive)
     key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding)
-    release = _at_line(input_path, fmt, lambda: band_matrix(
+    data = _read(input_path, fmt, item_type, encoding, quiet)
+    release = _anonymized(lambda: _at_line(input_path, fmt, lambda: band_matrix(
         data, names, p=p, alpha=alpha, seed=seed, key=key, measures=not no_measures,
-        max_basket_size=max_basket_size))
-    _publish(release, output, report, lambda path: _write_band(release.data, Path(path)),
-             _figures(release, data, not no_measures))
-    click.echo(f"groups written to {output}")
+        max_basket_size=max_basket_size)), quiet)
+    _publish(release, output, report, lambda path: write_band(release.data, path),
+             _figures(release, data, not no_measures), quiet, [input_path, *side])
+    if not quiet:
+        click.echo(f"groups written to {output}")
 
 
-@cli.command("inspect")
-@click.argument("input_path", type=click.Path(dir_okay=False))
-@click.option("-k", type=int, default=10, show_default=True)
-@click.option("-m", type=int, default=2, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Public seed of the sampled targets.")
-@_fmt
-@_item_type
-@_encoding
-@handle_errors
-def inspect_cmd(input_path, k, m, seed, fmt, item_type, encoding):
-    """Sizes and the risk of INPUT_PATH before anonymization."""
+def assess_input(data: list, k: int, m: int, seed: int) -> tuple[dict[str, Any], list[str]]:
+    """Sizes and the risk of transactions before anonymization, with warnings.
+
+    An attacker knowing ``m`` items of a target (sampled with the public ``seed``) finds
+    the transactions holding them all; the share pinned to fewer than ``k`` is the risk.
+    """
     from ._data import encode_baskets
-    from ._taxonomy import Taxonomy
 
-    check_int(k, "k", 1)
-    check_int(m, "m", 1, MAX_M)
-    check_int(seed, "seed", 0)
-    check_input_path(input_path, "input file")
-    data = _read(input_path, fmt, item_type, encoding)
     b = encode_baskets(data)
-    tax = Taxonomy.balanced(b.domain, 5) if b.domain.size else None
-    click.echo(json.dumps(b.input_stats(), indent=2))
-    if tax is not None:
+    out: dict[str, Any] = {"sizes": b.input_stats()}
+    found: list[str] = []
+    if b.domain.size:
+        tax = Taxonomy.balanced(b.domain, 5)
         original = [t or set() for t in data]
         before, _a, _r = risk.candidate_sizes(b, original, tax, m, n_targets=500, seed=seed)
-        click.echo(json.dumps({f"attacker knowing {m} items": risk.summarize_candidates(before, k)},
-                              indent=2))
+        summary = risk.summarize_candidates(before, k)
+        out[f"attacker_knowing_{m}_items"] = {"m": m, "k": k, **summary}
+        if summary.get("share_below_k", 0.0) > 0:
+            found.append(f"{summary['share_below_k']:.1%} of sampled transactions are pinned "
+                         f"to fewer than k={k} candidates by {m} known items; anonymize before "
+                         "publishing")
+    return out, found
+
+
+def _assess(input_path, k, m, report, as_json, seed, quiet, fmt, item_type, encoding):
+    """Sizes and the risk of INPUT before anonymization (one document: --json, --report)."""
+    show_progress(quiet and not as_json)
+    check_int(k, "k", min_value=1)
+    check_int(m, "m", min_value=1, max_value=MAX_M)
+    check_int(seed, "seed", min_value=0)
+    check_input_path(input_path, "input file")
+    if report is not None:
+        check_output_paths({"--report": report}, inputs=[input_path],
+                           extensions={"--report": (".json",)})
+    data = _read(input_path, fmt, item_type, encoding, quiet or as_json)
+    found, messages = assess_input(data, k, m, seed)
+    emit_assessment(assessment("transactions", input_path, found, messages), report,
+                    as_json=as_json, quiet=quiet)
+
+
+_ASSESS_PARAMS = [
+    _input,
+    click.option("-k", type=int, default=10, show_default=True,
+                 help="Candidate-set size an attacker must not get below."),
+    click.option("-m", type=int, default=2, show_default=True,
+                 help=f"Items known by the attacker (1..{MAX_M})."),
+    assess_options,
+    _input_options,
+    handle_errors,
+]
+assess_cmd = cli.command("assess")(_with(*_ASSESS_PARAMS)(_assess))
+cli.add_command(click.Command("inspect", callback=assess_cmd.callback, params=assess_cmd.params,
+                              help="Old name of assess (kept for one release).", hidden=True))
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:
-    """k^m-anonymize (k=5, m=2) the bundled 2,000 retail baskets; write output and report."""
+    """k^m-anonymize (k=5, m=2) the bundled 2,000 retail baskets; write output and reports.
+
+    Writes ``retail_km_anonymous.dat``, ``report.json`` and ``report.html`` (with the
+    figures of :mod:`transactions._figures`) into ``output_dir``, all or nothing.
+    """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     data = read_transactions(SAMPLE)
     release = km_anonymize(data, k=5, m=2, fanout=5, seed=seed)
-    write_transactions(release.data, output_dir / "retail_km_anonymous.dat")
-    with atomic_write(output_dir / "report.json") as fh:
-        fh.write(release.to_json())
+    release.provenance = provenance([SAMPLE])
+    with staged_outputs() as stage:
+        write_transactions(release.data, stage(output_dir / "retail_km_anonymous.dat"))
+        write_report(release, stage(output_dir / "report.json"))
+        write_report(release, stage(output_dir / "report.html"), figures_for(release, data))
     return release

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import codecs
-import gzip
 import io
 import json
 import re
-import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from structanon._validation import check_input_path, check_path
+from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_write
+from structanon.io import atomic_write, text_lines
 
-__all__ = ["read_transactions", "write_transactions", "detect_format"]
+__all__ = ["read_transactions", "write_transactions", "write_band", "detect_format"]
 
 FORMATS = ("fimi", "csv", "jsonl")
 _INT = re.compile(r"^-?\d+$")
@@ -26,13 +25,19 @@ _SPLIT = re.compile(r"[\s,]+")
 
 
 def detect_format(path: str | Path) -> str:
-    """Format from the file name: ``.csv``/``.tsv`` -> csv, ``.jsonl``/``.json`` -> jsonl, else fimi."""
-    name = Path(path).name.lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    if name.endswith((".csv", ".tsv")):
+    """Format from the file name: ``.csv``/``.tsv`` -> csv, ``.jsonl``/``.json`` -> jsonl, else fimi.
+
+    The suffix is read by :func:`structanon._validation.file_suffix` (``.gz`` looked through).
+
+    Examples
+    --------
+    >>> detect_format("baskets.TSV.gz"), detect_format("r.jsonl"), detect_format("retail.dat")
+    ('csv', 'jsonl', 'fimi')
+    """
+    suffix = file_suffix(path)
+    if suffix in (".csv", ".tsv"):
         return "csv"
-    if name.endswith((".jsonl", ".json", ".ndjson")):
+    if suffix in (".jsonl", ".json", ".ndjson"):
         return "jsonl"
     return "fimi"
 
@@ -42,28 +47,20 @@ ITEM_TYPES = ("auto", "int", "str")
 _HINT = "wrong --format (fimi, csv, jsonl)? is it the right file?"
 
 
-def _read_text(path: Path, encoding: str) -> str:
-    """The whole file as text; undecodable or binary content is an InputError with its line."""
-    try:
-        if path.suffix.lower() == ".gz":
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read()
-        else:
-            raw = path.read_bytes()
-    except (OSError, EOFError, zlib.error) as exc:  # unreadable, or a corrupt gzip stream
-        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise InputError(f"the file is not {encoding} text (undecodable byte "
-                         f"{raw[exc.start:exc.start + 1]!r}); is it binary, or in another "
-                         "encoding (encoding=...)?", path=str(path), line=line) from None
-    nul = text.find("\x00")
-    if nul >= 0:
-        raise InputError("the file holds NUL bytes: it looks binary, not text",
-                         path=str(path), line=text.count("\n", 0, nul) + 1)
-    return text.removeprefix("\ufeff")
+def _lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of the file (plain or gzip) through the core's reader.
+
+    Undecodable bytes, NUL bytes (binary content), UTF-16 text and corrupt gzip streams are
+    :class:`InputError` naming the file and, where known, the line; a byte-order mark is
+    dropped.
+    """
+    for number, text in text_lines(path, encoding, name="input file"):
+        if number == 1:
+            text = text.removeprefix("\ufeff")
+        if "\x00" in text:
+            raise InputError("the file holds NUL bytes: it looks binary, not text",
+                             path=str(path), line=number)
+        yield number, text
 
 
 def _typed(tokens: list[list[str]], path: Path, item_type: str,
@@ -92,6 +89,115 @@ def _typed(tokens: list[list[str]], path: Path, item_type: str,
                          "items are; fix the line, or read every item as text "
                          "(item_type='str', --item-type str)", path=str(path), line=line)
     return tokens
+
+
+def _check_read(path: Any, format: str | None, item_type: str, encoding: Any
+                ) -> tuple[Path, str]:
+    """Validate :func:`read_transactions`' arguments; the path and the format to read."""
+    if not isinstance(path, (str, Path)):
+        raise InputError("path must be a file path", value=repr(path)[:60])
+    if format is not None:
+        check_choice(format, "format", FORMATS)
+    check_choice(item_type, "item_type", ITEM_TYPES)
+    if not isinstance(encoding, str):
+        raise InputError("encoding must be the name of a text encoding", value=repr(encoding))
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError("unknown text encoding", value=encoding) from None
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", path=str(path))
+    path = check_input_path(path, "input file")
+    return path, format or detect_format(path)
+
+
+def _read_fimi(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
+    """One transaction per line, items separated by spaces or commas."""
+    raw = [[tok for tok in _SPLIT.split(line.strip()) if tok] for _n, line in _lines(path, encoding)]
+    return _typed(raw, path, item_type), 0
+
+
+def _jsonl_items(obj: Any, path: Path, line: int, item_type: str) -> list[Any]:
+    """The items of one parsed JSON line (an array, or an object with an ``items`` array)."""
+    if isinstance(obj, dict):
+        obj = obj.get("items")
+    if not isinstance(obj, list):
+        raise InputError("each line must be a JSON array of items or an object "
+                         "with an 'items' array", path=str(path), line=line)
+    for x in obj:
+        if isinstance(x, bool) or not isinstance(x, (int, str)):
+            raise InputError("items must be integers or strings", path=str(path),
+                             line=line, value=repr(x)[:60])
+    if item_type == "str":
+        return [str(x) for x in obj]
+    if item_type == "int" and not all(isinstance(x, int) for x in obj):
+        raise InputError("items must be integers (item_type='int')", path=str(path), line=line)
+    return obj
+
+
+def _read_jsonl(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
+    """JSON lines; ``null`` lines (suppressed transactions of a release) are counted."""
+    raw: list[list[Any]] = []
+    nulls = 0
+    for number, line in _lines(path, encoding):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=number) from None
+        if obj is None:  # a suppressed transaction of a published release
+            nulls += 1
+            continue
+        raw.append(_jsonl_items(obj, path, number, item_type))
+    return raw, nulls
+
+
+def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
+    """The ``tid`` and ``item`` columns of a long CSV (or its first two columns)."""
+    sep = "\t" if file_suffix(path) == ".tsv" else ","
+    text = "\n".join(line for _n, line in _lines(path, encoding))
+    if not text.strip():
+        raise InputError(f"the file is empty; {_HINT}", path=str(path))
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InputError(f"cannot parse CSV: {exc}; {_HINT}", path=str(path)) from None
+    cols = [c.strip().lower() for c in df.columns]
+    if "tid" in cols and "item" in cols:
+        return df.iloc[:, cols.index("tid")], df.iloc[:, cols.index("item")]
+    if df.shape[1] >= 2:
+        return df.iloc[:, 0], df.iloc[:, 1]
+    raise InputError("long CSV needs two columns, tid and item", path=str(path))
+
+
+def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
+    """Long CSV: one ``tid,item`` row per item; transactions in order of first appearance."""
+    tid, item = _csv_columns(path, encoding)
+    blank = (item.str.strip() == "") | (tid.str.strip() == "")
+    if blank.any():
+        raise InputError("empty tid or item", path=str(path),
+                         line=int(blank.to_numpy().argmax()) + 2)
+    codes, uniques = pd.factorize(tid.str.strip())
+    items = item.str.strip().tolist()
+    raw: list[list[Any]] = [[] for _ in range(len(uniques))]
+    first_line = [0] * len(uniques)
+    for row, (c, it) in enumerate(zip(codes.tolist(), items)):
+        if not raw[c]:
+            first_line[c] = row + 2
+        raw[c].append(it)
+    try:
+        return _typed(raw, path, item_type, lines=first_line), 0
+    except InputError:  # name the exact line of the token, not its transaction's first
+        bad = next(j for j, it in enumerate(items)
+                   if not _INT.match(it) and (item_type == "int" or not _LABEL.match(it)))
+        raise InputError(f"item {items[bad][:40]!r} is not an integer, while most items "
+                         "are; fix the line, or read every item as text (item_type='str', "
+                         "--item-type str)", path=str(path), line=bad + 2) from None
+
+
+READERS = {"fimi": _read_fimi, "csv": _read_csv, "jsonl": _read_jsonl}
 
 
 def read_transactions(path: str | Path, format: str | None = None,
@@ -140,104 +246,19 @@ def read_transactions(path: str | Path, format: str | None = None,
     ([{1, 2, 3}, {2}, set()], {'transactions': 3, 'empty_transactions': 1, 'duplicate_items': 1})
     >>> os.unlink(f.name)
     """
-    if not isinstance(path, (str, Path)):
-        raise InputError("path must be a file path", value=repr(path)[:60])
-    if format is not None and format not in FORMATS:
-        raise InputError(f"format must be one of {FORMATS}", value=format)
-    if item_type not in ITEM_TYPES:
-        raise InputError(f"item_type must be one of {ITEM_TYPES}", value=item_type)
-    if not isinstance(encoding, str):
-        raise InputError("encoding must be the name of a text encoding", value=repr(encoding))
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise InputError("unknown text encoding", value=encoding) from None
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", path=str(path))
-    path = check_input_path(path, "input file")
-    fmt = format or detect_format(path)
-    nulls = 0
-    if fmt == "fimi":
-        text = _read_text(path, encoding)
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        raw = [[tok for tok in _SPLIT.split(line.strip()) if tok] for line in lines]
-        raw = _typed(raw, path, item_type)
-    elif fmt == "jsonl":
-        raw = []
-        for i, line in enumerate(_read_text(path, encoding).split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=i) from None
-            if obj is None:  # a suppressed transaction of a published release
-                nulls += 1
-                continue
-            if isinstance(obj, dict):
-                obj = obj.get("items")
-            if not isinstance(obj, list):
-                raise InputError("each line must be a JSON array of items or an object "
-                                 "with an 'items' array", path=str(path), line=i)
-            for x in obj:
-                if isinstance(x, bool) or not isinstance(x, (int, str)):
-                    raise InputError("items must be integers or strings", path=str(path),
-                                     line=i, value=repr(x)[:60])
-            if item_type == "str":
-                obj = [str(x) for x in obj]
-            elif item_type == "int" and not all(isinstance(x, int) for x in obj):
-                raise InputError("items must be integers (item_type='int')",
-                                 path=str(path), line=i)
-            raw.append(obj)
-    else:
-        sep = "\t" if path.name.lower().removesuffix(".gz").endswith(".tsv") else ","
-        text = _read_text(path, encoding)
-        if not text.strip():
-            raise InputError(f"the file is empty; {_HINT}", path=str(path))
-        try:
-            df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-            raise InputError(f"cannot parse CSV: {exc}; {_HINT}", path=str(path)) from None
-        cols = [c.strip().lower() for c in df.columns]
-        if "tid" in cols and "item" in cols:
-            tid, item = df.iloc[:, cols.index("tid")], df.iloc[:, cols.index("item")]
-        elif df.shape[1] >= 2:
-            tid, item = df.iloc[:, 0], df.iloc[:, 1]
-        else:
-            raise InputError("long CSV needs two columns, tid and item", path=str(path))
-        blank = (item.str.strip() == "") | (tid.str.strip() == "")
-        if blank.any():
-            raise InputError("empty tid or item", path=str(path), line=int(blank.to_numpy().argmax()) + 2)
-        codes, uniques = pd.factorize(tid.str.strip())
-        items = item.str.strip().tolist()
-        raw = [[] for _ in range(len(uniques))]
-        first_line = [0] * len(uniques)
-        for row, (c, it) in enumerate(zip(codes.tolist(), items)):
-            if not raw[c]:
-                first_line[c] = row + 2
-            raw[c].append(it)
-        try:
-            raw = _typed(raw, path, item_type, lines=first_line)
-        except InputError:  # name the exact line of the token, not its transaction's first
-            bad = next(j for j, it in enumerate(items)
-                       if not _INT.match(it) and (item_type == "int" or not _LABEL.match(it)))
-            raise InputError(f"item {items[bad][:40]!r} is not an integer, while most items "
-                             "are; fix the line, or read every item as text (item_type='str', "
-                             "--item-type str)", path=str(path), line=bad + 2) from None
+    path, fmt = _check_read(path, format, item_type, encoding)
+    raw, nulls = READERS[fmt](path, encoding, item_type)
     if not any(raw):
         what = "no transactions" if not raw else "no items (every transaction is empty)"
         raise InputError(f"the file holds {what}; {_HINT}", path=str(path))
     out = [set(t) for t in raw]
-    if return_stats:
-        stats = {"transactions": len(out), "empty_transactions": sum(1 for t in out if not t),
-                 "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out)}
-        if fmt == "jsonl" and nulls:
-            stats["null_lines_skipped"] = nulls
-        return out, stats
-    return out
+    if not return_stats:
+        return out
+    stats = {"transactions": len(out), "empty_transactions": sum(1 for t in out if not t),
+             "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out)}
+    if nulls:
+        stats["null_lines_skipped"] = nulls
+    return out, stats
 
 
 def write_transactions(data: Sequence[Any], path: str | Path, format: str | None = None) -> int:
@@ -258,9 +279,7 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     if isinstance(data, str | bytes) or not isinstance(data, Iterable):
         raise InputError(f"data must be a list of transactions (sets of items), got {data!r:.60}")
     path = check_path(path, "path")
-    fmt = format or detect_format(path)
-    if fmt not in FORMATS:
-        raise InputError(f"format must be one of {FORMATS}", value=fmt)
+    fmt = check_choice(format or detect_format(path), "format", FORMATS)
     written = 0
     with atomic_write(path) as fh:
         if fmt == "csv":
@@ -284,3 +303,36 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
                 fh.writelines(f"{i},{x}\n" for x in items)
             written += 1
     return written
+
+
+def write_band(data: dict[str, Any], path: str | Path) -> Path:
+    """Write a band-matrix release as one JSON document, atomically.
+
+    The document holds ``p``, the ``sensitive_items``, per group its size and sensitive
+    counts, and per published transaction its group and QI items (``null`` if suppressed),
+    in the release's (secret) order.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> out = os.path.join(tempfile.mkdtemp(), "band.json")
+    >>> data = {"qi": [{"a"}, None], "group": [0, -1], "sensitive_counts": [{"x": 1}],
+    ...         "sensitive_items": ["x"], "p": 2}
+    >>> doc = json.load(open(write_band(data, out)))
+    >>> doc["groups"], doc["transactions"]
+    ([{'size': 1, 'sensitive_counts': {'x': 1}}], [{'group': 0, 'items': ['a']}, None])
+    """
+    groups = np.asarray(data["group"])
+    sizes = np.bincount(groups[groups >= 0], minlength=len(data["sensitive_counts"]))
+    doc = {
+        "p": data["p"],
+        "sensitive_items": data["sensitive_items"],
+        "groups": [{"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
+                   for s, c in zip(sizes.tolist(), data["sensitive_counts"])],
+        "transactions": [None if t is None else {"group": int(g), "items": sorted(t, key=str)}
+                         for t, g in zip(data["qi"], groups.tolist())],
+    }
+    path = Path(path)
+    with atomic_write(path) as fh:
+        json.dump(doc, fh)
+    return path

@@ -56,10 +56,11 @@ BASES = {
                                "3"], "fimi", "baskets.dat",
                               {"-o": "groups.json", "--report": "report.json"}, header=False,
                               malformed_line='[1, 2'),
-    "transactions inspect": Base(["transactions", "inspect", "{in}"], "fimi", "baskets.dat",
-                                 header=False, malformed_line='[1, 2'),
-    "location cloak": Base(
-        ["location", "cloak", "{in}", "-k", "2", "--user", "uid", "--time", "datetime",
+    "transactions assess": Base(["transactions", "assess", "{in}"], "fimi", "baskets.dat",
+                                {"--report": "assessment.json"}, header=False,
+                                malformed_line='[1, 2'),
+    "location anonymize": Base(
+        ["location", "anonymize", "{in}", "-k", "2", "--user", "uid", "--time", "datetime",
          "--lon", "lng"], "location", "fixes.csv",
         {"-o": "cloaked.csv", "--geojson": "regions.geojson", "--report": "report.json"}),
     "graphs anonymize": Base(["graphs", "anonymize", "{in}", "-k", "3"], "edgelist",
@@ -67,8 +68,11 @@ BASES = {
                                            "--mapping-out": "mapping.csv",
                                            "--report": "report.json"}, header=False,
                              malformed_line="1 x"),
-    "graphs risk": Base(["graphs", "risk", "{in}"], "edgelist", "graph.txt", header=False,
-                        malformed_line="1 x"),
+    "graphs assess": Base(["graphs", "assess", "{in}"], "edgelist", "graph.txt",
+                          {"--report": "assessment.json"}, header=False, malformed_line="1 x"),
+    "location assess": Base(
+        ["location", "assess", "{in}", "--user", "uid", "--time", "datetime", "--lon", "lng"],
+        "location", "fixes.csv", {"--report": "assessment.json"}),
     "graphs compare": Base(["graphs", "compare", "{in}", "{in2}"], "edgelist", "graph.txt",
                            header=False, malformed_line="1 x"),
     "querylogs anonymize": Base(["querylogs", "anonymize", "{in}", "-k", "3"], "aol", "log.tsv",
@@ -193,8 +197,8 @@ def _cases():
                       if name != "header only" or base.header]
         names += [(name, "option") for name, (option, _, _) in OPTIONS.items()
                   if option in base.args or (option == "-m" and command in (
-                      "transactions anonymize", "transactions inspect"))
-                  or (option == "--seed" and command != "graphs risk")]
+                      "transactions anonymize", "transactions assess"))
+                  or option == "--seed"]
         for name, (option, _, _) in PATHS.items():
             side = [o for o in option.split("|") if o in base.outputs]
             needs_input = "input" in name
@@ -287,7 +291,7 @@ HEAVY = {
         ["querylogs", "anonymize", "{in}", "-k", "{n}", "-o", "{out}/published.tsv"],
         "aol", "log.tsv", lambda t: t),
     "location: one user with a 100,000-character id": (
-        ["location", "cloak", "{in}", "-k", "2", "--user", "uid", "--time", "datetime", "--lon",
+        ["location", "anonymize", "{in}", "-k", "2", "--user", "uid", "--time", "datetime", "--lon",
          "lng", "-o", "{out}/cloaked.csv"],
         "location", "fixes.csv", lambda t: "".join(_lines(t, 80)) + "x" * 100_000
         + ",2008-10-23 02:53:04,39.98,116.31\n"),

@@ -85,6 +85,13 @@ def _shared_options(fz, data, plan, wd, inv):
         inv.add("--no-measures")
 
 
+def _assessment_options(fz, data, plan, wd, inv):
+    """--json and --report, which every assess command shares."""
+    if fz.maybe(data, "--json", 3):
+        inv.add("--json")
+    _report(fz, data, plan, wd, inv, [], [".json"])
+
+
 def _seed_option(fz, data, plan, inv):
     if fz.maybe(data, "--seed", 4):
         inv.add("--seed", fz.int_option(data, plan, [0, 1, 7], "--seed"))
@@ -322,8 +329,9 @@ def transactions_band(fz, data, plan, wd, big):
     return inv
 
 
-def transactions_inspect(fz, data, plan, wd, big):
-    inv = _transactions_input(fz, data, plan, wd, ["transactions", "inspect"], big)
+def transactions_assess(fz, data, plan, wd, big):
+    inv = _transactions_input(fz, data, plan, wd, ["transactions", "assess"], big)
+    _assessment_options(fz, data, plan, wd, inv)
     if fz.maybe(data, "-k", 2):
         inv.add("-k", fz.int_option(data, plan, [2, 10], "-k"))
     if fz.maybe(data, "-m", 2):
@@ -334,12 +342,7 @@ def transactions_inspect(fz, data, plan, wd, big):
 
 # -------------------------------------------------------------------------------- location
 
-def location_cloak(fz, data, plan, wd, big):
-    path, what = _input(fz, data, plan, wd, "location",
-                        ["fixes.csv", "fixes.csv.gz", "fixes.tsv", "fixes.parquet", "fixes"], big)
-    inv = fz.Invocation(["location", "cloak", str(path)], inputs=[path])
-    inv.note(what)
-    inv.add("-k", fz.int_option(data, plan, [2, 3], "-k"))
+def _location_columns(fz, data, plan, inv):
     columns = {"--user": "uid", "--time": "datetime", "--lat": "lat", "--lon": "lng"}
     if plan.bad("options") and fz.maybe(data, "wrong column names", 3):
         option = _choice(data, sorted(columns), "wrong column")
@@ -348,6 +351,34 @@ def location_cloak(fz, data, plan, wd, big):
             columns = {}
     for option, name in columns.items():
         inv.add(option, name)
+
+
+def _location_input(fz, data, plan, wd, command, big):
+    path, what = _input(fz, data, plan, wd, "location",
+                        ["fixes.csv", "fixes.csv.gz", "fixes.tsv", "fixes.parquet", "fixes"], big)
+    inv = fz.Invocation(["location", command, str(path)], inputs=[path])
+    inv.note(what)
+    _location_columns(fz, data, plan, inv)
+    return inv
+
+
+def location_assess(fz, data, plan, wd, big):
+    inv = _location_input(fz, data, plan, wd, "assess", big)
+    if fz.maybe(data, "--window", 2):
+        inv.add("--window", fz.choice_option(data, plan, ["15min", "1h", "1D"],
+                                             ["0min", "-5min", "abc", "", "NaT"], "--window"))
+    if fz.maybe(data, "--cell-size", 3):
+        inv.add("--cell-size", fz.float_option(data, plan, [100, 500], "--cell-size"))
+    if fz.maybe(data, "--drop-invalid", 3):
+        inv.add("--drop-invalid")
+    _seed_option(fz, data, plan, inv)
+    _assessment_options(fz, data, plan, wd, inv)
+    return inv
+
+
+def location_anonymize(fz, data, plan, wd, big):
+    inv = _location_input(fz, data, plan, wd, "anonymize", big)
+    inv.add("-k", fz.int_option(data, plan, [2, 3], "-k"))
     if fz.maybe(data, "--window", 2):
         inv.add("--window", fz.choice_option(data, plan, ["15min", "1h", "1D"],
                                              ["0min", "-5min", "abc", "", "1000000D", "1ns",
@@ -432,9 +463,10 @@ def graphs_anonymize(fz, data, plan, wd, big):
     return inv
 
 
-def graphs_risk(fz, data, plan, wd, big):
+def graphs_assess(fz, data, plan, wd, big):
     path, what, seed = _graph_input(fz, data, plan, wd, big)
-    inv = fz.Invocation(["graphs", "risk", str(path)], inputs=[path])
+    inv = fz.Invocation(["graphs", "assess", str(path)], inputs=[path])
+    _assessment_options(fz, data, plan, wd, inv)
     inv.note(what)
     _graph_format(fz, data, plan, inv, seed)
     if fz.maybe(data, "--as-undirected", 4):
@@ -549,10 +581,11 @@ COMMANDS = {
     "transactions anonymize": transactions_anonymize,
     "transactions k-anonymize": transactions_k_anonymize,
     "transactions band": transactions_band,
-    "transactions inspect": transactions_inspect,
-    "location cloak": location_cloak,
+    "transactions assess": transactions_assess,
+    "location anonymize": location_anonymize,
+    "location assess": location_assess,
     "graphs anonymize": graphs_anonymize,
-    "graphs risk": graphs_risk,
+    "graphs assess": graphs_assess,
     "graphs compare": graphs_compare,
     "querylogs anonymize": querylogs_anonymize,
     "querylogs assess": querylogs_assess,

@@ -98,7 +98,7 @@ def test_seed_replay_on_cli_defaults_is_at_chance(tmp_path, sample):
 
 def test_seed_replay_on_api_with_a_known_seed_is_at_chance(sample):
     graph, nodes, n, codes = sample
-    release = graphs.k_degree_anonymize(graph, 10, seed=7, utility=False, measure_risk=False)
+    release = graphs.k_degree_anonymize(graph, 10, seed=7, measures=False)
     published = np.array(list(release.data.edges()), dtype=np.int64)
     assert _best_replay(published, n, codes) < 0.01
     # The publisher's own link (source_index) still undoes it exactly, in Python only.

@@ -9,7 +9,7 @@ import networkx as nx
 from click.testing import CliRunner
 
 from graphs import read_graph
-from graphs.cli import cli, demo
+from graphs.cli import cli
 
 
 def _karate(tmp_path):
@@ -83,9 +83,91 @@ def test_risk_and_compare(tmp_path):
     assert 0 < json.loads(result.output)["edge_jaccard"] < 1
 
 
-def test_demo(tmp_path):
-    release = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    release, tmp_path = package_demo("graphs")
     assert release.verify().passed
     g = read_graph(tmp_path / "ca-GrQc_k10.edges")
     assert _min_class(g) >= 10 and g.number_of_nodes() == release.n_individuals
     assert json.loads((tmp_path / "report.json").read_text())["verification"]["passed"]
+
+
+def test_anonymize_logs_progress_unless_quiet(tmp_path):
+    src = _karate(tmp_path)
+    args = ["anonymize", str(src), "-k", "3", "-o", str(tmp_path / "a.txt"), "--no-measures"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "structanon: read" in result.stderr and "structanon: verify" in result.stderr
+    quiet = CliRunner().invoke(cli, args + ["--quiet"])
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
+
+
+def test_unsupported_report_extension_exits_2_before_any_file(tmp_path):
+    src = _karate(tmp_path)
+    for command, extra in (("anonymize", ["-k", "3", "-o", str(tmp_path / "a.txt")]),
+                           ("assess", [])):
+        result = CliRunner().invoke(cli, [command, str(src), *extra, "--report",
+                                          str(tmp_path / "r.pdf")])
+        assert result.exit_code == 2 and "--report" in result.output, result.output
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.txt"]
+
+
+def test_assess_emits_the_shared_shape(tmp_path):
+    src = _karate(tmp_path)
+    result = CliRunner().invoke(cli, ["assess", str(src), "--json", "--report",
+                                      str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
+    assert doc["data_type"] == "graphs" and doc["input"] == "karate.txt"
+    assert doc == json.loads((tmp_path / "r.json").read_text())
+    # independent recount: karate nodes whose degree no other node has
+    counts = Counter(dict(nx.karate_club_graph().degree()).values())
+    unique = sum(1 for c in counts.values() if c == 1)
+    assert doc["risk"]["degree"]["nodes_unique"] == unique
+    assert doc["risk"]["degree"]["nodes_by_candidates"]["1"] == unique
+    assert sum(doc["risk"]["neighbourhood"]["nodes_by_candidates"].values()) == 34
+    assert doc["risk"]["graph"] == {"nodes": 34, "edges": 78, "self_loops_removed": 0,
+                                    "duplicate_edges_removed": 0}
+    assert any("degree no other node has" in w for w in doc["warnings"])
+    assert doc["provenance"]["inputs"][0]["sha256"]
+    table = CliRunner().invoke(cli, ["assess", str(src)])
+    assert table.exit_code == 0 and "degree.nodes_unique" in table.stdout
+
+
+def test_risk_is_a_hidden_alias_and_relabel_switch(tmp_path):
+    help_text = CliRunner().invoke(cli, ["--help"]).output
+    listed = [line.split()[0] for line in help_text.split("Commands:")[1].splitlines()
+              if line.strip()]
+    assert listed == ["anonymize", "assess", "compare"]
+    assert CliRunner().invoke(cli, ["risk", "--help"]).exit_code == 0
+    src = _karate(tmp_path)
+    out = tmp_path / "a.txt"
+    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out),
+                                      "--relabel", "--no-measures", "--quiet"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out),
+                                      "--no-relabel", "--no-measures", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert set(nx.karate_club_graph().edges()) <= {tuple(sorted(e)) for e in read_graph(out).edges()}
+
+
+def test_report_names_the_input_and_the_edits(tmp_path):
+    src = _karate(tmp_path)
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "3", "-o",
+                                      str(tmp_path / "a.txt"), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(report.read_text())
+    assert data["provenance"]["inputs"][0]["name"] == "karate.txt"
+    assert len(data["provenance"]["inputs"][0]["sha256"]) == 64
+    assert data["models"] == [{"model": "k-degree-anonymity", "k": 3}]
+    text = data["info"]["transformation_text"]
+    assert f"{data['info']['edges_added']:,} edges added" in text and "at least 3 nodes" in text
+    floats = [v for v in data["utility"].values() if isinstance(v, float)]
+    assert floats and all(len(repr(v).lstrip("-0.").replace(".", "")) <= 6 for v in floats)
+
+
+def test_demo_writes_html_report(package_demo):
+    _release, tmp_path = package_demo("graphs")
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64") == 2 and "k-degree-anonymity(k=10)" in html

@@ -45,7 +45,7 @@ def _cli_release(log_csv: Path, folder: Path, *extra: str) -> dict:
     """Run the CLI with its defaults; return every artefact it wrote or printed."""
     folder.mkdir(parents=True, exist_ok=True)
     out, geo, rep = folder / "out.csv", folder / "regions.geojson", folder / "report.json"
-    res = CliRunner().invoke(cli, ["cloak", str(log_csv), "-k", str(K), "-o", str(out),
+    res = CliRunner().invoke(cli, ["anonymize", str(log_csv), "-k", str(K), "-o", str(out),
                                    "--geojson", str(geo), "--report", str(rep), *extra])
     assert res.exit_code == 0, res.output
     return {"table": pd.read_csv(out), "files": [out, geo, rep], "printed": res.output}
@@ -194,7 +194,7 @@ def _mid_range_strings(values: pd.Series) -> set[str]:
 def test_no_artefact_carries_the_input_mid_range(log_csv, chronological_log, tmp_path):
     release = _cli_release(log_csv, tmp_path / "m")
     html = tmp_path / "m" / "report.html"
-    res = CliRunner().invoke(cli, ["cloak", str(log_csv), "-k", str(K), "-o",
+    res = CliRunner().invoke(cli, ["anonymize", str(log_csv), "-k", str(K), "-o",
                                    str(tmp_path / "m" / "o2.parquet"), "--report", str(html)])
     assert res.exit_code == 0, res.output
     api = location.cloak(chronological_log, K)

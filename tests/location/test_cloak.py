@@ -164,7 +164,7 @@ def test_larger_k_gives_larger_regions(small_log, key):
 def test_verifier_detects_tampering(small_log, key):
     import shapely
 
-    r = location.cloak(small_log, k=5, pseudonymizer=key, measure=False)
+    r = location.cloak(small_log, k=5, pseudonymizer=key, measures=False)
     data = r.data.copy()
     data.iloc[0, data.columns.get_loc("region_id")] = 12345  # a region with one user
     checks = location.verify_cloaked(data, 5)
@@ -230,7 +230,8 @@ def test_no_valid_fix_is_bad_input_not_infeasible():
 
 
 def test_k1_warns_in_info(key):
-    r = location.cloak(_log([("a", 40.0, 116.0)]), k=1, key=key)
+    with pytest.warns(UserWarning, match="k = 1"):
+        r = location.cloak(_log([("a", 40.0, 116.0)]), k=1, key=key)
     assert r.info["warnings"] and "k = 1" in r.info["warnings"][0]
     assert location.cloak(_log([(u, 40.0, 116.0) for u in "ab"]), k=2).info["warnings"] == []
 
@@ -256,3 +257,42 @@ def test_duplicate_column_names_are_named():
     df.columns = ["user", "time", "lat", "lat"]
     with pytest.raises(InputError, match="duplicate column names: 'lat'"):
         location.cloak(df, k=2)
+
+
+def test_release_models_are_core_privacy_models(small_log, key):
+    from structanon.models import PrivacyModel
+
+    r = location.cloak(small_log, k=5, key=key, measures=False)
+    count, polygons = r.models
+    assert all(isinstance(m, PrivacyModel) for m in r.models)
+    assert isinstance(count, location.WindowKAnonymity) and count.k == 5
+    assert count.monotone and count.monotone_with_suppression
+    assert isinstance(polygons, location.OnePolygonPerRegion)
+    assert r.to_dict()["models"] == [{"model": "k-anonymity per (region, window)", "k": 5},
+                                     {"model": "one polygon per region_id"}]
+    # the models are what the verifier runs: each check names its model's failure
+    bad = r.data.copy()
+    bad.loc[0, "user"] = "someone-else"
+    assert count.check(r.data).passed and polygons.check(r.data).passed
+    assert count.check(bad.iloc[:1]).worst == 1.0
+
+
+def test_measure_alias_is_deprecated(small_log, key):
+    with pytest.warns(DeprecationWarning, match="measures="):
+        r = location.cloak(small_log, k=5, key=key, measure=False)
+    assert r.utility == {} and r.risk == {}
+
+
+def test_window_and_transformation_in_words(small_log, key):
+    r = location.cloak(small_log, k=5, window="15min", key=key, measures=False)
+    assert r.parameters["window"] == "15 minutes"
+    assert r.info["n_users"] == small_log["user"].nunique()
+    text = r.info["transformation_text"]
+    assert "in 15-minute windows; pseudonyms per user" in text and "km²" in text
+    assert "15-minute time window (the log has 300 users)" in r.summary()
+    hourly = location.cloak(small_log, k=5, window="2h", key=key, measures=False)
+    assert hourly.parameters["window"] == "2 hours"
+    # the stated range is the published regions' areas
+    areas = location.metrics.region_areas(r.data) / 1e6
+    low = text.split("grid regions of ")[1].split("-")[0]
+    assert float(low) == pytest.approx(areas.min(), rel=0.05)

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 import location
-from location.cli import cli, demo
+from location.cli import cli
 from location.io import read_fixes, regions_table, write_cloaked, write_geojson
 from location.synthetic import synthetic_log
 from structanon.errors import InputError
@@ -22,8 +22,8 @@ def fixes_csv(tmp_path):
     return path
 
 
-def _args(path, out, *extra):
-    return ["cloak", str(path), "-k", "4", "--window", "1h", "--user", "uid", "--time", "ts",
+def _args(path, out, *extra, command="anonymize"):
+    return [command, str(path), "-k", "4", "--window", "1h", "--user", "uid", "--time", "ts",
             "--lat", "latitude", "--lon", "lng", "-o", str(out), *extra]
 
 
@@ -69,7 +69,7 @@ def test_cli_html_report_and_infeasible(fixes_csv, tmp_path):
 
 
 def test_write_read_round_trip(tmp_path, key):
-    r = location.cloak(synthetic_log(2000, 40, seed=1), k=3, pseudonymizer=key, measure=False)
+    r = location.cloak(synthetic_log(2000, 40, seed=1), k=3, pseudonymizer=key, measures=False)
     write_cloaked(r.data, tmp_path / "c.csv")
     back = pd.read_csv(tmp_path / "c.csv")
     assert (back["region_id"].to_numpy() == r.data["region_id"].to_numpy()).all()
@@ -82,8 +82,8 @@ def test_write_read_round_trip(tmp_path, key):
     assert list(read_fixes(tmp_path / "c.csv", columns=["user"]).columns)[0] == "user"
 
 
-def test_demo(tmp_path):
-    r = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    r, tmp_path = package_demo("location")
     assert r.checks.passed and r.n_individuals == 5485
     assert (tmp_path / "location_geolife_report.html").read_text().count("<img") >= 3
     for name in ("geolife", "synthetic"):
@@ -98,7 +98,7 @@ def test_cli_reads_parquet_with_epoch_times(tmp_path):
     path = tmp_path / "fixes.parquet"
     df.to_parquet(path)
     out = tmp_path / "out.tsv"
-    res = CliRunner().invoke(cli, ["cloak", str(path), "-k", "3", "--window", "1h", "-o",
+    res = CliRunner().invoke(cli, ["anonymize", str(path), "-k", "3", "--window", "1h", "-o",
                                    str(out), "--quiet"])
     assert res.exit_code == 0, res.output
     table = pd.read_csv(out, sep="\t")
@@ -137,7 +137,7 @@ def test_cli_checks_every_path_and_option_before_reading(tmp_path):
             continue
         assert res.exit_code == 2 and needle in res.output, (extra, res.output)
         assert not _outputs(tmp_path)
-    res = CliRunner().invoke(cli, ["cloak", str(garbage), "-k", "0", "-o", str(tmp_path / "c.csv")])
+    res = CliRunner().invoke(cli, ["anonymize", str(garbage), "-k", "0", "-o", str(tmp_path / "c.csv")])
     assert res.exit_code == 2 and "-k" in res.output
     res = CliRunner().invoke(cli, _args(garbage, tmp_path / "c.xlsx"))
     assert res.exit_code == 2 and "--output" in res.output and not _outputs(tmp_path)
@@ -218,8 +218,124 @@ def test_cli_aggregate_publishes_fix_counts(fixes_csv, tmp_path):
 
 
 def test_help_texts_of_seed_and_key_file():
-    res = CliRunner().invoke(cli, ["cloak", "--help"])
+    res = CliRunner().invoke(cli, ["anonymize", "--help"])
     text = " ".join(res.output.split())
     assert "it never decides the published order, labels or ids" in text
     assert "publication order become reproducible for whoever holds it" in text
     assert "--no-measures" in text and "--aggregate" in text
+
+
+def test_cloak_is_a_hidden_alias_of_anonymize(fixes_csv, tmp_path):
+    listing = CliRunner().invoke(cli, ["--help"]).output
+    assert "anonymize" in listing and "assess" in listing and "cloak " not in listing
+    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--quiet",
+                                        command="cloak"))
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(tmp_path / "c.csv").groupby(["region_id", "window"])["user"].nunique(
+    ).min() >= 4
+
+
+@pytest.mark.parametrize("command", ["anonymize", "assess"])
+def test_every_option_has_help_and_input_metavar(command):
+    cmd = cli.commands[command]
+    for param in cmd.params:
+        if isinstance(param, __import__("click").Option):
+            assert param.help, f"{command} {param.opts} has no help"
+        else:
+            assert param.metavar == "INPUT"
+
+
+def test_anonymize_logs_progress_unless_quiet(fixes_csv, tmp_path):
+    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv"))
+    assert res.exit_code == 0, res.output
+    for step in ("read", "prepare", "assign", "verify", "measures", "write"):
+        assert f"structanon: {step} done in" in res.stderr, res.stderr
+    assert "structanon:" not in res.stdout
+    quiet = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "q.csv", "--quiet"))
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["anonymize", "assess"])
+def test_unsupported_report_extension_exits_2_before_any_file(fixes_csv, tmp_path, command):
+    out = tmp_path / "out"
+    out.mkdir()
+    args = [command, str(fixes_csv), "--user", "uid", "--time", "ts", "--lat", "latitude",
+            "--lon", "lng", "--report", str(out / "r.pdf")]
+    if command == "anonymize":
+        args += ["-k", "4", "-o", str(out / "c.csv"), "--geojson", str(out / "g.geojson")]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and "--report" in res.output, res.output
+    assert list(out.iterdir()) == []
+    assert "read" not in res.stderr  # refused before reading
+
+
+def test_assess_emits_the_shared_shape(fixes_csv, tmp_path):
+    rep = tmp_path / "a.json"
+    res = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "uid", "--time", "ts",
+                                   "--lat", "latitude", "--lon", "lng", "--window", "1h",
+                                   "--json", "--report", str(rep)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
+    assert doc["data_type"] == "location" and doc["input"] == "fixes.csv"
+    assert doc == json.loads(rep.read_text())
+    # the raw log's risk is the "before" of a release with the same window and cells
+    df = pd.read_csv(fixes_csv)
+    release = location.cloak(df, k=4, window="1h", user="uid", time="ts", lat="latitude",
+                             lon="lng")
+    for name, value in release.risk["before"].items():
+        assert doc["risk"][name] == pytest.approx(value), name
+    assert doc["risk"]["n_users"] == df["uid"].nunique() and doc["risk"]["n_fixes"] == len(df)
+    assert "structanon: read done in" in res.stderr
+    table = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "uid", "--time", "ts",
+                                     "--lat", "latitude", "--lon", "lng"])
+    assert table.exit_code == 0 and "unicity_p4" in table.stdout and "assessment" in table.stdout
+
+
+def test_report_has_provenance_and_words(fixes_csv, tmp_path):
+    rep = tmp_path / "r.json"
+    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--report", str(rep),
+                                        "--quiet"))
+    assert res.exit_code == 0, res.output
+    report = json.loads(rep.read_text())
+    assert report["parameters"]["window"] == "1 hour"
+    assert report["info"]["n_users"] == 60
+    assert "in 1-hour windows" in report["info"]["transformation_text"]
+    names = [f["name"] for f in report["provenance"]["inputs"]]
+    assert names == ["fixes.csv"]
+
+
+def test_report_figures_have_labelled_axes_and_outside_legends(small_log, key):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from location._figures import report_figures
+
+    release = location.cloak(small_log, k=5, window="1h", key=key)
+    figures = report_figures(release)
+    assert len(figures) == 3
+    for title, fig in figures:
+        assert title
+        for ax in fig.axes[:1]:
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title(), title
+            legend = ax.get_legend()
+            if legend is not None:  # entirely right of the plotting area
+                fig.canvas.draw()
+                renderer = fig.canvas.get_renderer()
+                assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(
+                    renderer).x1
+        __import__("matplotlib.pyplot").pyplot.close(fig)
+
+
+def test_assess_bad_input_and_options_exit_2(fixes_csv, tmp_path):
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("user,time,lat,lon\n")
+    res = CliRunner().invoke(cli, ["assess", str(header_only)])
+    assert res.exit_code == 2 and "no fixes" in res.output, res.output
+    for extra, needle in ((["--window", "soon"], "--window"), (["--cell-size", "-1"],
+                                                               "--cell-size")):
+        res = CliRunner().invoke(cli, ["assess", str(fixes_csv), *extra])
+        assert res.exit_code == 2 and needle in res.output, res.output
+        assert "structanon: read" not in res.stderr  # refused before reading
+    res = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "nobody"])
+    assert res.exit_code == 2 and "nobody" in res.output

@@ -89,3 +89,14 @@ def test_release_measures_fall_after_cloaking(small_log, key):
     assert 0 <= u["suppression_share"] < 0.05 and u["n_regions"] > 10
     assert u["region_km2_median"] >= 0.01 - 1e-9  # at least one 100 m cell
     assert 0.5 < u["heatmap_cosine"] <= 1.0 and 0 <= u["range_query_rel_error_mean"]
+
+
+def test_unicity_does_not_depend_on_row_order():
+    # regression: points were numbered in row order, so the same trace gave other figures
+    # when its rows came in another order (the dask and pandas paths disagreed)
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"user": rng.integers(0, 30, 2000), "region_id": rng.integers(0, 40, 2000),
+                       "window": rng.integers(0, 5, 2000)})
+    shuffled = df.sample(frac=1, random_state=1).reset_index(drop=True)
+    for p in (1, 2, 4):
+        assert risk.unicity(df, p, seed=0) == risk.unicity(shuffled, p, seed=0)

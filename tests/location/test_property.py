@@ -35,7 +35,7 @@ def logs(draw):
 def test_every_region_window_has_k_users_and_contains_its_fixes(df, k, method, cell):
     try:
         r = location.cloak(df, k=k, window="1h", method=method, cell_size=cell,
-                           pseudonymizer=KEY, measure=False)
+                           pseudonymizer=KEY, measures=False)
     except InfeasibleError:  # no window holds k users
         assert df.groupby(df["time"] // 3600)["user"].nunique().max() < k
         return

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from querylogs import read_log, synthetic_log, verify_log, write_log
-from querylogs.cli import cli, demo
+from querylogs.cli import cli
 
 
 def test_anonymize_command(tmp_path):
@@ -55,16 +55,16 @@ def test_exit_codes(tmp_path):
     assert result.exit_code == 0 and json.loads(result.output)["risk"]["malformed_lines"] == 1
 
 
-def test_synthesize_and_demo(tmp_path):
+def test_synthesize_and_demo(tmp_path, package_demo):
     out = tmp_path / "syn.tsv"
     result = CliRunner().invoke(cli, ["synthesize", "-o", str(out), "--users", "20",
                                       "--lines", "500"])
     assert result.exit_code == 0, result.output
     assert len(read_log(out)) == 500
-    release = demo(tmp_path / "demo", seed=0)
+    release, folder = package_demo("querylogs")
     assert release.verify().passed
     for name in ("log_anon.tsv", "report.json", "report.html"):
-        assert (tmp_path / "demo" / name).exists()
+        assert (folder / name).exists()
 
 
 def _aol(tmp_path, users=30, lines=1500, name="log.tsv"):

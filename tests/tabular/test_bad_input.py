@@ -126,9 +126,11 @@ def test_missing_hierarchy_folder_is_named_as_a_folder(small, tmp_path):
 
 def test_k_1_warns_on_stderr_and_in_the_release(small, tmp_path, adult_sample,
                                                adult_sample_hierarchies):
-    result = anonymize(small, "-k", "1", "-o", str(tmp_path / "o.csv"), "--quiet")
+    result = anonymize(small, "-k", "1", "-o", str(tmp_path / "o.csv"))
     assert result.exit_code == 0, result.output
     assert "k = 1 gives no protection" in result.stderr
+    quiet = anonymize(small, "-k", "1", "-o", str(tmp_path / "q.csv"), "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == ""  # --quiet: nothing but errors
     release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
                                 [KAnonymity(1)], measures=False)
     assert any("k = 1" in w for w in release.info["warnings"])

@@ -10,7 +10,7 @@ import pandas as pd
 from click.testing import CliRunner
 
 from tabular._figures import release_figures
-from tabular.cli import cli, demo
+from tabular.cli import cli
 
 DATA = Path(__file__).resolve().parents[2] / "tabular" / "data"
 QIS = "sex,age,race,marital-status,education,native-country,workclass"
@@ -95,8 +95,8 @@ def test_assess_reports_raw_risk(tmp_path):
     assert doc["risk"]["sample_uniques"] > 0
 
 
-def test_demo_writes_outputs_and_verifies(tmp_path):
-    release = demo(tmp_path, seed=0)
+def test_demo_writes_outputs_and_verifies(package_demo):
+    release, tmp_path = package_demo("tabular")
     assert release.verify().passed
     assert (tmp_path / "adult_anonymized.csv").exists()
     assert json.loads((tmp_path / "report.json").read_text())["verification"]["passed"]

@@ -271,4 +271,4 @@ def test_release_order_is_not_a_function_of_the_seed(retail_head):
     assert (a.source_index != b.source_index).any()
     n = len(retail_head)
     rho = np.corrcoef(np.arange(n), a.source_index)[0, 1]
-    assert abs(rho) < 4 / math.sqrt(n)
+    assert abs(rho) < 5 / math.sqrt(n)  # 5 sigma of a random permutation: P(fail) < 1e-6

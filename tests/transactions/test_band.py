@@ -40,13 +40,13 @@ def test_band_property(data, p, sens):
     freq = Counter(x for t in data for x in t)
     if any(freq[s] == 0 for s in sens):
         with pytest.raises(InputError, match="do not occur"):
-            transactions.band_matrix(data, sens, p=p, evaluate=False)
+            transactions.band_matrix(data, sens, p=p, measures=False)
         return
     if any(freq[s] * p > n for s in sens):
         with pytest.raises(InfeasibleError):
-            transactions.band_matrix(data, sens, p=p, evaluate=False)
+            transactions.band_matrix(data, sens, p=p, measures=False)
         return
-    rel = transactions.band_matrix(data, sens, p=p, evaluate=False)
+    rel = transactions.band_matrix(data, sens, p=p, measures=False)
     independent_band_check(data, rel.data, sens, p, rel.source_index)
     assert rel.suppressed == int((np.asarray(rel.data["group"]) < 0).sum())
 
@@ -61,7 +61,7 @@ def test_band_on_retail(retail_head):
 
 
 def test_band_errors():
-    with pytest.raises(InputError, match="'p'"):
+    with pytest.raises(InputError, match="p must be an integer >= 2, got 1"):
         transactions.band_matrix([{1}], [1], p=1)
     with pytest.raises(InputError):
         transactions.band_matrix([{1}], "1", p=2)
@@ -72,4 +72,4 @@ def test_band_errors():
 def test_absent_sensitive_items_refused():
     data = [{1, 9}, {2}, {3}, {4}]
     with pytest.raises(InputError, match="1 sensitive item.*zzz"):
-        transactions.band_matrix(data, [9, "zzz"], p=2, evaluate=False)
+        transactions.band_matrix(data, [9, "zzz"], p=2, measures=False)

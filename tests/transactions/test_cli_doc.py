@@ -5,10 +5,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from transactions.cli import cli, demo
+from transactions.cli import cli
 
-MODULES = ["transactions", "transactions.apriori", "transactions.partition", "transactions.band",
-           "transactions.metrics", "transactions.risk", "transactions.io"]
+MODULES = ["transactions", "transactions._apriori", "transactions._topdown", "transactions._band",
+           "transactions._verify", "transactions.metrics", "transactions.risk", "transactions.io"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -60,7 +60,7 @@ def test_k_anonymize_and_band_commands(tmp_path, basket_file):
 def test_exit_codes(tmp_path, basket_file):
     res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "0", "-o",
                                    str(tmp_path / "o.dat")])
-    assert res.exit_code == 2 and "'k'" in res.output
+    assert res.exit_code == 2 and "k must be an integer >= 1, got 0" in res.output
     res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "500", "-o",
                                    str(tmp_path / "o.dat")])
     assert res.exit_code == 3
@@ -72,10 +72,13 @@ def test_inspect(basket_file):
     assert res.exit_code == 0 and "share_below_k" in res.output
 
 
-def test_demo(tmp_path):
-    rel = demo(tmp_path, seed=0)
+def test_demo(package_demo):
+    rel, tmp_path = package_demo("transactions")
     assert rel.verify().passed
     assert (tmp_path / "report.json").exists()
+    html = (tmp_path / "report.html").read_text()
+    assert html.count("data:image/png;base64") == 3 and "b.dat" not in html
+    assert "retail_head2000.dat" in html  # provenance names the input
     assert len((tmp_path / "retail_km_anonymous.dat").read_text().splitlines()) == 2000
 
 

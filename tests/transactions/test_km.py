@@ -35,10 +35,10 @@ def test_km_property(method, data, k, m, fanout, checks):
     if k > len(data) or 0 < n_nonempty < k:
         with pytest.raises(InfeasibleError):
             transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout,
-                                      evaluate=False)
+                                      measures=False)
         return
     rel = transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout,
-                                    evaluate=False)
+                                    measures=False)
     assert len(rel.data) == len(data) and rel.suppressed == 0
     assert checks.km_violations(rel.data, k, m) == []
     checks.check_covering(data, rel.data, checks.range_covers, rel.source_index)
@@ -46,8 +46,8 @@ def test_km_property(method, data, k, m, fanout, checks):
 
 
 def test_local_never_loses_more_than_apriori(retail_head):
-    a = transactions.km_anonymize(retail_head, k=5, m=2, evaluate=False)
-    loc = transactions.km_anonymize(retail_head, k=5, m=2, method="local", evaluate=False)
+    a = transactions.km_anonymize(retail_head, k=5, m=2, measures=False)
+    loc = transactions.km_anonymize(retail_head, k=5, m=2, method="local", measures=False)
     assert loc.utility["ncp"] <= a.utility["ncp"]
     assert loc.utility["ncp"] < a.utility["ncp"]  # strictly better on real baskets
 
@@ -112,9 +112,9 @@ def test_release_is_json_and_reports_input_stats():
 
 
 def test_parameter_errors():
-    with pytest.raises(InputError, match="'k'"):
+    with pytest.raises(InputError, match="k must be an integer >= 1, got 0"):
         transactions.km_anonymize([{1}], k=0, m=1)
-    with pytest.raises(InputError, match="'m'"):
+    with pytest.raises(InputError, match="m must be an integer"):
         transactions.km_anonymize([{1}], k=1, m=1.5)
     with pytest.raises(InputError, match="method"):
         transactions.km_anonymize([{1}], k=1, m=1, method="global")
@@ -126,8 +126,8 @@ def test_parameter_errors():
 
 def test_deterministic():
     data = [{i % 7, (i * 3) % 11, (i * 5) % 13} for i in range(60)]
-    a = transactions.km_anonymize(data, k=4, m=2, evaluate=False)
-    b = transactions.km_anonymize(data, k=4, m=2, evaluate=False)
+    a = transactions.km_anonymize(data, k=4, m=2, measures=False)
+    b = transactions.km_anonymize(data, k=4, m=2, measures=False)
     # the generalization is deterministic; only the secret publication order differs
     assert [a.data[j] for j in np.argsort(a.source_index)] == \
         [b.data[j] for j in np.argsort(b.source_index)]
@@ -141,6 +141,6 @@ def test_pandas_series_input_and_json_taxonomy(tmp_path, groceries, checks):
     path = tmp_path / "items.json"
     path.write_text(json.dumps({"*": checks.GROCERIES}))
     rel = transactions.km_anonymize(pd.Series(groceries), k=3, m=1, hierarchy=path,
-                                    evaluate=False)
+                                    measures=False)
     assert checks.km_violations(rel.data, 3, 1) == []
     assert rel.parameters["taxonomy"] == "hierarchy"

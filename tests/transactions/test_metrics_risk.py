@@ -80,9 +80,9 @@ def test_metrics_reject_mismatched_release(small):
 def test_ncp_from_output_matches_algorithm(retail_head, method):
     data = retail_head[:700]
     if method == "partition":
-        rel = transactions.k_anonymize(data, k=4, evaluate=False)
+        rel = transactions.k_anonymize(data, k=4, measures=False)
     else:
-        rel = transactions.km_anonymize(data, k=4, m=2, method=method, evaluate=False)
+        rel = transactions.km_anonymize(data, k=4, m=2, method=method, measures=False)
     # the anonymizer's own NCP (from its internal labels) equals the one recomputed from output
     aligned = [data[i] for i in rel.source_index]  # input in published order
     assert metrics.ncp(aligned, rel.data, rel.taxonomy) == pytest.approx(rel.utility["ncp"])

@@ -20,9 +20,9 @@ def test_k_anonymity_property(data, k, fanout, checks):
     n_nonempty = sum(1 for t in data if t)
     if k > len(data) or 0 < n_nonempty < k:
         with pytest.raises(InfeasibleError):
-            transactions.k_anonymize(data, k=k, fanout=fanout, evaluate=False)
+            transactions.k_anonymize(data, k=k, fanout=fanout, measures=False)
         return
-    rel = transactions.k_anonymize(data, k=k, fanout=fanout, evaluate=False)
+    rel = transactions.k_anonymize(data, k=k, fanout=fanout, measures=False)
     assert len(rel.data) == len(data)
     assert min(_groups(rel.data).values(), default=k) >= k
     n_empty = sum(1 for t in data if not t)
@@ -40,7 +40,7 @@ def test_groceries_with_taxonomy(groceries, checks):
 
 
 def test_partition_refines_beyond_root(retail_head):
-    rel = transactions.k_anonymize(retail_head[:600], k=5, evaluate=False)
+    rel = transactions.k_anonymize(retail_head[:600], k=5, measures=False)
     assert rel.verify().passed
     assert 0 < rel.utility["ncp"] < 0.5
     assert rel.info["partition"]["groups"] > 1
@@ -48,6 +48,6 @@ def test_partition_refines_beyond_root(retail_head):
 
 def test_identical_transactions_stay_exact():
     data = [{1, 2}] * 5 + [{3, 4}] * 5
-    rel = transactions.k_anonymize(data, k=5, fanout=2, evaluate=False)
+    rel = transactions.k_anonymize(data, k=5, fanout=2, measures=False)
     assert set(rel.data) == {frozenset({1, 2}), frozenset({3, 4})}
     assert rel.utility["ncp"] == 0.0

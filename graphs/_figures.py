@@ -1,0 +1,86 @@
+"""Figures of the graphs report: degree distributions before and after, edits against bounds.
+
+Each figure comes with its title, which the HTML report shows as caption and alt text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from structanon import Release
+
+__all__ = ["release_figures", "degree_figure", "edits_figure"]
+
+DEGREE_TITLE = "Degree distribution before and after (log-log)"
+EDITS_TITLE = "Edges edited against the lower bounds"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _degree_counts(graph: nx.Graph) -> tuple[np.ndarray, np.ndarray]:
+    deg = np.fromiter((d for _, d in graph.degree()), dtype=np.int64,
+                      count=graph.number_of_nodes())
+    return np.unique(deg[deg > 0], return_counts=True)
+
+
+def degree_figure(original: nx.Graph, anonymized: nx.Graph, k: int) -> Any:
+    """How many nodes have each degree, in the input and in the release (log-log).
+
+    The legend sits outside the axes, so it never covers a point.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for graph, label, marker in ((original, "input graph", "o"),
+                                 (anonymized, "anonymized graph", "x")):
+        values, counts = _degree_counts(graph)
+        ax.loglog(values, counts, marker, label=label, alpha=0.7, markersize=4)
+    ax.axhline(k, color="grey", linestyle="--", linewidth=1,
+               label=f"k = {k} (least nodes per degree)")
+    ax.set_xlabel("degree (number of neighbours of a node)")
+    ax.set_ylabel("number of nodes with that degree")
+    ax.set_title(DEGREE_TITLE)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def edits_figure(info: dict[str, Any]) -> Any:
+    """Edges added and removed next to the two lower bounds of the release."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 2.8))
+    names = ["L1 lower bound (DP optimum / 2)", "bound for the chosen sequence",
+             "edges added", "edges removed"]
+    values = [int(info["lower_bound_edges"]), int(info["sequence_bound_edges"]),
+              int(info["edges_added"]), int(info["edges_removed"])]
+    ax.barh(names[::-1], values[::-1], color=["#c44", "#2a6", "#bbb", "#999"])
+    for y, value in enumerate(values[::-1]):
+        ax.text(value, y, f" {value:,}", va="center")
+    ax.set_xlabel("number of edges")
+    ax.set_xlim(0, max(values + [1]) * 1.25)
+    ax.set_title(EDITS_TITLE)
+    fig.tight_layout()
+    return fig
+
+
+def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any]]:
+    """The report's figures: ``[(title, matplotlib Figure), ...]``.
+
+    Parameters
+    ----------
+    original : networkx.Graph
+        The input graph (its degrees only are drawn).
+    release : Release
+        A graphs release (its published graph, ``k`` and edit counts).
+    """
+    return [(DEGREE_TITLE, degree_figure(original, release.data, release.parameters["k"])),
+            (EDITS_TITLE, edits_figure(release.info))]
