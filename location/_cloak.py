@@ -27,7 +27,7 @@ from . import metrics as _metrics
 from . import risk as _risk
 from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
-from ._grid import CloakingGrid
+from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import (
     publication_keys,
@@ -49,7 +49,8 @@ def _check_params(k: Any, method: Any, window: Any, cell_size: Any, levels: Any
     k = check_int(k, "k", min_value=1)
     method = check_choice(method, "method", METHODS)
     window_ns = parse_window(window)
-    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
+                            max_value=MAX_CELL_SIZE)
     levels = None if levels is None else check_int(levels, "levels", min_value=0)
     return k, method, window_ns, cell_size, levels
 

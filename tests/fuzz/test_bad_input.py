@@ -149,6 +149,7 @@ OPTIONS = {
     "seed = 2**70": ("--seed", _option("--seed", str(2**70)), ANY),
     "seed = -1": ("--seed", _option("--seed", "-1"), (2,)),
     "lines = 10**30": ("--lines", _option("--lines", str(10**30)), (2,)),
+    "cell size = 1e308": ("--cell-size", _option("--cell-size", "1e308"), (2,)),
     "a --qi column named twice": ("--qi", _option("--qi", "age,sex,age"), (0, 2)),
 }
 
@@ -198,7 +199,8 @@ def _cases():
         names += [(name, "option") for name, (option, _, _) in OPTIONS.items()
                   if option in base.args or (option == "-m" and command in (
                       "transactions anonymize", "transactions assess"))
-                  or option == "--seed"]
+                  or option == "--seed"
+                  or (option == "--cell-size" and command.startswith("location"))]
         for name, (option, _, _) in PATHS.items():
             side = [o for o in option.split("|") if o in base.outputs]
             needs_input = "input" in name
