@@ -23,7 +23,7 @@ import numpy as np
 
 from structanon import Release
 from structanon._finish import Timings, add_warning, finish_release, k_warning
-from structanon._validation import check_choice, check_float, check_int
+from structanon._validation import check_choice, check_float, check_int, check_names
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
 
@@ -215,7 +215,7 @@ def _check_parameters(k: Any, method: str, construct: str, utility: Any, seed: A
         seed = check_int(seed, "seed", min_value=0)
     if isinstance(keep_attributes, str):
         keep_attributes = (keep_attributes,)
-    return k, utility, seed, tuple(keep_attributes)
+    return k, utility, seed, tuple(check_names(keep_attributes, "keep_attributes"))
 
 
 def _measure_switches(measures: bool, utility: Any, measure_risk: bool | None) -> tuple[Any, bool]:

@@ -175,6 +175,8 @@ def anonymize_degree_sequence(
     K. Liu and E. Terzi, "Towards identity anonymization on graphs", SIGMOD 2008.
     """
     check_choice(method, "method", _METHODS)
+    if seed is not None:
+        seed = check_int(seed, "seed", min_value=0)
     return _anonymize(degrees, k, method, even, seed)[0]
 
 

@@ -193,6 +193,7 @@ def assess(input: Path, report: Path | None, as_json: bool, seed: int,  # noqa: 
     uniqueness and candidate-set sizes."""
     show_progress(quiet)
     check_input_path(input, "INPUT")
+    check_int(seed, "--seed", min_value=0)
     guess_format(input, in_format)
     check_output_paths({"--report": report}, inputs=[input], extensions={"--report": (".json",)})
     graph = _read(input, in_format, as_undirected)

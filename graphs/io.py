@@ -13,7 +13,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from structanon._validation import check_choice, check_input_path
+from structanon._validation import check_choice, check_input_path, check_path
 from structanon.errors import InputError
 from structanon.io import atomic_path, atomic_write, open_text, text_lines
 
@@ -230,7 +230,7 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
     >>> G.number_of_edges(), G.graph["input_report"]["self_loops"]
     (2, 1)
     """
-    path = Path(path)
+    path = check_path(path, "path")
     fmt = guess_format(path, format)
     check_input_path(path, "input graph")
     if fmt == "edgelist":
@@ -272,7 +272,9 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     >>> open(p).read().splitlines()
     ['source,target', '0,1', '1,2']
     """
-    path = Path(path)
+    if not isinstance(graph, nx.Graph):
+        raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
+    path = check_path(path, "path")
     fmt = guess_format(path, format)
     clean = nx.Graph()
     clean.add_nodes_from(graph.nodes(data=True))

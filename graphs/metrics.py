@@ -16,7 +16,7 @@ from scipy import stats
 from scipy.sparse import csgraph
 from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 
-from structanon._validation import check_choice
+from structanon._validation import check_choice, check_int
 from structanon.errors import InputError
 
 __all__ = ["graph_utility", "utility_from_edges", "degree_assortativity", "edge_jaccard",
@@ -383,7 +383,14 @@ def graph_utility(original: nx.Graph, anonymized: nx.Graph, seed: int = 0, level
     M. Hay et al., "Resisting structural re-identification in anonymized social networks",
     VLDB 2008; K. Liu and E. Terzi, SIGMOD 2008.
     """
+    for name, graph in (("original", original), ("anonymized", anonymized)):
+        if not isinstance(graph, nx.Graph):
+            raise InputError(f"{name} must be a networkx graph, got {type(graph).__name__}")
+    sources = check_int(sources, "sources", min_value=1)
+    node_sample = check_int(node_sample, "node_sample", min_value=1)
     nodes = list(original.nodes())
+    if not nodes:
+        raise InputError("the original graph holds no nodes")
     if set(nodes) != set(anonymized.nodes()):
         raise InputError("the two graphs must hold the same nodes (anonymize with relabel=False)")
     index = {v: i for i, v in enumerate(nodes)}

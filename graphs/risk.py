@@ -10,6 +10,7 @@ import numpy as np
 
 from structanon import Partition
 from structanon._validation import check_choice
+from structanon.errors import InputError
 from structanon.risk import reidentification_risk
 
 __all__ = ["structural_risk", "risk_from_edges", "candidate_sets", "assess_risk"]
@@ -99,6 +100,8 @@ def risk_from_edges(n: int, edges: np.ndarray) -> dict[str, Any]:
 
 
 def _edges_of(graph: nx.Graph) -> tuple[int, np.ndarray]:
+    if not isinstance(graph, nx.Graph):
+        raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
     nodes = list(graph.nodes())
     index = {v: i for i, v in enumerate(nodes)}
     edges = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],

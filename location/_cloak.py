@@ -27,7 +27,7 @@ from . import metrics as _metrics
 from . import risk as _risk
 from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
-from ._grid import CloakingGrid
+from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import (
     LINKAGE_WARNING,
@@ -52,7 +52,8 @@ def _check_params(k: Any, method: Any, window: Any, cell_size: Any, levels: Any
     k = check_int(k, "k", min_value=1)
     method = check_choice(method, "method", METHODS)
     window_ns = parse_window(window)
-    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
+                            max_value=MAX_CELL_SIZE)
     levels = None if levels is None else check_int(levels, "levels", min_value=0)
     return k, method, window_ns, cell_size, levels
 
@@ -86,7 +87,7 @@ def _prepare(df: Any, k: int, columns: dict[str, str], drop_invalid: bool, sourc
     fixes = parse_fixes(df, columns["user"], columns["time"], columns["lat"], columns["lon"],
                         drop_invalid, source)
     if len(fixes.index) == 0:
-        raise no_fixes_error(fixes.n_input, fixes.dropped)
+        raise no_fixes_error(fixes.n_input, fixes.dropped, source)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
         raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
@@ -279,6 +280,7 @@ def cloak(
     """
     k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
     linkage = check_choice(linkage, "linkage", LINKAGES)
+    seed = None if seed is None else check_int(seed, "seed", min_value=0)
     measures = _measures_flag(measures, measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}

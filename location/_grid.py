@@ -30,7 +30,9 @@ import shapely
 from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
-__all__ = ["EARTH_RADIUS", "CloakingGrid", "lonlat_rectangle_area"]
+__all__ = ["EARTH_RADIUS", "MAX_CELL_SIZE", "CloakingGrid", "lonlat_rectangle_area"]
+
+MAX_CELL_SIZE = 1e7  # metres: a quarter of the equator; larger cells overflow the lattice
 
 EARTH_RADIUS = 6_371_007.181  # authalic radius of the WGS84 ellipsoid, metres
 _AXIS_BITS = 26
@@ -122,7 +124,8 @@ class CloakingGrid:
         ``levels=None`` the top level is a single cell covering every fix; otherwise the
         pyramid has at most ``levels`` merges above level 0.
         """
-        cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+        cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
+                                max_value=MAX_CELL_SIZE)
         levels = None if levels is None else check_int(levels, "levels", min_value=0)
         # whole degrees: the projection says where the data is to half a degree, no closer
         lon0 = float(np.round(0.5 * (lon_min + lon_max)))

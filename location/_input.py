@@ -46,7 +46,7 @@ def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
             td = pd.Timedelta(seconds=float(window))
         else:
             td = pd.Timedelta(window)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:
         raise InputError(f"{name} must be a duration such as '15min' or '1h': {exc}",
                          value=window) from None
     if pd.isna(td) or td.value <= 0:
@@ -96,6 +96,8 @@ def parse_fixes(
     if len(set(names)) < len(names):
         check_columns(df, [], what="log")  # names the duplicated column
     for role, name in (("user", user), ("time", time), ("lat", lat), ("lon", lon)):
+        if not isinstance(name, str):
+            raise InputError(f"{role} must be a column name (str), got {name!r}")
         if name not in df.columns:
             raise InputError(
                 f"no {role} column {name!r}; columns are {names}", column=name,
@@ -137,12 +139,16 @@ def parse_fixes(
                  lo[keep], n, dropped)
 
 
-def no_fixes_error(n_input: int, dropped: dict[str, int]) -> InputError:
-    """The error of a log without a single valid fix (empty, header-only or all invalid)."""
+def no_fixes_error(n_input: int, dropped: dict[str, int],
+                   source: str | None = None) -> InputError:
+    """The error of a log without a single valid fix (empty, header-only or all invalid);
+    ``source`` names the file it came from."""
     if n_input == 0:
-        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)")
+        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)",
+                          path=source)
     return InputError(f"all {n_input} rows are invalid: {dropped} (wrong --sep, "
-                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)")
+                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
+                      path=source)
 
 
 def user_keys(values: np.ndarray) -> np.ndarray:

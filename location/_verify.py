@@ -19,6 +19,7 @@ import shapely
 
 from structanon import CheckResult
 from structanon._validation import check_int
+from structanon.errors import InputError
 from structanon.models import PrivacyModel
 
 from ._assign import dense_codes
@@ -171,6 +172,12 @@ def verify_cloaked(data: Any, k: int) -> list[CheckResult]:
     -----
     Passes when ``min over (r, w) of |{u : (u, w, r) in data}| >= k``.
     """
+    if not hasattr(data, "columns"):
+        raise InputError(f"expected a cloaked release's data (a DataFrame), got "
+                         f"{type(data).__name__}")
+    missing = [c for c in ("region_id", "window", "user") if c not in data.columns]
+    if missing:
+        raise InputError(f"not a cloaked release: no column {missing[0]!r}", column=missing[0])
     count, polygons = cloaking_models(k)
     results = [count.check(data)]
     if not hasattr(data, "dask") and len(data):

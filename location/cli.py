@@ -26,6 +26,7 @@ from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
+from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
 from .io import read_fixes, write_cloaked, write_geojson
 from .risk import log_risk
@@ -64,7 +65,8 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _check_log_options(input_path: Path, window: str, cell_size: float) -> None:
     check_input_path(input_path, "INPUT")
     parse_window(window, "--window")
-    check_float(cell_size, "--cell-size", min_value=0, include_min=False)
+    check_float(cell_size, "--cell-size", min_value=0, include_min=False,
+                max_value=MAX_CELL_SIZE)
 
 
 def _anonymize_command(name: str, hidden: bool) -> click.Command:
@@ -155,6 +157,7 @@ def assess_command(input_path, window, cell_size, user, time_col, lat, lon, sep,
     of users with a unique home place."""
     show_progress(quiet)
     _check_log_options(input_path, window, cell_size)
+    check_int(seed, "--seed", min_value=0)
     check_output_paths({"--report": report}, inputs=[input_path],
                        extensions={"--report": (".json",)})
     steps = Timings()

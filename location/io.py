@@ -44,6 +44,9 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
         table.
     """
     path = check_input_path(path)
+    if columns is not None and (isinstance(columns, str) or not isinstance(columns, list | tuple)
+                                or not all(isinstance(c, str) for c in columns)):
+        raise InputError(f"columns must be a list of column names, got {columns!r}")
     if path.stat().st_size == 0:
         raise InputError("the file is empty (no header, no fixes)", path=str(path))
     if file_suffix(path) in (".parquet", ".pq"):

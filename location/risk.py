@@ -10,7 +10,7 @@ import pandas as pd
 from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
-from ._grid import CloakingGrid
+from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import window_words
 
@@ -172,10 +172,11 @@ def log_risk(df: pd.DataFrame, window: str | pd.Timedelta | int = "15min",
     (1.0, 1.0, 3, '15 minutes')
     """
     window_ns = parse_window(window)
-    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False)
+    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
+                            max_value=MAX_CELL_SIZE)
     fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
     if len(fixes.index) == 0:
-        raise no_fixes_error(fixes.n_input, fixes.dropped)
+        raise no_fixes_error(fixes.n_input, fixes.dropped, source)
     grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
                             cell_size, None)
     ix, iy = grid.cells(fixes.lon, fixes.lat)

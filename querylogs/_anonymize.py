@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -50,7 +51,12 @@ def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
     ['2006-02-27', '2006-03-06']
     """
     check_choice(granularity, "time_granularity", GRANULARITIES)
-    series = pd.Series(pd.to_datetime(times))
+    if times is None or isinstance(times, str | bytes):
+        raise InputError(f"times must be a sequence of date-times, got {times!r}")
+    try:
+        series = pd.Series(pd.to_datetime(times))
+    except (ValueError, TypeError, OverflowError) as exc:  # incl. pandas' parse errors
+        raise InputError(f"times are not date-times: {exc}") from None
     freq = GRANULARITIES[granularity]
     if granularity in ("week", "month"):
         return series.dt.to_period(freq).dt.start_time
@@ -74,6 +80,8 @@ def _check_parameters(params: dict[str, Any]) -> dict[str, Any]:
             p[name] = check_int(p[name], name, min_value=1)
     if p["seed"] is not None:
         p["seed"] = check_int(p["seed"], "seed", min_value=0)
+    if isinstance(p["risk_p"], str | bytes) or not isinstance(p["risk_p"], Iterable):
+        raise InputError(f"risk_p must be a sequence of positive integers, got {p['risk_p']!r}")
     p["risk_p"] = tuple(check_int(v, "risk_p", min_value=1) for v in p["risk_p"])
     return p
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import CheckResult, Partition
-from structanon._validation import check_int
+from structanon._validation import check_columns, check_int
 from structanon.errors import InputError
 from structanon.models import PrivacyModel
 
@@ -30,6 +30,9 @@ def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -
     >>> bool(s["a"] == s["b"]), bool(s["a"] == s["c"])
     (True, False)
     """
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
+    check_columns(data, [], what="published log")  # duplicate column names
     missing = [c for c in ("user", *columns) if c not in data.columns]
     if missing:
         raise InputError("published log lacks a column", column=missing[0])
@@ -132,6 +135,8 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     [False, False]
     """
     model = UserKAnonymity(k)
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
     row_columns = tuple(c for c in ("query", "time", "url") if c in data.columns)
     results = []
     for name, columns in (("query multisets", ("query",)), ("published rows", row_columns)):

@@ -42,6 +42,7 @@ __all__ = ["cli", "demo", "detect_format"]
 _OUTPUT_SUFFIXES = (".tsv", ".txt", ".csv", ".parquet")
 _REPORT_SUFFIXES = (".json", ".html", ".htm")
 _KNOWN_QUERIES = (1, 3, 5)
+MAX_SYNTHETIC_LINES = 10**9  # a larger log would not fit in memory anyway
 
 
 def detect_format(path: str | Path, fmt: str | None = None) -> str:
@@ -288,8 +289,9 @@ def _assessment_warnings(parsed: dict[str, Any]) -> list[str]:
 def synthesize(output, users, lines, seed, quiet):
     """Write a synthetic log (Zipf queries over topics, with clicks) in the AOL format."""
     show_progress(quiet)
-    check_int(users, "--users", min_value=1)
-    check_int(lines, "--lines", min_value=1)
+    check_int(users, "--users", min_value=1, max_value=MAX_SYNTHETIC_LINES)
+    check_int(lines, "--lines", min_value=1, max_value=MAX_SYNTHETIC_LINES)
+    check_int(seed, "--seed", min_value=0)
     check_output_paths({"--output": output}, extensions={"--output": _OUTPUT_SUFFIXES})
     log = synthetic_log(users, lines, seed=seed)
     write_log(log, output, aol=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from structanon._validation import check_choice, check_input_path, file_suffix
+from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_path
 
@@ -146,6 +146,11 @@ def read_log(
     check_choice(format, "format", _FORMATS)
     check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
     path = check_input_path(path, "log file")
+    if columns is not None and not isinstance(columns, Mapping):
+        raise InputError(f"columns must map our column names to the file's, e.g. "
+                         f"{{'user': 'uid'}}, got {columns!r}")
+    if not isinstance(encoding, str):
+        raise InputError(f"encoding must be the name of a text encoding, got {encoding!r}")
     unknown = set(columns or {}) - set(LOG_COLUMNS)
     if unknown:
         raise InputError(f"unknown log column(s) in mapping: {sorted(unknown)}; "
@@ -356,7 +361,9 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     >>> out.read_text().splitlines()
     ['user\\tquery\\ttime\\turl', 'a\\tnews\\t2006-03-01\\t']
     """
-    path = Path(path)
+    if not isinstance(log, pd.DataFrame):
+        raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
+    path = check_path(path, "path")
     missing = [c for c in ("user", "query", "time") if c not in log.columns]
     if missing:
         raise InputError("log lacks a required column", column=missing[0])

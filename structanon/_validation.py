@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 
-__all__ = ["check_int", "check_float", "check_choice", "check_columns", "check_input_path",
-           "check_output_paths", "file_suffix"]
+__all__ = ["check_int", "check_float", "check_choice", "check_columns", "check_names",
+           "check_path", "check_input_path", "check_output_paths", "file_suffix"]
 
 
 def check_int(value: Any, name: str, *, min_value: int | None = None,
@@ -125,9 +125,45 @@ def _range(low: Any, high: Any) -> str:
     return ""
 
 
+def check_names(value: Any, name: str) -> list[Any]:
+    """``value`` as a list of column or item names (an iterable of hashables, not one string).
+
+    Examples
+    --------
+    >>> check_names(("age", "sex"), "columns")
+    ['age', 'sex']
+    >>> check_names("age", "columns")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: columns must be a list of names, got 'age'
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise InputError(f"{name} must be a list of names, got {value!r}")
+    names = list(value)
+    for item in names:
+        if not isinstance(item, Hashable) or item is None:
+            raise InputError(f"{name} must hold names, got {item!r}")
+    return names
+
+
+def check_path(path: Any, name: str = "path") -> Path:
+    """``path`` (a ``str`` or path-like, not empty) as a :class:`~pathlib.Path`.
+
+    Examples
+    --------
+    >>> check_path(5, "path")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: path must be a file path (str or os.PathLike), got 5
+    """
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise InputError(f"{name} must be a file path (str or os.PathLike), got {path!r}")
+    return Path(path)
+
+
 def check_input_path(path: str | Path, name: str = "input", *, directory_ok: bool = False) -> Path:
     """An existing, readable input file (or directory, where ``directory_ok``)."""
-    path = Path(path)
+    path = check_path(path, name)
     if not path.exists():
         raise InputError(f"{name} not found", path=str(path))
     if path.is_dir() and not directory_ok:

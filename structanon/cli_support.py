@@ -43,6 +43,9 @@ def handle_errors(func: F) -> F:
             click.echo(f"error (InputError): cannot decode the input as text: {exc}; "
                        "is it the right file, or in another encoding?", err=True)
             sys.exit(EXIT_INPUT)
+        except EOFError as exc:  # a truncated compressed stream a reader did not catch
+            click.echo(f"error (InputError): the input ends early (truncated?): {exc}", err=True)
+            sys.exit(EXIT_INPUT)
         except OSError as exc:  # unreadable input, unwritable output, disk full
             where = f" ({exc.filename!r})" if getattr(exc, "filename", None) else ""
             click.echo(f"error (InputError): {exc.strerror or exc}{where}", err=True)

@@ -79,6 +79,12 @@ class Hierarchy:
 
     def __init__(self, rows: Sequence[Sequence[Any]], name: str | None = None) -> None:
         self.name = name
+        rows = list(rows) if isinstance(rows, Iterable) and not isinstance(rows, (str, bytes)) \
+            else None
+        if rows is None or any(isinstance(row, (str, bytes)) or not hasattr(row, "__len__")
+                               for row in rows):
+            raise InputError("hierarchy rows must be sequences of values (leaf first)",
+                             column=name)
         rows = [[str(c).strip() for c in row] for row in rows if len(row) and any(str(c).strip() for c in row)]
         if not rows:
             raise InputError("hierarchy has no rows", column=name)
@@ -191,7 +197,7 @@ class Hierarchy:
                                  column=name, node=prefix[-1] if prefix else root)
 
         walk(tree, [])
-        if not paths:
+        if not paths or not all(paths):
             raise InputError("taxonomy is empty", column=name)
         depth = max(len(p) for p in paths)
         rows = []

@@ -69,9 +69,13 @@ def read_table(
         Missing file, unparseable content (with the line pandas reports), or a missing
         column.
     """
-    path = Path(path)
+    from ._validation import check_path
+
+    path = check_path(path, "path")
     if not path.exists():
         raise InputError("input file not found", path=str(path))
+    if sep is not None and (not isinstance(sep, str) or not sep):
+        raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
     ext = file_suffix(path)
     try:
         if ext in _PARQUET:
@@ -190,7 +194,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
     Nothing is left behind on failure, and readers never see a half-written file.
     """
-    path = Path(path)
+    from ._validation import check_path
+
+    path = check_path(path, "output path")
+    if path.is_dir():
+        raise InputError("the output names a directory, not a file", path=str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes),
                                dir=path.parent)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -159,6 +159,9 @@ def _check_identifiers(df: pd.DataFrame, identifiers: Sequence[str],
 def _check_models(models: Any) -> list[PrivacyModel]:
     if isinstance(models, PrivacyModel):
         models = [models]
+    if isinstance(models, str | bytes) or not isinstance(models, Iterable):
+        raise InputError(f"models must be a list of privacy models (e.g. [KAnonymity(5)]), "
+                         f"got {models!r}")
     models = list(models)
     if not models:
         raise InputError("models must name at least one privacy model (e.g. KAnonymity(5))")
@@ -171,6 +174,8 @@ def _check_models(models: Any) -> list[PrivacyModel]:
 def _check_sensitive(df: pd.DataFrame, sensitive: str | None,
                      quasi_identifiers: Mapping[str, Any], models: list[PrivacyModel]) -> None:
     if sensitive is not None:
+        if not isinstance(sensitive, Hashable):
+            raise InputError(f"sensitive must be a column name, got {sensitive!r}")
         if sensitive in quasi_identifiers:
             raise InputError("the sensitive column cannot be a quasi-identifier", column=sensitive)
         _validate_column(df, sensitive, "sensitive")

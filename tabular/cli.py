@@ -347,6 +347,9 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     columns = _split(qi)
     if not columns:
         raise InputError("--qi names no column")
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:
+        raise InputError("--qi names a column twice", column=twice[0])
     check_float(threshold, "--threshold", min_value=0, max_value=1)
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
@@ -356,6 +359,9 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep,
                                    columns=columns + ([sensitive] if sensitive else []))
+    if not df[columns].notna().all(axis=1).any():
+        raise InputError("no row has a value in every --qi column (an empty or malformed file? "
+                         "wrong --sep?)", path=str(input_path))
     with steps("assess"):
         risk = assess_table(df, columns, sensitive, threshold)
     doc = assessment("tabular", input_path, risk, _assessment_warnings(risk))

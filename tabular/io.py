@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from structanon import Hierarchy, InputError
-from structanon._validation import file_suffix
+from structanon._validation import check_names, check_path, file_suffix
 from structanon.io import read_table, text_lines, write_table
 
 __all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
@@ -36,6 +37,8 @@ def read_microdata(path: str | Path, sep: str | None = None,
         Naming the file: unreadable or not UTF-8 text, empty or header-only (with a hint
         on ``--sep``), a missing column, or duplicate column names.
     """
+    if columns is not None:
+        columns = check_names(columns, "columns")
     try:
         df = read_table(path, sep=sep)
     except InputError as exc:
@@ -110,6 +113,18 @@ def find_hierarchy(directory: str | Path, column: str) -> Path | None:
     return matches[0] if matches else None
 
 
+def _hierarchy_arguments(columns: Any, files: Any, numeric: Any, sets: Any, directory: Any
+                         ) -> tuple[list, dict, set, set, Path | None]:
+    """The arguments of :func:`load_hierarchies` type-checked (InputError naming each)."""
+    if files is not None and not isinstance(files, Mapping):
+        raise InputError(f"files must map columns to hierarchy files, got {files!r}")
+    files = {column: check_path(path, f"hierarchy file of {column!r}")
+             for column, path in (files or {}).items()}
+    return (check_names(columns, "columns"), files, set(check_names(numeric, "numeric")),
+            set(check_names(sets, "sets")),
+            None if directory is None else check_path(directory, "directory"))
+
+
 def load_hierarchies(
     columns: Iterable[str],
     files: Mapping[str, str | Path] | None = None,
@@ -146,9 +161,8 @@ def load_hierarchies(
     >>> load_hierarchies(["age", "race"], numeric=["age"], sets=["race"])
     {'age': 'numeric', 'race': 'set'}
     """
-    columns = list(columns)
-    files = dict(files or {})
-    numeric, sets = set(numeric), set(sets)
+    columns, files, numeric, sets, directory = _hierarchy_arguments(columns, files, numeric,
+                                                                    sets, directory)
     if not isinstance(sep, str) or len(sep) != 1:
         raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
     if directory is not None and not Path(directory).is_dir():

@@ -40,6 +40,8 @@ from ._verify import PrivacyDegree, make_verifier
 
 __all__ = ["band_matrix", "band_order", "cahd_groups", "bandwidth"]
 
+MAX_ALPHA = 10**6  # window factor; wider windows than the data change nothing
+
 
 def bandwidth(matrix: sp.csr_matrix) -> int:
     coo = matrix.tocoo()
@@ -217,7 +219,8 @@ def _check_feasible(b: Baskets, sensitive_mask: np.ndarray, p: int,
     check_basket_width(b, 2, max_basket_size, "the band ordering (item co-occurrence)",
                        lengths=qi_len)
     freq = np.bincount(b.codes, minlength=b.domain.size)
-    too_common = np.flatnonzero(sensitive_mask & (freq * p > b.n))
+    # freq * p > n, in integers that cannot overflow for any p
+    too_common = np.flatnonzero(sensitive_mask & (freq > b.n // p))
     if too_common.size:
         s = b.domain[too_common[0]]
         raise InfeasibleError(f"sensitive item {s!r} is in {int(freq[too_common[0]])} of {b.n} "
@@ -377,7 +380,7 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
     ICDE 2008.
     """
     p = check_int(p, "p", min_value=2)
-    alpha = check_int(alpha, "alpha", min_value=1)
+    alpha = check_int(alpha, "alpha", min_value=1, max_value=MAX_ALPHA)
     seed = check_seed(seed)
     measures = resolve_measures(measures, evaluate=evaluate)
     key = release_key(key)

@@ -32,7 +32,7 @@ from structanon.report import provenance, write_report
 
 from . import risk
 from ._apriori import km_anonymize
-from ._band import band_matrix
+from ._band import MAX_ALPHA, band_matrix
 from ._common import MAX_M
 from ._figures import figures_for
 from ._taxonomy import Taxonomy
@@ -260,7 +260,7 @@ def band_cmd(input_path, sensitive, p, alpha, max_basket_size, output, report, s
     show_progress(quiet)
     side = (sensitive[1:],) if sensitive.startswith("@") else ()
     _check_options(input_path, output, report, (".json",), side, key_file,
-                   p=(p, 2, None), alpha=(alpha, 1, None), seed=(seed, 0, None),
+                   p=(p, 2, None), alpha=(alpha, 1, MAX_ALPHA), seed=(seed, 0, None),
                    max_basket_size=(max_basket_size, 1, None))
     names = _sensitive_names(sensitive)
     key = release_key(key_file)

@@ -6,14 +6,14 @@ import codecs
 import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from structanon._validation import check_choice, check_input_path, file_suffix
+from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_write, text_lines
 
@@ -276,7 +276,9 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     >>> open(out).read()
     '1 2\\n1..5\\n'
     """
-    path = Path(path)
+    if isinstance(data, str | bytes) or not isinstance(data, Iterable):
+        raise InputError(f"data must be a list of transactions (sets of items), got {data!r:.60}")
+    path = check_path(path, "path")
     fmt = check_choice(format or detect_format(path), "format", FORMATS)
     written = 0
     with atomic_write(path) as fh:
@@ -287,6 +289,8 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
                 if fmt == "jsonl":
                     fh.write("null\n")
                 continue
+            if isinstance(t, str | bytes) or not isinstance(t, Iterable):
+                raise InputError(f"a transaction must be a set of items, got {t!r:.60}", row=i)
             items = sorted(t, key=lambda x: (0, x, "") if isinstance(x, int) else (1, 0, str(x)))
             if fmt == "fimi":
                 for x in items:
