@@ -79,13 +79,14 @@ class Hierarchy:
 
     def __init__(self, rows: Sequence[Sequence[Any]], name: str | None = None) -> None:
         self.name = name
-        rows = list(rows) if isinstance(rows, Iterable) and not isinstance(rows, (str, bytes)) \
+        given = list(rows) if isinstance(rows, Iterable) and not isinstance(rows, (str, bytes)) \
             else None
-        if rows is None or any(isinstance(row, (str, bytes)) or not hasattr(row, "__len__")
-                               for row in rows):
+        if given is None or any(isinstance(row, (str, bytes)) or not hasattr(row, "__len__")
+                                for row in given):
             raise InputError("hierarchy rows must be sequences of values (leaf first)",
                              column=name)
-        rows = [[str(c).strip() for c in row] for row in rows if len(row) and any(str(c).strip() for c in row)]
+        rows = [[str(c).strip() for c in row] for row in given
+                if len(row) and any(str(c).strip() for c in row)]
         if not rows:
             raise InputError("hierarchy has no rows", column=name)
         width = len(rows[0])
