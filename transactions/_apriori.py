@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._finish import Timings
 from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError
 from structanon.io import release_key
@@ -22,12 +22,10 @@ from ._common import (
     TransactionsRelease,
     check_basket_width,
     check_seed,
-    measure_generalization,
+    finish_generalization,
     prepare_generalization,
-    publish_generalization,
     publish_sets,
     resolve_measures,
-    skipped_note,
     transformation_text,
 )
 from ._data import Baskets, check_key_space, count_itemsets, decode_keys, dedupe_rows
@@ -517,13 +515,5 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
                     else "local-recoding", "k": k, "m": m, "method": method, "fanout": fanout,
                     "order": order, "seed": seed, "taxonomy": tax.source},
         suppressed=0, n_individuals=b.n, info=info, taxonomy=tax)
-    warning = k_warning(k)
-    if warning:
-        add_warning(release, warning)
-    publish_generalization(release, b, published, tax, occ_nodes, key, seed, k, m,
-                           repr(sorted(release.parameters.items(), key=str)))
-    if not measures:
-        skipped_note(release, ": utility is NCP only, no risk")
-    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
-                   measures=measures, timings=timings)
-    return release
+    return finish_generalization(release, b, published, tax, occ_nodes, key=key, seed=seed, k=k,
+                                 m=m, measures=measures, timings=timings)

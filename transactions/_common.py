@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Partition, Release
-from structanon._finish import Timings
+from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_int
 from structanon.errors import InfeasibleError, InputError
 
@@ -195,6 +195,23 @@ def measure_generalization(b: Baskets, published: list, tax: Taxonomy, k: int, m
         release.utility, release.risk = evaluate_generalization(b, published, tax, k, m, seed)
 
     return measure
+
+
+def finish_generalization(release: Release, b: Baskets, published: list, tax: Taxonomy,
+                          occ_nodes: np.ndarray, *, key: Any, seed: int | None, k: int, m: int,
+                          measures: bool, timings: Timings) -> Release:
+    """The ending both generalizers share: the k = 1 warning, publication in a secret order,
+    then strict verification and the measures (:func:`structanon._finish.finish_release`)."""
+    warning = k_warning(k)
+    if warning:
+        add_warning(release, warning)
+    publish_generalization(release, b, published, tax, occ_nodes, key, seed, k, m,
+                           repr(sorted(release.parameters.items(), key=str)))
+    if not measures:
+        skipped_note(release, ": utility is NCP only, no risk")
+    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
+                   measures=measures, timings=timings)
+    return release
 
 
 def skipped_note(release: Release, what: str = "") -> None:

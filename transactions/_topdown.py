@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._finish import Timings
 from structanon._validation import check_int
 from structanon.io import release_key
 
@@ -22,12 +22,10 @@ from ._common import (
     MAX_M,
     TransactionsRelease,
     check_seed,
-    measure_generalization,
+    finish_generalization,
     prepare_generalization,
-    publish_generalization,
     publish_sets,
     resolve_measures,
-    skipped_note,
     transformation_text,
 )
 from ._data import Baskets
@@ -253,13 +251,5 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
         info={"input": b.input_stats(), "taxonomy": tax.describe(), "partition": stats,
               "suppressed_empty_transactions": n_sup,
               "transformation_text": transformation_text(b, tax, cur)})
-    warning = k_warning(k)
-    if warning:
-        add_warning(release, warning)
-    publish_generalization(release, b, published, tax, cur, key, seed, k, m,
-                           repr(sorted(release.parameters.items(), key=str)))
-    if not measures:
-        skipped_note(release, ": utility is NCP only, no risk")
-    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
-                   measures=measures, timings=timings)
-    return release
+    return finish_generalization(release, b, published, tax, cur, key=key, seed=seed, k=k,
+                                 m=m, measures=measures, timings=timings)
