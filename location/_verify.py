@@ -20,7 +20,7 @@ import shapely
 from structanon import CheckResult
 from structanon._validation import check_int
 from structanon.errors import InputError
-from structanon.models import PrivacyModel
+from structanon.models import KAnonymity, PrivacyModel
 
 from ._assign import dense_codes
 
@@ -37,7 +37,7 @@ def _distinct_users_per_group(keys: pd.DataFrame) -> np.ndarray:
     return np.bincount(pairs // max(len(users), 1), minlength=n_groups)
 
 
-class WindowKAnonymity(PrivacyModel):
+class WindowKAnonymity(KAnonymity):
     """At least ``k`` distinct users in every published (region, time window).
 
     The group of a published row is its ``(region_id, window)``; the group's size is its
@@ -55,18 +55,8 @@ class WindowKAnonymity(PrivacyModel):
     """
 
     name = "k-anonymity per (region, window)"
-    monotone = True
-    monotone_with_suppression = True
-
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
-
-    @property
-    def threshold(self) -> float:
-        return float(self.k)
-
-    def group_values(self, counts, reference=None, domain=None):
-        return np.asarray(counts, dtype=float)
 
     def check(self, data: Any, sensitive: Any = None, reference: Any = None) -> CheckResult:
         """Recount distinct users per published (region_id, window) of ``data``."""
@@ -85,9 +75,6 @@ class WindowKAnonymity(PrivacyModel):
 
     def describe(self) -> str:
         return f"{self.name}, k={self.k}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.name, "k": self.k}
 
 
 class OnePolygonPerRegion(PrivacyModel):

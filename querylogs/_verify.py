@@ -10,7 +10,7 @@ import pandas as pd
 from structanon import CheckResult, Partition
 from structanon._validation import check_columns, check_int
 from structanon.errors import InputError
-from structanon.models import PrivacyModel
+from structanon.models import KAnonymity
 
 __all__ = ["UserKAnonymity", "user_signatures", "verify_log"]
 
@@ -47,7 +47,7 @@ def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -
     return pd.Series([piece.tobytes() for piece in pieces], index=users, dtype=object)
 
 
-class UserKAnonymity(PrivacyModel):
+class UserKAnonymity(KAnonymity):
     """User k-anonymity of a published query log (Navarro-Arribas et al. 2012).
 
     Users are grouped by their published multiset of rows over ``columns`` (by default
@@ -81,19 +81,8 @@ class UserKAnonymity(PrivacyModel):
     """
 
     name = "user k-anonymity"
-    monotone = True
-    monotone_with_suppression = True
-
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
-
-    @property
-    def threshold(self) -> float:
-        return float(self.k)
-
-    def group_values(self, counts: Any, reference: Any = None, domain: Any = None) -> np.ndarray:
-        counts = np.asarray(counts)
-        return (counts if counts.ndim == 1 else counts.sum(axis=1)).astype(float)
 
     def check(self, data: Any, sensitive: Any = None, reference: Any = None, *,
               columns: tuple[str, ...] = ("query",)) -> CheckResult:
@@ -107,9 +96,6 @@ class UserKAnonymity(PrivacyModel):
         result = super().check(partition)
         result.details = {"published_users": int(len(signatures)), "columns": list(columns)}
         return result
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.name, "k": self.k}
 
 
 def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from structanon import CheckResult, Partition
 from structanon._validation import check_int
-from structanon.models import PrivacyModel
+from structanon.models import KAnonymity, PrivacyModel
 
 from ._data import count_itemsets, encode_baskets
 
@@ -82,7 +82,7 @@ class KmAnonymity(PrivacyModel):
         return {"model": self.name, "k": self.k, "m": self.m}
 
 
-class TransactionKAnonymity(PrivacyModel):
+class TransactionKAnonymity(KAnonymity):
     """k-anonymity of whole transactions: every published transaction is shared by >= k people.
 
     The groups are the sets of identical published transactions (labels compared by their
@@ -98,19 +98,8 @@ class TransactionKAnonymity(PrivacyModel):
     """
 
     name = "k-anonymity"
-    monotone = True
-    monotone_with_suppression = True
-
-    def __init__(self, k: int) -> None:
+    def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
-
-    @property
-    def threshold(self) -> float:
-        return float(self.k)
-
-    def group_values(self, counts, reference=None, domain=None):
-        counts = np.asarray(counts)
-        return (counts if counts.ndim == 1 else counts.sum(axis=1)).astype(float)
 
     def check(self, partition: Any, sensitive: Any = None,
               reference: np.ndarray | None = None) -> CheckResult:
