@@ -20,8 +20,9 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 RESULTS = BENCH_DIR / "RESULTS.md"
-SHARED_DATA = Path(os.environ.get("STRUCTANON_SHARED_DATA",
-                                  BENCH_DIR.parent.parent / "shared" / "data"))
+SHARED_DATA = Path(
+    os.environ.get("STRUCTANON_SHARED_DATA", BENCH_DIR.parent.parent / "shared" / "data")
+)
 
 
 def shared_data(relative: str) -> Path | None:

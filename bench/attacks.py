@@ -50,8 +50,12 @@ if str(ROOT) not in sys.path:
 
 
 def _find_data() -> Path:
-    candidates = [os.environ.get("STRUCTANON_SHARED_DATA"), ROOT.parent / "shared" / "data",
-                  ROOT.parent.parent / "shared" / "data", Path("/work/shared/data")]
+    candidates = [
+        os.environ.get("STRUCTANON_SHARED_DATA"),
+        ROOT.parent / "shared" / "data",
+        ROOT.parent.parent / "shared" / "data",
+        Path("/work/shared/data"),
+    ]
     for c in candidates:
         if c and Path(c).is_dir():
             return Path(c)
@@ -69,13 +73,24 @@ class Skip(Exception):
     """A case that cannot run here (missing file, command refused); printed with its reason."""
 
 
-def record(attack: str, dataset: str, params: str, measure: str, success: Any, chance: Any,
-           note: str = "") -> None:
-    row = {"attack": attack, "dataset": dataset, "parameters": params, "measure": measure,
-           "success": success, "chance": chance, "note": note}
+def record(
+    attack: str, dataset: str, params: str, measure: str, success: Any, chance: Any, note: str = ""
+) -> None:
+    row = {
+        "attack": attack,
+        "dataset": dataset,
+        "parameters": params,
+        "measure": measure,
+        "success": success,
+        "chance": chance,
+        "note": note,
+    }
     RESULTS.append(row)
-    print(f"  [{attack}] {dataset} ({params}) {measure}: {success}   chance: {chance}"
-          + (f"   ({note})" if note else ""), flush=True)
+    print(
+        f"  [{attack}] {dataset} ({params}) {measure}: {success}   chance: {chance}"
+        + (f"   ({note})" if note else ""),
+        flush=True,
+    )
 
 
 def frac(num: float, den: float, digits: int = 3) -> str:
@@ -93,6 +108,7 @@ def data_file(*parts: str) -> Path:
 
 # --------------------------------------------------------------------------------------
 # running the command line like a user, keeping the publisher's in-memory release
+
 
 @contextlib.contextmanager
 def captured_releases():
@@ -123,13 +139,19 @@ def run_cli(args: list[str], datatype: str | None = None) -> Any:
     args = [str(a) for a in args]
     with captured_releases() as seen:
         result = CliRunner(env={"STRUCTANON_PSEUDONYM_KEY": None}).invoke(
-            main, args, catch_exceptions=True)
+            main, args, catch_exceptions=True
+        )
     if result.exit_code != 0:
         tail = (result.output or "").strip().splitlines()[-3:]
-        exc = "" if result.exception is None or isinstance(result.exception, SystemExit) else \
-            f" {type(result.exception).__name__}: {result.exception}"
-        raise Skip(f"`structanon {' '.join(args[:3])} ...` exit {result.exit_code}:"
-                   f"{exc} {' | '.join(tail)}")
+        exc = (
+            ""
+            if result.exception is None or isinstance(result.exception, SystemExit)
+            else f" {type(result.exception).__name__}: {result.exception}"
+        )
+        raise Skip(
+            f"`structanon {' '.join(args[:3])} ...` exit {result.exit_code}:"
+            f"{exc} {' | '.join(tail)}"
+        )
     chosen = [r for r in seen if datatype is None or getattr(r, "datatype", None) == datatype]
     return chosen[0] if chosen else None
 
@@ -167,6 +189,7 @@ def expected_max_normal(n_tries: int) -> float:
 # --------------------------------------------------------------------------------------
 # 1. graphs: node labels = default_rng(seed).permutation(n) over the read order
 
+
 def _parse_edgelist(path: Path) -> tuple[np.ndarray, np.ndarray]:
     text = path.read_text()
     rows = [ln.split()[:2] for ln in text.splitlines() if ln.strip() and ln.strip()[0] not in "#%"]
@@ -176,14 +199,18 @@ def _parse_edgelist(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def _parse_published_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
     """Published edge list; labels that are not integers become -1 (unmappable)."""
+
     def label(tok: str) -> int:
         try:
             return int(tok)
         except ValueError:
             return -1
 
-    pairs = [[label(t) for t in ln.split()[:2]] for ln in path.read_text().splitlines()
-             if ln.strip() and ln.strip()[0] not in "#%"]
+    pairs = [
+        [label(t) for t in ln.split()[:2]]
+        for ln in path.read_text().splitlines()
+        if ln.strip() and ln.strip()[0] not in "#%"
+    ]
     arr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     return arr[:, 0], arr[:, 1]
 
@@ -194,8 +221,10 @@ def _unique_in_order(values: np.ndarray) -> np.ndarray:
 
 
 def attack_graphs(seeds: int, tmp: Path) -> None:
-    cases = [("ego-Facebook", ("facebook", "facebook_combined.txt")),
-             ("ca-GrQc", ("snap", "ca-GrQc_undirected.txt"))]
+    cases = [
+        ("ego-Facebook", ("facebook", "facebook_combined.txt")),
+        ("ca-GrQc", ("snap", "ca-GrQc_undirected.txt")),
+    ]
     k = 5
     for name, parts in cases:
         try:
@@ -222,9 +251,11 @@ def _graph_case(name: str, path: Path, k: int, seeds: int, tmp: Path) -> None:
     hi = np.searchsorted(ids, np.maximum(src, dst)[~loops])
     orig = np.unique(lo * n + hi)
     # the attacker's hypotheses of the order in which the software reads nodes
-    hyps = {"sources then targets": _unique_in_order(np.concatenate([src, dst])),
-            "interleaved": _unique_in_order(np.stack([src, dst], axis=1).ravel()),
-            "sorted ids": ids}
+    hyps = {
+        "sources then targets": _unique_in_order(np.concatenate([src, dst])),
+        "interleaved": _unique_in_order(np.stack([src, dst], axis=1).ravel()),
+        "sorted ids": ids,
+    }
     hyp_idx = {h: np.searchsorted(ids, v) for h, v in hyps.items()}
     pu, pv = _parse_published_edges(out)
     m_pub = pu.size
@@ -253,22 +284,32 @@ def _graph_case(name: str, path: Path, k: int, seeds: int, tmp: Path) -> None:
     # (heavy-tailed: a hub landing on a hub maps many edges, so simulate rather than assume)
     density = orig.size / (n * (n - 1) / 2)
     best_chance = max(share(FRESH.permutation(n)) for _ in range(tries))
-    record("1 graphs labels", name, f"k={k}, seeds 0..{seeds} x {len(hyps)} read orders",
-           "published edges mapped onto original edges (best seed)",
-           f"{frac(best[0], m_pub, 4)} (seed {best[1]}, {best[2]}; "
-           f"{best[0] / orig.size:.4f} of the original edges)",
-           f"{density:.4f} (best of {tries:,} secret random relabellings: "
-           f"{best_chance / m_pub:.4f})")
+    record(
+        "1 graphs labels",
+        name,
+        f"k={k}, seeds 0..{seeds} x {len(hyps)} read orders",
+        "published edges mapped onto original edges (best seed)",
+        f"{frac(best[0], m_pub, 4)} (seed {best[1]}, {best[2]}; "
+        f"{best[0] / orig.size:.4f} of the original edges)",
+        f"{density:.4f} (best of {tries:,} secret random relabellings: {best_chance / m_pub:.4f})",
+    )
     if mapping is not None and mapping.exists():
         mp = pd.read_csv(mapping)
         perm = np.random.default_rng(best[1]).permutation(n)
         order_ids = hyps[best[2]]
         guess = dict(zip(order_ids.tolist(), perm.tolist()))
-        hits = sum(guess.get(int(o)) == _as_int(p) for o, p in
-                   zip(mp.iloc[:, 0].tolist(), mp.iloc[:, 1].tolist()))
-        record("1 graphs labels", name, f"k={k}, best seed",
-               "--mapping-out lines reproduced without reading it",
-               frac(hits, len(mp), 4), f"1/n = {1 / n:.5f}")
+        hits = sum(
+            guess.get(int(o)) == _as_int(p)
+            for o, p in zip(mp.iloc[:, 0].tolist(), mp.iloc[:, 1].tolist())
+        )
+        record(
+            "1 graphs labels",
+            name,
+            f"k={k}, best seed",
+            "--mapping-out lines reproduced without reading it",
+            frac(hits, len(mp), 4),
+            f"1/n = {1 / n:.5f}",
+        )
 
 
 def _as_int(x: Any) -> Any:
@@ -281,14 +322,16 @@ def _as_int(x: Any) -> Any:
 # --------------------------------------------------------------------------------------
 # 2. tabular: shuffle = default_rng(seed).permutation(n_published); positional joins
 
+
 def _read_table(path: Path) -> pd.DataFrame:
     head = path.open(encoding="utf-8").readline()
     sep = max([";", ",", "\t"], key=head.count)
     return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
 
 
-def _tabular_truth(release: Any, published: pd.DataFrame, original: pd.DataFrame, seed: int
-                   ) -> tuple[np.ndarray, str]:
+def _tabular_truth(
+    release: Any, published: pd.DataFrame, original: pd.DataFrame, seed: int
+) -> tuple[np.ndarray, str]:
     si = source_index(release)
     if si is not None:
         truth, how = np.asarray(original.index.get_indexer(pd.Index(si))), "source_index"
@@ -304,8 +347,10 @@ def _tabular_truth(release: Any, published: pd.DataFrame, original: pd.DataFrame
     for c in verbatim:
         same &= original[c].to_numpy()[truth] == published[c].to_numpy()
     if not same.all():
-        raise Skip(f"publisher link ({how}) disagrees with the published values on "
-                   f"{int((~same).sum())} rows")
+        raise Skip(
+            f"publisher link ({how}) disagrees with the published values on "
+            f"{int((~same).sum())} rows"
+        )
     return truth, how
 
 
@@ -327,10 +372,29 @@ def attack_tabular(seeds: int, tmp: Path) -> None:
     runs = {}
     for metric in ("discernibility", "loss"):
         out = tmp / f"adult_{metric}.csv"
-        rel = run_cli(["tabular", "anonymize", path, "--sep", ";", "--qi", ",".join(ADULT_QIS),
-                       "--hierarchy-dir", path.parent, "-k", 5, "--metric", metric,
-                       "-o", out, "--report", tmp / f"adult_{metric}.json", "--quiet"],
-                      "tabular")
+        rel = run_cli(
+            [
+                "tabular",
+                "anonymize",
+                path,
+                "--sep",
+                ";",
+                "--qi",
+                ",".join(ADULT_QIS),
+                "--hierarchy-dir",
+                path.parent,
+                "-k",
+                5,
+                "--metric",
+                metric,
+                "-o",
+                out,
+                "--report",
+                tmp / f"adult_{metric}.json",
+                "--quiet",
+            ],
+            "tabular",
+        )
         published = _read_table(out)
         truth, how = _tabular_truth(rel, published, original, seed)
         runs[metric] = (published, truth, how)
@@ -344,13 +408,23 @@ def attack_tabular(seeds: int, tmp: Path) -> None:
         if rho > best[0]:
             best = (rho, s, int((perm == true_rank).sum()))
     sd = 1.0 / math.sqrt(n - 1)
-    record("2 tabular order", "Adult", f"k=5, DM*, seeds 0..{seeds}",
-           "Spearman(inverted shuffle, input order), best seed",
-           f"{best[0]:.4f} (seed {best[1]})",
-           f"0 (best of {seeds + 1:,} random orders ~ {expected_max_normal(seeds + 1) * sd:.4f})",
-           f"truth: {how}")
-    record("2 tabular order", "Adult", "k=5, DM*, best seed", "rows restored to their input rank",
-           frac(best[2], n, 4), f"1/n = {1 / n:.2e}")
+    record(
+        "2 tabular order",
+        "Adult",
+        f"k=5, DM*, seeds 0..{seeds}",
+        "Spearman(inverted shuffle, input order), best seed",
+        f"{best[0]:.4f} (seed {best[1]})",
+        f"0 (best of {seeds + 1:,} random orders ~ {expected_max_normal(seeds + 1) * sd:.4f})",
+        f"truth: {how}",
+    )
+    record(
+        "2 tabular order",
+        "Adult",
+        "k=5, DM*, best seed",
+        "rows restored to their input rank",
+        frac(best[2], n, 4),
+        f"1/n = {1 / n:.2e}",
+    )
     (pa, ta, _), (pb, tb, how_b) = runs["discernibility"], runs["loss"]
     m = min(len(pa), len(pb))
     same = ta[:m] == tb[:m]
@@ -363,17 +437,28 @@ def attack_tabular(seeds: int, tmp: Path) -> None:
         sims_same.append(float((ta[:m] == tb[:m][shuffle]).mean()))
         u = _pair_uniques(key_a, key_b.iloc[shuffle].reset_index(drop=True))
         sims_uniq.append(int((u & (ta[:m] == tb[:m][shuffle])).sum()))
-    record("2 tabular join", "Adult", "k=5, DM* release x loss release, by position",
-           "positions holding the same input record", frac(int(same.sum()), m, 4),
-           f"{np.mean(sims_same):.2e} (random pairing; 1/n = {1 / m:.2e})", f"truth: {how_b}")
-    record("2 tabular join", "Adult", "k=5, DM* x loss, by position",
-           "records left unique after the join (unique pair and truly the same record)",
-           f"{int((unique & same).sum()):,} (unique pairs: {int(unique.sum()):,})",
-           f"{np.mean(sims_uniq):.1f} (random pairing)")
+    record(
+        "2 tabular join",
+        "Adult",
+        "k=5, DM* release x loss release, by position",
+        "positions holding the same input record",
+        frac(int(same.sum()), m, 4),
+        f"{np.mean(sims_same):.2e} (random pairing; 1/n = {1 / m:.2e})",
+        f"truth: {how_b}",
+    )
+    record(
+        "2 tabular join",
+        "Adult",
+        "k=5, DM* x loss, by position",
+        "records left unique after the join (unique pair and truly the same record)",
+        f"{int((unique & same).sum()):,} (unique pairs: {int(unique.sum()):,})",
+        f"{np.mean(sims_uniq):.1f} (random pairing)",
+    )
 
 
 # --------------------------------------------------------------------------------------
 # 3. transactions band (CAHD): replay the deterministic grouping from the published data
+
 
 def _read_fimi(path: Path) -> list[list[int]]:
     out = []
@@ -427,13 +512,21 @@ def _parse_band_output(doc: dict) -> tuple[list[set | None], np.ndarray, list[di
     return qi, np.asarray(grp, dtype=np.int64), counts, sens_items, p
 
 
-def _band_replay(qi: list[set | None], grp: np.ndarray, counts: list[dict], sens_items: list,
-                 p: int, alpha: int, order_name: str
-                 ) -> tuple[dict[int, list[int]], int, np.ndarray, list[frozenset]]:
+def _band_replay(
+    qi: list[set | None],
+    grp: np.ndarray,
+    counts: list[dict],
+    sens_items: list,
+    p: int,
+    alpha: int,
+    order_name: str,
+) -> tuple[dict[int, list[int]], int, np.ndarray, list[frozenset]]:
     """For each group, the members whose use as the group's seed reproduces it."""
     n = len(qi)
-    items = sorted({x for t in qi if t for x in t} | set(sens_items), key=lambda x: (
-        0, x, "") if isinstance(x, int) else (1, 0, str(x)))
+    items = sorted(
+        {x for t in qi if t for x in t} | set(sens_items),
+        key=lambda x: (0, x, "") if isinstance(x, int) else (1, 0, str(x)),
+    )
     code = {x: i for i, x in enumerate(items)}
     sens_codes = {code[x] for x in sens_items if x in code}
     rows, cols = [], []
@@ -443,8 +536,9 @@ def _band_replay(qi: list[set | None], grp: np.ndarray, counts: list[dict], sens
         sets.append(cs)
         rows.extend([r] * len(cs))
         cols.extend(cs)
-    row_order = _old_band_order(np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64),
-                                n, max(len(items), 1))
+    row_order = _old_band_order(
+        np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64), n, max(len(items), 1)
+    )
     position = np.empty(n, dtype=np.int64)
     position[row_order] = np.arange(n)
     n_groups = len(counts)
@@ -471,16 +565,17 @@ def _band_replay(qi: list[set | None], grp: np.ndarray, counts: list[dict], sens
             ok = []
             for t in members[g].tolist():
                 at = int(position[t])
-                cand = row_order[max(0, at - window):min(n, at + window + 1)]
+                cand = row_order[max(0, at - window) : min(n, at + window + 1)]
                 cand = cand[(row_rank[cand] >= rank) & (cand != t)]
                 if cand.size < p - 1:
                     continue
                 st = sets[t]
-                overlap = np.fromiter((len(st & sets[c]) for c in cand.tolist()), dtype=np.int64,
-                                      count=cand.size)
+                overlap = np.fromiter(
+                    (len(st & sets[c]) for c in cand.tolist()), dtype=np.int64, count=cand.size
+                )
                 dist = np.abs(position[cand] - at)
                 pref = np.lexsort((dist, -overlap, est_sens[cand]))
-                chosen = set(cand[pref[:p - 1]].tolist())
+                chosen = set(cand[pref[: p - 1]].tolist())
                 if chosen == mem - {t}:
                     ok.append(t)
             consistent[g] = ok
@@ -510,8 +605,10 @@ def _calibrated_hits(groups: list[tuple[np.ndarray, np.ndarray]], n_buckets: int
 
 
 def attack_band(tmp: Path) -> None:
-    cases = [("BMS-WebView-1", ("bms", "BMS-WebView-1.dat"), [12844, 18872, 10882]),
-             ("retail", ("retail", "retail.dat"), [1144, 150, 2199])]
+    cases = [
+        ("BMS-WebView-1", ("bms", "BMS-WebView-1.dat"), [12844, 18872, 10882]),
+        ("retail", ("retail", "retail.dat"), [1144, 150, 2199]),
+    ]
     p, alpha = 5, 3
     for name, parts, sensitive in cases:
         try:
@@ -520,9 +617,22 @@ def attack_band(tmp: Path) -> None:
             record("3 band", name, f"p={p}", "", "skipped", "", str(why))
             continue
         out = tmp / f"{name}_band.json"
-        rel = run_cli(["transactions", "band", path, "--sensitive",
-                       ",".join(map(str, sensitive)), "-p", p, "-o", out,
-                       "--report", tmp / f"{name}_band_report.json"], "transactions")
+        rel = run_cli(
+            [
+                "transactions",
+                "band",
+                path,
+                "--sensitive",
+                ",".join(map(str, sensitive)),
+                "-p",
+                p,
+                "-o",
+                out,
+                "--report",
+                tmp / f"{name}_band_report.json",
+            ],
+            "transactions",
+        )
         doc = json.loads(out.read_text())
         qi, grp, counts, sens_items, p_pub = _parse_band_output(doc)
         original = _read_fimi(path)
@@ -533,14 +643,18 @@ def attack_band(tmp: Path) -> None:
             truth, how = np.arange(len(qi)), "old behaviour (published in input order)"
         sens = set(sensitive)
         holder = np.array([bool(sens & set(original[i])) for i in truth.tolist()])
-        bad = sum(1 for j, i in enumerate(truth.tolist()) if qi[j] is not None
-                  and set(qi[j]) != set(original[i]) - sens)
+        bad = sum(
+            1
+            for j, i in enumerate(truth.tolist())
+            if qi[j] is not None and set(qi[j]) != set(original[i]) - sens
+        )
         if len(truth) != len(qi) or bad:
             raise Skip(f"publisher link ({how}) disagrees with the published QI sets ({bad} rows)")
         best = None
         for order_name in ("group ids", "band position"):
-            consistent, pinned, position, sets = _band_replay(qi, grp, counts, sens_items, p_pub,
-                                                              alpha, order_name)
+            consistent, pinned, position, sets = _band_replay(
+                qi, grp, counts, sens_items, p_pub, alpha, order_name
+            )
             if best is None or pinned > best[2]:  # observable: no ground truth used
                 best = (order_name, consistent, pinned)
         order_name, consistent, _ = best
@@ -550,13 +664,19 @@ def attack_band(tmp: Path) -> None:
         chance = float(np.mean([holder[members[g]].mean() for g in evaluated])) if evaluated else 0
         chance_txt = f"{chance:.3f} (random member; 1/p = {1 / p:.3f})"
         items = f"p={p}, items {','.join(map(str, sensitive))}"
-        hits = sum(1 for g in evaluated
-                   if len(consistent.get(g, [])) == 1 and holder[consistent[g][0]])
+        hits = sum(
+            1 for g in evaluated if len(consistent.get(g, [])) == 1 and holder[consistent[g][0]]
+        )
         pinned = sum(1 for g in evaluated if len(consistent.get(g, [])) == 1)
-        record("3 band replay", name, items,
-               "groups whose sensitive holder is pinpointed uniquely and correctly",
-               frac(hits, len(evaluated)), chance_txt,
-               f"replay by {order_name}; {pinned:,} pinned to one member; truth: {how}")
+        record(
+            "3 band replay",
+            name,
+            items,
+            "groups whose sensitive holder is pinpointed uniquely and correctly",
+            frac(hits, len(evaluated)),
+            chance_txt,
+            f"replay by {order_name}; {pinned:,} pinned to one member; truth: {how}",
+        )
         # two cheaper guesses: the seed sits mid-window in band order, and its members
         # were chosen for the QI items they share with it
         median_hits, overlap_hits, empty_hits, empty_groups = 0, 0, 0, 0
@@ -577,8 +697,9 @@ def attack_band(tmp: Path) -> None:
             empty_hits += bool(holder[empty[0] if len(empty) == 1 else FRESH.choice(mem)])
             if mem.size == p:
                 overlap_rank = rank_of(-score + FRESH.random(mem.size) * 0.5)
-                size_rank = rank_of(-np.array([len(sets[t]) for t in mem])
-                                    + FRESH.random(mem.size) * 0.5)
+                size_rank = rank_of(
+                    -np.array([len(sets[t]) for t in mem]) + FRESH.random(mem.size) * 0.5
+                )
                 features.append((band_rank * p + overlap_rank, holder[mem], size_rank))
         # calibrated guesses: which (band rank, overlap rank), or which QI-set size rank, the
         # holder tends to take, learnt on half of the groups (an attacker learns it by running
@@ -587,22 +708,46 @@ def attack_band(tmp: Path) -> None:
             c_chance = float(np.mean([h.mean() for _, h, _ in features]))
             for label, pick in (("(band rank, overlap rank)", 0), ("QI-set size rank", 2)):
                 hits_c = _calibrated_hits([(f[pick], f[1]) for f in features], p * p)
-                record("3 band calibrated", name, items, f"holder = the {label} the holder "
-                       "takes most often, learnt on half of the groups, scored on the other half",
-                       frac(hits_c, len(features)),
-                       f"{c_chance:.3f} (random member; 1/p = {1 / p:.3f})",
-                       f"{len(features):,} groups of exactly p")
-        record("3 band empty", name, items, "holder = the one member published with an empty "
-               "QI set (else a random member)", frac(empty_hits, len(evaluated)), chance_txt,
-               f"{empty_groups:,} groups with exactly one empty QI set")
-        record("3 band median", name, items, "holder = the member at the group's median band "
-               "position", frac(median_hits, len(evaluated)), chance_txt)
-        record("3 band overlap", name, items, "holder = the member sharing most QI items with "
-               "the others (ties: random)", frac(overlap_hits, len(evaluated)), chance_txt)
+                record(
+                    "3 band calibrated",
+                    name,
+                    items,
+                    f"holder = the {label} the holder "
+                    "takes most often, learnt on half of the groups, scored on the other half",
+                    frac(hits_c, len(features)),
+                    f"{c_chance:.3f} (random member; 1/p = {1 / p:.3f})",
+                    f"{len(features):,} groups of exactly p",
+                )
+        record(
+            "3 band empty",
+            name,
+            items,
+            "holder = the one member published with an empty QI set (else a random member)",
+            frac(empty_hits, len(evaluated)),
+            chance_txt,
+            f"{empty_groups:,} groups with exactly one empty QI set",
+        )
+        record(
+            "3 band median",
+            name,
+            items,
+            "holder = the member at the group's median band position",
+            frac(median_hits, len(evaluated)),
+            chance_txt,
+        )
+        record(
+            "3 band overlap",
+            name,
+            items,
+            "holder = the member sharing most QI items with the others (ties: random)",
+            frac(overlap_hits, len(evaluated)),
+            chance_txt,
+        )
 
 
 # --------------------------------------------------------------------------------------
 # 4. transactions anonymize / k-anonymize: positional join of two releases
+
 
 def _read_lines(path: Path) -> list[str]:
     with path.open() as fh:
@@ -628,10 +773,34 @@ def attack_km_k(tmp: Path) -> None:
         return
     k = 5
     km_out, k_out = tmp / "retail_km.dat", tmp / "retail_k.dat"
-    rel_km = run_cli(["transactions", "anonymize", path, "-k", k, "-o", km_out,
-                      "--report", tmp / "retail_km.json"], "transactions")
-    rel_k = run_cli(["transactions", "k-anonymize", path, "-k", k, "-o", k_out,
-                     "--report", tmp / "retail_k.json"], "transactions")
+    rel_km = run_cli(
+        [
+            "transactions",
+            "anonymize",
+            path,
+            "-k",
+            k,
+            "-o",
+            km_out,
+            "--report",
+            tmp / "retail_km.json",
+        ],
+        "transactions",
+    )
+    rel_k = run_cli(
+        [
+            "transactions",
+            "k-anonymize",
+            path,
+            "-k",
+            k,
+            "-o",
+            k_out,
+            "--report",
+            tmp / "retail_k.json",
+        ],
+        "transactions",
+    )
     a, b = _read_lines(km_out), _read_lines(k_out)
     ta, how = _transactions_truth(rel_km, len(a))
     tb, _ = _transactions_truth(rel_k, len(b))
@@ -645,17 +814,28 @@ def attack_km_k(tmp: Path) -> None:
         s = ta[:m] == tb[:m][shuffle]
         sims_same.append(float(s.mean()))
         sims_u.append(int((_pair_uniques(ka, kb.iloc[shuffle].reset_index(drop=True)) & s).sum()))
-    record("4 km x k join", "retail", f"km (k={k}, m=2) x k (k={k}), by position",
-           "positions holding the same input basket", frac(int(same.sum()), m, 4),
-           f"{np.mean(sims_same):.2e} (random pairing; 1/n = {1 / m:.2e})", f"truth: {how}")
-    record("4 km x k join", "retail", f"km (k={k}, m=2) x k (k={k}), by position",
-           "baskets left unique (unique (km row, k row) pair that is truly one basket)",
-           f"{int((unique & same).sum()):,} of {m:,} (unique pairs: {int(unique.sum()):,})",
-           f"{np.mean(sims_u):.1f} (random pairing)")
+    record(
+        "4 km x k join",
+        "retail",
+        f"km (k={k}, m=2) x k (k={k}), by position",
+        "positions holding the same input basket",
+        frac(int(same.sum()), m, 4),
+        f"{np.mean(sims_same):.2e} (random pairing; 1/n = {1 / m:.2e})",
+        f"truth: {how}",
+    )
+    record(
+        "4 km x k join",
+        "retail",
+        f"km (k={k}, m=2) x k (k={k}), by position",
+        "baskets left unique (unique (km row, k row) pair that is truly one basket)",
+        f"{int((unique & same).sum()):,} of {m:,} (unique pairs: {int(unique.sum()):,})",
+        f"{np.mean(sims_u):.1f} (random pairing)",
+    )
 
 
 # --------------------------------------------------------------------------------------
 # 5. location: order inside a window, fix counts, positional pseudonym link, mid-range
+
 
 def _numbers(obj: Any, where: str = ""):
     if isinstance(obj, dict):
@@ -684,10 +864,11 @@ def _location_truth(release: Any, n_published: int, n_input: int) -> tuple[np.nd
 
 
 def attack_location(tmp: Path) -> None:
-    cases = [("GeoLife bundled sample", ROOT / "location" / "data" /
-              "geolife_11users_sample.csv.gz"),
-             ("GeoLife 11 users (shared)", DATA / "geolife" / "geolife_11users_trackintel.csv.gz"),
-             ("GeoLife 2 users (shared)", DATA / "geolife" / "geolife_sample.txt.gz")]
+    cases = [
+        ("GeoLife bundled sample", ROOT / "location" / "data" / "geolife_11users_sample.csv.gz"),
+        ("GeoLife 11 users (shared)", DATA / "geolife" / "geolife_11users_trackintel.csv.gz"),
+        ("GeoLife 2 users (shared)", DATA / "geolife" / "geolife_sample.txt.gz"),
+    ]
     k = 2
     for name, path in cases:
         if not path.exists():
@@ -714,10 +895,29 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
     runs = []
     stem = re.sub(r"\W+", "_", name)
     for run in ("a", "b"):
-        out, geo, rep = (tmp / f"{stem}_{run}.csv", tmp / f"{stem}_{run}.geojson",
-                         tmp / f"{stem}_{run}.json")
-        rel = run_cli(["location", _location_command(), path, "-k", k, *cols, "-o", out, "--geojson", geo,
-                       "--report", rep, "--quiet"], "location")
+        out, geo, rep = (
+            tmp / f"{stem}_{run}.csv",
+            tmp / f"{stem}_{run}.geojson",
+            tmp / f"{stem}_{run}.json",
+        )
+        rel = run_cli(
+            [
+                "location",
+                _location_command(),
+                path,
+                "-k",
+                k,
+                *cols,
+                "-o",
+                out,
+                "--geojson",
+                geo,
+                "--report",
+                rep,
+                "--quiet",
+            ],
+            "location",
+        )
         pub = pd.read_csv(out, dtype={"user": str})
         truth, how = _location_truth(rel, len(pub), len(inp))
         report = json.loads(rep.read_text())
@@ -744,26 +944,52 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
     mae_rank = float(np.median(np.abs(est[multi] - offset_true[multi]))) / 1e9
     mae_mid = float(np.median(np.abs(window / 2 - offset_true[multi]))) / 1e9
     wmin = window / 60e9
-    record("5 location order", name, f"k={k}, {wmin:g}-min windows",
-           "Spearman(rank inside (pseudonym, window), true time)",
-           f"{rho:.3f} ({int(multi.sum()):,} fixes in groups of >= 2)", "0", f"truth: {how}")
-    record("5 location order", name, f"k={k}, {wmin:g}-min windows",
-           "median abs. error of the time estimated by rank (s)", f"{mae_rank:.0f}",
-           f"{mae_mid:.0f} (window midpoint)")
+    record(
+        "5 location order",
+        name,
+        f"k={k}, {wmin:g}-min windows",
+        "Spearman(rank inside (pseudonym, window), true time)",
+        f"{rho:.3f} ({int(multi.sum()):,} fixes in groups of >= 2)",
+        "0",
+        f"truth: {how}",
+    )
+    record(
+        "5 location order",
+        name,
+        f"k={k}, {wmin:g}-min windows",
+        "median abs. error of the time estimated by rank (s)",
+        f"{mae_rank:.0f}",
+        f"{mae_mid:.0f} (window midpoint)",
+    )
     # rows per (pseudonym, window) against the user's true fixes in that window
     user_of_row = true_user[truth]
-    per_group = pd.DataFrame({"key": key.to_numpy(), "user": user_of_row, "w": w_start,
-                              "rows": pub[count_col].to_numpy() if count_col else 1})
-    agg = per_group.groupby("key").agg(user=("user", "first"), w=("w", "first"),
-                                       rows=("rows", "sum"))
-    true_counts = pd.Series(1, index=pd.MultiIndex.from_arrays(
-        [true_user, (true_t // window) * window])).groupby(level=[0, 1]).sum()
+    per_group = pd.DataFrame(
+        {
+            "key": key.to_numpy(),
+            "user": user_of_row,
+            "w": w_start,
+            "rows": pub[count_col].to_numpy() if count_col else 1,
+        }
+    )
+    agg = per_group.groupby("key").agg(
+        user=("user", "first"), w=("w", "first"), rows=("rows", "sum")
+    )
+    true_counts = (
+        pd.Series(1, index=pd.MultiIndex.from_arrays([true_user, (true_t // window) * window]))
+        .groupby(level=[0, 1])
+        .sum()
+    )
     want = true_counts.reindex(pd.MultiIndex.from_arrays([agg["user"], agg["w"]])).to_numpy()
     equal = agg["rows"].to_numpy() == want
     mode_share = float(pd.Series(want).value_counts(normalize=True).iloc[0])
-    record("5 location counts", name, f"k={k}", "(pseudonym, window) groups whose row count "
-           "equals the user's true fixes in the window", frac(int(equal.sum()), len(agg)),
-           f"{mode_share:.3f} (guessing the most common count)")
+    record(
+        "5 location counts",
+        name,
+        f"k={k}",
+        "(pseudonym, window) groups whose row count equals the user's true fixes in the window",
+        frac(int(equal.sum()), len(agg)),
+        f"{mode_share:.3f} (guessing the most common count)",
+    )
     # positional pseudonym link between two keyless releases
     pub_b, truth_b = runs[1][0], runs[1][1]
     m = min(len(pub), len(pub_b))
@@ -775,10 +1001,15 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
     b_share_by_user = b_user.value_counts(normalize=True)
     chance = float(np.mean([b_share_by_user.get(a_user.get(ap), 0.0) for ap in link.index]))
     reused = len(set(a_ps) & set(b_ps))
-    record("5 location link", name, f"k={k}, two runs without key, by position",
-           "pseudonyms linked to the same user", frac(linked, len(link)),
-           f"{chance:.3f} (random pick among the other release's pseudonyms)",
-           f"pseudonyms shared by both runs: {reused}")
+    record(
+        "5 location link",
+        name,
+        f"k={k}, two runs without key, by position",
+        "pseudonyms linked to the same user",
+        frac(linked, len(link)),
+        f"{chance:.3f} (random pick among the other release's pseudonyms)",
+        f"pseudonyms shared by both runs: {reused}",
+    )
     # exact input mid-range in any artefact
     lat, lon = inp["lat"].to_numpy(float), inp["lng"].to_numpy(float)
     ok = np.isfinite(lat) & np.isfinite(lon) & (np.abs(lat) <= 90) & (np.abs(lon) <= 180)
@@ -793,10 +1024,15 @@ def _location_case(name: str, path: Path, k: int, tmp: Path) -> None:
                 if abs(value - mid) < 1e-6:
                     found[axis].add(f"{label}:{where}")
     hits = sum(1 for v in found.values() if v)
-    record("5 location mid-range", name, f"k={k}",
-           "input lon/lat mid-range found in report, GeoJSON or data file",
-           f"{hits}/2" + (f" ({'; '.join(sorted(found['lon'] | found['lat']))[:120]})"
-                          if hits else ""), "0/2")
+    record(
+        "5 location mid-range",
+        name,
+        f"k={k}",
+        "input lon/lat mid-range found in report, GeoJSON or data file",
+        f"{hits}/2"
+        + (f" ({'; '.join(sorted(found['lon'] | found['lat']))[:120]})" if hits else ""),
+        "0/2",
+    )
     _location_composition(name, path, k, cols, pub, truth, true_user, tmp)
 
 
@@ -813,26 +1049,59 @@ def _footprint_link(pub_a: pd.DataFrame, pub_b: pd.DataFrame) -> dict[str, str]:
     return link
 
 
-def _location_composition(name: str, path: Path, k: int, cols: list[str], pub: pd.DataFrame,
-                          truth: np.ndarray, true_user: np.ndarray, tmp: Path) -> None:
+def _location_composition(
+    name: str,
+    path: Path,
+    k: int,
+    cols: list[str],
+    pub: pd.DataFrame,
+    truth: np.ndarray,
+    true_user: np.ndarray,
+    tmp: Path,
+) -> None:
     """Fixed and adaptive releases of one log: link pseudonyms by footprint, intersect."""
     stem = re.sub(r"\W+", "_", name)
     out = tmp / f"{stem}_adaptive.csv"
-    rel_b = run_cli(["location", _location_command(), path, "-k", k, *cols, "--method", "adaptive",
-                     "-o", out, "--quiet"], "location")
+    rel_b = run_cli(
+        [
+            "location",
+            _location_command(),
+            path,
+            "-k",
+            k,
+            *cols,
+            "--method",
+            "adaptive",
+            "-o",
+            out,
+            "--quiet",
+        ],
+        "location",
+    )
     pub_b = pd.read_csv(out, dtype={"user": str})
     truth_b, _ = _location_truth(rel_b, len(pub_b), len(true_user))
-    ua = pd.Series(true_user[truth]).groupby(pub["user"].astype(str).to_numpy()).agg(
-        lambda s: s.mode().iloc[0])
-    ub = pd.Series(true_user[truth_b]).groupby(pub_b["user"].astype(str).to_numpy()).agg(
-        lambda s: s.mode().iloc[0])
+    ua = (
+        pd.Series(true_user[truth])
+        .groupby(pub["user"].astype(str).to_numpy())
+        .agg(lambda s: s.mode().iloc[0])
+    )
+    ub = (
+        pd.Series(true_user[truth_b])
+        .groupby(pub_b["user"].astype(str).to_numpy())
+        .agg(lambda s: s.mode().iloc[0])
+    )
     link = _footprint_link(pub, pub_b)
     linked = sum(ua[a] == ub[b] for a, b in link.items())
     share_b = ub.value_counts(normalize=True)
     chance = float(np.mean([share_b.get(ua[a], 0.0) for a in link]))
-    record("5 location composition", name, f"k={k}, fixed x adaptive release, no key",
-           "pseudonyms linked to the same user by their windows (no positions)",
-           frac(linked, len(link)), f"{chance:.3f} (random pick)")
+    record(
+        "5 location composition",
+        name,
+        f"k={k}, fixed x adaptive release, no key",
+        "pseudonyms linked to the same user by their windows (no positions)",
+        frac(linked, len(link)),
+        f"{chance:.3f} (random pick)",
+    )
 
     ra = pub.groupby([pub["user"].astype(str), "window"])["region_id"].agg(set)
     rb = pub_b.groupby([pub_b["user"].astype(str), "window"])["region_id"].agg(set)
@@ -856,18 +1125,29 @@ def _location_composition(name: str, path: Path, k: int, cols: list[str], pub: p
     for _ in range(20):
         shuffled = [bs[i] for i in FRESH.permutation(len(bs))]
         sims.append(len(single_user_groups(dict(zip(link.keys(), shuffled))) & true_keys))
-    record("5 location composition", name, f"k={k}, fixed x adaptive, footprint link",
-           "(window, fixed region, adaptive region) cells holding one user, found by the "
-           "attacker", f"{found:,} (of {len(true_keys):,} that exist)",
-           f"{np.mean(sims):.1f} (random pseudonym link)")
+    record(
+        "5 location composition",
+        name,
+        f"k={k}, fixed x adaptive, footprint link",
+        "(window, fixed region, adaptive region) cells holding one user, found by the attacker",
+        f"{found:,} (of {len(true_keys):,} that exist)",
+        f"{np.mean(sims):.1f} (random pseudonym link)",
+    )
 
 
 # --------------------------------------------------------------------------------------
 # 6. querylogs report: per-cluster lists give the clusters' original totals
 
+
 def _aol_event_counts(path: Path) -> pd.Series:
-    frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=csv.QUOTE_NONE,
-                        on_bad_lines="skip")
+    frame = pd.read_csv(
+        path,
+        sep="\t",
+        dtype=str,
+        keep_default_na=False,
+        quoting=csv.QUOTE_NONE,
+        on_bad_lines="skip",
+    )
     user = frame["AnonID"].str.strip()
     query = frame["Query"].str.lower().str.split().str.join(" ")
     t = pd.to_datetime(frame["QueryTime"].str.strip(), errors="coerce")
@@ -886,24 +1166,40 @@ def attack_querylogs_report(tmp: Path) -> None:
     for k in (4, 5):
         out, rep = tmp / f"aol_k{k}.tsv", tmp / f"aol_k{k}.json"
         try:
-            rel = run_cli(["querylogs", "anonymize", path, "-k", k, "-o", out, "--report", rep],
-                          "querylogs")
+            rel = run_cli(
+                ["querylogs", "anonymize", path, "-k", k, "-o", out, "--report", rep], "querylogs"
+            )
         except Skip as why:
-            record("6 querylogs report", "AOL raw sample 20k", f"k={k}", "", "skipped", "",
-                   str(why))
+            record(
+                "6 querylogs report", "AOL raw sample 20k", f"k={k}", "", "skipped", "", str(why)
+            )
             continue
         report = json.loads(rep.read_text())
         clusters = report.get("info", {}).get("clusters")
         labels = np.asarray(rel.partition.labels)
         users = np.asarray(sorted(per_user.index.tolist()), dtype=object)
         if users.size != labels.size:
-            record("6 querylogs report", "AOL raw sample 20k", f"k={k}", "", "skipped", "",
-                   f"cannot align {labels.size} partition labels with {users.size} users")
+            record(
+                "6 querylogs report",
+                "AOL raw sample 20k",
+                f"k={k}",
+                "",
+                "skipped",
+                "",
+                f"cannot align {labels.size} partition labels with {users.size} users",
+            )
             continue
         counts = per_user.reindex(users).to_numpy()
         if np.isnan(counts).any():
-            record("6 querylogs report", "AOL raw sample 20k", f"k={k}", "", "skipped", "",
-                   "users of the partition missing from the independent event count")
+            record(
+                "6 querylogs report",
+                "AOL raw sample 20k",
+                f"k={k}",
+                "",
+                "skipped",
+                "",
+                "users of the partition missing from the independent event count",
+            )
             continue
         # publisher side: the true (size, original query total) of every cluster with
         # published users (the partition numbers clusters in its own order, so the report's
@@ -914,10 +1210,15 @@ def attack_querylogs_report(tmp: Path) -> None:
         truth = Counter(zip(true_size.tolist(), true_total.tolist()))
         n_true = int(true_size.size)
         if not clusters or not {"size", "published_per_user"} <= set(clusters):
-            record("6 querylogs report", "AOL raw sample 20k", f"k={k}",
-                   "clusters (with published users) whose original query total is recovered "
-                   "exactly", frac(0, n_true), "0 (nothing to recover from)",
-                   "per-cluster lists absent from the report")
+            record(
+                "6 querylogs report",
+                "AOL raw sample 20k",
+                f"k={k}",
+                "clusters (with published users) whose original query total is recovered exactly",
+                frac(0, n_true),
+                "0 (nothing to recover from)",
+                "per-cluster lists absent from the report",
+            )
             continue
         size = np.asarray(clusters["size"], dtype=np.int64)
         pub = np.asarray(clusters["published_per_user"], dtype=np.int64)
@@ -928,15 +1229,20 @@ def attack_querylogs_report(tmp: Path) -> None:
         from_log = Counter(zip(size[shown].tolist(), (size * pub)[shown].tolist()))
         hits = sum((recovered & truth).values())
         base = sum((from_log & truth).values())
-        record("6 querylogs report", "AOL raw sample 20k", f"k={k}",
-               "clusters (with published users) whose original query total is recovered exactly",
-               frac(hits, n_true),
-               f"{base / max(n_true, 1):.3f} (size x published per user, from the log alone)",
-               f"{len(size)} clusters listed, {int((~shown).sum())} with nothing published")
+        record(
+            "6 querylogs report",
+            "AOL raw sample 20k",
+            f"k={k}",
+            "clusters (with published users) whose original query total is recovered exactly",
+            frac(hits, n_true),
+            f"{base / max(n_true, 1):.3f} (size x published per user, from the log alone)",
+            f"{len(size)} clusters listed, {int((~shown).sum())} with nothing published",
+        )
 
 
 # --------------------------------------------------------------------------------------
 # 7. querylogs crash for k in 60..128
+
 
 def attack_querylogs_crash(tmp: Path) -> None:
     try:
@@ -950,23 +1256,47 @@ def attack_querylogs_crash(tmp: Path) -> None:
     tracebacks, codes = 0, Counter()
     for k in ks:
         out = tmp / f"aol_crash_k{k}.tsv"
-        proc = subprocess.run([sys.executable, "-m", "structanon", "querylogs", "anonymize",
-                               str(path), "-k", str(k), "-o", str(out)], cwd=str(ROOT), env=env,
-                              capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "structanon",
+                "querylogs",
+                "anonymize",
+                str(path),
+                "-k",
+                str(k),
+                "-o",
+                str(out),
+            ],
+            cwd=str(ROOT),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         crashed = "Traceback (most recent call last)" in proc.stderr
         tracebacks += crashed
         codes["traceback" if crashed else f"exit {proc.returncode}"] += 1
-    record("7 querylogs crash", "AOL raw sample 20k", f"k = 60..128 step 4 ({len(ks)} runs)",
-           "runs ending with a traceback", frac(tracebacks, len(ks)), "0",
-           ", ".join(f"{v} x {c}" for c, v in sorted(codes.items())))
+    record(
+        "7 querylogs crash",
+        "AOL raw sample 20k",
+        f"k = 60..128 step 4 ({len(ks)} runs)",
+        "runs ending with a traceback",
+        frac(tracebacks, len(ks)),
+        "0",
+        ", ".join(f"{v} x {c}" for c, v in sorted(codes.items())),
+    )
 
 
 # --------------------------------------------------------------------------------------
 
 ATTACKS = {
     1: ("graphs: labels from the public seed", lambda a, t: attack_graphs(a.seeds, t)),
-    2: ("tabular: shuffle from the public seed; positional join",
-        lambda a, t: attack_tabular(a.seeds, t)),
+    2: (
+        "tabular: shuffle from the public seed; positional join",
+        lambda a, t: attack_tabular(a.seeds, t),
+    ),
     3: ("transactions band: replay of the grouping", lambda a, t: attack_band(t)),
     4: ("transactions km x k: positional join", lambda a, t: attack_km_k(t)),
     5: ("location: order, counts, link, mid-range", lambda a, t: attack_location(t)),
@@ -985,6 +1315,7 @@ def print_table(rows: list[dict]) -> None:
 
 def markdown(before: list[dict], after: list[dict]) -> str:
     """Before/after tables per attack from two ``--json`` outputs."""
+
     def key(r: dict) -> tuple:
         return (r["attack"], r["dataset"], r["parameters"], r["measure"])
 
@@ -998,12 +1329,24 @@ def markdown(before: list[dict], after: list[dict]) -> str:
         if number != current:
             current = number
             title = ATTACKS[int(number)][0] if number.isdigit() and int(number) in ATTACKS else ""
-            lines += ["", f"### {number}. {title}", "",
-                      "| dataset | parameters | measure | before | after | chance (after) | note "
-                      "(after) |", "|---|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                f"### {number}. {title}",
+                "",
+                "| dataset | parameters | measure | before | after | chance (after) | note "
+                "(after) |",
+                "|---|---|---|---|---|---|---|",
+            ]
         b, a = old.get(kk, {}), new.get(kk, {})
-        cells = [kk[1], kk[2], kk[3], b.get("success", "not run"), a.get("success", "not run"),
-                 a.get("chance", b.get("chance", "")), a.get("note", "")]
+        cells = [
+            kk[1],
+            kk[2],
+            kk[3],
+            b.get("success", "not run"),
+            a.get("success", "not run"),
+            a.get("chance", b.get("chance", "")),
+            a.get("note", ""),
+        ]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     return "\n".join(lines)
 
@@ -1013,18 +1356,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="Attacks to run, e.g. 1,3 (default: all).")
     parser.add_argument("--seeds", type=int, default=1000, help="Largest seed tried (0..N).")
     parser.add_argument("--json", type=Path, default=None, help="Also write the rows as JSON.")
-    parser.add_argument("--markdown", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
-                        help="Print before/after tables from two --json files and stop.")
+    parser.add_argument(
+        "--markdown",
+        nargs=2,
+        type=Path,
+        metavar=("BEFORE", "AFTER"),
+        help="Print before/after tables from two --json files and stop.",
+    )
     args = parser.parse_args(argv)
     if args.markdown:
         print(markdown(*(json.loads(p.read_text()) for p in args.markdown)))
         return 0
     wanted = [int(x) for x in args.only.split(",") if x.strip()] or sorted(ATTACKS)
-    commit = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"],
-                            capture_output=True, text=True).stdout.strip()
-    print(f"structanon attack bench; code at {commit}; data {DATA}; "
-          f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-          flush=True)
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"structanon attack bench; code at {commit}; data {DATA}; "
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        flush=True,
+    )
     os.environ.pop("STRUCTANON_PSEUDONYM_KEY", None)
     with tempfile.TemporaryDirectory(prefix="structanon-attacks-") as tmpdir:
         for number in wanted:

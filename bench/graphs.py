@@ -25,7 +25,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 _spec = importlib.util.spec_from_file_location("_harness", BENCH / "_harness.py")
 _harness = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_harness)
-machine_line, markdown_table, measure = _harness.machine_line, _harness.markdown_table, _harness.measure
+machine_line, markdown_table, measure = (
+    _harness.machine_line,
+    _harness.markdown_table,
+    _harness.measure,
+)
 record_section, shared_data = _harness.record_section, _harness.shared_data
 
 import graphs  # noqa: E402  (imported once here, so the forked cases do not time imports)
@@ -63,16 +67,31 @@ def _to_graph(n, edges):
     return graph
 
 
-EDIT_KEYS = ("symmetric_difference", "two_sided_lower_bound_edges", "ratio_to_two_sided_bound",
-             "structural_lower_bound_edges")
+EDIT_KEYS = (
+    "symmetric_difference",
+    "two_sided_lower_bound_edges",
+    "ratio_to_two_sided_bound",
+    "structural_lower_bound_edges",
+)
 
 
 def _summary(release) -> dict:
     info, util, risk = release.info, release.utility, release.risk
-    out = {k: info[k] for k in ("nodes", "edges_before", "edges_added", "edges_removed",
-                                "lower_bound_edges", "ratio_to_lower_bound",
-                                "sequence_bound_edges", "ratio_to_sequence_bound", "rounds",
-                                "probes")}
+    out = {
+        k: info[k]
+        for k in (
+            "nodes",
+            "edges_before",
+            "edges_added",
+            "edges_removed",
+            "lower_bound_edges",
+            "ratio_to_lower_bound",
+            "sequence_bound_edges",
+            "ratio_to_sequence_bound",
+            "rounds",
+            "probes",
+        )
+    }
     out.update({k: info.get(k) for k in EDIT_KEYS})
     out["timings"] = dict(release.timings)
     out["utility"] = util
@@ -84,13 +103,19 @@ def _summary(release) -> dict:
     return out
 
 
-def run_facebook(path: Path, k: int, method: str, construct: str, utility,
-                 max_drop=None) -> dict:
+def run_facebook(path: Path, k: int, method: str, construct: str, utility, max_drop=None) -> dict:
     start = time.perf_counter()
     graph = graphs.read_graph(path)
     read = time.perf_counter() - start
-    release = graphs.k_degree_anonymize(graph, k, method=method, construct=construct, seed=0,
-                                        utility=utility, max_degree_drop=max_drop)
+    release = graphs.k_degree_anonymize(
+        graph,
+        k,
+        method=method,
+        construct=construct,
+        seed=0,
+        utility=utility,
+        max_degree_drop=max_drop,
+    )
     out = _summary(release)
     out["read"] = read
     return out
@@ -122,26 +147,37 @@ EDIT_CASES = (("supergraph", None), ("edit", None), ("edit", 0.5))
 
 def _edit_row(construct, max_drop, k, fb) -> list:
     """One construction on Facebook: timed without measures, then measured apart."""
-    timed, secs, peak = measure(run_facebook, fb, k, "dp", construct, False, max_drop,
-                                timeout=300)
+    timed, secs, peak = measure(run_facebook, fb, k, "dp", construct, False, max_drop, timeout=300)
     res = measure(run_facebook, fb, k, "dp", construct, "full", max_drop, timeout=600)[0]
     u = res["utility"]
     edits = timed["edges_added"] + timed["edges_removed"]
     two = timed["two_sided_lower_bound_edges"] or res["two_sided_lower_bound_edges"]
     name = construct + ("" if max_drop is None else f" (max drop {max_drop})")
-    return [name, k, _f(secs, 2), _f(peak, 0), timed["edges_added"], timed["edges_removed"],
-            edits, two, timed["structural_lower_bound_edges"], _f(edits / two, 3) if two else None,
-            _f(timed["ratio_to_lower_bound"], 3) if construct == "edit" else None,
-            f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
-            f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-            f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
-            f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
-            _f(u["community_nmi"]), _f(u["degree_emd"]), timed["verified"]]
+    return [
+        name,
+        k,
+        _f(secs, 2),
+        _f(peak, 0),
+        timed["edges_added"],
+        timed["edges_removed"],
+        edits,
+        two,
+        timed["structural_lower_bound_edges"],
+        _f(edits / two, 3) if two else None,
+        _f(timed["ratio_to_lower_bound"], 3) if construct == "edit" else None,
+        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
+        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
+        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+        _f(u["community_nmi"]),
+        _f(u["degree_emd"]),
+        timed["verified"],
+    ]
 
 
 def edit_section(ks, sizes) -> list[str]:
     """The edit construction (additions and deletions) beside the supergraph."""
-    lines = ["### Least symmetric difference (`construct=\"edit\"`) beside `supergraph`", ""]
+    lines = ['### Least symmetric difference (`construct="edit"`) beside `supergraph`', ""]
     fb = shared_data("facebook/facebook_combined.txt")
     if fb is None:
         lines.append("Facebook data absent: skipped.")
@@ -164,105 +200,208 @@ def edit_section(ks, sizes) -> list[str]:
             "`struct LB` = the structural bound of `graphs._twosided` (hubs cannot pair "
             "their changes); both hold for every k-degree-anonymous graph on these nodes. "
             "`/best LB` = edits over the larger of the two. Utility from a second run with "
-            "`utility=\"full\"` (pairs are original -> anonymized).", "",
-            markdown_table(["construction", "k", "wall s", "peak MiB", "added", "removed",
-                            "edits", "2-sided LB", "struct LB", "edits/2-sided LB",
-                            "edits/best LB", "max degree", "avg clustering", "assortativity",
-                            "avg path", "Louvain NMI", "degree EMD", "verified"], rows), ""]
+            '`utility="full"` (pairs are original -> anonymized).',
+            "",
+            markdown_table(
+                [
+                    "construction",
+                    "k",
+                    "wall s",
+                    "peak MiB",
+                    "added",
+                    "removed",
+                    "edits",
+                    "2-sided LB",
+                    "struct LB",
+                    "edits/2-sided LB",
+                    "edits/best LB",
+                    "max degree",
+                    "avg clustering",
+                    "assortativity",
+                    "avg path",
+                    "Louvain NMI",
+                    "degree EMD",
+                    "verified",
+                ],
+                rows,
+            ),
+            "",
+        ]
     rows = []
     for n_edges in sizes:
         for k in (10, 50):
             res, secs, peak = measure(run_generated, n_edges, k, "edit", timeout=900)
             t = res["timings"]
-            rows.append([n_edges, res["nodes"], res["max_degree"], k, _f(res["end_to_end"], 2),
-                         _f(t["anonymize"], 2), _f(peak, 0), res["edges_added"],
-                         res["edges_removed"], res["two_sided_lower_bound_edges"],
-                         res["structural_lower_bound_edges"],
-                         _f(res["ratio_to_two_sided_bound"]), _f(res["ratio_to_lower_bound"]),
-                         res["verified"]])
+            rows.append(
+                [
+                    n_edges,
+                    res["nodes"],
+                    res["max_degree"],
+                    k,
+                    _f(res["end_to_end"], 2),
+                    _f(t["anonymize"], 2),
+                    _f(peak, 0),
+                    res["edges_added"],
+                    res["edges_removed"],
+                    res["two_sided_lower_bound_edges"],
+                    res["structural_lower_bound_edges"],
+                    _f(res["ratio_to_two_sided_bound"]),
+                    _f(res["ratio_to_lower_bound"]),
+                    res["verified"],
+                ]
+            )
             print(rows[-1], flush=True)
     lines += [
-        "Generated Chung-Lu graphs as above, `construct=\"edit\"`, `utility=\"fast\"`; "
+        'Generated Chung-Lu graphs as above, `construct="edit"`, `utility="fast"`; '
         "`end-to-end s` as above, peak MiB of the whole child (generation and the networkx "
-        "input graph included).", "",
-        markdown_table(["edges", "nodes", "max deg", "k", "end-to-end s", "anonymize s",
-                        "peak MiB", "added", "removed", "2-sided LB", "struct LB",
-                        "edits/2-sided LB", "edits/best LB", "verified"], rows), ""]
+        "input graph included).",
+        "",
+        markdown_table(
+            [
+                "edges",
+                "nodes",
+                "max deg",
+                "k",
+                "end-to-end s",
+                "anonymize s",
+                "peak MiB",
+                "added",
+                "removed",
+                "2-sided LB",
+                "struct LB",
+                "edits/2-sided LB",
+                "edits/best LB",
+                "verified",
+            ],
+            rows,
+        ),
+        "",
+    ]
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--edit", action="store_true",
-                        help="only the edit construction beside supergraph")
-    parser.add_argument("--no-record", action="store_true",
-                        help="print the tables; leave bench/RESULTS.md alone")
+    parser.add_argument(
+        "--edit", action="store_true", help="only the edit construction beside supergraph"
+    )
+    parser.add_argument(
+        "--no-record", action="store_true", help="print the tables; leave bench/RESULTS.md alone"
+    )
     args = parser.parse_args()
     if args.edit:
         ks = [5, 20] if args.quick else [5, 10, 20, 50, 100]
-        lines = ["## graphs: least symmetric difference (additions and deletions)", "",
-                 f"Machine: {machine_line()}; shared with other jobs while measuring, so wall "
-                 "times are pessimistic. Each case runs in a forked child.", ""]
+        lines = [
+            "## graphs: least symmetric difference (additions and deletions)",
+            "",
+            f"Machine: {machine_line()}; shared with other jobs while measuring, so wall "
+            "times are pessimistic. Each case runs in a forked child.",
+            "",
+        ]
         lines += edit_section(ks, [100_000] if args.quick else [1_000_000])
-        lines.append("Command: `/work/venv/bin/python bench/graphs.py --edit"
-                     + (" --quick`" if args.quick else "`"))
+        lines.append(
+            "Command: `/work/venv/bin/python bench/graphs.py --edit"
+            + (" --quick`" if args.quick else "`")
+        )
         if not args.no_record:
             record_section("graphs-edit", "\n".join(lines))
         print("\n".join(lines))
         return
-    lines = ["## graphs: k-degree anonymization (Liu & Terzi 2008)", "",
-             f"Machine: {machine_line()}; shared with other jobs while measuring (load "
-             "average 3-6 on 2 cores), so wall times are pessimistic. Each case runs in a "
-             "forked child (`bench/_harness.measure`); peak RSS is that child's.", ""]
+    lines = [
+        "## graphs: k-degree anonymization (Liu & Terzi 2008)",
+        "",
+        f"Machine: {machine_line()}; shared with other jobs while measuring (load "
+        "average 3-6 on 2 cores), so wall times are pessimistic. Each case runs in a "
+        "forked child (`bench/_harness.measure`); peak RSS is that child's.",
+        "",
+    ]
     ks = [5, 20] if args.quick else [5, 10, 20, 50, 100]
     fb = shared_data("facebook/facebook_combined.txt")
     if fb is None:
         lines.append("Facebook data absent: skipped.")
     else:
         rows, util_rows = [], []
-        for method, construct in (("dp", "supergraph"), ("dp", "probing"), ("dp", "swap"),
-                                  ("greedy", "supergraph")):
+        for method, construct in (
+            ("dp", "supergraph"),
+            ("dp", "probing"),
+            ("dp", "swap"),
+            ("greedy", "supergraph"),
+        ):
             for k in ks:
                 if (method, construct) != ("dp", "supergraph") and k not in (5, 20, 100):
                     continue
-                res, secs, peak = measure(run_facebook, fb, k, method, construct, False,
-                                          timeout=300)
+                res, secs, peak = measure(
+                    run_facebook, fb, k, method, construct, False, timeout=300
+                )
                 t = res["timings"]
-                rows.append([f"{method}/{construct}", k, _f(secs, 2), _f(t["total"], 2),
-                             _f(peak, 0), res["edges_added"], res["edges_removed"],
-                             res["lower_bound_edges"], _f(res["ratio_to_lower_bound"]),
-                             res["sequence_bound_edges"], _f(res["ratio_to_sequence_bound"]),
-                             res["verified"]])
+                rows.append(
+                    [
+                        f"{method}/{construct}",
+                        k,
+                        _f(secs, 2),
+                        _f(t["total"], 2),
+                        _f(peak, 0),
+                        res["edges_added"],
+                        res["edges_removed"],
+                        res["lower_bound_edges"],
+                        _f(res["ratio_to_lower_bound"]),
+                        res["sequence_bound_edges"],
+                        _f(res["ratio_to_sequence_bound"]),
+                        res["verified"],
+                    ]
+                )
                 print(rows[-1], flush=True)
         if not args.quick:  # one degree class (2k > n): the common-degree construction
-            res, secs, peak = measure(run_facebook, fb, 4000, "dp", "supergraph", False,
-                                      timeout=900)
-            rows.append(["dp/supergraph (one class)", 4000, _f(secs, 2),
-                         _f(res["timings"]["total"], 2), _f(peak, 0), res["edges_added"],
-                         res["edges_removed"], res["lower_bound_edges"],
-                         _f(res["ratio_to_lower_bound"]), res["sequence_bound_edges"],
-                         _f(res["ratio_to_sequence_bound"]), res["verified"]])
+            res, secs, peak = measure(
+                run_facebook, fb, 4000, "dp", "supergraph", False, timeout=900
+            )
+            rows.append(
+                [
+                    "dp/supergraph (one class)",
+                    4000,
+                    _f(secs, 2),
+                    _f(res["timings"]["total"], 2),
+                    _f(peak, 0),
+                    res["edges_added"],
+                    res["edges_removed"],
+                    res["lower_bound_edges"],
+                    _f(res["ratio_to_lower_bound"]),
+                    res["sequence_bound_edges"],
+                    _f(res["ratio_to_sequence_bound"]),
+                    res["verified"],
+                ]
+            )
             print(rows[-1], flush=True)
         for k in ks:
             res, secs, peak = measure(run_facebook, fb, k, "dp", "supergraph", "full", timeout=300)
             u = res["utility"]
-            util_rows.append([
-                k, _f(res["timings"]["utility"], 2), _f(u["degree_emd"]), _f(u["degree_ks"]),
-                f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-                f"{u['transitivity'][0]:.3f} -> {u['transitivity'][1]:.3f}",
-                f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
-                f"{u['effective_diameter'][0]:.0f} -> {u['effective_diameter'][1]:.0f}",
-                f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
-                _f(u["betweenness_spearman"]), _f(u["closeness_spearman"]),
-                _f(u["pagerank_spearman"]), _f(u["eigenvector_spearman"]),
-                _f(u["community_nmi"]), _f(u["community_ari"]), _f(u["edge_jaccard"]),
-                f"{res['risk_unique_before']:.4f} -> {res['risk_unique_after']:.4f}",
-                f"{res['neigh_unique_before']:.3f} -> {res['neigh_unique_after']:.3f}",
-            ])
+            util_rows.append(
+                [
+                    k,
+                    _f(res["timings"]["utility"], 2),
+                    _f(u["degree_emd"]),
+                    _f(u["degree_ks"]),
+                    f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
+                    f"{u['transitivity'][0]:.3f} -> {u['transitivity'][1]:.3f}",
+                    f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+                    f"{u['effective_diameter'][0]:.0f} -> {u['effective_diameter'][1]:.0f}",
+                    f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+                    _f(u["betweenness_spearman"]),
+                    _f(u["closeness_spearman"]),
+                    _f(u["pagerank_spearman"]),
+                    _f(u["eigenvector_spearman"]),
+                    _f(u["community_nmi"]),
+                    _f(u["community_ari"]),
+                    _f(u["edge_jaccard"]),
+                    f"{res['risk_unique_before']:.4f} -> {res['risk_unique_after']:.4f}",
+                    f"{res['neigh_unique_before']:.3f} -> {res['neigh_unique_after']:.3f}",
+                ]
+            )
             print(util_rows[-1], flush=True)
         lines += [
-            "### SNAP ego-Facebook (4,039 nodes, 88,234 edges)", "",
+            "### SNAP ego-Facebook (4,039 nodes, 88,234 edges)",
+            "",
             "`wall s` = read the edge list + `k_degree_anonymize(G, k, seed=0, utility=False)` "
             "(anonymize, publish the relabelled networkx graph, verify by recounting degrees, "
             "risk before/after) in a fresh process, imports excluded; `anon s` = the "
@@ -270,41 +409,115 @@ def main() -> None:
             "the issue names; the DP optimum totals are 2,032 / 6,140 / 15,131 / 42,785 / "
             "89,953 as in PEERS.md). `seq bound` = fewest additions that can realize the "
             "chosen anonymized sequence on this graph (hubs must take partners outside the "
-            "nodes needing degree; see `graphs/_kdegree.py::_sequence_bound`).", "",
-            markdown_table(["method/construct", "k", "wall s", "anon s", "peak MiB", "added",
-                            "removed", "LB", "edits/LB", "seq bound", "added/seq bound",
-                            "verified"], rows), "",
-            "Utility (`utility=\"full\"`, 64 seeded BFS sources, exact clustering) and risk "
-            "for dp/supergraph; `util s` is the time of the utility measures alone.", "",
-            markdown_table(["k", "util s", "deg EMD", "deg KS", "avg clustering",
-                            "transitivity", "avg path", "eff. diam", "assortativity",
-                            "betw rho", "close rho", "PR rho", "eig rho", "NMI", "ARI",
-                            "edge Jaccard", "degree-unique share", "neigh-unique share"],
-                           util_rows), ""]
+            "nodes needing degree; see `graphs/_kdegree.py::_sequence_bound`).",
+            "",
+            markdown_table(
+                [
+                    "method/construct",
+                    "k",
+                    "wall s",
+                    "anon s",
+                    "peak MiB",
+                    "added",
+                    "removed",
+                    "LB",
+                    "edits/LB",
+                    "seq bound",
+                    "added/seq bound",
+                    "verified",
+                ],
+                rows,
+            ),
+            "",
+            'Utility (`utility="full"`, 64 seeded BFS sources, exact clustering) and risk '
+            "for dp/supergraph; `util s` is the time of the utility measures alone.",
+            "",
+            markdown_table(
+                [
+                    "k",
+                    "util s",
+                    "deg EMD",
+                    "deg KS",
+                    "avg clustering",
+                    "transitivity",
+                    "avg path",
+                    "eff. diam",
+                    "assortativity",
+                    "betw rho",
+                    "close rho",
+                    "PR rho",
+                    "eig rho",
+                    "NMI",
+                    "ARI",
+                    "edge Jaccard",
+                    "degree-unique share",
+                    "neigh-unique share",
+                ],
+                util_rows,
+            ),
+            "",
+        ]
     sizes = [100_000] if args.quick else [100_000, 300_000, 1_000_000]
     rows = []
     for n_edges in sizes:
         for k in (10, 50):
             res, secs, peak = measure(run_generated, n_edges, k, timeout=600)
             t = res["timings"]
-            rows.append([n_edges, res["nodes"], res["max_degree"], k, _f(res["generate"], 2),
-                         _f(res["build_nx"], 2), _f(res["end_to_end"], 2), _f(t["anonymize"], 2),
-                         _f(t["publish"], 2), _f(t.get("utility"), 2), _f(peak, 0),
-                         res["edges_added"], res["lower_bound_edges"],
-                         _f(res["ratio_to_lower_bound"]), res["sequence_bound_edges"],
-                         _f(res["ratio_to_sequence_bound"]), res["verified"]])
+            rows.append(
+                [
+                    n_edges,
+                    res["nodes"],
+                    res["max_degree"],
+                    k,
+                    _f(res["generate"], 2),
+                    _f(res["build_nx"], 2),
+                    _f(res["end_to_end"], 2),
+                    _f(t["anonymize"], 2),
+                    _f(t["publish"], 2),
+                    _f(t.get("utility"), 2),
+                    _f(peak, 0),
+                    res["edges_added"],
+                    res["lower_bound_edges"],
+                    _f(res["ratio_to_lower_bound"]),
+                    res["sequence_bound_edges"],
+                    _f(res["ratio_to_sequence_bound"]),
+                    res["verified"],
+                ]
+            )
             print(rows[-1], flush=True)
     lines += [
-        "### Generated power-law graphs (seeded Chung-Lu, exponent 2.5, mean degree 10)", "",
+        "### Generated power-law graphs (seeded Chung-Lu, exponent 2.5, mean degree 10)",
+        "",
         "`gen s` (numpy generation) and `nx s` (building the networkx graph) are timed apart; "
-        "`end-to-end s` = `k_degree_anonymize(G, k, seed=0, utility=\"fast\")` on the networkx "
+        '`end-to-end s` = `k_degree_anonymize(G, k, seed=0, utility="fast")` on the networkx '
         "graph: edge extraction, DP, construction, publishing the relabelled graph, "
         "verification, risk and fast utility (sampled paths/clustering, PageRank, "
         "eigenvector; no betweenness/Louvain). Peak MiB covers the whole child process "
-        "(generation and the networkx input graph included).", "",
-        markdown_table(["edges", "nodes", "max deg", "k", "gen s", "nx s", "end-to-end s",
-                        "anonymize s", "publish s", "utility s", "peak MiB", "added", "LB",
-                        "added/LB", "seq bound", "added/seq bound", "verified"], rows), "",
+        "(generation and the networkx input graph included).",
+        "",
+        markdown_table(
+            [
+                "edges",
+                "nodes",
+                "max deg",
+                "k",
+                "gen s",
+                "nx s",
+                "end-to-end s",
+                "anonymize s",
+                "publish s",
+                "utility s",
+                "peak MiB",
+                "added",
+                "LB",
+                "added/LB",
+                "seq bound",
+                "added/seq bound",
+                "verified",
+            ],
+            rows,
+        ),
+        "",
         "Command: `/work/venv/bin/python bench/graphs.py" + (" --quick`" if args.quick else "`"),
     ]
     if not args.no_record:

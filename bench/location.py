@@ -37,14 +37,21 @@ def geolife_case(path: str, cols: dict, k: int, window: str, method: str) -> dic
         return {"error": str(exc), "n": len(df), "users": int(df[cols["user"]].nunique())}
     seconds = time.perf_counter() - start
     u, rb, ra = r.utility, r.risk["before"], r.risk["after"]
-    return {"n": len(df), "users": r.info["users"], "seconds": seconds,
-            "regions": u["n_regions"], "mean_km2": u["fix_weighted_mean_km2"],
-            "median_km2": u["region_km2_median"],
-            "centroid_m": u["centroid_error_m_median"], "suppression": u["suppression_share"],
-            "range_err": u["range_query_rel_error_mean"],
-            "unicity": "/".join(f"{rb[f'unicity_p{p}']:.2f}>{ra[f'unicity_p{p}']:.2f}"
-                                for p in (1, 2, 4)),
-            "home": f"{rb['home_unique_share']:.2f}>{ra['home_unique_share']:.2f}"}
+    return {
+        "n": len(df),
+        "users": r.info["users"],
+        "seconds": seconds,
+        "regions": u["n_regions"],
+        "mean_km2": u["fix_weighted_mean_km2"],
+        "median_km2": u["region_km2_median"],
+        "centroid_m": u["centroid_error_m_median"],
+        "suppression": u["suppression_share"],
+        "range_err": u["range_query_rel_error_mean"],
+        "unicity": "/".join(
+            f"{rb[f'unicity_p{p}']:.2f}>{ra[f'unicity_p{p}']:.2f}" for p in (1, 2, 4)
+        ),
+        "home": f"{rb['home_unique_share']:.2f}>{ra['home_unique_share']:.2f}",
+    }
 
 
 def synthetic_case(n: int, method: str, measures: bool) -> dict:
@@ -53,12 +60,15 @@ def synthetic_case(n: int, method: str, measures: bool) -> dict:
 
     df = synthetic_log(n, n // 100, seed=0)
     start, cpu = time.perf_counter(), time.process_time()
-    r = location.cloak(df, 10, window="15min", method=method, seed=0, measures=measures,
-                       key=KEY)
-    out = {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu,
-           "suppressed": r.suppressed,
-           "groups": r.checks.checks[0].n_groups, "timings": r.timings,
-           "regions": int(r.data["region_id"].nunique())}
+    r = location.cloak(df, 10, window="15min", method=method, seed=0, measures=measures, key=KEY)
+    out = {
+        "seconds": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "suppressed": r.suppressed,
+        "groups": r.checks.checks[0].n_groups,
+        "timings": r.timings,
+        "regions": int(r.data["region_id"].nunique()),
+    }
     if measures:
         out.update({"utility": r.utility, "risk": r.risk})
     return out
@@ -77,18 +87,29 @@ def dask_case(n: int, method: str, npartitions: int) -> dict:
         df = synthetic_log(n, n // 100, seed=0)
         dd.from_pandas(df, npartitions=npartitions).to_parquet(tmp)
         del df
-        with LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                          dashboard_address=":0") as cluster, Client(cluster):
+        with (
+            LocalCluster(
+                processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+            ) as cluster,
+            Client(cluster),
+        ):
             ddf = dd.read_parquet(tmp)
             start, cpu = time.perf_counter(), time.process_time()
-            r = location.cloak(ddf, 10, window="15min", method=method, seed=0, measures=False,
-                               key=KEY)
+            r = location.cloak(
+                ddf, 10, window="15min", method=method, seed=0, measures=False, key=KEY
+            )
             cloak_s, cloak_cpu = time.perf_counter() - start, time.process_time() - cpu
             start = time.perf_counter()
             out = r.data.compute()
             materialize_s = time.perf_counter() - start
-    return {"seconds": cloak_s, "cpu": cloak_cpu, "materialize": materialize_s, "rows": len(out),
-            "suppressed": r.suppressed, "timings": r.timings}
+    return {
+        "seconds": cloak_s,
+        "cpu": cloak_cpu,
+        "materialize": materialize_s,
+        "rows": len(out),
+        "suppressed": r.suppressed,
+        "timings": r.timings,
+    }
 
 
 def main() -> None:
@@ -97,17 +118,26 @@ def main() -> None:
     ap.add_argument("--skip-dask", action="store_true")
     args = ap.parse_args()
     n = 1_000_000 if args.quick else 10_000_000
-    lines = [f"Machine: {machine_line()}; shared with other jobs while measuring (the 1-minute "
-             "load average at the end of each 10M case is in its table), so wall times are "
-             "upper bounds.",
-             f"Command: `/work/venv/bin/python bench/location.py{' --quick' if args.quick else ''}"
-             f"{' --skip-dask' if args.skip_dask else ''}`", ""]
+    lines = [
+        f"Machine: {machine_line()}; shared with other jobs while measuring (the 1-minute "
+        "load average at the end of each 10M case is in its table), so wall times are "
+        "upper bounds.",
+        f"Command: `/work/venv/bin/python bench/location.py{' --quick' if args.quick else ''}"
+        f"{' --skip-dask' if args.skip_dask else ''}`",
+        "",
+    ]
 
     rows = []
-    cases = [("geolife/geolife_sample.txt.gz",
-              {"user": "uid", "time": "datetime", "lat": "lat", "lon": "lng"}),
-             ("geolife/geolife_11users_trackintel.csv.gz",
-              {"user": "uid", "time": "datetime", "lat": "lat", "lon": "lng"})]
+    cases = [
+        (
+            "geolife/geolife_sample.txt.gz",
+            {"user": "uid", "time": "datetime", "lat": "lat", "lon": "lng"},
+        ),
+        (
+            "geolife/geolife_11users_trackintel.csv.gz",
+            {"user": "uid", "time": "datetime", "lat": "lat", "lon": "lng"},
+        ),
+    ]
     for rel, cols in cases:
         path = shared_data(rel)
         if path is None:
@@ -116,76 +146,169 @@ def main() -> None:
         for k in (2, 5, 10):
             for window in ("15min", "1h"):
                 for method in ("fixed", "adaptive"):
-                    res, secs, peak = measure(geolife_case, str(path), cols, k, window, method,
-                                              timeout=300)
+                    res, secs, peak = measure(
+                        geolife_case, str(path), cols, k, window, method, timeout=300
+                    )
                     print(rel, k, window, method, res, flush=True)
                     if "error" in res:
-                        rows.append([rel.split("/")[1], f"{res['n']:,}", res["users"], k, window,
-                                     method, res["error"], "", "", "", "", "", "", "", "",
-                                     ""])
+                        rows.append(
+                            [
+                                rel.split("/")[1],
+                                f"{res['n']:,}",
+                                res["users"],
+                                k,
+                                window,
+                                method,
+                                res["error"],
+                                "",
+                                "",
+                                "",
+                                "",
+                                "",
+                                "",
+                                "",
+                                "",
+                                "",
+                            ]
+                        )
                         continue
-                    rows.append([rel.split("/")[1], f"{res['n']:,}", res["users"], k, window,
-                                 method, f"{res['seconds']:.2f}", f"{peak:.0f}", res["regions"],
-                                 f"{res['median_km2']:.3g}", f"{res['mean_km2']:.3g}",
-                                 f"{res['centroid_m']:.0f}",
-                                 f"{res['suppression']:.3f}", f"{res['range_err']:.2f}",
-                                 res["unicity"], res["home"]])
-    lines += ["### GeoLife (cell 100 m, seed 0)", "",
-              "mean km² = area of a fix's region averaged over published fixes (GeoLife has "
-              "far outliers, so top-level merges make it large); centroid = "
-              "median distance from the true point to its region's centre; range err = mean "
-              "relative error of 200 random range-count queries (250-2,500 m half-side, one "
-              "window); unicity p=1/2/4 and unique home share shown as before>after.", "",
-              markdown_table(["file", "fixes", "users", "k", "window", "method", "cloak s",
-                              "peak MiB", "regions", "median region km²", "mean km²",
-                              "centroid m", "suppressed",
-                              "range err", "unicity p1/p2/p4", "unique home"], rows), ""]
+                    rows.append(
+                        [
+                            rel.split("/")[1],
+                            f"{res['n']:,}",
+                            res["users"],
+                            k,
+                            window,
+                            method,
+                            f"{res['seconds']:.2f}",
+                            f"{peak:.0f}",
+                            res["regions"],
+                            f"{res['median_km2']:.3g}",
+                            f"{res['mean_km2']:.3g}",
+                            f"{res['centroid_m']:.0f}",
+                            f"{res['suppression']:.3f}",
+                            f"{res['range_err']:.2f}",
+                            res["unicity"],
+                            res["home"],
+                        ]
+                    )
+    lines += [
+        "### GeoLife (cell 100 m, seed 0)",
+        "",
+        "mean km² = area of a fix's region averaged over published fixes (GeoLife has "
+        "far outliers, so top-level merges make it large); centroid = "
+        "median distance from the true point to its region's centre; range err = mean "
+        "relative error of 200 random range-count queries (250-2,500 m half-side, one "
+        "window); unicity p=1/2/4 and unique home share shown as before>after.",
+        "",
+        markdown_table(
+            [
+                "file",
+                "fixes",
+                "users",
+                "k",
+                "window",
+                "method",
+                "cloak s",
+                "peak MiB",
+                "regions",
+                "median region km²",
+                "mean km²",
+                "centroid m",
+                "suppressed",
+                "range err",
+                "unicity p1/p2/p4",
+                "unique home",
+            ],
+            rows,
+        ),
+        "",
+    ]
 
     big = []
     for method in ("fixed", "adaptive"):
         res, secs, peak = measure(synthetic_case, n, method, False, timeout=600)
         print("synthetic", method, res, secs, peak, flush=True)
         t = res["timings"]
-        big.append([f"{n:,}", method, "pandas", f"{os.getloadavg()[0]:.1f}",
-                    f"{res['seconds']:.1f}", f"{res['cpu']:.1f}", f"{peak:,.0f}",
-                    f"{t['prepare']:.1f} / {t['assign']:.1f} / {t['output']:.1f} / "
-                    f"{t['verify']:.1f}", res["regions"], res["groups"], res["suppressed"]])
+        big.append(
+            [
+                f"{n:,}",
+                method,
+                "pandas",
+                f"{os.getloadavg()[0]:.1f}",
+                f"{res['seconds']:.1f}",
+                f"{res['cpu']:.1f}",
+                f"{peak:,.0f}",
+                f"{t['prepare']:.1f} / {t['assign']:.1f} / {t['output']:.1f} / {t['verify']:.1f}",
+                res["regions"],
+                res["groups"],
+                res["suppressed"],
+            ]
+        )
     if not args.skip_dask:
         for method in ("fixed", "adaptive"):
             res, secs, peak = measure(dask_case, n, method, 8, timeout=900)
             print("dask", method, res, secs, peak, flush=True)
             t = res["timings"]
-            big.append([f"{n:,}", method, "dask (8 parquet parts, 1 worker x 2 threads)",
-                        f"{os.getloadavg()[0]:.1f}",
-                        f"{res['seconds']:.1f} (+{res['materialize']:.1f} to compute data)",
-                        f"{res['cpu']:.1f}", f"{peak:,.0f}", f"{t['prepare']:.1f} / {t['assign']:.1f} / - / "
-                        f"{t['verify']:.1f}", "", "", res["suppressed"]])
-    lines += [f"### Synthetic log: {n:,} fixes, {n // 100:,} users, 4 centres, k=10, 15 min",
-              "", "Generated by `location.synthetic.synthetic_log(n, n // 100, seed=0)` "
-              "(1 day); cloak time excludes generation and the utility/risk measures "
-              "(`measures=False`); CPU s is the process's CPU time (all threads), which the other jobs "
-              "on the machine do not inflate; peak MiB is the child process's max RSS, "
-              "generation included.",
-              "", markdown_table(["fixes", "method", "engine", "load avg", "cloak wall s",
-                                  "cloak CPU s",
-                                  "peak MiB",
-                                  "prepare / assign / output / verify s", "regions",
-                                  "(region, window) groups", "suppressed"], big), ""]
+            big.append(
+                [
+                    f"{n:,}",
+                    method,
+                    "dask (8 parquet parts, 1 worker x 2 threads)",
+                    f"{os.getloadavg()[0]:.1f}",
+                    f"{res['seconds']:.1f} (+{res['materialize']:.1f} to compute data)",
+                    f"{res['cpu']:.1f}",
+                    f"{peak:,.0f}",
+                    f"{t['prepare']:.1f} / {t['assign']:.1f} / - / {t['verify']:.1f}",
+                    "",
+                    "",
+                    res["suppressed"],
+                ]
+            )
+    lines += [
+        f"### Synthetic log: {n:,} fixes, {n // 100:,} users, 4 centres, k=10, 15 min",
+        "",
+        "Generated by `location.synthetic.synthetic_log(n, n // 100, seed=0)` "
+        "(1 day); cloak time excludes generation and the utility/risk measures "
+        "(`measures=False`); CPU s is the process's CPU time (all threads), which the other jobs "
+        "on the machine do not inflate; peak MiB is the child process's max RSS, "
+        "generation included.",
+        "",
+        markdown_table(
+            [
+                "fixes",
+                "method",
+                "engine",
+                "load avg",
+                "cloak wall s",
+                "cloak CPU s",
+                "peak MiB",
+                "prepare / assign / output / verify s",
+                "regions",
+                "(region, window) groups",
+                "suppressed",
+            ],
+            big,
+        ),
+        "",
+    ]
 
     res, secs, peak = measure(synthetic_case, n, "adaptive", True, timeout=900)
     print("synthetic measures", res, secs, flush=True)
     u, rb, ra = res["utility"], res["risk"]["before"], res["risk"]["after"]
-    lines += [f"Measures of the adaptive release ({n:,} fixes; measures took "
-              f"{res['timings']['measures']:.1f} s): regions {u['n_regions']:,}, fix-weighted "
-              f"mean area {u['fix_weighted_mean_km2']:.3g} km², median region "
-              f"{u['region_km2_median']:.3g} km², centroid error median "
-              f"{u['centroid_error_m_median']:.0f} m / p90 {u['centroid_error_m_p90']:.0f} m, "
-              f"range-query error {u['range_query_rel_error_mean']:.3f}, heat-map cosine "
-              f"{u['heatmap_cosine']:.4f}, suppression {u['suppression_share']:.4f}; unicity "
-              f"p=1/2/4 before {rb['unicity_p1']:.2f}/{rb['unicity_p2']:.2f}/"
-              f"{rb['unicity_p4']:.2f}, after {ra['unicity_p1']:.2f}/{ra['unicity_p2']:.2f}/"
-              f"{ra['unicity_p4']:.2f}; unique home {rb['home_unique_share']:.2f} -> "
-              f"{ra['home_unique_share']:.2f}."]
+    lines += [
+        f"Measures of the adaptive release ({n:,} fixes; measures took "
+        f"{res['timings']['measures']:.1f} s): regions {u['n_regions']:,}, fix-weighted "
+        f"mean area {u['fix_weighted_mean_km2']:.3g} km², median region "
+        f"{u['region_km2_median']:.3g} km², centroid error median "
+        f"{u['centroid_error_m_median']:.0f} m / p90 {u['centroid_error_m_p90']:.0f} m, "
+        f"range-query error {u['range_query_rel_error_mean']:.3f}, heat-map cosine "
+        f"{u['heatmap_cosine']:.4f}, suppression {u['suppression_share']:.4f}; unicity "
+        f"p=1/2/4 before {rb['unicity_p1']:.2f}/{rb['unicity_p2']:.2f}/"
+        f"{rb['unicity_p4']:.2f}, after {ra['unicity_p1']:.2f}/{ra['unicity_p2']:.2f}/"
+        f"{ra['unicity_p4']:.2f}; unique home {rb['home_unique_share']:.2f} -> "
+        f"{ra['home_unique_share']:.2f}."
+    ]
     record_section("location", "## location\n\n" + "\n".join(lines))
 
 

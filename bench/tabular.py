@@ -32,7 +32,11 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH]
 _spec = importlib.util.spec_from_file_location("_harness", _BENCH / "_harness.py")
 _harness = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_harness)
-machine_line, markdown_table, measure = _harness.machine_line, _harness.markdown_table, _harness.measure
+machine_line, markdown_table, measure = (
+    _harness.machine_line,
+    _harness.markdown_table,
+    _harness.measure,
+)
 record_section, shared_data = _harness.record_section, _harness.shared_data
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
@@ -61,8 +65,11 @@ def scaled_copy(df: pd.DataFrame, factor: int, seed: int = 0) -> pd.DataFrame:
 def _models(k, l_div, t):
     from structanon.models import DistinctLDiversity, KAnonymity, TCloseness
 
-    return [KAnonymity(k)] + ([DistinctLDiversity(l_div)] if l_div else []) + (
-        [TCloseness(t)] if t is not None else [])
+    return (
+        [KAnonymity(k)]
+        + ([DistinctLDiversity(l_div)] if l_div else [])
+        + ([TCloseness(t)] if t is not None else [])
+    )
 
 
 def _hierarchies(adult_dir: Path):
@@ -88,8 +95,9 @@ def _quality(released: pd.DataFrame, original: pd.DataFrame, n: int, specs, k, l
     }
     out["pycanon_k"] = int(anonymity.k_anonymity(data, QIS)) if len(data) else 0
     out["pycanon_l"] = int(anonymity.l_diversity(data, QIS, [SENSITIVE])) if l_div else None
-    out["pycanon_t"] = float(anonymity.t_closeness(data, QIS, [SENSITIVE])) if t is not None \
-        else None
+    out["pycanon_t"] = (
+        float(anonymity.t_closeness(data, QIS, [SENSITIVE])) if t is not None else None
+    )
     return out
 
 
@@ -117,9 +125,17 @@ def run_ours(path: str, adult_dir: str, algorithm: str, k: int, l_div, t, supp: 
         algorithm = "mondrian"
     has_hierarchies = all(s != "set" for s in specs.values())
     start = time.perf_counter()
-    release = tabular.anonymize(df, specs, SENSITIVE, _models(k, l_div, t),
-                                algorithm=algorithm, suppression_limit=supp, seed=0,
-                                measures=False, mondrian_options=options)
+    release = tabular.anonymize(
+        df,
+        specs,
+        SENSITIVE,
+        _models(k, l_div, t),
+        algorithm=algorithm,
+        suppression_limit=supp,
+        seed=0,
+        measures=False,
+        mondrian_options=options,
+    )
     data, transformation = release.data, release.transformation
     seconds = time.perf_counter() - start
     out = _quality(data, df, len(df), specs if has_hierarchies else None, k, l_div, t)
@@ -129,13 +145,15 @@ def run_ours(path: str, adult_dir: str, algorithm: str, k: int, l_div, t, supp: 
         if abs(ours - out["gcp_flat"]) > 1e-9:
             raise RuntimeError(f"tabular.metrics.gcp {ours} != value-set GCP {out['gcp_flat']}")
     out["seconds"] = seconds
-    out["transformation"] = "" if transformation is None else \
-        "[" + ",".join(str(transformation[c]) for c in QIS) + "]"
+    out["transformation"] = (
+        "" if transformation is None else "[" + ",".join(str(transformation[c]) for c in QIS) + "]"
+    )
     return out
 
 
-def value_set_gcp(released: pd.DataFrame, original: pd.DataFrame, n: int, mode: str,
-                  hierarchies=None) -> float:
+def value_set_gcp(
+    released: pd.DataFrame, original: pd.DataFrame, n: int, mode: str, hierarchies=None
+) -> float:
     """GCP by one formula for every tool: over the values present in the data.
 
     A categorical value covering ``u`` of the column's ``D`` distinct values costs
@@ -207,8 +225,10 @@ def run_anjana(path: str, adult_dir: str, k: int, l_div, t, supp: float):
     from anjana import anonymity as anj
 
     df = pd.read_parquet(path)
-    hierarchies = {c: dict(pd.read_csv(Path(adult_dir) / f"adult_hierarchy_{c}.csv", sep=";",
-                                       header=None)) for c in QIS}
+    hierarchies = {
+        c: dict(pd.read_csv(Path(adult_dir) / f"adult_hierarchy_{c}.csv", sep=";", header=None))
+        for c in QIS
+    }
     start = time.perf_counter()
     if t is not None:
         released = anj.t_closeness(df, [], QIS, SENSITIVE, k, t, supp * 100, hierarchies)
@@ -227,30 +247,43 @@ def run_anjana(path: str, adult_dir: str, k: int, l_div, t, supp: float):
     return out
 
 
-CASES_FULL = [(2, None, None, 0.0), (5, None, None, 0.0), (10, None, None, 0.0),
-              (50, None, None, 0.0), (2, None, None, 0.05), (5, None, None, 0.05),
-              (10, None, None, 0.05), (50, None, None, 0.05), (5, 3, None, 0.0),
-              (5, None, 0.2, 0.0)]
-CASES_K = [(2, None, None, 0.0), (5, None, None, 0.0), (10, None, None, 0.0),
-           (50, None, None, 0.0)]
-CASES_QUICK = [(5, None, None, 0.0), (5, None, None, 0.05), (5, 3, None, 0.0),
-               (5, None, 0.2, 0.0)]
+CASES_FULL = [
+    (2, None, None, 0.0),
+    (5, None, None, 0.0),
+    (10, None, None, 0.0),
+    (50, None, None, 0.0),
+    (2, None, None, 0.05),
+    (5, None, None, 0.05),
+    (10, None, None, 0.05),
+    (50, None, None, 0.05),
+    (5, 3, None, 0.0),
+    (5, None, 0.2, 0.0),
+]
+CASES_K = [(2, None, None, 0.0), (5, None, None, 0.0), (10, None, None, 0.0), (50, None, None, 0.0)]
+CASES_QUICK = [(5, None, None, 0.0), (5, None, None, 0.05), (5, 3, None, 0.0), (5, None, 0.2, 0.0)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="k=5 cases only, 1x only")
     parser.add_argument("--scale", type=int, nargs="+", default=None)
-    parser.add_argument("--tools", nargs="+", default=["optimal", "mondrian", "datafly",
-                                                       "anonypy", "anjana"],
-                        choices=["optimal", "datafly", "anonypy", "anjana",
-                                 *MONDRIAN_VARIANTS])
-    parser.add_argument("--cases", choices=["quick", "full", "k"], default=None,
-                        help="k=5 cases only (quick), k in {2,5,10,50} at 0%% (k) or all "
-                             "(default: full unless --quick)")
+    parser.add_argument(
+        "--tools",
+        nargs="+",
+        default=["optimal", "mondrian", "datafly", "anonypy", "anjana"],
+        choices=["optimal", "datafly", "anonypy", "anjana", *MONDRIAN_VARIANTS],
+    )
+    parser.add_argument(
+        "--cases",
+        choices=["quick", "full", "k"],
+        default=None,
+        help="k=5 cases only (quick), k in {2,5,10,50} at 0%% (k) or all "
+        "(default: full unless --quick)",
+    )
     parser.add_argument("--timeout", type=float, default=240.0)
-    parser.add_argument("--record", default="tabular",
-                        help="RESULTS.md section to write (default: tabular)")
+    parser.add_argument(
+        "--record", default="tabular", help="RESULTS.md section to write (default: tabular)"
+    )
     args = parser.parse_args()
     adult_csv = shared_data("adult/adult.csv")
     if adult_csv is None:
@@ -259,7 +292,8 @@ def main() -> None:
     adult_dir = adult_csv.parent
     scales = args.scale or ([1] if args.quick else [1, 10, 100])
     cases = {"quick": CASES_QUICK, "full": CASES_FULL, "k": CASES_K}[
-        args.cases or ("quick" if args.quick else "full")]
+        args.cases or ("quick" if args.quick else "full")
+    ]
     base = pd.read_csv(adult_csv, sep=";")
     tmp = Path(tempfile.mkdtemp(prefix="bench-tabular-"))
     rows = []
@@ -269,7 +303,9 @@ def main() -> None:
         n = len(base) * scale
         for tool in args.tools:
             for k, l_div, t, supp in cases:
-                if tool == "anonypy" and (supp > 0 or (scale > 1 and (k, l_div, t) != (5, None, None))):
+                if tool == "anonypy" and (
+                    supp > 0 or (scale > 1 and (k, l_div, t) != (5, None, None))
+                ):
                     continue  # anonypy has no suppression; at 10x/100x only k=5 (minutes each)
                 if tool == "anjana" and scale > 1 and (k, l_div, t, supp) != (5, None, None, 0.0):
                     continue
@@ -279,54 +315,117 @@ def main() -> None:
                     fn, fargs = run_anonypy, (str(path), k, l_div, t)
                 else:
                     fn, fargs = run_anjana, (str(path), str(adult_dir), k, l_div, t, supp)
-                label = f"k={k}" + (f", l={l_div}" if l_div else "") + (
-                    f", t={t}" if t is not None else "")
+                label = (
+                    f"k={k}"
+                    + (f", l={l_div}" if l_div else "")
+                    + (f", t={t}" if t is not None else "")
+                )
                 try:
                     res, _, peak = measure(fn, *fargs, timeout=args.timeout)
-                    row = [tool, f"{scale}x", n, label, f"{supp:.0%}", round(res["seconds"], 3),
-                           round(peak), res["dm_star"], round(res["c_avg"], 2),
-                           round(res["gcp"], 4), round(res["gcp_flat"], 4), res["suppressed"],
-                           res["pycanon_k"],
-                           "" if res["pycanon_l"] is None else res["pycanon_l"],
-                           "" if res["pycanon_t"] is None else round(res["pycanon_t"], 4),
-                           res["transformation"]]
+                    row = [
+                        tool,
+                        f"{scale}x",
+                        n,
+                        label,
+                        f"{supp:.0%}",
+                        round(res["seconds"], 3),
+                        round(peak),
+                        res["dm_star"],
+                        round(res["c_avg"], 2),
+                        round(res["gcp"], 4),
+                        round(res["gcp_flat"], 4),
+                        res["suppressed"],
+                        res["pycanon_k"],
+                        "" if res["pycanon_l"] is None else res["pycanon_l"],
+                        "" if res["pycanon_t"] is None else round(res["pycanon_t"], 4),
+                        res["transformation"],
+                    ]
                 except TimeoutError:
-                    row = [tool, f"{scale}x", n, label, f"{supp:.0%}", f"> {args.timeout:g} (timeout)",
-                           "", "", "", "", "", "", "", "", "", ""]
+                    row = [
+                        tool,
+                        f"{scale}x",
+                        n,
+                        label,
+                        f"{supp:.0%}",
+                        f"> {args.timeout:g} (timeout)",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
                 except RuntimeError as exc:
                     last = str(exc).strip().splitlines()[-1]
-                    row = [tool, f"{scale}x", n, label, f"{supp:.0%}", f"error: {last[:60]}",
-                           "", "", "", "", "", "", "", "", "", ""]
+                    row = [
+                        tool,
+                        f"{scale}x",
+                        n,
+                        label,
+                        f"{supp:.0%}",
+                        f"error: {last[:60]}",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                        "",
+                    ]
                 print(" | ".join(str(v) for v in row), flush=True)
                 rows.append(row)
-    header = ["tool", "scale", "records", "model", "supp. limit", "seconds", "peak MiB",
-              "DM*", "C_AVG", "GCP (hier.)", "GCP (value sets)", "suppressed", "pycanon k",
-              "pycanon l", "pycanon t", "levels"]
+    header = [
+        "tool",
+        "scale",
+        "records",
+        "model",
+        "supp. limit",
+        "seconds",
+        "peak MiB",
+        "DM*",
+        "C_AVG",
+        "GCP (hier.)",
+        "GCP (value sets)",
+        "suppressed",
+        "pycanon k",
+        "pycanon l",
+        "pycanon t",
+        "levels",
+    ]
     command = "/work/venv/bin/python bench/tabular.py " + " ".join(sys.argv[1:])
-    text = "\n".join([
-        f"## tabular ({args.record})",
-        "",
-        f"Command: `{command.strip()}`  ",
-        f"Machine: {machine_line()}; shared with other jobs while measuring, so times are "
-        "noisy upper bounds.  ",
-        "Seconds: the anonymization call alone (ours: `tabular.anonymize(..., measures=False)`, "
-        "which includes encoding, search, publishing and verification); peak MiB: peak RSS of "
-        "the forked child running the case (reading the data included). DM* = sum of squared "
-        "class sizes of the released records. GCP (hier.): categorical values by the "
-        "hierarchies' leaf counts (not defined without hierarchies: anonypy, mondrian-sets). "
-        "GCP (value sets): one formula for every tool, over the values present in the data: "
-        "a categorical cell covering u of the column's D values costs (u-1)/(D-1), an age "
-        "cell (hi-lo)/(max-min), a suppressed record 1 per QI. Our Mondrian treats age as "
-        "numeric; `mondrian` runs the defaults (gain criterion, relaxed), `mondrian-strict` "
-        "LeFevre's rule (widest range first, strict), `mondrian-sets` the defaults with every "
-        "categorical QI as 'set' (no hierarchy, published as value sets, like anonypy; through "
-        "`tabular.anonymize` like the other rows, so its seconds include the shuffle and the "
-        "verifier; its GCP (value sets) is cross-checked against `tabular.metrics.gcp`). "
-        "Levels: QI order sex, age, race, marital-status, education, native-country, "
-        "workclass.",
-        "",
-        markdown_table(header, rows),
-    ])
+    text = "\n".join(
+        [
+            f"## tabular ({args.record})",
+            "",
+            f"Command: `{command.strip()}`  ",
+            f"Machine: {machine_line()}; shared with other jobs while measuring, so times are "
+            "noisy upper bounds.  ",
+            "Seconds: the anonymization call alone (ours: `tabular.anonymize(..., measures=False)`, "
+            "which includes encoding, search, publishing and verification); peak MiB: peak RSS of "
+            "the forked child running the case (reading the data included). DM* = sum of squared "
+            "class sizes of the released records. GCP (hier.): categorical values by the "
+            "hierarchies' leaf counts (not defined without hierarchies: anonypy, mondrian-sets). "
+            "GCP (value sets): one formula for every tool, over the values present in the data: "
+            "a categorical cell covering u of the column's D values costs (u-1)/(D-1), an age "
+            "cell (hi-lo)/(max-min), a suppressed record 1 per QI. Our Mondrian treats age as "
+            "numeric; `mondrian` runs the defaults (gain criterion, relaxed), `mondrian-strict` "
+            "LeFevre's rule (widest range first, strict), `mondrian-sets` the defaults with every "
+            "categorical QI as 'set' (no hierarchy, published as value sets, like anonypy; through "
+            "`tabular.anonymize` like the other rows, so its seconds include the shuffle and the "
+            "verifier; its GCP (value sets) is cross-checked against `tabular.metrics.gcp`). "
+            "Levels: QI order sex, age, race, marital-status, education, native-country, "
+            "workclass.",
+            "",
+            markdown_table(header, rows),
+        ]
+    )
     record_section(args.record, text)
     print(f"recorded in bench/RESULTS.md section {args.record}")
 

@@ -46,10 +46,19 @@ def _km_case(rel, limit, k, m, method, order="id"):
     top = metrics.top_itemsets_error(data, release.data, tax, top=50, max_size=2)
     fis = metrics.frequent_itemset_preservation(data, release.data, tax, min_support=0.005)
     ev = time.perf_counter() - t0
-    return {"n": len(data), "seconds": anon, "cpu": cpu, "timings": release.timings,
-            "ncp": release.utility["ncp"], "support_error": err["mean"],
-            "top50_error": top["mean"], "fi_recall": fis["recall"],
-            "fi_precision": fis["precision"], "passed": release.checks.passed, "eval_s": ev}
+    return {
+        "n": len(data),
+        "seconds": anon,
+        "cpu": cpu,
+        "timings": release.timings,
+        "ncp": release.utility["ncp"],
+        "support_error": err["mean"],
+        "top50_error": top["mean"],
+        "fi_recall": fis["recall"],
+        "fi_precision": fis["precision"],
+        "passed": release.checks.passed,
+        "eval_s": ev,
+    }
 
 
 def _k_case(rel, limit, k):
@@ -63,9 +72,16 @@ def _k_case(rel, limit, k):
     data = [data[i] for i in release.source_index]  # the input in published order
     err = metrics.support_error(data, release.data, tax, sizes=(1, 2), n_queries=200, seed=0)
     fis = metrics.frequent_itemset_preservation(data, release.data, tax, min_support=0.005)
-    return {"n": len(data), "seconds": anon, "cpu": cpu, "ncp": release.utility["ncp"],
-            "support_error": err["mean"], "fi_recall": fis["recall"],
-            "groups": release.info["partition"]["groups"], "passed": release.checks.passed}
+    return {
+        "n": len(data),
+        "seconds": anon,
+        "cpu": cpu,
+        "ncp": release.utility["ncp"],
+        "support_error": err["mean"],
+        "fi_recall": fis["recall"],
+        "groups": release.info["partition"]["groups"],
+        "passed": release.checks.passed,
+    }
 
 
 def _band_case(rel, limit, p, n_sensitive):
@@ -88,13 +104,22 @@ def _band_case(rel, limit, p, n_sensitive):
     err = metrics.band_query_error(data, release.data, n_queries=200, seed=0)
     link = risk.band_linkage_risk(data, release.data, m=2, n_targets=200, seed=0)
     groups = np.asarray(release.data["group"])
-    return {"n": len(data), "seconds": anon, "cpu": cpu, "sensitive": len(sensitive),
-            "groups": int(groups.max()) + 1, "suppressed": release.suppressed,
-            "query_error": err.get("mean", float("nan")),
-            "p_before": link["before"]["max_probability"],
-            "p_after": link["after"]["max_probability"], "passed": release.checks.passed,
-            "bandwidth": (release.info["band"]["cooccurrence_bandwidth_before"],
-                          release.info["band"]["cooccurrence_bandwidth_after"])}
+    return {
+        "n": len(data),
+        "seconds": anon,
+        "cpu": cpu,
+        "sensitive": len(sensitive),
+        "groups": int(groups.max()) + 1,
+        "suppressed": release.suppressed,
+        "query_error": err.get("mean", float("nan")),
+        "p_before": link["before"]["max_probability"],
+        "p_after": link["after"]["max_probability"],
+        "passed": release.checks.passed,
+        "bandwidth": (
+            release.info["band"]["cooccurrence_bandwidth_before"],
+            release.info["band"]["cooccurrence_bandwidth_after"],
+        ),
+    }
 
 
 SUBSET = 21_891  # the retail prefix of the ARX figures in PEERS.md
@@ -105,91 +130,202 @@ def _peer_comparison() -> str:
     rows = []
     for k in (5, 10, 50):
         for m in (1, 2, 3):
-            res, _wall, peak = measure(_km_case, "retail/retail.dat", SUBSET, k, m, "apriori",
-                                       timeout=600)
-            rows.append(["apriori", k, m, round(res["seconds"], 2), round(res["cpu"], 2), round(peak),
-                         f"{100 * res['ncp']:.3f}%"])
+            res, _wall, peak = measure(
+                _km_case, "retail/retail.dat", SUBSET, k, m, "apriori", timeout=600
+            )
+            rows.append(
+                [
+                    "apriori",
+                    k,
+                    m,
+                    round(res["seconds"], 2),
+                    round(res["cpu"], 2),
+                    round(peak),
+                    f"{100 * res['ncp']:.3f}%",
+                ]
+            )
             print("subset", rows[-1], flush=True)
     for k in (5, 10, 50):
         res, _wall, peak = measure(_k_case, "retail/retail.dat", SUBSET, k, timeout=600)
-        rows.append(["partition (k-anonymity)", k, "all", round(res["seconds"], 2),
-                     round(res["cpu"], 2), round(peak),
-                     f"{100 * res['ncp']:.2f}%"])
+        rows.append(
+            [
+                "partition (k-anonymity)",
+                k,
+                "all",
+                round(res["seconds"], 2),
+                round(res["cpu"], 2),
+                round(peak),
+                f"{100 * res['ncp']:.2f}%",
+            ]
+        )
         print("subset", rows[-1], flush=True)
-    return (f"### FIMI retail, first {SUBSET:,} baskets (the ARX comparison set of PEERS.md)\n\n"
-            "ARX there: m=1 about 2 s, m=2 8-23 s, m=3 14-35 s; NCP m=2 0.84-1.41%, m=3 "
-            "1.65-2.91% (k = 5..50); Partition (He & Naughton) about 5 s, NCP 7.3 / 8.5 / 11.9% "
-            "at k = 5 / 10 / 50.\n\n"
-            + markdown_table(["method", "k", "m", "time s", "cpu s", "peak MiB", "NCP"], rows))
+    return (
+        f"### FIMI retail, first {SUBSET:,} baskets (the ARX comparison set of PEERS.md)\n\n"
+        "ARX there: m=1 about 2 s, m=2 8-23 s, m=3 14-35 s; NCP m=2 0.84-1.41%, m=3 "
+        "1.65-2.91% (k = 5..50); Partition (He & Naughton) about 5 s, NCP 7.3 / 8.5 / 11.9% "
+        "at k = 5 / 10 / 50.\n\n"
+        + markdown_table(["method", "k", "m", "time s", "cpu s", "peak MiB", "NCP"], rows)
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true",
-                        help="first 21,891 baskets, fewer cases, print only (RESULTS.md untouched)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="first 21,891 baskets, fewer cases, print only (RESULTS.md untouched)",
+    )
     args = parser.parse_args()
     limit = SUBSET if args.quick else None
     ks = (10,) if args.quick else (5, 10, 50)
     ms = (1, 2) if args.quick else (1, 2, 3)
     cmd = "/work/venv/bin/python bench/transactions.py" + (" --quick" if args.quick else "")
-    sections = [f"Machine: {machine_line()}; shared with other jobs while measuring, so times "
-                f"are indicative (cpu s = the process's own CPU time).  Command: `{cmd}`.  Automatic taxonomy: balanced tree, fan-out 5,"
-                " items by id (as in the ARX figures in PEERS.md) unless marked 'tree by frequency'.  Time = encode + anonymize + "
-                "verify from the output; peak RSS of the child process (includes the utility "
-                "evaluation).  NCP over item occurrences; support error = mean relative error "
-                "of 200 random 1- and 2-itemsets; top-50 = the 50 most frequent 1-/2-itemsets; "
-                "FI recall/precision at support 0.5%."]
-    for rel, name in (("retail/retail.dat", "FIMI retail"), ("bms/BMS-WebView-1.dat", "BMS-WebView-1")):
+    sections = [
+        f"Machine: {machine_line()}; shared with other jobs while measuring, so times "
+        f"are indicative (cpu s = the process's own CPU time).  Command: `{cmd}`.  Automatic taxonomy: balanced tree, fan-out 5,"
+        " items by id (as in the ARX figures in PEERS.md) unless marked 'tree by frequency'.  Time = encode + anonymize + "
+        "verify from the output; peak RSS of the child process (includes the utility "
+        "evaluation).  NCP over item occurrences; support error = mean relative error "
+        "of 200 random 1- and 2-itemsets; top-50 = the 50 most frequent 1-/2-itemsets; "
+        "FI recall/precision at support 0.5%."
+    ]
+    for rel, name in (
+        ("retail/retail.dat", "FIMI retail"),
+        ("bms/BMS-WebView-1.dat", "BMS-WebView-1"),
+    ):
         if shared_data(rel) is None:
             sections.append(f"{name}: data absent, skipped.")
             continue
         rows = []
-        for method, order in (("apriori", "id"), ("local", "id"), ("apriori", "frequency"),
-                              ("local", "frequency")):
+        for method, order in (
+            ("apriori", "id"),
+            ("local", "id"),
+            ("apriori", "frequency"),
+            ("local", "frequency"),
+        ):
             for k in ks:
                 for m in ms:
                     if (method == "local" or order != "id") and (k != 10 or m != 2):
                         continue
                     label = method if order == "id" else f"{method}, tree by frequency"
                     try:
-                        res, _wall, peak = measure(_km_case, rel, limit, k, m, method, order,
-                                                   timeout=600)
+                        res, _wall, peak = measure(
+                            _km_case, rel, limit, k, m, method, order, timeout=600
+                        )
                     except (TimeoutError, RuntimeError) as exc:
-                        rows.append([label, k, m, "-", f"failed: {str(exc)[:60]}", "", "", "", "",
-                                     "", ""])
+                        rows.append(
+                            [label, k, m, "-", f"failed: {str(exc)[:60]}", "", "", "", "", "", ""]
+                        )
                         continue
-                    rows.append([label, k, m, res["n"], round(res["seconds"], 2),
-                                 round(res["cpu"], 2), round(peak),
-                                 f"{100 * res['ncp']:.3f}%", round(res["support_error"], 3),
-                                 round(res["top50_error"], 3), round(res["fi_recall"], 3)])
+                    rows.append(
+                        [
+                            label,
+                            k,
+                            m,
+                            res["n"],
+                            round(res["seconds"], 2),
+                            round(res["cpu"], 2),
+                            round(peak),
+                            f"{100 * res['ncp']:.3f}%",
+                            round(res["support_error"], 3),
+                            round(res["top50_error"], 3),
+                            round(res["fi_recall"], 3),
+                        ]
+                    )
                     print(name, rows[-1], flush=True)
-        sections.append(f"### {name}: k^m-anonymity\n\n" + markdown_table(
-            ["method", "k", "m", "baskets", "time s", "cpu s", "peak MiB", "NCP", "support err",
-             "top-50 err", "FI recall"], rows))
+        sections.append(
+            f"### {name}: k^m-anonymity\n\n"
+            + markdown_table(
+                [
+                    "method",
+                    "k",
+                    "m",
+                    "baskets",
+                    "time s",
+                    "cpu s",
+                    "peak MiB",
+                    "NCP",
+                    "support err",
+                    "top-50 err",
+                    "FI recall",
+                ],
+                rows,
+            )
+        )
         rows = []
         for k in ks:
             res, _wall, peak = measure(_k_case, rel, limit, k, timeout=600)
-            rows.append([k, res["n"], round(res["seconds"], 2), round(res["cpu"], 2), round(peak),
-                         f"{100 * res['ncp']:.2f}%", res["groups"], round(res["support_error"], 3),
-                         round(res["fi_recall"], 3)])
+            rows.append(
+                [
+                    k,
+                    res["n"],
+                    round(res["seconds"], 2),
+                    round(res["cpu"], 2),
+                    round(peak),
+                    f"{100 * res['ncp']:.2f}%",
+                    res["groups"],
+                    round(res["support_error"], 3),
+                    round(res["fi_recall"], 3),
+                ]
+            )
             print(name, rows[-1], flush=True)
-        sections.append(f"### {name}: k-anonymity (Partition)\n\n" + markdown_table(
-            ["k", "baskets", "time s", "cpu s", "peak MiB", "NCP", "groups", "support err",
-             "FI recall"],
-            rows))
+        sections.append(
+            f"### {name}: k-anonymity (Partition)\n\n"
+            + markdown_table(
+                [
+                    "k",
+                    "baskets",
+                    "time s",
+                    "cpu s",
+                    "peak MiB",
+                    "NCP",
+                    "groups",
+                    "support err",
+                    "FI recall",
+                ],
+                rows,
+            )
+        )
         rows = []
-        for p in ((5,) if args.quick else (5, 10)):
+        for p in (5,) if args.quick else (5, 10):
             res, _wall, peak = measure(_band_case, rel, limit, p, 5, timeout=600)
-            rows.append([p, res["n"], res["sensitive"], round(res["seconds"], 2),
-                         round(res["cpu"], 2), round(peak),
-                         res["groups"], res["suppressed"], round(res["query_error"], 3),
-                         round(res["p_before"], 3), round(res["p_after"], 3),
-                         f"{res['bandwidth'][0]} -> {res['bandwidth'][1]}"])
+            rows.append(
+                [
+                    p,
+                    res["n"],
+                    res["sensitive"],
+                    round(res["seconds"], 2),
+                    round(res["cpu"], 2),
+                    round(peak),
+                    res["groups"],
+                    res["suppressed"],
+                    round(res["query_error"], 3),
+                    round(res["p_before"], 3),
+                    round(res["p_after"], 3),
+                    f"{res['bandwidth'][0]} -> {res['bandwidth'][1]}",
+                ]
+            )
             print(name, rows[-1], flush=True)
-        sections.append(f"### {name}: band matrix (CAHD)\n\n" + markdown_table(
-            ["p", "baskets", "sensitive items", "time s", "cpu s", "peak MiB", "groups",
-             "suppressed",
-             "count-query err", "max P(link) before", "after", "co-occurrence bandwidth"], rows))
+        sections.append(
+            f"### {name}: band matrix (CAHD)\n\n"
+            + markdown_table(
+                [
+                    "p",
+                    "baskets",
+                    "sensitive items",
+                    "time s",
+                    "cpu s",
+                    "peak MiB",
+                    "groups",
+                    "suppressed",
+                    "count-query err",
+                    "max P(link) before",
+                    "after",
+                    "co-occurrence bandwidth",
+                ],
+                rows,
+            )
+        )
     if args.quick:
         print("\n\n".join(sections))
         return

@@ -84,13 +84,15 @@ class _Overlay:
         return np.bincount(two, minlength=self.n)
 
     def original_neighbors(self, v: int) -> np.ndarray:
-        return self.indices[self.indptr[v]:self.indptr[v + 1]]
+        return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     def neighbors(self, v: int) -> np.ndarray:
         nb = self.original_neighbors(v)
         if self.removed:
-            nb = np.array([w for w in nb.tolist() if (min(v, w), max(v, w)) not in self.removed],
-                          dtype=np.int64)
+            nb = np.array(
+                [w for w in nb.tolist() if (min(v, w), max(v, w)) not in self.removed],
+                dtype=np.int64,
+            )
         extra = self.added.get(v)
         if not extra:
             return nb
@@ -237,8 +239,13 @@ def _repair(graph: _Overlay, leftover: np.ndarray, k: int, rng: np.random.Genera
     return added
 
 
-def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
-          edges: np.ndarray, max_tries: int = 20000) -> tuple[int, np.ndarray]:
+def _swap(
+    graph: _Overlay,
+    leftover: np.ndarray,
+    rng: np.random.Generator,
+    edges: np.ndarray,
+    max_tries: int = 20000,
+) -> tuple[int, np.ndarray]:
     """Serve leftover units in pairs by edge swaps; return (swaps done, units still left)."""
     left = leftover.copy()
     units = np.repeat(np.arange(graph.n), left)
@@ -276,8 +283,12 @@ def _swap(graph: _Overlay, leftover: np.ndarray, rng: np.random.Generator,
 COMPLETE_GRAPH_LIMIT = 50_000_000  # edges: the last resort is refused beyond this
 
 
-def _uniform(n: int, edges: np.ndarray, deg0: np.ndarray, max_tries: int = 6,
-             ) -> tuple[_Overlay, str]:
+def _uniform(
+    n: int,
+    edges: np.ndarray,
+    deg0: np.ndarray,
+    max_tries: int = 6,
+) -> tuple[_Overlay, str]:
     """A supergraph in which every node has one common degree ``D`` (k-anonymous for any
     ``k <= n``).
 
@@ -300,7 +311,8 @@ def _uniform(n: int, edges: np.ndarray, deg0: np.ndarray, max_tries: int = 6,
     if n * (n - 1) // 2 > COMPLETE_GRAPH_LIMIT:
         raise InfeasibleError(
             f"no k-degree anonymous supergraph found short of the complete graph, which would "
-            f"have {n * (n - 1) // 2:,} edges; try a smaller k")
+            f"have {n * (n - 1) // 2:,} edges; try a smaller k"
+        )
     graph = _Overlay(n, edges)
     rows, cols = np.triu_indices(n, 1)
     present = np.zeros(n * n, dtype=bool) if n * n <= 4 * COMPLETE_GRAPH_LIMIT else None
@@ -314,9 +326,18 @@ def _uniform(n: int, edges: np.ndarray, deg0: np.ndarray, max_tries: int = 6,
     return graph, "complete graph"
 
 
-def _probing(base: _Overlay, edges: np.ndarray, deg0: np.ndarray, first: np.ndarray, k: int,
-             method: str, seed, rng: np.random.Generator, max_probes: int,
-             log: list[str]) -> tuple[_Overlay, np.ndarray, int]:
+def _probing(
+    base: _Overlay,
+    edges: np.ndarray,
+    deg0: np.ndarray,
+    first: np.ndarray,
+    k: int,
+    method: str,
+    seed,
+    rng: np.random.Generator,
+    max_probes: int,
+    log: list[str],
+) -> tuple[_Overlay, np.ndarray, int]:
     """Liu & Terzi's probing: realize, and on a leftover restart from the original graph
     with the degree sequence perturbed.  Returns the graph, its leftover and the probes."""
     n = base.n
@@ -340,8 +361,9 @@ def _probing(base: _Overlay, edges: np.ndarray, deg0: np.ndarray, first: np.ndar
             noise[rng.choice(low, size=min(low.size, int(leftover[u])), replace=False)] += 1
         probe = np.maximum(_anonymize(deg0 + noise, k, method, seed), deg0)
         if probe.max() > n - 1:
-            log.append(f"probing: probe {probes + 1} asks for more than n - 1 neighbours; "
-                       "repairing")
+            log.append(
+                f"probing: probe {probes + 1} asks for more than n - 1 neighbours; repairing"
+            )
             break
         target = probe
     return graph, leftover, probes
@@ -358,9 +380,19 @@ class _Rounds:
     fallback: str | None = None
 
 
-def _repair_rounds(graph: _Overlay, leftover: np.ndarray, edges: np.ndarray, deg0: np.ndarray,
-                   k: int, method: str, strategy: str, seed, rng: np.random.Generator,
-                   max_rounds: int, log: list[str]) -> _Rounds:
+def _repair_rounds(
+    graph: _Overlay,
+    leftover: np.ndarray,
+    edges: np.ndarray,
+    deg0: np.ndarray,
+    k: int,
+    method: str,
+    strategy: str,
+    seed,
+    rng: np.random.Generator,
+    max_rounds: int,
+    log: list[str],
+) -> _Rounds:
     """Place what is left over (swaps, then repairs), re-anonymize and realize again,
     until nothing is left; after ``max_rounds`` (or when stuck) the common degree."""
     done = _Rounds(graph)
@@ -375,8 +407,9 @@ def _repair_rounds(graph: _Overlay, leftover: np.ndarray, edges: np.ndarray, deg
         except InfeasibleError as exc:
             reason = str(exc)
         else:
-            reason = (None if done.rounds < max_rounds
-                      else f"not converged within {max_rounds} rounds")
+            reason = (
+                None if done.rounds < max_rounds else f"not converged within {max_rounds} rounds"
+            )
         if reason is not None:
             done.graph, done.fallback = _uniform(done.graph.n, edges, deg0)
             log.append(f"{strategy}: {reason}; {done.fallback}")
@@ -387,9 +420,16 @@ def _repair_rounds(graph: _Overlay, leftover: np.ndarray, edges: np.ndarray, deg
     return done
 
 
-def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
-              strategy: str = "supergraph", seed=None, max_rounds: int = 30,
-              max_probes: int = 20) -> Construction:
+def construct(
+    n: int,
+    edges: np.ndarray,
+    k: int,
+    method: str = "dp",
+    strategy: str = "supergraph",
+    seed=None,
+    max_rounds: int = 30,
+    max_probes: int = 20,
+) -> Construction:
     """Edit the graph (``n`` nodes, ``edges`` u < v) until its degrees are k-anonymous.
 
     Bounded: at most ``max_rounds`` rounds of re-anonymization, then (or at once when
@@ -406,18 +446,36 @@ def construct(n: int, edges: np.ndarray, k: int, method: str = "dp",
         graph, how = _uniform(n, edges, deg0)
         log.append(f"2k > n: one degree class; {how}")
         added, removed = graph.edits()
-        return Construction(added=added, removed=removed, target=graph.degree.copy(),
-                            first_target=first, optimum=int(optimum), log=log, fallback=how)
+        return Construction(
+            added=added,
+            removed=removed,
+            target=graph.degree.copy(),
+            first_target=first,
+            optimum=int(optimum),
+            log=log,
+            fallback=how,
+        )
     probes = 0
     if strategy == "probing":
-        graph, leftover, probes = _probing(base, edges, deg0, first, k, method, seed, rng,
-                                           max_probes, log)
+        graph, leftover, probes = _probing(
+            base, edges, deg0, first, k, method, seed, rng, max_probes, log
+        )
     else:
         graph, leftover = base, _realize(base, first - deg0)
-    done = _repair_rounds(graph, leftover, edges, deg0, k, method, strategy, seed, rng,
-                          max_rounds, log)
+    done = _repair_rounds(
+        graph, leftover, edges, deg0, k, method, strategy, seed, rng, max_rounds, log
+    )
     added, removed = done.graph.edits()
-    return Construction(added=added, removed=removed, target=done.graph.degree.copy(),
-                        first_target=first, optimum=int(optimum),
-                        rounds=done.rounds, probes=probes, repairs=done.repairs,
-                        swaps=done.swaps, log=log, fallback=done.fallback)
+    return Construction(
+        added=added,
+        removed=removed,
+        target=done.graph.degree.copy(),
+        first_target=first,
+        optimum=int(optimum),
+        rounds=done.rounds,
+        probes=probes,
+        repairs=done.repairs,
+        swaps=done.swaps,
+        log=log,
+        fallback=done.fallback,
+    )

@@ -92,7 +92,7 @@ class _EditGraph:
         if self._matrix is None:
             data = np.ones(len(self.indices), dtype=np.int32)
             self._matrix = sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
-        nb = self.indices[self.indptr[v]:self.indptr[v + 1]]
+        nb = self.indices[self.indptr[v] : self.indptr[v + 1]]
         return np.bincount(self._matrix[nb].indices, minlength=self.n)
 
     def current_edges(self) -> np.ndarray:
@@ -203,7 +203,7 @@ def _add_among(g: _EditGraph, gain: np.ndarray, rng) -> None:
     while idle < 8 and gain.sum() >= 2:
         units = rng.permutation(np.repeat(np.arange(g.n), gain))
         half = units.size // 2
-        u, v = units[:half], units[half:2 * half]
+        u, v = units[:half], units[half : 2 * half]
         u, v = np.minimum(u, v), np.maximum(u, v)
         ok = u != v
         u, v = u[ok], v[ok]
@@ -320,8 +320,9 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
             finished_by_additions = True
             break
         if rounds:
-            target = two_sided_sequence(g.degree, k, even=True, seed=seed, floors=floors,
-                                        optimum=False)[0]
+            target = two_sided_sequence(
+                g.degree, k, even=True, seed=seed, floors=floors, optimum=False
+            )[0]
         if target.max(initial=0) > n - 1:
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
         need = target - g.degree
@@ -335,8 +336,9 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
     return edits, g, rounds, repairs, finished_by_additions
 
 
-def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = None,
-                   max_rounds: int = 12):
+def edit_anonymize(
+    n: int, edges, k: int, seed=None, max_drop: float | None = None, max_rounds: int = 12
+):
     """Add and delete as few edges as possible so every degree is shared by ``>= k`` nodes.
 
     Parameters
@@ -384,8 +386,9 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = No
     # L1 cost; which one is cheaper to realize depends on the graph, so on graphs of up to
     # `_BOTH_MEDIANS` edges both are tried (when they differ) and the fewer edits kept.
     for upper in (False, True) if len(base.edges) <= _BOTH_MEDIANS else (False,):
-        target, l1 = two_sided_sequence(deg0, k, even=True, seed=seed, floors=floors,
-                                        upper=upper, optimum=optimum is None)
+        target, l1 = two_sided_sequence(
+            deg0, k, even=True, seed=seed, floors=floors, upper=upper, optimum=optimum is None
+        )
         optimum = l1 if optimum is None else optimum
         if any(np.array_equal(target, seen) for seen in targets):
             continue
@@ -401,19 +404,21 @@ def edit_anonymize(n: int, edges, k: int, seed=None, max_drop: float | None = No
     best = max(two_sided, structural)
     edits = len(added) + len(removed)
     info = {
-        "edges_added": int(len(added)), "edges_removed": int(len(removed)),
+        "edges_added": int(len(added)),
+        "edges_removed": int(len(removed)),
         "symmetric_difference": int(edits),
         "two_sided_l1_optimum": int(optimum),
         "two_sided_lower_bound_edges": int(two_sided),
-        "ratio_to_two_sided_bound": float(edits / two_sided) if two_sided else (
-            1.0 if edits == 0 else None),
+        "ratio_to_two_sided_bound": float(edits / two_sided)
+        if two_sided
+        else (1.0 if edits == 0 else None),
         "structural_lower_bound_edges": int(structural),
         "edit_lower_bound_edges": int(best),
-        "ratio_to_edit_lower_bound": float(edits / best) if best else (
-            1.0 if edits == 0 else None),
+        "ratio_to_edit_lower_bound": float(edits / best) if best else (1.0 if edits == 0 else None),
         "first_target_l1": int(np.abs(first - deg0).sum()),
         "l1_degree_change": int(np.abs(g.degree - deg0).sum()),
-        "rounds": rounds, "repair_edges": int(repairs),
+        "rounds": rounds,
+        "repair_edges": int(repairs),
         "finished_by_additions": finished_by_additions,
     }
     return added, removed, info

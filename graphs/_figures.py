@@ -28,8 +28,7 @@ def _pyplot() -> Any:
 
 
 def _degree_counts(graph: nx.Graph) -> tuple[np.ndarray, np.ndarray]:
-    deg = np.fromiter((d for _, d in graph.degree()), dtype=np.int64,
-                      count=graph.number_of_nodes())
+    deg = np.fromiter((d for _, d in graph.degree()), dtype=np.int64, count=graph.number_of_nodes())
     return np.unique(deg[deg > 0], return_counts=True)
 
 
@@ -40,12 +39,15 @@ def degree_figure(original: nx.Graph, anonymized: nx.Graph, k: int) -> Any:
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4))
-    for graph, label, marker in ((original, "input graph", "o"),
-                                 (anonymized, "anonymized graph", "x")):
+    for graph, label, marker in (
+        (original, "input graph", "o"),
+        (anonymized, "anonymized graph", "x"),
+    ):
         values, counts = _degree_counts(graph)
         ax.loglog(values, counts, marker, label=label, alpha=0.7, markersize=4)
-    ax.axhline(k, color="grey", linestyle="--", linewidth=1,
-               label=f"k = {k} (least nodes per degree)")
+    ax.axhline(
+        k, color="grey", linestyle="--", linewidth=1, label=f"k = {k} (least nodes per degree)"
+    )
     ax.set_xlabel("degree (number of neighbours of a node)")
     ax.set_ylabel("number of nodes with that degree")
     ax.set_title(DEGREE_TITLE)
@@ -58,12 +60,17 @@ def edits_figure(info: dict[str, Any]) -> Any:
     """Edges added and removed next to the two lower bounds of the release."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 2.8))
-    bars = [("L1 lower bound (DP optimum / 2)",
-             info.get("two_sided_lower_bound_edges", info["lower_bound_edges"]), "#c44"),
-            ("bound for the chosen sequence", info.get("sequence_bound_edges"), "#2a6"),
-            ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
-            ("edges added", info["edges_added"], "#bbb"),
-            ("edges removed", info["edges_removed"], "#999")]
+    bars = [
+        (
+            "L1 lower bound (DP optimum / 2)",
+            info.get("two_sided_lower_bound_edges", info["lower_bound_edges"]),
+            "#c44",
+        ),
+        ("bound for the chosen sequence", info.get("sequence_bound_edges"), "#2a6"),
+        ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
+        ("edges added", info["edges_added"], "#bbb"),
+        ("edges removed", info["edges_removed"], "#999"),
+    ]
     bars = [(name, int(value), colour) for name, value, colour in bars if value is not None]
     names, values = [bar[0] for bar in bars], [bar[1] for bar in bars]
     ax.barh(names[::-1], values[::-1], color=[bar[2] for bar in bars][::-1])
@@ -86,5 +93,7 @@ def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any
     release : Release
         A graphs release (its published graph, ``k`` and edit counts).
     """
-    return [(DEGREE_TITLE, degree_figure(original, release.data, release.parameters["k"])),
-            (EDITS_TITLE, edits_figure(release.info))]
+    return [
+        (DEGREE_TITLE, degree_figure(original, release.data, release.parameters["k"])),
+        (EDITS_TITLE, edits_figure(release.info)),
+    ]

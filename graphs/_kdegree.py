@@ -36,8 +36,7 @@ from .io import INPUT_REPORT
 from .metrics import LEVELS, utility_from_edges
 from .risk import risk_from_edges
 
-__all__ = ["k_degree_anonymize", "anonymize_with_mapping", "degree_verifier",
-           "degree_partition"]
+__all__ = ["k_degree_anonymize", "anonymize_with_mapping", "degree_verifier", "degree_partition"]
 
 
 def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]:
@@ -47,8 +46,10 @@ def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]
     report.setdefault("self_loops", 0)
     report.setdefault("duplicate_edges", 0)
     if graph.is_directed() and not as_undirected:
-        raise InputError("the graph is directed; k-degree anonymity is defined for undirected "
-                         "graphs (pass as_undirected=True to drop edge directions)")
+        raise InputError(
+            "the graph is directed; k-degree anonymity is defined for undirected "
+            "graphs (pass as_undirected=True to drop edge directions)"
+        )
     if graph.is_directed() or graph.is_multigraph():
         rows = graph.number_of_edges()
         simple = nx.Graph()
@@ -56,8 +57,9 @@ def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]
         simple.add_edges_from(graph.edges())
         loops_rows = sum(1 for u, v in graph.edges() if u == v)
         report["self_loops"] += loops_rows
-        report["duplicate_edges"] += rows - loops_rows - (simple.number_of_edges()
-                                                         - nx.number_of_selfloops(simple))
+        report["duplicate_edges"] += (
+            rows - loops_rows - (simple.number_of_edges() - nx.number_of_selfloops(simple))
+        )
         graph = simple
     else:
         loops = nx.number_of_selfloops(graph)
@@ -72,8 +74,11 @@ def _edge_array(graph: nx.Graph, index: dict[Any, int]) -> np.ndarray:
     adj = graph.adj
     deg = np.fromiter(map(len, adj.values()), dtype=np.int64, count=len(adj))
     src = np.repeat(np.fromiter(map(index.__getitem__, adj), dtype=np.int64, count=len(adj)), deg)
-    dst = np.fromiter(map(index.__getitem__, itertools.chain.from_iterable(adj.values())),
-                      dtype=np.int64, count=int(deg.sum()))
+    dst = np.fromiter(
+        map(index.__getitem__, itertools.chain.from_iterable(adj.values())),
+        dtype=np.int64,
+        count=int(deg.sum()),
+    )
     keep = src < dst
     return np.stack([src[keep], dst[keep]], axis=1)
 
@@ -165,44 +170,62 @@ def _check_max_drop(construct: str, max_degree_drop: Any) -> float | None:
     if max_degree_drop is None:
         return None
     if construct != "edit":
-        raise InputError("max_degree_drop applies to construct='edit' only (the other "
-                         "constructions never lower a degree, or keep it in a swap)")
+        raise InputError(
+            "max_degree_drop applies to construct='edit' only (the other "
+            "constructions never lower a degree, or keep it in a swap)"
+        )
     return check_float(max_degree_drop, "max_degree_drop", min_value=0, max_value=1)
 
 
-def _edit_construction(n: int, edges: np.ndarray, k: int, seed,
-                       max_drop: float | None) -> tuple[Construction, dict[str, Any]]:
+def _edit_construction(
+    n: int, edges: np.ndarray, k: int, seed, max_drop: float | None
+) -> tuple[Construction, dict[str, Any]]:
     """The least-symmetric-difference construction (:mod:`graphs._edit`) as a Construction
     whose ``optimum`` is the two-sided L1 optimum."""
     added, removed, info = edit_anonymize(n, edges, k, seed=seed, max_drop=max_drop)
     deg0 = np.bincount(edges.ravel(), minlength=n)
-    target = deg0 + np.bincount(added.ravel(), minlength=n) - np.bincount(removed.ravel(),
-                                                                          minlength=n)
-    log = ["edit: finished by additions after the rounds oscillated"] \
-        if info["finished_by_additions"] else []
-    built = Construction(added=added, removed=removed, target=target, first_target=target,
-                         optimum=info["two_sided_l1_optimum"], rounds=info["rounds"],
-                         repairs=info["repair_edges"], log=log)
+    target = (
+        deg0 + np.bincount(added.ravel(), minlength=n) - np.bincount(removed.ravel(), minlength=n)
+    )
+    log = (
+        ["edit: finished by additions after the rounds oscillated"]
+        if info["finished_by_additions"]
+        else []
+    )
+    built = Construction(
+        added=added,
+        removed=removed,
+        target=target,
+        first_target=target,
+        optimum=info["two_sided_l1_optimum"],
+        rounds=info["rounds"],
+        repairs=info["repair_edges"],
+        log=log,
+    )
     return built, info
 
 
 def _edit_report(info: dict[str, Any], edit: dict[str, Any]) -> None:
     """For construct="edit": the bounds that hold for additions and deletions."""
-    info.update({
-        "l1_degree_change_optimum": edit["two_sided_l1_optimum"],
-        "two_sided_lower_bound_edges": edit["two_sided_lower_bound_edges"],
-        "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
-        "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
-        "lower_bound_edges": edit["edit_lower_bound_edges"],
-        "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
-        "sequence_bound_edges": None, "ratio_to_sequence_bound": None,
-        "finished_by_additions": edit["finished_by_additions"],
-    })
+    info.update(
+        {
+            "l1_degree_change_optimum": edit["two_sided_l1_optimum"],
+            "two_sided_lower_bound_edges": edit["two_sided_lower_bound_edges"],
+            "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
+            "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
+            "lower_bound_edges": edit["edit_lower_bound_edges"],
+            "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
+            "sequence_bound_edges": None,
+            "ratio_to_sequence_bound": None,
+            "finished_by_additions": edit["finished_by_additions"],
+        }
+    )
     del info["l1_degree_increase_optimum"]
 
 
-def _check_parameters(k: Any, method: str, construct: str, utility: Any, seed: Any,
-                      keep_attributes: Any) -> tuple[int, Any, int | None, tuple[str, ...]]:
+def _check_parameters(
+    k: Any, method: str, construct: str, utility: Any, seed: Any, keep_attributes: Any
+) -> tuple[int, Any, int | None, tuple[str, ...]]:
     """Validate the parameters: ``k``, ``utility`` level, ``seed`` and attribute names."""
     k = check_int(k, "k", min_value=1)
     check_choice(method, "method", _METHODS)
@@ -223,24 +246,27 @@ def _measure_switches(measures: bool, utility: Any, measure_risk: bool | None) -
     ``measure_risk`` (which still works, with a :class:`DeprecationWarning`)."""
     risk = True
     if measure_risk is not None:
-        warnings.warn("measure_risk= is deprecated; use measures=False to skip the utility and "
-                      "risk measures (utility= still sets the utility level)",
-                      DeprecationWarning, stacklevel=4)
+        warnings.warn(
+            "measure_risk= is deprecated; use measures=False to skip the utility and "
+            "risk measures (utility= still sets the utility level)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
         risk = bool(measure_risk)
     if not measures:
         return False, False
     return utility, risk
 
 
-def _prepare_input(G: Any, k: int, as_undirected: bool,
-                   keep_attributes: Sequence[str]) -> _Input:
+def _prepare_input(G: Any, k: int, as_undirected: bool, keep_attributes: Sequence[str]) -> _Input:
     """The input as a simple undirected graph and an edge array; feasibility of ``k``."""
     graph, report = _prepare(G, as_undirected)
     nodes = list(graph.nodes())
     if k > len(nodes):
         raise InfeasibleError(f"k={k} exceeds the number of nodes ({len(nodes)})")
-    missing_attrs = [a for a in keep_attributes
-                     if not any(a in data for _, data in graph.nodes(data=True))]
+    missing_attrs = [
+        a for a in keep_attributes if not any(a in data for _, data in graph.nodes(data=True))
+    ]
     if missing_attrs:
         raise InputError(f"no node has the attribute(s) {missing_attrs} asked to be kept")
     index = {v: i for i, v in enumerate(nodes)}
@@ -249,8 +275,9 @@ def _prepare_input(G: Any, k: int, as_undirected: bool,
     return _Input(graph, report, nodes, index, edges)
 
 
-def _labels(data: _Input, relabel: bool, rng_context: tuple[Any, ...], secret: Any
-            ) -> tuple[np.ndarray, list[Any]]:
+def _labels(
+    data: _Input, relabel: bool, rng_context: tuple[Any, ...], secret: Any
+) -> tuple[np.ndarray, list[Any]]:
     """Each node's rank in the publication order and its published label.
 
     Published labels are a permutation drawn from the release key, never from the public
@@ -264,13 +291,18 @@ def _labels(data: _Input, relabel: bool, rng_context: tuple[Any, ...], secret: A
         return rank, rank.tolist()
     order_in = _sorted_nodes(data.nodes)
     rank = np.empty(n, dtype=np.int64)
-    rank[np.fromiter(map(data.index.__getitem__, order_in), dtype=np.int64, count=n)] = \
-        np.arange(n)
+    rank[np.fromiter(map(data.index.__getitem__, order_in), dtype=np.int64, count=n)] = np.arange(n)
     return rank, data.nodes
 
 
-def _publish(data: _Input, final: np.ndarray, rank: np.ndarray, labels: list[Any],
-             relabel: bool, keep_attributes: Sequence[str]) -> nx.Graph:
+def _publish(
+    data: _Input,
+    final: np.ndarray,
+    rank: np.ndarray,
+    labels: list[Any],
+    relabel: bool,
+    keep_attributes: Sequence[str],
+) -> nx.Graph:
     """The published graph: nodes in published order, edges sorted by published endpoints,
     so the insertion order (which every writer follows) depends on published values only."""
     graph, nodes = data.graph, data.nodes
@@ -281,8 +313,16 @@ def _publish(data: _Input, final: np.ndarray, rank: np.ndarray, labels: list[Any
     with _no_gc():
         if keep_attributes:
             published.add_nodes_from(
-                (labels[i], {a: graph.nodes[nodes[i]][a] for a in keep_attributes
-                             if a in graph.nodes[nodes[i]]}) for i in order.tolist())
+                (
+                    labels[i],
+                    {
+                        a: graph.nodes[nodes[i]][a]
+                        for a in keep_attributes
+                        if a in graph.nodes[nodes[i]]
+                    },
+                )
+                for i in order.tolist()
+            )
         else:
             published.add_nodes_from(labels[i] for i in order.tolist())
         if relabel:
@@ -296,10 +336,15 @@ def _publish(data: _Input, final: np.ndarray, rank: np.ndarray, labels: list[Any
 def _fallback_warning(built: Construction, k: int, n: int) -> str | None:
     if built.fallback is None:
         return None
-    why = ("k > n/2 leaves room for one degree class only" if 2 * k > n else
-           "the anonymized degree sequence could not be realized within the round limit")
-    return (f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
-            f"{len(built.added):,} edges added)")
+    why = (
+        "k > n/2 leaves room for one degree class only"
+        if 2 * k > n
+        else "the anonymized degree sequence could not be realized within the round limit"
+    )
+    return (
+        f"{why}: every node was raised to one {built.fallback} (k-degree anonymous, "
+        f"{len(built.added):,} edges added)"
+    )
 
 
 def transformation_text(info: dict[str, Any], k: int) -> str:
@@ -316,19 +361,30 @@ def transformation_text(info: dict[str, Any], k: int) -> str:
     """
     added, removed, before = info["edges_added"], info["edges_removed"], info["edges_before"]
     share = f" ({(added + removed) / before:.2%} of {before:,} input edges)" if before else ""
-    text = (f"{added:,} edges added, {removed:,} removed{share}; every node kept; degrees of "
-            f"{info['nodes']:,} nodes grouped into {info['degree_classes']:,} "
-            f"class{'es' if info['degree_classes'] != 1 else ''} of at least {k} nodes")
+    text = (
+        f"{added:,} edges added, {removed:,} removed{share}; every node kept; degrees of "
+        f"{info['nodes']:,} nodes grouped into {info['degree_classes']:,} "
+        f"class{'es' if info['degree_classes'] != 1 else ''} of at least {k} nodes"
+    )
     if info.get("fallback"):
         text += f" (one {info['fallback']}, the fallback construction)"
-    text += ("; node ids replaced by secret random labels." if info["relabelled"] else
-             "; node ids kept as in the input (not anonymous).")
+    text += (
+        "; node ids replaced by secret random labels."
+        if info["relabelled"]
+        else "; node ids kept as in the input (not anonymous)."
+    )
     return text
 
 
-def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
-                  relabel: bool, keep_attributes: Sequence[str],
-                  edit: dict[str, Any] | None = None) -> dict[str, Any]:
+def _release_info(
+    data: _Input,
+    built: Construction,
+    final: np.ndarray,
+    k: int,
+    relabel: bool,
+    keep_attributes: Sequence[str],
+    edit: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """What the release reports about its edits, bounds and input clean-up."""
     n, edges = data.n, data.edges
     deg0 = np.bincount(edges.ravel(), minlength=n)
@@ -337,8 +393,11 @@ def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
     edits = n_added + n_removed
     seb = _sequence_bound(n, edges, built.first_target - deg0) if edit is None else None
     info = {
-        "nodes": n, "edges_before": int(len(edges)), "edges_after": int(len(final)),
-        "edges_added": n_added, "edges_removed": n_removed,
+        "nodes": n,
+        "edges_before": int(len(edges)),
+        "edges_after": int(len(final)),
+        "edges_added": n_added,
+        "edges_removed": n_removed,
         "l1_degree_increase_optimum": built.optimum,
         "lower_bound_edges": lower,
         "ratio_to_lower_bound": float(edits / lower) if lower else (1.0 if edits == 0 else None),
@@ -347,11 +406,17 @@ def _release_info(data: _Input, built: Construction, final: np.ndarray, k: int,
         "degree_classes": int(np.unique(built.target).size),
         "supergraph": n_removed == 0,
         "already_anonymous": built.optimum == 0,
-        "rounds": built.rounds, "probes": built.probes, "repair_edges": built.repairs,
-        "swaps": built.swaps, "input_self_loops_removed": int(data.report["self_loops"]),
+        "rounds": built.rounds,
+        "probes": built.probes,
+        "repair_edges": built.repairs,
+        "swaps": built.swaps,
+        "input_self_loops_removed": int(data.report["self_loops"]),
         "input_duplicate_edges_removed": int(data.report["duplicate_edges"]),
-        "relabelled": bool(relabel), "node_attributes_kept": list(keep_attributes),
-        "log": built.log, "fallback": built.fallback, "warnings": [],
+        "relabelled": bool(relabel),
+        "node_attributes_kept": list(keep_attributes),
+        "log": built.log,
+        "fallback": built.fallback,
+        "warnings": [],
         "ratio_to_sequence_bound": float(n_added / seb) if seb else None,
         "symmetric_difference": edits,
     }
@@ -372,41 +437,55 @@ def _readable(value: Any) -> Any:
     return value
 
 
-def _measure(data: _Input, final: np.ndarray, utility: Any, risk: bool, seed: int | None,
-             timings: Timings):
+def _measure(
+    data: _Input, final: np.ndarray, utility: Any, risk: bool, seed: int | None, timings: Timings
+):
     """The release's measures: risk before and after, then utility at its level."""
     n, edges = data.n, data.edges
 
     def measure(release: Release) -> None:
         if risk:
             with timings("risk"):
-                release.risk = {"before": risk_from_edges(n, edges),
-                                "after": risk_from_edges(n, final)}
+                release.risk = {
+                    "before": risk_from_edges(n, edges),
+                    "after": risk_from_edges(n, final),
+                }
         if utility:
             # "auto" bounds the cost by both graphs: betweenness and Louvain on the
             # published graph too (a one-class release can hold millions of edges).
             small = len(edges) <= AUTO_FULL_EDGES and len(final) <= 2 * AUTO_FULL_EDGES
             level = utility if utility in LEVELS else ("full" if small else "fast")
             with timings("utility"):
-                measured = utility_from_edges(n, edges, np.sort(final, axis=1),
-                                              seed=0 if seed is None else seed, level=level)
+                measured = utility_from_edges(
+                    n, edges, np.sort(final, axis=1), seed=0 if seed is None else seed, level=level
+                )
             release.utility = _readable(measured)
             release.utility["level"] = level
 
     return measure
 
 
-def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
-                           relabel: bool = True, seed: int | None = None, *,
-                           keep_attributes: Sequence[str] = (), as_undirected: bool = False,
-                           utility: str | bool = "auto", measure_risk: bool | None = None,
-                           key: Any = None, measures: bool = True,
-                           max_degree_drop: float | None = None,
-                           ) -> tuple[Release, dict[Any, Any]]:
+def anonymize_with_mapping(
+    G: nx.Graph,
+    k: int,
+    method: str = "dp",
+    construct: str = "supergraph",
+    relabel: bool = True,
+    seed: int | None = None,
+    *,
+    keep_attributes: Sequence[str] = (),
+    as_undirected: bool = False,
+    utility: str | bool = "auto",
+    measure_risk: bool | None = None,
+    key: Any = None,
+    measures: bool = True,
+    max_degree_drop: float | None = None,
+) -> tuple[Release, dict[Any, Any]]:
     """:func:`k_degree_anonymize`, also returning the mapping original id -> published id
     (the same dict as ``release.source_index``)."""
-    k, utility, seed, keep_attributes = _check_parameters(k, method, construct, utility, seed,
-                                                          keep_attributes)
+    k, utility, seed, keep_attributes = _check_parameters(
+        k, method, construct, utility, seed, keep_attributes
+    )
     max_degree_drop = _check_max_drop(construct, max_degree_drop)
     utility, risk = _measure_switches(measures, utility, measure_risk)
     secret = release_key(key)
@@ -425,29 +504,53 @@ def anonymize_with_mapping(G: nx.Graph, k: int, method: str = "dp", construct: s
         published = _publish(data, final, rank, labels, relabel, keep_attributes)
         mapping = dict(zip(data.nodes, labels))
     release = Release(
-        data=published, datatype="graphs", verifier=degree_verifier(k, data.n),
-        models=[DegreeKAnonymity(k, data.n)], partition=degree_partition(published),
-        parameters={"k": k, "method": method, "construct": construct, "relabel": bool(relabel),
-                    "seed": seed, "keep_attributes": list(keep_attributes),
-                    **({"max_degree_drop": max_degree_drop} if construct == "edit" else {})},
-        suppressed=0, n_individuals=data.n,
+        data=published,
+        datatype="graphs",
+        verifier=degree_verifier(k, data.n),
+        models=[DegreeKAnonymity(k, data.n)],
+        partition=degree_partition(published),
+        parameters={
+            "k": k,
+            "method": method,
+            "construct": construct,
+            "relabel": bool(relabel),
+            "seed": seed,
+            "keep_attributes": list(keep_attributes),
+            **({"max_degree_drop": max_degree_drop} if construct == "edit" else {}),
+        },
+        suppressed=0,
+        n_individuals=data.n,
         info=_release_info(data, built, final, k, relabel, keep_attributes, edit),
         source_index=mapping,
     )
     for message in (k_warning(k), _fallback_warning(built, k, data.n)):
         if message is not None:
             add_warning(release, message)
-    finish_release(release, _measure(data, final, utility, risk, seed, timings),
-                   measures=bool(utility) or risk, timings=timings)
+    finish_release(
+        release,
+        _measure(data, final, utility, risk, seed, timings),
+        measures=bool(utility) or risk,
+        timings=timings,
+    )
     return release, mapping
 
 
-def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str = "supergraph",
-                       relabel: bool = True, seed: int | None = None, *,
-                       keep_attributes: Sequence[str] = (), as_undirected: bool = False,
-                       utility: str | bool = "auto", measure_risk: bool | None = None,
-                       key: Any = None, measures: bool = True,
-                       max_degree_drop: float | None = None) -> Release:
+def k_degree_anonymize(
+    G: nx.Graph,
+    k: int,
+    method: str = "dp",
+    construct: str = "supergraph",
+    relabel: bool = True,
+    seed: int | None = None,
+    *,
+    keep_attributes: Sequence[str] = (),
+    as_undirected: bool = False,
+    utility: str | bool = "auto",
+    measure_risk: bool | None = None,
+    key: Any = None,
+    measures: bool = True,
+    max_degree_drop: float | None = None,
+) -> Release:
     """Edit a graph as little as possible so every degree is shared by at least ``k`` nodes.
 
     Parameters
@@ -554,7 +657,18 @@ def k_degree_anonymize(G: nx.Graph, k: int, method: str = "dp", construct: str =
     K. Liu and E. Terzi, "Towards identity anonymization on graphs", SIGMOD 2008.
     """
     release, _ = anonymize_with_mapping(
-        G, k, method=method, construct=construct, relabel=relabel, seed=seed,
-        keep_attributes=keep_attributes, as_undirected=as_undirected, utility=utility,
-        measure_risk=measure_risk, key=key, measures=measures, max_degree_drop=max_degree_drop)
+        G,
+        k,
+        method=method,
+        construct=construct,
+        relabel=relabel,
+        seed=seed,
+        keep_attributes=keep_attributes,
+        as_undirected=as_undirected,
+        utility=utility,
+        measure_risk=measure_risk,
+        key=key,
+        measures=measures,
+        max_degree_drop=max_degree_drop,
+    )
     return release

@@ -20,7 +20,11 @@ def _validate(degrees, k) -> tuple[np.ndarray, int]:
     if d.size == 0:
         raise InputError("parameter 'degrees' is empty: there is nothing to anonymize")
     if not np.issubdtype(d.dtype, np.integer):
-        if not np.issubdtype(d.dtype, np.floating) or not np.all(np.isfinite(d)) or np.any(d != np.round(d)):
+        if (
+            not np.issubdtype(d.dtype, np.floating)
+            or not np.all(np.isfinite(d))
+            or np.any(d != np.round(d))
+        ):
             raise InputError("parameter 'degrees' must hold non-negative integers")
     d = d.astype(np.int64)
     if (d < 0).any():
@@ -28,8 +32,7 @@ def _validate(degrees, k) -> tuple[np.ndarray, int]:
         raise InputError("degrees must be non-negative", row=bad, value=int(d[bad]))
     if k > d.size:
         raise InfeasibleError(
-            f"k={k} exceeds the number of nodes ({d.size}): no degree sequence can be "
-            f"{k}-anonymous"
+            f"k={k} exceeds the number of nodes ({d.size}): no degree sequence can be {k}-anonymous"
         )
     return d, k
 
@@ -118,7 +121,9 @@ def _greedy(ds: np.ndarray, k: int) -> np.ndarray:
 
 def sequence_cost(degrees, target) -> int:
     """L1 distance between a degree sequence and its anonymized version."""
-    return int(np.abs(np.asarray(target, dtype=np.int64) - np.asarray(degrees, dtype=np.int64)).sum())
+    return int(
+        np.abs(np.asarray(target, dtype=np.int64) - np.asarray(degrees, dtype=np.int64)).sum()
+    )
 
 
 def anonymize_degree_sequence(

@@ -51,7 +51,7 @@ def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) 
     """``max(fs[t:m])`` for the runs of one block (all ``t < b <= m``)."""
     lo = max(0, b - 2 * k + 1)
     suffix = np.maximum.accumulate(fs[lo:b][::-1])[::-1]  # max(fs[lo + i : b])
-    head = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(fs[b:b + k])))
+    head = np.concatenate(([np.iinfo(np.int64).min], np.maximum.accumulate(fs[b : b + k])))
     return np.maximum(suffix[tc - lo], head[ms - b][:, None])
 
 
@@ -91,9 +91,15 @@ def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = Fals
     return best, back_t, back_x
 
 
-def two_sided_sequence(degrees, k: int, even: bool = True, seed=None,
-                       floors=None, upper: bool = False,
-                       optimum: bool = True) -> tuple[np.ndarray, int | None]:
+def two_sided_sequence(
+    degrees,
+    k: int,
+    even: bool = True,
+    seed=None,
+    floors=None,
+    upper: bool = False,
+    optimum: bool = True,
+) -> tuple[np.ndarray, int | None]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
     Parameters
@@ -188,8 +194,11 @@ def _classes_bound(top, others, ts, k, member, filler, free):
     for j in range(1, s + 1):  # the last class is top[i:j], for every i at once
         i = np.arange(j)
         need = np.maximum(0, k - (j - i))
-        cost = (member[0] * (above[:, j, None] - above[:, :j])
-                + member[1] * (below[:, j, None] - below[:, :j]) + fill[:, need])
+        cost = (
+            member[0] * (above[:, j, None] - above[:, :j])
+            + member[1] * (below[:, j, None] - below[:, :j])
+            + fill[:, need]
+        )
         best[j] = float((best[:j] + cost.min(axis=0)).min())
     return float(best[s])
 

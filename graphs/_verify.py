@@ -96,13 +96,23 @@ class DegreeKAnonymity(PrivacyModel):
         found = [self.check(graph)]
         loops = nx.number_of_selfloops(graph)
         simple = not graph.is_directed() and not graph.is_multigraph() and loops == 0
-        found.append(CheckResult("simple undirected graph", simple, float(loops), 0.0, 1,
-                                 details={"directed": graph.is_directed(),
-                                          "multigraph": graph.is_multigraph()}))
+        found.append(
+            CheckResult(
+                "simple undirected graph",
+                simple,
+                float(loops),
+                0.0,
+                1,
+                details={"directed": graph.is_directed(), "multigraph": graph.is_multigraph()},
+            )
+        )
         if self.n_nodes is not None:
             n = graph.number_of_nodes()
-            found.append(CheckResult("every input node kept", n == self.n_nodes, float(n),
-                                     float(self.n_nodes), 1))
+            found.append(
+                CheckResult(
+                    "every input node kept", n == self.n_nodes, float(n), float(self.n_nodes), 1
+                )
+            )
         return found
 
     def describe(self) -> str:
@@ -112,8 +122,7 @@ class DegreeKAnonymity(PrivacyModel):
         return {"model": self.name, "k": self.k}
 
 
-def degree_verifier(k: int, n_nodes: int | None = None
-                    ) -> Callable[[nx.Graph], list[CheckResult]]:
+def degree_verifier(k: int, n_nodes: int | None = None) -> Callable[[nx.Graph], list[CheckResult]]:
     """A verifier that recounts degrees in the published graph and checks the model.
 
     Parameters

@@ -47,9 +47,16 @@ INPUT_HELP = "Input format (default: from the extension)."
 UNDIRECTED_HELP = "Accept a directed graph, dropping edge directions."
 
 
-def _check_options(input: Path, output: Path, in_format: str | None,  # noqa: A002
-                   out_format: str | None, report: Path | None, mapping_out: Path | None,
-                   key_file: Path | None, seed: int) -> None:
+def _check_options(
+    input: Path,
+    output: Path,
+    in_format: str | None,  # noqa: A002
+    out_format: str | None,
+    report: Path | None,
+    mapping_out: Path | None,
+    key_file: Path | None,
+    seed: int,
+) -> None:
     """Every option and output path, before the input is read."""
     check_input_path(input, "INPUT")
     guess_format(input, in_format)
@@ -60,13 +67,23 @@ def _check_options(input: Path, output: Path, in_format: str | None,  # noqa: A0
     if out_format is None:
         extensions["--output"] = OUTPUT_EXTENSIONS
     inputs = [input] + ([key_file] if key_file is not None else [])
-    check_output_paths({"--output": output, "--report": report, "--mapping-out": mapping_out},
-                       inputs=inputs, extensions=extensions)
+    check_output_paths(
+        {"--output": output, "--report": report, "--mapping-out": mapping_out},
+        inputs=inputs,
+        extensions=extensions,
+    )
 
 
-def _write_outputs(release: Release, mapping: dict[Any, Any], output: Path,
-                   out_format: str | None, report: Path | None, mapping_out: Path | None,
-                   figures: Any, inputs: list[Path]) -> None:
+def _write_outputs(
+    release: Release,
+    mapping: dict[Any, Any],
+    output: Path,
+    out_format: str | None,
+    report: Path | None,
+    mapping_out: Path | None,
+    figures: Any,
+    inputs: list[Path],
+) -> None:
     """All outputs or none: side files staged first, the main output last."""
     with staged_outputs() as stage:
         if mapping_out is not None:
@@ -77,23 +94,56 @@ def _write_outputs(release: Release, mapping: dict[Any, Any], output: Path,
         write_graph(release.data, stage(output), format=out_format or guess_format(output))
 
 
-def _run(graph: nx.Graph, k: int, method: str, construct: str, relabel: bool, seed: int,
-         keep: tuple[str, ...], as_undirected: bool, output: Path, out_format: str | None,
-         report: Path | None, mapping_out: Path | None, utility: str, quiet: bool = False,
-         key: Any = None, measures: bool = True, inputs: tuple[Path, ...] = (),
-         max_degree_drop: float | None = None) -> Release:
+def _run(
+    graph: nx.Graph,
+    k: int,
+    method: str,
+    construct: str,
+    relabel: bool,
+    seed: int,
+    keep: tuple[str, ...],
+    as_undirected: bool,
+    output: Path,
+    out_format: str | None,
+    report: Path | None,
+    mapping_out: Path | None,
+    utility: str,
+    quiet: bool = False,
+    key: Any = None,
+    measures: bool = True,
+    inputs: tuple[Path, ...] = (),
+    max_degree_drop: float | None = None,
+) -> Release:
     """Anonymize ``graph``, print its warnings, write every output, print the summary."""
     with warnings.catch_warnings():  # printed below as "warning: ...", once each
         warnings.simplefilter("ignore", UserWarning)
         release, mapping = anonymize_with_mapping(
-            graph, k, method=method, construct=construct, relabel=relabel, seed=seed,
-            keep_attributes=keep, as_undirected=as_undirected, utility=utility, key=key,
-            measures=measures, max_degree_drop=max_degree_drop)
+            graph,
+            k,
+            method=method,
+            construct=construct,
+            relabel=relabel,
+            seed=seed,
+            keep_attributes=keep,
+            as_undirected=as_undirected,
+            utility=utility,
+            key=key,
+            measures=measures,
+            max_degree_drop=max_degree_drop,
+        )
     for warning in release.info.get("warnings", []):
         click.echo(f"warning: {warning}", err=True)
     with Timings()("write"):
-        _write_outputs(release, mapping, output, out_format, report, mapping_out,
-                       lambda: release_figures(graph, release), list(inputs))
+        _write_outputs(
+            release,
+            mapping,
+            output,
+            out_format,
+            report,
+            mapping_out,
+            lambda: release_figures(graph, release),
+            list(inputs),
+        )
     if not quiet:
         click.echo(format_summary(release))
         for path in (output, report, mapping_out):
@@ -114,44 +164,94 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-k", "k", type=click.IntRange(min=1), required=True,
-              help="Least number of nodes sharing each degree.")
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Least number of nodes sharing each degree.",
+)
 @release_options
-@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
-              help=INPUT_HELP)
-@click.option("--out-format", type=click.Choice(FORMATS), default=None,
-              help="Output format (default: from the extension of --output). Edge lists and "
-                   "CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.")
-@click.option("--method", type=click.Choice(_METHODS), default="dp", show_default=True,
-              help="Degree-sequence anonymization: exact dynamic program or greedy.")
-@click.option("--construct", type=click.Choice(CONSTRUCTIONS), default="supergraph",
-              show_default=True,
-              help="Graph construction (supergraph and probing only add edges, every true "
-                   "edge kept; swap also removes some; edit adds and deletes, fewest edited "
-                   "edges).")
-@click.option("--max-degree-drop", type=click.FloatRange(0, 1), default=None,
-              help="With --construct edit: largest share of its degree a node may lose "
-                   "(protects hubs; 0 = degrees never fall). Default: no cap.")
-@click.option("--relabel/--no-relabel", default=True, show_default=True,
-              help="Publish secret random node labels (--no-relabel keeps the input ids: "
-                   "not anonymous!).")
-@click.option("--keep-attr", "keep", multiple=True, metavar="NAME",
-              help="Node attribute to keep (repeatable); all others are dropped.")
+@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
+@click.option(
+    "--out-format",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Output format (default: from the extension of --output). Edge lists and "
+    "CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.",
+)
+@click.option(
+    "--method",
+    type=click.Choice(_METHODS),
+    default="dp",
+    show_default=True,
+    help="Degree-sequence anonymization: exact dynamic program or greedy.",
+)
+@click.option(
+    "--construct",
+    type=click.Choice(CONSTRUCTIONS),
+    default="supergraph",
+    show_default=True,
+    help="Graph construction (supergraph and probing only add edges, every true "
+    "edge kept; swap also removes some; edit adds and deletes, fewest edited "
+    "edges).",
+)
+@click.option(
+    "--max-degree-drop",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="With --construct edit: largest share of its degree a node may lose "
+    "(protects hubs; 0 = degrees never fall). Default: no cap.",
+)
+@click.option(
+    "--relabel/--no-relabel",
+    default=True,
+    show_default=True,
+    help="Publish secret random node labels (--no-relabel keeps the input ids: not anonymous!).",
+)
+@click.option(
+    "--keep-attr",
+    "keep",
+    multiple=True,
+    metavar="NAME",
+    help="Node attribute to keep (repeatable); all others are dropped.",
+)
 @click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
-@click.option("--mapping-out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the original -> published node id mapping here (keep it secret: "
-                   "it undoes the anonymization).")
-@click.option("--utility", type=click.Choice(UTILITY_CHOICES), default="auto",
-              show_default=True,
-              help="Utility measures: auto is full up to 100,000 edges, else fast; none "
-                   "skips them.")
+@click.option(
+    "--mapping-out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the original -> published node id mapping here (keep it secret: "
+    "it undoes the anonymization).",
+)
+@click.option(
+    "--utility",
+    type=click.Choice(UTILITY_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Utility measures: auto is full up to 100,000 edges, else fast; none skips them.",
+)
 @handle_errors
-def anonymize(input: Path, k: int, output: Path, report: Path | None, seed: int,  # noqa: A002
-              key_file: Path | None, no_measures: bool, quiet: bool, in_format: str | None,
-              out_format: str | None, method: str, construct: str,
-              max_degree_drop: float | None, relabel: bool,
-              keep: tuple[str, ...], as_undirected: bool, mapping_out: Path | None,
-              utility: str) -> None:
+def anonymize(
+    input: Path,
+    k: int,
+    output: Path,
+    report: Path | None,
+    seed: int,  # noqa: A002
+    key_file: Path | None,
+    no_measures: bool,
+    quiet: bool,
+    in_format: str | None,
+    out_format: str | None,
+    method: str,
+    construct: str,
+    max_degree_drop: float | None,
+    relabel: bool,
+    keep: tuple[str, ...],
+    as_undirected: bool,
+    mapping_out: Path | None,
+    utility: str,
+) -> None:
     """Make INPUT k-degree anonymous and write it to OUTPUT."""
     if max_degree_drop is not None and construct != "edit":
         raise InputError("--max-degree-drop applies to --construct edit only")
@@ -159,21 +259,42 @@ def anonymize(input: Path, k: int, output: Path, report: Path | None, seed: int,
     _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
     key = release_key(key_file)
     graph = _read(input, in_format, as_undirected)
-    _run(graph, k, method, construct, relabel, seed, keep, as_undirected, output, out_format,
-         report, mapping_out, utility, quiet=quiet, key=key, measures=not no_measures,
-         inputs=(input,), max_degree_drop=max_degree_drop)
+    _run(
+        graph,
+        k,
+        method,
+        construct,
+        relabel,
+        seed,
+        keep,
+        as_undirected,
+        output,
+        out_format,
+        report,
+        mapping_out,
+        utility,
+        quiet=quiet,
+        key=key,
+        measures=not no_measures,
+        inputs=(input,),
+        max_degree_drop=max_degree_drop,
+    )
 
 
 def _assess_warnings(risk: dict[str, Any]) -> list[str]:
     found = []
     degree, neighbourhood = risk["degree"], risk["neighbourhood"]
     if degree["nodes_unique"]:
-        found.append(f"{degree['nodes_unique']:,} node(s) have a degree no other node has: an "
-                     "attacker who knows how many connections they have finds them")
+        found.append(
+            f"{degree['nodes_unique']:,} node(s) have a degree no other node has: an "
+            "attacker who knows how many connections they have finds them"
+        )
     if neighbourhood["share_unique"] > 0.5:
-        found.append(f"{neighbourhood['share_unique']:.0%} of nodes are unique by their degree "
-                     "and their neighbours' degrees; k-degree anonymity does not protect "
-                     "against that attacker")
+        found.append(
+            f"{neighbourhood['share_unique']:.0%} of nodes are unique by their degree "
+            "and their neighbours' degrees; k-degree anonymity does not protect "
+            "against that attacker"
+        )
     cleaned = risk["graph"]["self_loops_removed"] + risk["graph"]["duplicate_edges_removed"]
     if cleaned:
         found.append(f"{cleaned:,} self-loop or duplicate edge row(s) were ignored")
@@ -183,12 +304,18 @@ def _assess_warnings(risk: dict[str, Any]) -> list[str]:
 @cli.command()
 @click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
 @assess_options
-@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
-              help=INPUT_HELP)
+@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
 @click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @handle_errors
-def assess(input: Path, report: Path | None, as_json: bool, seed: int,  # noqa: A002
-           quiet: bool, in_format: str | None, as_undirected: bool) -> None:
+def assess(
+    input: Path,
+    report: Path | None,
+    as_json: bool,
+    seed: int,  # noqa: A002
+    quiet: bool,
+    in_format: str | None,
+    as_undirected: bool,
+) -> None:
     """Re-identification risk of INPUT before any anonymization: degree and neighbourhood
     uniqueness and candidate-set sizes."""
     show_progress(quiet)
@@ -199,14 +326,17 @@ def assess(input: Path, report: Path | None, as_json: bool, seed: int,  # noqa: 
     graph = _read(input, in_format, as_undirected)
     with Timings()("risk"):
         risk = assess_risk(graph)
-    emit_assessment(assessment("graphs", input, risk, _assess_warnings(risk)), report,
-                    as_json=as_json, quiet=quiet)
+    emit_assessment(
+        assessment("graphs", input, risk, _assess_warnings(risk)),
+        report,
+        as_json=as_json,
+        quiet=quiet,
+    )
 
 
 @cli.command(hidden=True)
 @click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None,
-              help=INPUT_HELP)
+@click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
 @click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @handle_errors
 def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # noqa: A002
@@ -220,10 +350,20 @@ def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # no
 @cli.command()
 @click.argument("original", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("anonymized", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--level", type=click.Choice(["fast", "full"]), default="full", show_default=True,
-              help="full adds sampled betweenness and Louvain community agreement.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Seed of the sampled measures.")
+@click.option(
+    "--level",
+    type=click.Choice(["fast", "full"]),
+    default="full",
+    show_default=True,
+    help="full adds sampled betweenness and Louvain community agreement.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the sampled measures.",
+)
 @handle_errors
 def compare(original: Path, anonymized: Path, level: str, seed: int) -> None:
     """Utility of ANONYMIZED against ORIGINAL (same node ids: use --no-relabel), as JSON."""
@@ -242,9 +382,28 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     """
     output_dir = Path(output_dir)
     graph = read_graph(SAMPLE)
-    release = _run(graph, 10, "dp", "supergraph", True, seed, (), False,
-                   output_dir / "ca-GrQc_k10.edges", None, output_dir / "report.json", None,
-                   "auto", quiet=True, inputs=(SAMPLE,))
-    emit_release(release, output_dir / "report.html", lambda: release_figures(graph, release),
-                 quiet=True, inputs=(SAMPLE,))
+    release = _run(
+        graph,
+        10,
+        "dp",
+        "supergraph",
+        True,
+        seed,
+        (),
+        False,
+        output_dir / "ca-GrQc_k10.edges",
+        None,
+        output_dir / "report.json",
+        None,
+        "auto",
+        quiet=True,
+        inputs=(SAMPLE,),
+    )
+    emit_release(
+        release,
+        output_dir / "report.html",
+        lambda: release_figures(graph, release),
+        quiet=True,
+        inputs=(SAMPLE,),
+    )
     return release

@@ -21,8 +21,15 @@ __all__ = ["FORMATS", "read_graph", "write_graph", "guess_format"]
 
 FORMATS = ("edgelist", "csv", "graphml", "gexf", "json")
 _EXTENSIONS = {
-    ".txt": "edgelist", ".edges": "edgelist", ".edgelist": "edgelist", ".el": "edgelist",
-    ".tsv": "edgelist", ".csv": "csv", ".graphml": "graphml", ".gexf": "gexf", ".json": "json",
+    ".txt": "edgelist",
+    ".edges": "edgelist",
+    ".edgelist": "edgelist",
+    ".el": "edgelist",
+    ".tsv": "edgelist",
+    ".csv": "csv",
+    ".graphml": "graphml",
+    ".gexf": "gexf",
+    ".json": "json",
 }
 INPUT_REPORT = "input_report"
 
@@ -61,8 +68,11 @@ def _read_text(path: Path) -> str:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise InputError("the file holds NUL bytes: a binary file, not a graph export?",
-                         path=str(path), line=line)
+        raise InputError(
+            "the file holds NUL bytes: a binary file, not a graph export?",
+            path=str(path),
+            line=line,
+        )
     return text.removeprefix("\ufeff")
 
 
@@ -77,16 +87,22 @@ def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph
         swap = a > b if a.dtype.kind in "iu" else np.array([str(x) > str(y) for x, y in zip(a, b)])
         lo, hi = np.where(swap, b, a), np.where(swap, a, b)
         pairs = np.stack([lo, hi], axis=1)
-        uniq = np.unique(pairs, axis=0) if pairs.dtype.kind in "iu" else np.array(
-            sorted(set(map(tuple, pairs.tolist()))), dtype=object).reshape(-1, 2)
+        uniq = (
+            np.unique(pairs, axis=0)
+            if pairs.dtype.kind in "iu"
+            else np.array(sorted(set(map(tuple, pairs.tolist()))), dtype=object).reshape(-1, 2)
+        )
         graph.add_nodes_from(dict.fromkeys(np.concatenate([src, dst]).tolist()))
         graph.add_edges_from(uniq.tolist())
         duplicates = int(a.size - len(uniq))
     else:
         graph.add_nodes_from(dict.fromkeys(np.concatenate([src, dst]).tolist()))
         duplicates = 0
-    graph.graph[INPUT_REPORT] = {"self_loops": int(loops.sum()), "duplicate_edges": duplicates,
-                                 "edge_rows": int(src.size)}
+    graph.graph[INPUT_REPORT] = {
+        "self_loops": int(loops.sum()),
+        "duplicate_edges": duplicates,
+        "edge_rows": int(src.size),
+    }
     return graph
 
 
@@ -103,26 +119,43 @@ def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
                 raise InputError(
                     "the file declares a directed graph; k-degree anonymity is defined "
                     "for undirected graphs (pass as_undirected=True / --as-undirected to "
-                    "drop directions)", line=lineno, path=str(path), value=text[:80])
+                    "drop directions)",
+                    line=lineno,
+                    path=str(path),
+                    value=text[:80],
+                )
             continue
         parts = text.split()
         hint = "" if src else f" ({_HINT})"
         if len(parts) < 2:
-            raise InputError(f"expected two node ids on the line{hint}", line=lineno,
-                             path=str(path), value=text[:80])
+            raise InputError(
+                f"expected two node ids on the line{hint}",
+                line=lineno,
+                path=str(path),
+                value=text[:80],
+            )
         try:
             u, v = int(parts[0]), int(parts[1])
         except ValueError:
-            raise InputError(f"node ids of an edge list must be integers{hint}",
-                             line=lineno, path=str(path), value=text[:80]) from None
-        if not (-2**63 <= u < 2**63 and -2**63 <= v < 2**63):
-            raise InputError("node id out of the 64-bit integer range", line=lineno,
-                             path=str(path), value=text[:80])
+            raise InputError(
+                f"node ids of an edge list must be integers{hint}",
+                line=lineno,
+                path=str(path),
+                value=text[:80],
+            ) from None
+        if not (-(2**63) <= u < 2**63 and -(2**63) <= v < 2**63):
+            raise InputError(
+                "node id out of the 64-bit integer range",
+                line=lineno,
+                path=str(path),
+                value=text[:80],
+            )
         src.append(u)
         dst.append(v)
     if not src:
-        raise InputError(f"the edge list holds no edges (empty, or only comments; {_HINT})",
-                         path=str(path))
+        raise InputError(
+            f"the edge list holds no edges (empty, or only comments; {_HINT})", path=str(path)
+        )
     return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
 
 
@@ -143,20 +176,27 @@ def _read_csv(path: Path) -> nx.Graph:
         if "source" in names and "target" in names:
             i, j = names.index("source"), names.index("target")
         else:
-            raise InputError("a CSV edge list needs a header naming 'source' and 'target' "
-                             f"columns; found {header[:10]} ({_HINT})", path=str(path), line=1)
+            raise InputError(
+                "a CSV edge list needs a header naming 'source' and 'target' "
+                f"columns; found {header[:10]} ({_HINT})",
+                path=str(path),
+                line=1,
+            )
         src, dst = [], []
         for lineno, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
                 continue
             if len(row) <= max(i, j) or not row[i].strip() or not row[j].strip():
-                raise InputError("missing source or target", line=lineno, path=str(path),
-                                 value=",".join(row)[:80])
+                raise InputError(
+                    "missing source or target",
+                    line=lineno,
+                    path=str(path),
+                    value=",".join(row)[:80],
+                )
             src.append(_as_id(row[i].strip()))
             dst.append(_as_id(row[j].strip()))
     if not src:
-        raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})",
-                         path=str(path))
+        raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})", path=str(path))
     kinds = {type(x) for x in src + dst}
     dtype = np.int64 if kinds == {int} else object
     if dtype is object:
@@ -177,23 +217,32 @@ def _read_structured(path: Path, fmt: str) -> nx.Graph:
             graph = nx.node_link_graph(data, edges=key)
     except InputError:
         raise
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError,
-            IndexError, UnicodeError) as exc:
-        raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})",
-                         path=str(path)) from None
+    except (
+        json.JSONDecodeError,
+        KeyError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        UnicodeError,
+    ) as exc:
+        raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path)) from None
     except OSError as exc:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
     except Exception as exc:  # XML parse errors of the several XML backends
-        if type(exc).__name__ in ("ParseError", "XMLSyntaxError", "NetworkXError",
-                                  "ExpatError"):
-            raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})",
-                             path=str(path)) from None
+        if type(exc).__name__ in ("ParseError", "XMLSyntaxError", "NetworkXError", "ExpatError"):
+            raise InputError(
+                f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path)
+            ) from None
         raise
     return graph
 
 
-def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
-               as_undirected: bool = False) -> nx.Graph:
+def read_graph(
+    path: str | Path,
+    format: str | None = None,  # noqa: A002
+    as_undirected: bool = False,
+) -> nx.Graph:
     """Read a graph export as an undirected simple :class:`networkx.Graph`.
 
     Parameters
@@ -239,9 +288,11 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
         return _read_csv(path)
     graph = _read_structured(path, fmt)
     if graph.is_directed() and not as_undirected:
-        raise InputError("the graph is directed; k-degree anonymity is defined for undirected "
-                         "graphs (pass as_undirected=True / --as-undirected to drop directions)",
-                         path=str(path))
+        raise InputError(
+            "the graph is directed; k-degree anonymity is defined for undirected "
+            "graphs (pass as_undirected=True / --as-undirected to drop directions)",
+            path=str(path),
+        )
     multi = graph.is_multigraph()
     n_rows = graph.number_of_edges()
     simple = nx.Graph()
@@ -251,8 +302,11 @@ def read_graph(path: str | Path, format: str | None = None,  # noqa: A002
     self_loop_rows = sum(1 for u, v in graph.edges() if u == v)
     simple.remove_edges_from(list(nx.selfloop_edges(simple)))
     duplicates = n_rows - self_loop_rows - simple.number_of_edges()
-    simple.graph[INPUT_REPORT] = {"self_loops": int(self_loop_rows if multi else loops),
-                                  "duplicate_edges": int(duplicates), "edge_rows": int(n_rows)}
+    simple.graph[INPUT_REPORT] = {
+        "self_loops": int(self_loop_rows if multi else loops),
+        "duplicate_edges": int(duplicates),
+        "edge_rows": int(n_rows),
+    }
     return simple
 
 
@@ -285,7 +339,8 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
             raise InputError(
                 f"the graph has {isolated:,} isolated node(s) (no edges), which an {fmt} file "
                 "cannot hold: they would be lost; write .graphml, .gexf or .json instead",
-                path=str(path))
+                path=str(path),
+            )
         sep = " " if fmt == "edgelist" else ","
         lines = [] if fmt == "edgelist" else ["source,target"]
         lines += [f"{u}{sep}{v}" for u, v in clean.edges()]

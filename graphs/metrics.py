@@ -19,16 +19,22 @@ from scipy.sparse.linalg import ArpackNoConvergence, eigsh
 from structanon._validation import check_choice, check_int
 from structanon.errors import InputError
 
-__all__ = ["graph_utility", "utility_from_edges", "degree_assortativity", "edge_jaccard",
-           "ks_statistic"]
+__all__ = [
+    "graph_utility",
+    "utility_from_edges",
+    "degree_assortativity",
+    "edge_jaccard",
+    "ks_statistic",
+]
 
 LEVELS = ("fast", "full")
 
 
 def _adjacency(n: int, edges: np.ndarray) -> sp.csr_matrix:
     both = np.concatenate([edges, edges[:, ::-1]]) if len(edges) else np.zeros((0, 2), np.int64)
-    return sp.csr_matrix((np.ones(len(both), dtype=np.float64), (both[:, 0], both[:, 1])),
-                         shape=(n, n))
+    return sp.csr_matrix(
+        (np.ones(len(both), dtype=np.float64), (both[:, 0], both[:, 1])), shape=(n, n)
+    )
 
 
 def degree_assortativity(n: int, edges: np.ndarray) -> float:
@@ -124,7 +130,8 @@ def _clustering(adj, deg, rows) -> tuple[float, float]:
     pairs = d * (d - 1) / 2.0
     local = np.divide(tri, pairs, out=np.zeros_like(tri), where=pairs > 0)
     return float(local.mean()) if local.size else float("nan"), (
-        float(tri.sum() / pairs.sum()) if pairs.sum() else 0.0)
+        float(tri.sum() / pairs.sum()) if pairs.sum() else 0.0
+    )
 
 
 def _distances(adj, sources: np.ndarray, batch: int = 16) -> np.ndarray:
@@ -138,7 +145,7 @@ def _distances(adj, sources: np.ndarray, batch: int = 16) -> np.ndarray:
     a32 = adj.astype(np.float32).tocsr()
     out = np.full((sources.size, n), np.inf)
     for lo in range(0, sources.size, batch):
-        src = sources[lo:lo + batch]
+        src = sources[lo : lo + batch]
         cols = np.arange(src.size)
         seen = np.zeros((n, src.size), dtype=bool)
         seen[src, cols] = True
@@ -157,7 +164,7 @@ def _distances(adj, sources: np.ndarray, batch: int = 16) -> np.ndarray:
             seen |= new
             front_rows = hit
             front = new[hit].astype(np.float32)
-        out[lo:lo + src.size] = dist.T
+        out[lo : lo + src.size] = dist.T
     return out
 
 
@@ -221,7 +228,7 @@ def _betweenness(adj: sp.csr_matrix, sources: np.ndarray, batch: int = 16) -> np
     n = adj.shape[0]
     total = np.zeros(n)
     for lo in range(0, sources.size, batch):
-        src = sources[lo:lo + batch]
+        src = sources[lo : lo + batch]
         cols = np.arange(src.size)
         dist = np.full((n, src.size), -1, dtype=np.int32)
         sigma = np.zeros((n, src.size))
@@ -261,8 +268,9 @@ def _full_measures(n, before, after, seed, sources, out) -> None:
 
     g0, g1 = _nx_graph(n, before), _nx_graph(n, after)
     src = np.sort(np.random.default_rng(seed + 1).choice(n, size=min(n, sources), replace=False))
-    out["betweenness_spearman"] = _spearman(_betweenness(_adjacency(n, before), src),
-                                            _betweenness(_adjacency(n, after), src))
+    out["betweenness_spearman"] = _spearman(
+        _betweenness(_adjacency(n, before), src), _betweenness(_adjacency(n, after), src)
+    )
     out["betweenness_sources"] = int(src.size)
     labels = []
     for g in (g0, g1):
@@ -275,9 +283,15 @@ def _full_measures(n, before, after, seed, sources, out) -> None:
     out["community_ari"] = float(adjusted_rand_score(labels[0], labels[1]))
 
 
-def utility_from_edges(n: int, before: np.ndarray, after: np.ndarray, seed: int = 0,
-                       level: str = "fast", sources: int = 64,
-                       node_sample: int = 5000) -> dict[str, Any]:
+def utility_from_edges(
+    n: int,
+    before: np.ndarray,
+    after: np.ndarray,
+    seed: int = 0,
+    level: str = "fast",
+    sources: int = 64,
+    node_sample: int = 5000,
+) -> dict[str, Any]:
     """Utility measures of two graphs on nodes ``0..n-1`` given as edge arrays (``u < v``).
 
     See :func:`graph_utility` for the measures; ``level="full"`` adds sampled betweenness
@@ -291,7 +305,9 @@ def utility_from_edges(n: int, before: np.ndarray, after: np.ndarray, seed: int 
     d0 = np.bincount(before.ravel(), minlength=n).astype(np.float64)
     d1 = np.bincount(after.ravel(), minlength=n).astype(np.float64)
     out: dict[str, Any] = {
-        "nodes": n, "edges_before": int(len(before)), "edges_after": int(len(after)),
+        "nodes": n,
+        "edges_before": int(len(before)),
+        "edges_after": int(len(after)),
         "degree_emd": float(stats.wasserstein_distance(d0, d1)),
         "degree_ks": ks_statistic(d0, d1),
         "max_degree": [int(d0.max()), int(d1.max())],
@@ -301,8 +317,11 @@ def utility_from_edges(n: int, before: np.ndarray, after: np.ndarray, seed: int 
     # Triangle counting costs about sum(degree^2) over the counted nodes: sample nodes so
     # that stays within TRIANGLE_WORK on both graphs (a dense release, e.g. one degree class
     # of 1,046 on 4,039 nodes, would otherwise take billions of probes).
-    work = max(float(np.square(d0, dtype=np.float64).sum()),
-               float(np.square(d1, dtype=np.float64).sum()), 1.0)
+    work = max(
+        float(np.square(d0, dtype=np.float64).sum()),
+        float(np.square(d1, dtype=np.float64).sum()),
+        1.0,
+    )
     size = min(node_sample, max(MIN_CLUSTERING_NODES, int(n * TRIANGLE_WORK / work)))
     rows = None if n <= size else np.sort(rng.choice(n, size=size, replace=False))
     c0, t0 = _clustering(a0, d0, rows)
@@ -330,8 +349,14 @@ def utility_from_edges(n: int, before: np.ndarray, after: np.ndarray, seed: int 
     return out
 
 
-def graph_utility(original: nx.Graph, anonymized: nx.Graph, seed: int = 0, level: str = "full",
-                  sources: int = 64, node_sample: int = 5000) -> dict[str, Any]:
+def graph_utility(
+    original: nx.Graph,
+    anonymized: nx.Graph,
+    seed: int = 0,
+    level: str = "full",
+    sources: int = 64,
+    node_sample: int = 5000,
+) -> dict[str, Any]:
     """Compare an anonymized graph with the original on the same node ids.
 
     Parameters
@@ -396,9 +421,17 @@ def graph_utility(original: nx.Graph, anonymized: nx.Graph, seed: int = 0, level
     index = {v: i for i, v in enumerate(nodes)}
 
     def arr(g: nx.Graph) -> np.ndarray:
-        e = np.array([(index[u], index[v]) for u, v in g.edges() if u != v],
-                     dtype=np.int64).reshape(-1, 2)
+        e = np.array(
+            [(index[u], index[v]) for u, v in g.edges() if u != v], dtype=np.int64
+        ).reshape(-1, 2)
         return np.sort(e, axis=1)
 
-    return utility_from_edges(len(nodes), arr(original), arr(anonymized), seed=seed,
-                              level=level, sources=sources, node_sample=node_sample)
+    return utility_from_edges(
+        len(nodes),
+        arr(original),
+        arr(anonymized),
+        seed=seed,
+        level=level,
+        sources=sources,
+        node_sample=node_sample,
+    )

@@ -66,8 +66,9 @@ def candidate_sets(n: int, edges: np.ndarray, attacker: str = "degree") -> np.nd
         key = np.bincount(edges.ravel(), minlength=n)
         _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
     else:
-        _, inv, counts = np.unique(_neighbourhood_keys(n, edges), axis=0, return_inverse=True,
-                                   return_counts=True)
+        _, inv, counts = np.unique(
+            _neighbourhood_keys(n, edges), axis=0, return_inverse=True, return_counts=True
+        )
     return counts[inv.reshape(-1)]
 
 
@@ -88,8 +89,10 @@ def risk_from_edges(n: int, edges: np.ndarray) -> dict[str, Any]:
     """Risk of both attackers for a graph on nodes ``0..n-1`` (see :func:`structural_risk`)."""
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     out = {}
-    for attacker, keys in (("degree", np.bincount(edges.ravel(), minlength=n)),
-                           ("neighbourhood", _neighbourhood_keys(n, edges))):
+    for attacker, keys in (
+        ("degree", np.bincount(edges.ravel(), minlength=n)),
+        ("neighbourhood", _neighbourhood_keys(n, edges)),
+    ):
         if keys.ndim == 1:
             _, inv, counts = np.unique(keys, return_inverse=True, return_counts=True)
         else:
@@ -104,8 +107,9 @@ def _edges_of(graph: nx.Graph) -> tuple[int, np.ndarray]:
         raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
     nodes = list(graph.nodes())
     index = {v: i for i, v in enumerate(nodes)}
-    edges = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v],
-                     dtype=np.int64).reshape(-1, 2)
+    edges = np.array(
+        [(index[u], index[v]) for u, v in graph.edges() if u != v], dtype=np.int64
+    ).reshape(-1, 2)
     return len(nodes), edges
 
 
@@ -169,10 +173,14 @@ def assess_risk(graph: nx.Graph) -> dict[str, Any]:
     """
     n, edges = _edges_of(graph)
     found = graph.graph.get("input_report", {})
-    out: dict[str, Any] = {"graph": {
-        "nodes": n, "edges": int(len(edges)),
-        "self_loops_removed": int(found.get("self_loops", 0)),
-        "duplicate_edges_removed": int(found.get("duplicate_edges", 0))}}
+    out: dict[str, Any] = {
+        "graph": {
+            "nodes": n,
+            "edges": int(len(edges)),
+            "self_loops_removed": int(found.get("self_loops", 0)),
+            "duplicate_edges_removed": int(found.get("duplicate_edges", 0)),
+        }
+    }
     measured = risk_from_edges(n, edges)
     for attacker in ("degree", "neighbourhood"):
         sizes = candidate_sets(n, edges, attacker)
@@ -181,6 +189,9 @@ def assess_risk(graph: nx.Graph) -> dict[str, Any]:
             name = f"{low}" if low == high else (f"{low}+" if high is None else f"{low}-{high}")
             inside = (sizes >= low) & (sizes <= (high if high is not None else n))
             bins[name] = int(inside.sum())
-        out[attacker] = {**measured[attacker], "nodes_unique": int((sizes == 1).sum()),
-                         "nodes_by_candidates": bins}
+        out[attacker] = {
+            **measured[attacker],
+            "nodes_unique": int((sizes == 1).sum()),
+            "nodes_by_candidates": bins,
+        }
     return out

@@ -14,5 +14,14 @@ from ._cloak import cloak
 from ._verify import OnePolygonPerRegion, WindowKAnonymity, verify_cloaked
 from .synthetic import synthetic_log
 
-__all__ = ["cloak", "verify_cloaked", "WindowKAnonymity", "OnePolygonPerRegion",
-           "synthetic_log", "io", "metrics", "risk", "synthetic"]
+__all__ = [
+    "cloak",
+    "verify_cloaked",
+    "WindowKAnonymity",
+    "OnePolygonPerRegion",
+    "synthetic_log",
+    "io",
+    "metrics",
+    "risk",
+    "synthetic",
+]

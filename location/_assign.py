@@ -75,9 +75,13 @@ class Triples:
 def _spread_bits(v: np.ndarray) -> np.ndarray:
     """Spread the bits of values < 2^32 to the even bit positions (Morton interleave)."""
     v = v.astype(np.uint64)
-    for shift, mask in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF),
-                        (4, 0x0F0F0F0F0F0F0F0F), (2, 0x3333333333333333),
-                        (1, 0x5555555555555555)):
+    for shift, mask in (
+        (16, 0x0000FFFF0000FFFF),
+        (8, 0x00FF00FF00FF00FF),
+        (4, 0x0F0F0F0F0F0F0F0F),
+        (2, 0x3333333333333333),
+        (1, 0x5555555555555555),
+    ):
         v = (v | (v << np.uint64(shift))) & np.uint64(mask)
     return v
 
@@ -110,7 +114,8 @@ class _Order:
         if max(_bits(prefix), wbits) + mbits > 62:
             raise InputError(
                 "too many (window, user) pairs for this grid resolution: increase cell_size, "
-                "lengthen the window or cloak the log in parts")
+                "lengthen the window or cloak the log in parts"
+            )
         key_a = (prefix << mbits) | morton
         key_b = (wd << mbits) | morton
         a, b = np.argsort(key_a), np.argsort(key_b)
@@ -147,8 +152,9 @@ class _Order:
         return gid, np.bincount(gid, weights=flag[self.b["idx"]], minlength=n)
 
 
-def _merge_leftovers(t: Triples, r: np.ndarray, region: np.ndarray,
-                     grid: CloakingGrid) -> tuple[np.ndarray, int]:
+def _merge_leftovers(
+    t: Triples, r: np.ndarray, region: np.ndarray, grid: CloakingGrid
+) -> tuple[np.ndarray, int]:
     """Join each top cell's leftover fixes of a window with a published group nearby.
 
     The leftover users of a top cell in one window are fewer than k.  Let C be the
@@ -173,20 +179,24 @@ def _merge_leftovers(t: Triples, r: np.ndarray, region: np.ndarray,
         pub = same[(region[same] >= 0) & (t.ix[same] >> top == tx) & (t.iy[same] >> top == ty)]
         if pub.size == 0:
             continue
-        span = max(int(t.ix[left].max() ^ t.ix[left].min()).bit_length(),
-                   int(t.iy[left].max() ^ t.iy[left].min()).bit_length())
+        span = max(
+            int(t.ix[left].max() ^ t.ix[left].min()).bit_length(),
+            int(t.iy[left].max() ^ t.iy[left].min()).bit_length(),
+        )
         cx0, cy0 = int(t.ix[left[0]]), int(t.iy[left[0]])
         for level in range(span, top + 1):
-            inside = pub[(level_of[pub] <= level) & (t.ix[pub] >> level == cx0 >> level)
-                         & (t.iy[pub] >> level == cy0 >> level)]
+            inside = pub[
+                (level_of[pub] <= level)
+                & (t.ix[pub] >> level == cx0 >> level)
+                & (t.iy[pub] >> level == cy0 >> level)
+            ]
             if inside.size == 0:
                 continue
             codes, inv = np.unique(region[inside], return_inverse=True)
             fixes = np.bincount(inv.reshape(-1), weights=t.weight[inside])
             chosen = codes[np.lexsort((codes, fixes))[0]]
             members = np.concatenate([inside[region[inside] == chosen], left])
-            region[members] = grid.encode(level, 0, np.int64(cx0 >> level),
-                                          np.int64(cy0 >> level))
+            region[members] = grid.encode(level, 0, np.int64(cx0 >> level), np.int64(cy0 >> level))
             level_of[members] = level
             merged += 1
             break
@@ -208,8 +218,10 @@ def assign_regions(t: Triples, grid: CloakingGrid, k: int, method: str) -> tuple
     """
     m = len(t.weight)
     if m == 0:
-        return np.full(0, -1, dtype=np.int64), {"fixes_published_per_level": {},
-                                                "leftover_groups_merged": 0}
+        return np.full(0, -1, dtype=np.int64), {
+            "fixes_published_per_level": {},
+            "leftover_groups_merged": 0,
+        }
     wd = t.w - t.w.min()
     xo = _Order(t, wd, x_low=True, top=grid.top)
     yo = _Order(t, wd, x_low=False, top=grid.top) if method == "adaptive" else None
@@ -268,11 +280,17 @@ def _publish_halves(state: _Assignment, xo: _Order, yo: _Order, level: int, k: i
     rows_w = xo.rows[~use_tall & wide_ok_b]
     rows_t = xo.rows[use_tall & tall_ok_b]
     if rows_w.size:
-        state.publish(rows_w, grid.encode(level, 1, t.ix[rows_w] >> level,
-                                          t.iy[rows_w] >> fine), f"half{level}")
+        state.publish(
+            rows_w,
+            grid.encode(level, 1, t.ix[rows_w] >> level, t.iy[rows_w] >> fine),
+            f"half{level}",
+        )
     if rows_t.size:
-        state.publish(rows_t, grid.encode(level, 2, t.ix[rows_t] >> fine,
-                                          t.iy[rows_t] >> level), f"half{level}")
+        state.publish(
+            rows_t,
+            grid.encode(level, 2, t.ix[rows_t] >> fine, t.iy[rows_t] >> level),
+            f"half{level}",
+        )
     state.drop_published()
 
 
@@ -282,6 +300,7 @@ def _publish_cells(state: _Assignment, xo: _Order, level: int, k: int) -> None:
     gid, counts = xo.distinct_users(2 * level, state.m)
     rows = xo.rows[counts[gid] >= k]
     if rows.size:
-        state.publish(rows, state.grid.encode(level, 0, t.ix[rows] >> level,
-                                              t.iy[rows] >> level), str(level))
+        state.publish(
+            rows, state.grid.encode(level, 0, t.ix[rows] >> level, t.iy[rows] >> level), str(level)
+        )
         state.drop_published()

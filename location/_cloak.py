@@ -46,14 +46,16 @@ __all__ = ["cloak", "verify_cloaked", "DEFAULT_CELL_SIZE"]
 DEFAULT_CELL_SIZE = 100.0  # metres, side of a level-0 cell
 
 
-def _check_params(k: Any, method: Any, window: Any, cell_size: Any, levels: Any
-                  ) -> tuple[int, str, int, float, int | None]:
+def _check_params(
+    k: Any, method: Any, window: Any, cell_size: Any, levels: Any
+) -> tuple[int, str, int, float, int | None]:
     """Every parameter checked before any input is read, each error naming its parameter."""
     k = check_int(k, "k", min_value=1)
     method = check_choice(method, "method", METHODS)
     window_ns = parse_window(window)
-    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
-                            max_value=MAX_CELL_SIZE)
+    cell_size = check_float(
+        cell_size, "cell_size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE
+    )
     levels = None if levels is None else check_int(levels, "levels", min_value=0)
     return k, method, window_ns, cell_size, levels
 
@@ -62,8 +64,11 @@ def _measures_flag(measures: bool, measure: bool | None) -> bool:
     """``measures``, or the deprecated ``measure`` alias (with a DeprecationWarning)."""
     if measure is None:
         return bool(measures)
-    warnings.warn("location.cloak(measure=...) is deprecated; use measures=...",
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "location.cloak(measure=...) is deprecated; use measures=...",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     return bool(measure)
 
 
@@ -82,34 +87,52 @@ class _Prepared:
     inverse: np.ndarray
 
 
-def _prepare(df: Any, k: int, columns: dict[str, str], drop_invalid: bool, source: str | None,
-             cell_size: float, levels: int | None, window_ns: int) -> _Prepared:
-    fixes = parse_fixes(df, columns["user"], columns["time"], columns["lat"], columns["lon"],
-                        drop_invalid, source)
+def _prepare(
+    df: Any,
+    k: int,
+    columns: dict[str, str],
+    drop_invalid: bool,
+    source: str | None,
+    cell_size: float,
+    levels: int | None,
+    window_ns: int,
+) -> _Prepared:
+    fixes = parse_fixes(
+        df, columns["user"], columns["time"], columns["lat"], columns["lon"], drop_invalid, source
+    )
     if len(fixes.index) == 0:
         raise no_fixes_error(fixes.n_input, fixes.dropped, source)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
         raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
-    grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
-                            cell_size, levels)
+    grid = CloakingGrid.fit(
+        fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, levels
+    )
     ix, iy = grid.cells(fixes.lon, fixes.lat)
     w = np.floor_divide(fixes.t_ns, window_ns)
     triples, inverse = Triples.from_fixes(ix, iy, w, user_codes.astype(np.int64))
-    return _Prepared(fixes, user_codes, np.asarray(user_values), grid, ix, iy, w, triples,
-                     inverse)
+    return _Prepared(fixes, user_codes, np.asarray(user_values), grid, ix, iy, w, triples, inverse)
 
 
-def _publish(prep: _Prepared, region_of_triple: np.ndarray, pseud: Pseudonymizer,
-             window_ns: int, linkage: str):
+def _publish(
+    prep: _Prepared,
+    region_of_triple: np.ndarray,
+    pseud: Pseudonymizer,
+    window_ns: int,
+    linkage: str,
+):
     """The per-fix published frame and the valid-fix positions in publication order."""
     triples, inverse = prep.triples, prep.inverse
     region = region_of_triple[inverse]
     codes, pseudonyms = published_users(triples.u, triples.w, prep.user_values, pseud, linkage)
     kept_pos = np.flatnonzero(region >= 0)
     # keys per triple; a suppressed triple (never published) borrows a published code
-    keys = publication_keys(triples.w, np.where(region_of_triple >= 0, region_of_triple,
-                                                region_of_triple.max()), codes, pseudonyms)
+    keys = publication_keys(
+        triples.w,
+        np.where(region_of_triple >= 0, region_of_triple, region_of_triple.max()),
+        codes,
+        pseudonyms,
+    )
     rows, order = published_rows(keys.take(inverse[kept_pos]), None, aggregate=False)
     published = kept_pos[order]  # positions (into the valid fixes) in publication order
     return rows.frame(prep.grid, window_ns), rows.regions, region, published
@@ -123,23 +146,35 @@ def _sorted_user_codes(user_codes: np.ndarray, user_values: np.ndarray) -> np.nd
     return rank[user_codes]
 
 
-def _measure(prep: _Prepared, per_fix: pd.DataFrame, region: np.ndarray, published: np.ndarray,
-             window_ns: int, seed: int | None):
+def _measure(
+    prep: _Prepared,
+    per_fix: pd.DataFrame,
+    region: np.ndarray,
+    published: np.ndarray,
+    window_ns: int,
+    seed: int | None,
+):
     """The measures of the pandas path, run by ``finish_release`` after verification."""
 
     def measure(release: Release) -> None:
         fixes, kept = prep.fixes, region >= 0
         # published fixes first, in publication order, so labels match ``per_fix``'s index
         positions = np.concatenate([published, np.flatnonzero(~kept)])
-        original = pd.DataFrame({"lat": fixes.lat[positions], "lon": fixes.lon[positions],
-                                 "time": pd.to_datetime(fixes.t_ns[positions], unit="ns",
-                                                        utc=True)})
-        utility = _metrics.utility_summary(original, per_fix, pd.Timedelta(window_ns, unit="ns"),
-                                           seed=seed)
+        original = pd.DataFrame(
+            {
+                "lat": fixes.lat[positions],
+                "lon": fixes.lon[positions],
+                "time": pd.to_datetime(fixes.t_ns[positions], unit="ns", utc=True),
+            }
+        )
+        utility = _metrics.utility_summary(
+            original, per_fix, pd.Timedelta(window_ns, unit="ns"), seed=seed
+        )
         utility["suppression_share"] = release.suppressed / fixes.n_input
         users = _sorted_user_codes(prep.user_codes, prep.user_values)
-        before = pd.DataFrame({"user": users, "place": prep.ix * prep.grid.ny + prep.iy,
-                               "window": prep.w})
+        before = pd.DataFrame(
+            {"user": users, "place": prep.ix * prep.grid.ny + prep.iy, "window": prep.w}
+        )
         after = pd.DataFrame({"user": users[kept], "place": region[kept], "window": prep.w[kept]})
         release.utility = utility
         release.risk = _risk.risk_summary(before, after, seed=seed)
@@ -285,9 +320,21 @@ def cloak(
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}
     if hasattr(df, "dask"):
-        return cloak_dask(df, k, window_ns, method, columns, seed, cell_size=cell_size,
-                          levels=levels, drop_invalid=drop_invalid, pseudonymizer=pseud,
-                          measures=measures, aggregate=bool(aggregate), linkage=linkage)
+        return cloak_dask(
+            df,
+            k,
+            window_ns,
+            method,
+            columns,
+            seed,
+            cell_size=cell_size,
+            levels=levels,
+            drop_invalid=drop_invalid,
+            pseudonymizer=pseud,
+            measures=measures,
+            aggregate=bool(aggregate),
+            linkage=linkage,
+        )
     timings = Timings()
     with timings("prepare"):
         prep = _prepare(df, k, columns, drop_invalid, source, cell_size, levels, window_ns)
@@ -295,8 +342,9 @@ def cloak(
         region_of_triple, stats = assign_regions(prep.triples, prep.grid, k, method)
         require_some_published(region_of_triple, k)
     with timings("output"):
-        per_fix, regions, region, published = _publish(prep, region_of_triple, pseud, window_ns,
-                                                       linkage)
+        per_fix, regions, region, published = _publish(
+            prep, region_of_triple, pseud, window_ns, linkage
+        )
         source_index = prep.fixes.index[published]
         data = per_fix
         if aggregate:
@@ -304,22 +352,40 @@ def cloak(
     fixes = prep.fixes
     n_cloak_suppressed = int((region < 0).sum())
     release = Release(
-        data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
-        models=cloaking_models(k), partition=_partition(region, prep.w),
-        parameters=release_parameters(k, window_ns, method, prep.grid, bool(aggregate), seed,
-                                      columns, linkage),
-        suppressed=n_cloak_suppressed + fixes.n_dropped, n_individuals=fixes.n_input,
-        info=release_info(prep.grid, k=k, window_ns=window_ns, aggregate=bool(aggregate),
-                          regions=regions, n_cloak_suppressed=n_cloak_suppressed,
-                          n_dropped=fixes.n_dropped, reasons=fixes.dropped,
-                          users=len(prep.user_values), windows=int(len(np.unique(prep.w))),
-                          key_source=pseud.key_source, stats=stats),
+        data=data,
+        datatype="location",
+        verifier=lambda d: verify_cloaked(d, k),
+        models=cloaking_models(k),
+        partition=_partition(region, prep.w),
+        parameters=release_parameters(
+            k, window_ns, method, prep.grid, bool(aggregate), seed, columns, linkage
+        ),
+        suppressed=n_cloak_suppressed + fixes.n_dropped,
+        n_individuals=fixes.n_input,
+        info=release_info(
+            prep.grid,
+            k=k,
+            window_ns=window_ns,
+            aggregate=bool(aggregate),
+            regions=regions,
+            n_cloak_suppressed=n_cloak_suppressed,
+            n_dropped=fixes.n_dropped,
+            reasons=fixes.dropped,
+            users=len(prep.user_values),
+            windows=int(len(np.unique(prep.w))),
+            key_source=pseud.key_source,
+            stats=stats,
+        ),
         source_index=source_index,
     )
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
-    return finish_release(release, _measure(prep, per_fix, region, published, window_ns, seed),
-                          measures=measures, timings=timings)
+    return finish_release(
+        release,
+        _measure(prep, per_fix, region, published, window_ns, seed),
+        measures=measures,
+        timings=timings,
+    )
 
 
 def _aggregate_frame(data: pd.DataFrame, labels: pd.Index) -> tuple[pd.DataFrame, pd.Series]:
@@ -328,8 +394,9 @@ def _aggregate_frame(data: pd.DataFrame, labels: pd.Index) -> tuple[pd.DataFrame
     region_id = data["region_id"].to_numpy()
     user = data["user"].to_numpy()
     start = np.ones(len(data), dtype=bool)
-    start[1:] = (window[1:] != window[:-1]) | (region_id[1:] != region_id[:-1]) | (
-        user[1:] != user[:-1])
+    start[1:] = (
+        (window[1:] != window[:-1]) | (region_id[1:] != region_id[:-1]) | (user[1:] != user[:-1])
+    )
     run = np.cumsum(start) - 1
     out = data.iloc[np.flatnonzero(start)].reset_index(drop=True)
     out["n_fixes"] = np.bincount(run).astype(np.int64)

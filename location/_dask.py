@@ -52,23 +52,30 @@ def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
         bad = np.ones(f.n_input, dtype=bool)
         bad[f.positions] = False
         first_bad = int(np.flatnonzero(bad)[0])
-    row = {"n_input": f.n_input, "n_valid": len(f.index),
-           "reasons": json.dumps(f.dropped), "first_bad": first_bad,
-           "first_bad_label": str(pdf.index[first_bad]) if first_bad >= 0 else "",
-           "lon_min": f.lon.min() if len(f.index) else np.inf,
-           "lon_max": f.lon.max() if len(f.index) else -np.inf,
-           "lat_min": f.lat.min() if len(f.index) else np.inf,
-           "lat_max": f.lat.max() if len(f.index) else -np.inf}
+    row = {
+        "n_input": f.n_input,
+        "n_valid": len(f.index),
+        "reasons": json.dumps(f.dropped),
+        "first_bad": first_bad,
+        "first_bad_label": str(pdf.index[first_bad]) if first_bad >= 0 else "",
+        "lon_min": f.lon.min() if len(f.index) else np.inf,
+        "lon_max": f.lon.max() if len(f.index) else -np.inf,
+        "lat_min": f.lat.min() if len(f.index) else np.inf,
+        "lat_max": f.lat.max() if len(f.index) else -np.inf,
+    }
     return pd.DataFrame([row])
 
 
-_STATS_META = pd.DataFrame({"n_input": pd.Series(dtype=np.int64),
-                            "n_valid": pd.Series(dtype=np.int64),
-                            "reasons": pd.Series(dtype=object),
-                            "first_bad": pd.Series(dtype=np.int64),
-                            "first_bad_label": pd.Series(dtype=object),
-                            **{c: pd.Series(dtype=np.float64)
-                               for c in ("lon_min", "lon_max", "lat_min", "lat_max")}})
+_STATS_META = pd.DataFrame(
+    {
+        "n_input": pd.Series(dtype=np.int64),
+        "n_valid": pd.Series(dtype=np.int64),
+        "reasons": pd.Series(dtype=object),
+        "first_bad": pd.Series(dtype=np.int64),
+        "first_bad_label": pd.Series(dtype=object),
+        **{c: pd.Series(dtype=np.float64) for c in ("lon_min", "lon_max", "lat_min", "lat_max")},
+    }
+)
 
 
 def _keys(pdf, cols, grid: CloakingGrid, window_ns: int):
@@ -82,17 +89,23 @@ def _triples(pdf, cols, grid, window_ns, partition_info=None) -> pd.DataFrame:
     _, ix, iy, w, user = _keys(pdf, cols, grid, window_ns)
     part = partition_info["number"] if partition_info else 0
     frame = pd.DataFrame({"ix": ix, "iy": iy, "w": w, "user": user, "part": part, "weight": 1})
-    return frame.groupby(["ix", "iy", "w", "user", "part"], sort=False)["weight"].sum(
-    ).reset_index()
+    return (
+        frame.groupby(["ix", "iy", "w", "user", "part"], sort=False)["weight"].sum().reset_index()
+    )
 
 
 def _triples_meta(user_dtype) -> pd.DataFrame:
     integer = pd.api.types.is_integer_dtype(user_dtype)
-    return pd.DataFrame({"ix": pd.Series(dtype=np.int64), "iy": pd.Series(dtype=np.int64),
-                         "w": pd.Series(dtype=np.int64),
-                         "user": pd.Series(dtype=np.int64 if integer else object),
-                         "part": pd.Series(dtype=np.int64),
-                         "weight": pd.Series(dtype=np.int64)})
+    return pd.DataFrame(
+        {
+            "ix": pd.Series(dtype=np.int64),
+            "iy": pd.Series(dtype=np.int64),
+            "w": pd.Series(dtype=np.int64),
+            "user": pd.Series(dtype=np.int64 if integer else object),
+            "part": pd.Series(dtype=np.int64),
+            "weight": pd.Series(dtype=np.int64),
+        }
+    )
 
 
 def _source_rows(pdf, cols, grid, window_ns, lookup: dict, partition_info=None) -> pd.Series:
@@ -119,8 +132,9 @@ def _source_rows(pdf, cols, grid, window_ns, lookup: dict, partition_info=None) 
         np.not_equal(ts[1:], ts[:-1], out=first[1:])
         starts = np.flatnonzero(first)
         rank = np.empty(ts.size, dtype=np.int64)
-        rank[by_triple] = np.arange(ts.size) - np.repeat(starts, np.diff(np.append(starts,
-                                                                                   ts.size)))
+        rank[by_triple] = np.arange(ts.size) - np.repeat(
+            starts, np.diff(np.append(starts, ts.size))
+        )
         row = lookup["offsets"][at] + rank
     return pd.Series(row.astype(np.int64), index=f.index[kept], name="published_row")
 
@@ -142,8 +156,9 @@ def _shared(value: Any) -> Any:
 def _check_columns(ddf: Any, cols: tuple[str, str, str, str]) -> None:
     for role, name in zip(("user", "time", "lat", "lon"), cols):
         if name not in ddf.columns:
-            raise InputError(f"no {role} column {name!r}; columns are {list(ddf.columns)}",
-                             column=name)
+            raise InputError(
+                f"no {role} column {name!r}; columns are {list(ddf.columns)}", column=name
+            )
 
 
 @dataclass
@@ -165,56 +180,87 @@ def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -
             dropped[reason] = dropped.get(reason, 0) + count
     if n_valid < n_input and not drop_invalid:
         bad = stats[stats["first_bad"] >= 0].iloc[0]
-        raise InputError(f"{n_input - n_valid} invalid fix(es): {dropped} "
-                         "(use drop_invalid / --drop-invalid to drop and count them)",
-                         row=bad["first_bad_label"])
+        raise InputError(
+            f"{n_input - n_valid} invalid fix(es): {dropped} "
+            "(use drop_invalid / --drop-invalid to drop and count them)",
+            row=bad["first_bad_label"],
+        )
     if n_valid == 0:
         raise no_fixes_error(n_input, dropped)
-    bounds = (stats["lon_min"].min(), stats["lon_max"].max(), stats["lat_min"].min(),
-              stats["lat_max"].max())
+    bounds = (
+        stats["lon_min"].min(),
+        stats["lon_max"].max(),
+        stats["lat_min"].min(),
+        stats["lat_max"].max(),
+    )
     return _Counts(n_input, n_valid, dropped, bounds)
 
 
-def _reduce_triples(ddf: Any, cols: tuple[str, str, str, str], grid: CloakingGrid,
-                    window_ns: int, k: int):
+def _reduce_triples(
+    ddf: Any, cols: tuple[str, str, str, str], grid: CloakingGrid, window_ns: int, k: int
+):
     """Second pass: (cell, window, user) triples with their fix counts, per partition."""
-    per_part = ddf.map_partitions(_triples, cols, grid, window_ns,
-                                  meta=_triples_meta(ddf[cols[0]].dtype)).compute()
+    per_part = ddf.map_partitions(
+        _triples, cols, grid, window_ns, meta=_triples_meta(ddf[cols[0]].dtype)
+    ).compute()
     parts = per_part.groupby(["ix", "iy", "w", "user"], sort=True)["weight"].sum().reset_index()
     u_codes, users = pd.factorize(parts["user"], sort=True)
     if len(users) < k:
         raise InfeasibleError(f"the log holds {len(users)} distinct users, fewer than k={k}")
-    triples = Triples(parts["ix"].to_numpy(np.int64), parts["iy"].to_numpy(np.int64),
-                      parts["w"].to_numpy(np.int64), u_codes.astype(np.int64),
-                      parts["weight"].to_numpy(np.int64))
+    triples = Triples(
+        parts["ix"].to_numpy(np.int64),
+        parts["iy"].to_numpy(np.int64),
+        parts["w"].to_numpy(np.int64),
+        u_codes.astype(np.int64),
+        parts["weight"].to_numpy(np.int64),
+    )
     return per_part, parts, triples, np.asarray(users)
 
 
-def _lookup(triples: Triples, grid: CloakingGrid, users: np.ndarray, region: np.ndarray,
-            aggregate: bool) -> dict[str, Any]:
+def _lookup(
+    triples: Triples, grid: CloakingGrid, users: np.ndarray, region: np.ndarray, aggregate: bool
+) -> dict[str, Any]:
     """What each partition needs to find its fixes' triples (by one sorted key)."""
     w0 = int(triples.w.min())
     n_windows = int(triples.w.max()) - w0 + 1
     if grid.nx * grid.ny * n_windows * len(users) >= 2**62:
-        raise InputError("too many cells x windows x users to index the dask path: increase "
-                         "cell_size or window, or cloak the log in parts")
-    keys = (((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(users)
-            + triples.u)
+        raise InputError(
+            "too many cells x windows x users to index the dask path: increase "
+            "cell_size or window, or cloak the log in parts"
+        )
+    keys = ((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(
+        users
+    ) + triples.u
     by_key = np.argsort(keys)
-    return {"users": user_keys(users), "keys": keys[by_key], "order": by_key,
-            "region": region, "w0": w0, "n_windows": n_windows, "n_users": len(users),
-            "aggregate": aggregate}
+    return {
+        "users": user_keys(users),
+        "keys": keys[by_key],
+        "order": by_key,
+        "region": region,
+        "w0": w0,
+        "n_windows": n_windows,
+        "n_users": len(users),
+        "aggregate": aggregate,
+    }
 
 
-def _row_offsets(lookup: dict[str, Any], per_part: pd.DataFrame, parts: pd.DataFrame,
-                 weight: np.ndarray, kept: np.ndarray, sorted_triples: np.ndarray,
-                 n_parts: int) -> None:
+def _row_offsets(
+    lookup: dict[str, Any],
+    per_part: pd.DataFrame,
+    parts: pd.DataFrame,
+    weight: np.ndarray,
+    kept: np.ndarray,
+    sorted_triples: np.ndarray,
+    n_parts: int,
+) -> None:
     """Per (triple, partition): the published row of its first fix (per-fix releases)."""
     region = lookup["region"]
     first_row = np.zeros(len(region), dtype=np.int64)
     first_row[sorted_triples] = np.cumsum(weight[sorted_triples]) - weight[sorted_triples]
-    pp = per_part.merge(parts[["ix", "iy", "w", "user"]].assign(triple=np.arange(len(parts))),
-                        on=["ix", "iy", "w", "user"])
+    pp = per_part.merge(
+        parts[["ix", "iy", "w", "user"]].assign(triple=np.arange(len(parts))),
+        on=["ix", "iy", "w", "user"],
+    )
     pp = pp[kept[pp["triple"].to_numpy()]].sort_values(["triple", "part"])
     t_arr, w_arr = pp["triple"].to_numpy(np.int64), pp["weight"].to_numpy(np.int64)
     before = np.cumsum(w_arr) - w_arr
@@ -240,13 +286,22 @@ def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int
         kept, weight = region >= 0, triples.weight
         codes, inv = np.unique(region[kept], return_inverse=True)
         area = region_areas_km2(grid, codes)
-        utility: dict[str, Any] = {"suppression_share": release.suppressed
-                                   / release.n_individuals, "n_regions": int(codes.size)}
+        utility: dict[str, Any] = {
+            "suppression_share": release.suppressed / release.n_individuals,
+            "n_regions": int(codes.size),
+        }
         utility.update({f"region_km2_{k}": v for k, v in _quantiles(area).items()})
         utility["fix_weighted_mean_km2"] = float(
-            (area[inv.reshape(-1)] * weight[kept]).sum() / weight[kept].sum())
-        before = pd.DataFrame({"user": triples.u, "place": triples.ix * grid.ny + triples.iy,
-                               "window": triples.w, "weight": weight})
+            (area[inv.reshape(-1)] * weight[kept]).sum() / weight[kept].sum()
+        )
+        before = pd.DataFrame(
+            {
+                "user": triples.u,
+                "place": triples.ix * grid.ny + triples.iy,
+                "window": triples.w,
+                "weight": weight,
+            }
+        )
         after = before[kept].assign(place=region[kept])
         release.utility = utility
         release.risk = _risk.risk_summary(before, after, seed=seed)
@@ -254,10 +309,22 @@ def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int
     return measure
 
 
-def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str, str],
-               seed: int | None, *, cell_size: float, levels: int | None,
-               drop_invalid: bool, pseudonymizer: Pseudonymizer, measures: bool,
-               aggregate: bool, linkage: str = "window") -> Release:
+def cloak_dask(
+    ddf: Any,
+    k: int,
+    window_ns: int,
+    method: str,
+    columns: dict[str, str],
+    seed: int | None,
+    *,
+    cell_size: float,
+    levels: int | None,
+    drop_invalid: bool,
+    pseudonymizer: Pseudonymizer,
+    measures: bool,
+    aggregate: bool,
+    linkage: str = "window",
+) -> Release:
     """See :func:`location.cloak`; ``ddf`` is a dask DataFrame (parameters already checked)."""
     cols = (columns["user"], columns["time"], columns["lat"], columns["lon"])
     _check_columns(ddf, cols)
@@ -272,8 +339,9 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str,
     with timings("output"):
         weight, kept = triples.weight, region >= 0
         kept_pos = np.flatnonzero(kept)
-        codes, pseudonyms = published_users(triples.u[kept], triples.w[kept], users,
-                                            pseudonymizer, linkage)
+        codes, pseudonyms = published_users(
+            triples.u[kept], triples.w[kept], users, pseudonymizer, linkage
+        )
         pkeys = publication_keys(triples.w[kept], region[kept], codes, pseudonyms)
         rows, order = published_rows(pkeys, weight[kept], aggregate)
         data = _lazy_frame(rows, grid, window_ns, int(ddf.npartitions))
@@ -286,32 +354,56 @@ def cloak_dask(ddf: Any, k: int, window_ns: int, method: str, columns: dict[str,
             lookup["row_of_triple"] = np.full(len(region), -1, dtype=np.int64)
             lookup["row_of_triple"][sorted_triples] = np.cumsum(new) - 1
         else:
-            _row_offsets(lookup, per_part, parts, weight, kept, sorted_triples,
-                         int(ddf.npartitions))
-        source_index = ddf.map_partitions(_source_rows, cols, grid, window_ns, _shared(lookup),
-                                          meta=pd.Series(dtype=np.int64, name="published_row"))
+            _row_offsets(
+                lookup, per_part, parts, weight, kept, sorted_triples, int(ddf.npartitions)
+            )
+        source_index = ddf.map_partitions(
+            _source_rows,
+            cols,
+            grid,
+            window_ns,
+            _shared(lookup),
+            meta=pd.Series(dtype=np.int64, name="published_row"),
+        )
     n_suppressed = int(weight[~kept].sum())
     n_dropped = counts.n_input - counts.n_valid
     release = Release(
-        data=data, datatype="location", verifier=lambda d: verify_cloaked(d, k),
-        models=cloaking_models(k), partition=None,
-        parameters=release_parameters(k, window_ns, method, grid, aggregate, seed, columns,
-                                      linkage, engine="dask"),
-        suppressed=n_suppressed + n_dropped, n_individuals=counts.n_input,
-        info={**release_info(grid, k=k, window_ns=window_ns, aggregate=aggregate,
-                             regions=rows.regions, n_cloak_suppressed=n_suppressed,
-                             n_dropped=n_dropped, reasons=counts.dropped, users=len(users),
-                             windows=int(np.unique(triples.w).size),
-                             key_source=pseudonymizer.key_source, stats=stats_assign),
-              "npartitions": int(ddf.npartitions)},
+        data=data,
+        datatype="location",
+        verifier=lambda d: verify_cloaked(d, k),
+        models=cloaking_models(k),
+        partition=None,
+        parameters=release_parameters(
+            k, window_ns, method, grid, aggregate, seed, columns, linkage, engine="dask"
+        ),
+        suppressed=n_suppressed + n_dropped,
+        n_individuals=counts.n_input,
+        info={
+            **release_info(
+                grid,
+                k=k,
+                window_ns=window_ns,
+                aggregate=aggregate,
+                regions=rows.regions,
+                n_cloak_suppressed=n_suppressed,
+                n_dropped=n_dropped,
+                reasons=counts.dropped,
+                users=len(users),
+                windows=int(np.unique(triples.w).size),
+                key_source=pseudonymizer.key_source,
+                stats=stats_assign,
+            ),
+            "npartitions": int(ddf.npartitions),
+        },
         source_index=source_index,
     )
     if not measures:
         release.utility = {"suppression_share": release.suppressed / release.n_individuals}
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
-    return finish_release(release, _measure(triples, grid, region, seed), measures=measures,
-                          timings=timings)
+    return finish_release(
+        release, _measure(triples, grid, region, seed), measures=measures, timings=timings
+    )
 
 
 def _lazy_frame(rows, grid: CloakingGrid, window_ns: int, npartitions: int) -> Any:
@@ -322,8 +414,9 @@ def _lazy_frame(rows, grid: CloakingGrid, window_ns: int, npartitions: int) -> A
     reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
     ends = np.cumsum(reps)
     total = int(ends[-1]) if ends.size else 0
-    cuts = np.unique(np.searchsorted(ends, np.linspace(0, total, npartitions + 1)[1:-1],
-                                     side="right"))
+    cuts = np.unique(
+        np.searchsorted(ends, np.linspace(0, total, npartitions + 1)[1:-1], side="right")
+    )
     bounds = [0, *[int(c) for c in cuts if 0 < c < len(rows)], len(rows)]
     starts = [0 if lo == 0 else int(ends[lo - 1]) for lo in bounds[:-1]]
     divisions = (*starts, max(total - 1, 0))
@@ -331,6 +424,11 @@ def _lazy_frame(rows, grid: CloakingGrid, window_ns: int, npartitions: int) -> A
     pieces = [(lo, hi, start) for lo, hi, start in zip(bounds[:-1], bounds[1:], starts)]
     meta = rows.frame(grid, window_ns, 0, 0)
     with dask.config.set({"dataframe.convert-string": False}):  # the same dtypes as pandas
-        return dd.from_map(lambda piece, r: _rows_frame(r, grid, window_ns, *piece), pieces,
-                           args=[shared], meta=meta, divisions=divisions,
-                           enforce_metadata=False)
+        return dd.from_map(
+            lambda piece, r: _rows_frame(r, grid, window_ns, *piece),
+            pieces,
+            args=[shared],
+            meta=meta,
+            divisions=divisions,
+            enforce_metadata=False,
+        )

@@ -34,8 +34,13 @@ def _region_map(regions: pd.DataFrame, max_regions: int) -> tuple[str, Any]:
     b = shapely.bounds(np.asarray(shown["region"].to_numpy()))
     fig, ax = plt.subplots(figsize=(7, 6))
     patches = [Rectangle((w, s), e - w, n - s) for w, s, e, n in b]
-    coll = PatchCollection(patches, cmap="viridis", edgecolor="none", alpha=0.8,
-                           norm=LogNorm(vmin=1, vmax=max(2, shown["n_users"].max())))
+    coll = PatchCollection(
+        patches,
+        cmap="viridis",
+        edgecolor="none",
+        alpha=0.8,
+        norm=LogNorm(vmin=1, vmax=max(2, shown["n_users"].max())),
+    )
     coll.set_array(shown["n_users"].to_numpy())
     ax.add_collection(coll)
     dense = regions["area_km2"] <= regions["area_km2"].quantile(0.9)
@@ -74,8 +79,7 @@ def _unicity_bars(risk: dict[str, Any]) -> tuple[str, Any]:
     ax.set_title("Unicity before and after cloaking")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    return ("Unicity before and after cloaking: share of users singled out by p known "
-            "points"), fig
+    return ("Unicity before and after cloaking: share of users singled out by p known points"), fig
 
 
 def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str, Any]]:

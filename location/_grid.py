@@ -69,8 +69,7 @@ def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndar
     return idx
 
 
-def _snapped_axis(lo_hi: np.ndarray, cell_size: float, top: int,
-                  single: bool) -> tuple[float, int]:
+def _snapped_axis(lo_hi: np.ndarray, cell_size: float, top: int, single: bool) -> tuple[float, int]:
     """Origin and level-0 cell count of one axis, the origin on a data-independent lattice.
 
     The lattice is the multiples of half a top cell, ``cell_size * 2^(top-1)`` (of a whole
@@ -124,8 +123,9 @@ class CloakingGrid:
         ``levels=None`` the top level is a single cell covering every fix; otherwise the
         pyramid has at most ``levels`` merges above level 0.
         """
-        cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
-                                max_value=MAX_CELL_SIZE)
+        cell_size = check_float(
+            cell_size, "cell_size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE
+        )
         levels = None if levels is None else check_int(levels, "levels", min_value=0)
         # whole degrees: the projection says where the data is to half a degree, no closer
         lon0 = float(np.round(0.5 * (lon_min + lon_max)))
@@ -192,8 +192,10 @@ class CloakingGrid:
         guess is corrected by one cell where rounding put it on the wrong side), so a fix
         is inside the published lon/lat rectangle of its cell by construction.
         """
-        return (_locate(lon, self.lon_edges(), (self.project_x(lon) - self.x0) / self.cell_size),
-                _locate(lat, self.lat_edges(), (self.project_y(lat) - self.y0) / self.cell_size))
+        return (
+            _locate(lon, self.lon_edges(), (self.project_x(lon) - self.x0) / self.cell_size),
+            _locate(lat, self.lat_edges(), (self.project_y(lat) - self.y0) / self.cell_size),
+        )
 
     # -- region codes ---------------------------------------------------------------------
     @staticmethod
@@ -227,8 +229,10 @@ class CloakingGrid:
         """Shapely polygons (WGS84 lon/lat) of regions, padded by ``EDGE_PAD_DEG``."""
         b = self.bounds(codes)
         return shapely.box(
-            b[:, 0] - EDGE_PAD_DEG, b[:, 1] - EDGE_PAD_DEG,
-            b[:, 2] + EDGE_PAD_DEG, b[:, 3] + EDGE_PAD_DEG,
+            b[:, 0] - EDGE_PAD_DEG,
+            b[:, 1] - EDGE_PAD_DEG,
+            b[:, 2] + EDGE_PAD_DEG,
+            b[:, 3] + EDGE_PAD_DEG,
         )
 
     def to_dict(self) -> dict[str, float | int | str]:

@@ -42,13 +42,16 @@ class Fixes:
 def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
     """Window length in nanoseconds from ``"15min"``, ``"1h"``, a Timedelta or seconds."""
     try:
-        if isinstance(window, (int, float, np.integer, np.floating)) and not isinstance(window, bool):
+        if isinstance(window, (int, float, np.integer, np.floating)) and not isinstance(
+            window, bool
+        ):
             td = pd.Timedelta(seconds=float(window))
         else:
             td = pd.Timedelta(window)
     except (ValueError, TypeError, OverflowError) as exc:
-        raise InputError(f"{name} must be a duration such as '15min' or '1h': {exc}",
-                         value=window) from None
+        raise InputError(
+            f"{name} must be a duration such as '15min' or '1h': {exc}", value=window
+        ) from None
     if pd.isna(td) or td.value <= 0:
         raise InputError(f"{name} must be a positive duration", value=window)
     return int(td.value)
@@ -100,7 +103,8 @@ def parse_fixes(
             raise InputError(f"{role} must be a column name (str), got {name!r}")
         if name not in df.columns:
             raise InputError(
-                f"no {role} column {name!r}; columns are {names}", column=name,
+                f"no {role} column {name!r}; columns are {names}",
+                column=name,
             )
     n = len(df)
     users = df[user]
@@ -115,8 +119,13 @@ def parse_fixes(
     with np.errstate(invalid="ignore"):
         bad_lat = ~bad_num & (np.abs(la) > 90)
         bad_lon = ~bad_num & ~bad_lat & (np.abs(lo) > 180)
-    masks = (bad_user, bad_time & ~bad_user, bad_num & ~bad_user & ~bad_time,
-             bad_lat & ~bad_user & ~bad_time, bad_lon & ~bad_user & ~bad_time)
+    masks = (
+        bad_user,
+        bad_time & ~bad_user,
+        bad_num & ~bad_user & ~bad_time,
+        bad_lat & ~bad_user & ~bad_time,
+        bad_lon & ~bad_user & ~bad_time,
+    )
     bad = np.zeros(n, dtype=bool)
     for m in masks:
         bad |= m
@@ -126,29 +135,41 @@ def parse_fixes(
         pos = int(first[0])
         reason = next(r for r, m in zip(_REASONS, masks) if m[pos])
         column = [user, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
-            _REASONS.index(reason)]
+            _REASONS.index(reason)
+        ]
         where = {"line": pos + 2, "path": source} if source else {"row": df.index[pos]}
         raise InputError(
             f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} "
             "(use drop_invalid / --drop-invalid to drop and count them)",
-            column=column, **where,
+            column=column,
+            **where,
         )
     keep = ~bad
     user_values = users.to_numpy()[keep]
-    return Fixes(df.index[keep], np.flatnonzero(keep), user_values, t_ns[keep], la[keep],
-                 lo[keep], n, dropped)
+    return Fixes(
+        df.index[keep],
+        np.flatnonzero(keep),
+        user_values,
+        t_ns[keep],
+        la[keep],
+        lo[keep],
+        n,
+        dropped,
+    )
 
 
-def no_fixes_error(n_input: int, dropped: dict[str, int],
-                   source: str | None = None) -> InputError:
+def no_fixes_error(n_input: int, dropped: dict[str, int], source: str | None = None) -> InputError:
     """The error of a log without a single valid fix (empty, header-only or all invalid);
     ``source`` names the file it came from."""
     if n_input == 0:
-        return InputError("the log holds no fixes (an empty or header-only file? wrong --sep?)",
-                          path=source)
-    return InputError(f"all {n_input} rows are invalid: {dropped} (wrong --sep, "
-                      "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
-                      path=source)
+        return InputError(
+            "the log holds no fixes (an empty or header-only file? wrong --sep?)", path=source
+        )
+    return InputError(
+        f"all {n_input} rows are invalid: {dropped} (wrong --sep, "
+        "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
+        path=source,
+    )
 
 
 def user_keys(values: np.ndarray) -> np.ndarray:

@@ -23,10 +23,22 @@ from structanon.partition import encode_values
 
 from ._grid import CloakingGrid, lonlat_rectangle_area
 
-__all__ = ["LINKAGES", "LINKAGE_WARNING", "published_users", "PublicationKeys", "PublishedRows",
-           "publication_keys", "published_rows",
-           "require_some_published", "window_words", "region_areas_km2", "release_info", "release_parameters",
-           "transformation_text"]
+__all__ = [
+    "LINKAGES",
+    "LINKAGE_WARNING",
+    "published_users",
+    "PublicationKeys",
+    "PublishedRows",
+    "publication_keys",
+    "published_rows",
+    "require_some_published",
+    "window_words",
+    "region_areas_km2",
+    "release_info",
+    "release_parameters",
+    "transformation_text",
+]
+
 
 @dataclass
 class PublicationKeys:
@@ -51,11 +63,26 @@ class PublicationKeys:
     def take(self, rows: np.ndarray) -> PublicationKeys:
         """The keys of ``rows`` (e.g. each fix's triple)."""
         if self.packed:  # decode needs the key alone
-            return PublicationKeys(self.key[rows], self.w, self.region_rank, self.user_rank,
-                                   self.regions, self.pseudonyms, True, self.w0)
-        return PublicationKeys(self.key[rows], self.w[rows], self.region_rank[rows],
-                               self.user_rank[rows], self.regions, self.pseudonyms, False,
-                               self.w0)
+            return PublicationKeys(
+                self.key[rows],
+                self.w,
+                self.region_rank,
+                self.user_rank,
+                self.regions,
+                self.pseudonyms,
+                True,
+                self.w0,
+            )
+        return PublicationKeys(
+            self.key[rows],
+            self.w[rows],
+            self.region_rank[rows],
+            self.user_rank[rows],
+            self.regions,
+            self.pseudonyms,
+            False,
+            self.w0,
+        )
 
     def decode(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(w, region_rank, user_rank)`` of the rows ``order``."""
@@ -69,13 +96,16 @@ class PublicationKeys:
 
 
 LINKAGES = ("window", "pseudonym")
-LINKAGE_WARNING = ("linkage='pseudonym': one pseudonym per user links all of a user's windows, "
-                   "so trajectories stay linkable across windows and releases; the unicity "
-                   "after release measures that risk")
+LINKAGE_WARNING = (
+    "linkage='pseudonym': one pseudonym per user links all of a user's windows, "
+    "so trajectories stay linkable across windows and releases; the unicity "
+    "after release measures that risk"
+)
 
 
-def published_users(u: np.ndarray, w: np.ndarray, users: Any, pseud: Any,
-                    linkage: str) -> tuple[np.ndarray, np.ndarray]:
+def published_users(
+    u: np.ndarray, w: np.ndarray, users: Any, pseud: Any, linkage: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Codes and pseudonyms of the published users of triples ``(u, w)``.
 
     ``linkage="window"`` (the default of :func:`location.cloak`) gives every (user, window) its
@@ -93,13 +123,15 @@ def published_users(u: np.ndarray, w: np.ndarray, users: Any, pseud: Any,
         return u, pseud.pseudonymize(values)
     pairs = np.stack([np.asarray(u, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
     unique, codes = np.unique(pairs, axis=0, return_inverse=True)
-    labels = pd.Series(values[unique[:, 0]]).str.cat(pd.Series(unique[:, 1]).astype(str),
-                                                    sep="\x1fwindow\x1f")
+    labels = pd.Series(values[unique[:, 0]]).str.cat(
+        pd.Series(unique[:, 1]).astype(str), sep="\x1fwindow\x1f"
+    )
     return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
 
 
-def publication_keys(w: np.ndarray, region: np.ndarray, user: np.ndarray,
-                     pseudonyms: np.ndarray) -> PublicationKeys:
+def publication_keys(
+    w: np.ndarray, region: np.ndarray, user: np.ndarray, pseudonyms: np.ndarray
+) -> PublicationKeys:
     """Keys ordering rows by (window, region id, pseudonym), all published values.
 
     Parameters
@@ -121,8 +153,7 @@ def publication_keys(w: np.ndarray, region: np.ndarray, user: np.ndarray,
     n_r, n_u = max(len(regions), 1), max(len(pseudonyms), 1)
     if n_w * n_r * n_u < 2**62:
         key = (wd * n_r + region_rank) * n_u + user_rank
-        return PublicationKeys(key, w, region_rank, user_rank, regions, sorted_pseudonyms,
-                               True, w0)
+        return PublicationKeys(key, w, region_rank, user_rank, regions, sorted_pseudonyms, True, w0)
     # too many combinations to pack: the dense rank of the lexicographic order
     order = np.lexsort((user_rank, region_rank, wd))
     cols = np.column_stack([wd, region_rank, user_rank])[order]
@@ -153,8 +184,9 @@ class PublishedRows:
     def __len__(self) -> int:
         return len(self.user_rank)
 
-    def frame(self, grid: CloakingGrid, window_ns: int, lo: int = 0, hi: int | None = None,
-              start: int = 0) -> pd.DataFrame:
+    def frame(
+        self, grid: CloakingGrid, window_ns: int, lo: int = 0, hi: int | None = None, start: int = 0
+    ) -> pd.DataFrame:
         """Rows ``lo:hi`` as the published DataFrame, indexed from ``start``."""
         sl = slice(lo, hi)
         user, w, rank = self.user_rank[sl], self.w[sl], self.region_rank[sl]
@@ -173,8 +205,9 @@ class PublishedRows:
         return pd.DataFrame(columns, index=pd.RangeIndex(start, start + len(user)))
 
 
-def published_rows(keys: PublicationKeys, weight: np.ndarray | None,
-                   aggregate: bool) -> tuple[PublishedRows, np.ndarray]:
+def published_rows(
+    keys: PublicationKeys, weight: np.ndarray | None, aggregate: bool
+) -> tuple[PublishedRows, np.ndarray]:
     """Sort rows (fixes, or triples with ``weight`` fixes each) into publication order.
 
     Returns the rows and ``order``, the input rows' positions in publication order.
@@ -183,8 +216,9 @@ def published_rows(keys: PublicationKeys, weight: np.ndarray | None,
     if not aggregate:
         w, region_rank, user_rank = keys.decode(order)
         repeat = None if weight is None else weight[order]
-        return PublishedRows(user_rank, w, region_rank, repeat, None, keys.regions,
-                             keys.pseudonyms), order
+        return PublishedRows(
+            user_rank, w, region_rank, repeat, None, keys.regions, keys.pseudonyms
+        ), order
     ks = keys.key[order]
     start = np.ones(len(ks), dtype=bool)
     np.not_equal(ks[1:], ks[:-1], out=start[1:])
@@ -192,15 +226,17 @@ def published_rows(keys: PublicationKeys, weight: np.ndarray | None,
     fixes = np.ones(len(ks), dtype=np.int64) if weight is None else weight[order]
     n_fixes = np.add.reduceat(fixes, starts) if starts.size else np.zeros(0, dtype=np.int64)
     w, region_rank, user_rank = keys.decode(order[starts])
-    return PublishedRows(user_rank, w, region_rank, None, n_fixes, keys.regions,
-                         keys.pseudonyms), order
+    return PublishedRows(
+        user_rank, w, region_rank, None, n_fixes, keys.regions, keys.pseudonyms
+    ), order
 
 
 def require_some_published(region: np.ndarray, k: int) -> None:
     """Refuse a release where every fix would be suppressed (both paths)."""
     if not (region >= 0).any():
-        raise InfeasibleError(f"no time window holds {k} distinct users: every fix would be "
-                              "suppressed")
+        raise InfeasibleError(
+            f"no time window holds {k} distinct users: every fix would be suppressed"
+        )
 
 
 _UNITS = ((86_400, "day"), (3_600, "hour"), (60, "minute"), (1, "second"))
@@ -243,38 +279,74 @@ def region_areas_km2(grid: CloakingGrid, codes: np.ndarray) -> np.ndarray:
     return lonlat_rectangle_area(b[:, 0], b[:, 1], b[:, 2], b[:, 3]) / 1e6
 
 
-def transformation_text(grid: CloakingGrid, regions: np.ndarray, window_ns: int,
-                        aggregate: bool) -> str:
+def transformation_text(
+    grid: CloakingGrid, regions: np.ndarray, window_ns: int, aggregate: bool
+) -> str:
     """What was done to the fixes, in one sentence a reader needs no source for."""
     area = region_areas_km2(grid, regions)
     if area.size:
-        sizes = (f"{_km2(area.min())}-{_km2(area.max())} km² (median "
-                 f"{_km2(float(np.median(area)))} km²)")
+        sizes = (
+            f"{_km2(area.min())}-{_km2(area.max())} km² (median {_km2(float(np.median(area)))} km²)"
+        )
     else:
         sizes = "no size (nothing published)"
-    rows = ("one row per user, window and region with its fix count" if aggregate
-            else "one row per fix")
-    return (f"fixes replaced by grid regions of {sizes} in {window_words(window_ns, True)} "
-            f"windows; pseudonyms per user; {rows}")
+    rows = (
+        "one row per user, window and region with its fix count" if aggregate else "one row per fix"
+    )
+    return (
+        f"fixes replaced by grid regions of {sizes} in {window_words(window_ns, True)} "
+        f"windows; pseudonyms per user; {rows}"
+    )
 
 
-def release_parameters(k: int, window_ns: int, method: str, grid: CloakingGrid,
-                       aggregate: bool, seed: int | None, columns: dict[str, str],
-                       linkage: str = "window", **extra: Any) -> dict[str, Any]:
+def release_parameters(
+    k: int,
+    window_ns: int,
+    method: str,
+    grid: CloakingGrid,
+    aggregate: bool,
+    seed: int | None,
+    columns: dict[str, str],
+    linkage: str = "window",
+    **extra: Any,
+) -> dict[str, Any]:
     """``Release.parameters`` of both paths (the window in words)."""
-    return {"k": k, "window": window_words(window_ns), "method": method,
-            "cell_size_m": grid.cell_size, "levels": grid.top, "aggregate": aggregate,
-            "linkage": linkage, "columns": columns, "seed": seed, **extra}
+    return {
+        "k": k,
+        "window": window_words(window_ns),
+        "method": method,
+        "cell_size_m": grid.cell_size,
+        "levels": grid.top,
+        "aggregate": aggregate,
+        "linkage": linkage,
+        "columns": columns,
+        "seed": seed,
+        **extra,
+    }
 
 
-def release_info(grid: CloakingGrid, *, k: int, window_ns: int, aggregate: bool,
-                 regions: np.ndarray, n_cloak_suppressed: int, n_dropped: int, reasons: dict,
-                 users: int, windows: int, key_source: str, stats: dict) -> dict[str, Any]:
+def release_info(
+    grid: CloakingGrid,
+    *,
+    k: int,
+    window_ns: int,
+    aggregate: bool,
+    regions: np.ndarray,
+    n_cloak_suppressed: int,
+    n_dropped: int,
+    reasons: dict,
+    users: int,
+    windows: int,
+    key_source: str,
+    stats: dict,
+) -> dict[str, Any]:
     """``Release.info`` of both paths: counts, the data-independent grid and the text."""
     return {
-        "guarantee": (f"Every published region holds at least {k} distinct users in each "
-                      f"{window_words(window_ns, True)} time window (the log has {users:,} "
-                      f"user{'' if users == 1 else 's'})."),
+        "guarantee": (
+            f"Every published region holds at least {k} distinct users in each "
+            f"{window_words(window_ns, True)} time window (the log has {users:,} "
+            f"user{'' if users == 1 else 's'})."
+        ),
         "transformation_text": transformation_text(grid, regions, window_ns, aggregate),
         "n_users": users,
         "grid": grid.to_dict(),

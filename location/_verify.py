@@ -55,6 +55,7 @@ class WindowKAnonymity(KAnonymity):
     """
 
     name = "k-anonymity per (region, window)"
+
     def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
 
@@ -68,10 +69,14 @@ class WindowKAnonymity(KAnonymity):
         counts = _distinct_users_per_group(keys) if len(keys) else np.zeros(0, dtype=np.int64)
         ok = self.group_ok(counts)
         return CheckResult(
-            model=f"distinct users per (region, window) >= {self.k}", passed=bool(ok.all()),
+            model=f"distinct users per (region, window) >= {self.k}",
+            passed=bool(ok.all()),
             worst=float(counts.min()) if counts.size else float("nan"),
-            threshold=float(self.k), n_groups=int(counts.size),
-            failing_groups=np.flatnonzero(~ok), details={"published_groups": int(counts.size)})
+            threshold=float(self.k),
+            n_groups=int(counts.size),
+            failing_groups=np.flatnonzero(~ok),
+            details={"published_groups": int(counts.size)},
+        )
 
     def describe(self) -> str:
         return f"{self.name}, k={self.k}"
@@ -117,8 +122,14 @@ class OnePolygonPerRegion(PrivacyModel):
         b["region_id"] = pairs["region_id"].to_numpy()[rows]
         n_shapes = b.drop_duplicates().groupby("region_id").size()
         bad = np.flatnonzero(n_shapes.to_numpy() > 1)
-        return CheckResult(model=self.name, passed=bad.size == 0, worst=float(bad.size),
-                           threshold=0.0, n_groups=int(len(n_shapes)), failing_groups=bad[:100])
+        return CheckResult(
+            model=self.name,
+            passed=bad.size == 0,
+            worst=float(bad.size),
+            threshold=0.0,
+            n_groups=int(len(n_shapes)),
+            failing_groups=bad[:100],
+        )
 
     def describe(self) -> str:
         return self.name
@@ -160,8 +171,9 @@ def verify_cloaked(data: Any, k: int) -> list[CheckResult]:
     Passes when ``min over (r, w) of |{u : (u, w, r) in data}| >= k``.
     """
     if not hasattr(data, "columns"):
-        raise InputError(f"expected a cloaked release's data (a DataFrame), got "
-                         f"{type(data).__name__}")
+        raise InputError(
+            f"expected a cloaked release's data (a DataFrame), got {type(data).__name__}"
+        )
     missing = [c for c in ("region_id", "window", "user") if c not in data.columns]
     if missing:
         raise InputError(f"not a cloaked release: no column {missing[0]!r}", column=missing[0])

@@ -35,8 +35,11 @@ from .synthetic import synthetic_log
 __all__ = ["cli", "demo"]
 
 DATA = Path(__file__).parent / "data"
-OUTPUT_EXTENSIONS = {"--output": (".csv", ".tsv", ".tab", ".parquet", ".pq"),
-                     "--geojson": (".geojson", ".json"), "--report": (".json", ".html", ".htm")}
+OUTPUT_EXTENSIONS = {
+    "--output": (".csv", ".tsv", ".tab", ".parquet", ".pq"),
+    "--geojson": (".geojson", ".json"),
+    "--report": (".json", ".html", ".htm"),
+}
 
 
 @click.group(name="location", help="Grid cloaking of GPS location logs.")
@@ -48,14 +51,23 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options that say how to read a log: columns, separator, invalid rows."""
     options = [
         click.option("--user", default="user", show_default=True, help="User id column."),
-        click.option("--time", "time_col", default="time", show_default=True,
-                     help="Timestamp column (ISO 8601, datetimes or epoch seconds)."),
+        click.option(
+            "--time",
+            "time_col",
+            default="time",
+            show_default=True,
+            help="Timestamp column (ISO 8601, datetimes or epoch seconds).",
+        ),
         click.option("--lat", default="lat", show_default=True, help="Latitude column."),
         click.option("--lon", default="lon", show_default=True, help="Longitude column."),
-        click.option("--sep", default=None,
-                     help="Field separator of text input (default: by extension)."),
-        click.option("--drop-invalid", is_flag=True,
-                     help="Drop and count invalid rows (default: reject the input)."),
+        click.option(
+            "--sep", default=None, help="Field separator of text input (default: by extension)."
+        ),
+        click.option(
+            "--drop-invalid",
+            is_flag=True,
+            help="Drop and count invalid rows (default: reject the input).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -65,8 +77,7 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def _check_log_options(input_path: Path, window: str, cell_size: float) -> None:
     check_input_path(input_path, "INPUT")
     parse_window(window, "--window")
-    check_float(cell_size, "--cell-size", min_value=0, include_min=False,
-                max_value=MAX_CELL_SIZE)
+    check_float(cell_size, "--cell-size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE)
 
 
 def _anonymize_command(name: str, hidden: bool) -> click.Command:
@@ -74,35 +85,87 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
 
     @click.command(name, hidden=hidden)
     @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
-    @click.option("-k", "k", type=int, required=True,
-                  help="Distinct users every published region holds in each time window.")
-    @click.option("--window", default="15min", show_default=True,
-                  help="Time window, e.g. 15min, 1h, 1D (aligned on the Unix epoch, UTC).")
-    @click.option("--method", type=click.Choice(["fixed", "adaptive"]), default="fixed",
-                  show_default=True,
-                  help="fixed: squares of a grid pyramid; adaptive: quadtree cells and "
-                       "Casper half-cells (smaller regions where users are dense).")
-    @click.option("--geojson", type=click.Path(dir_okay=False, path_type=Path),
-                  help="Also write the regions with their user counts as FILE.geojson.")
+    @click.option(
+        "-k",
+        "k",
+        type=int,
+        required=True,
+        help="Distinct users every published region holds in each time window.",
+    )
+    @click.option(
+        "--window",
+        default="15min",
+        show_default=True,
+        help="Time window, e.g. 15min, 1h, 1D (aligned on the Unix epoch, UTC).",
+    )
+    @click.option(
+        "--method",
+        type=click.Choice(["fixed", "adaptive"]),
+        default="fixed",
+        show_default=True,
+        help="fixed: squares of a grid pyramid; adaptive: quadtree cells and "
+        "Casper half-cells (smaller regions where users are dense).",
+    )
+    @click.option(
+        "--geojson",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="Also write the regions with their user counts as FILE.geojson.",
+    )
     @_log_options
-    @click.option("--cell-size", type=float, default=DEFAULT_CELL_SIZE, show_default=True,
-                  help="Side of the finest cell in metres (equal-area projection).")
-    @click.option("--levels", type=int, default=None,
-                  help="Maximum pyramid merges above the finest cell (default: all).")
-    @click.option("--aggregate", is_flag=True,
-                  help="One row per (user, window, region) with its fix count n_fixes, instead "
-                       "of one row per fix (per-fix rows reveal each user's fix count per "
-                       "window).")
-    @click.option("--linkage", type=click.Choice(["window", "pseudonym"]), default="window",
-                  show_default=True,
-                  help="window: a fresh pseudonym per user and window, so windows cannot be "
-                       "joined into trajectories; pseudonym: one pseudonym per user for every "
-                       "window (trajectories stay linkable; a warning says so).")
+    @click.option(
+        "--cell-size",
+        type=float,
+        default=DEFAULT_CELL_SIZE,
+        show_default=True,
+        help="Side of the finest cell in metres (equal-area projection).",
+    )
+    @click.option(
+        "--levels",
+        type=int,
+        default=None,
+        help="Maximum pyramid merges above the finest cell (default: all).",
+    )
+    @click.option(
+        "--aggregate",
+        is_flag=True,
+        help="One row per (user, window, region) with its fix count n_fixes, instead "
+        "of one row per fix (per-fix rows reveal each user's fix count per "
+        "window).",
+    )
+    @click.option(
+        "--linkage",
+        type=click.Choice(["window", "pseudonym"]),
+        default="window",
+        show_default=True,
+        help="window: a fresh pseudonym per user and window, so windows cannot be "
+        "joined into trajectories; pseudonym: one pseudonym per user for every "
+        "window (trajectories stay linkable; a warning says so).",
+    )
     @release_options
     @handle_errors
-    def command(input_path, k, window, method, geojson, user, time_col, lat, lon, sep,
-                drop_invalid, cell_size, levels, aggregate, linkage, output, report, seed,
-                key_file, no_measures, quiet) -> None:
+    def command(
+        input_path,
+        k,
+        window,
+        method,
+        geojson,
+        user,
+        time_col,
+        lat,
+        lon,
+        sep,
+        drop_invalid,
+        cell_size,
+        levels,
+        aggregate,
+        linkage,
+        output,
+        report,
+        seed,
+        key_file,
+        no_measures,
+        quiet,
+    ) -> None:
         """Cloak INPUT so every published region holds >= k users per time window."""
         show_progress(quiet)
         _check_log_options(input_path, window, cell_size)
@@ -111,26 +174,50 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         check_int(k, "-k", min_value=1)
         if levels is not None:
             check_int(levels, "--levels", min_value=0)
-        check_output_paths({"--output": output, "--geojson": geojson, "--report": report},
-                           inputs=[input_path, key_file], extensions=OUTPUT_EXTENSIONS)
+        check_output_paths(
+            {"--output": output, "--geojson": geojson, "--report": report},
+            inputs=[input_path, key_file],
+            extensions=OUTPUT_EXTENSIONS,
+        )
         key = release_key(key_file)
         steps = Timings()
         with steps("read"):
             df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
         with warnings.catch_warnings():  # the CLI prints the release's warnings itself
             warnings.simplefilter("ignore", UserWarning)
-            release = cloak(df, k, window=window, method=method, user=user, time=time_col,
-                            lat=lat, lon=lon, seed=seed, cell_size=cell_size, levels=levels,
-                            drop_invalid=drop_invalid, aggregate=aggregate, linkage=linkage,
-                            key=key, measures=not no_measures, source=str(input_path))
+            release = cloak(
+                df,
+                k,
+                window=window,
+                method=method,
+                user=user,
+                time=time_col,
+                lat=lat,
+                lon=lon,
+                seed=seed,
+                cell_size=cell_size,
+                levels=levels,
+                drop_invalid=drop_invalid,
+                aggregate=aggregate,
+                linkage=linkage,
+                key=key,
+                measures=not no_measures,
+                source=str(input_path),
+            )
         for warning in release.info.get("warnings", []):
             click.echo(f"warning: {warning}", err=True)
         with steps("write"), staged_outputs() as stage:
             if geojson:
                 write_geojson(release.data, stage(geojson))
             write_cloaked(release.data, stage(output))
-            emit_release(release, report, figures=lambda: report_figures(release),
-                         quiet=quiet, inputs=[input_path], stage=stage)
+            emit_release(
+                release,
+                report,
+                figures=lambda: report_figures(release),
+                quiet=quiet,
+                inputs=[input_path],
+                stage=stage,
+            )
 
     command.help = "Cloak INPUT so every published region holds >= k users per time window."
     if hidden:
@@ -144,32 +231,67 @@ cli.add_command(_anonymize_command("cloak", hidden=True))
 
 @cli.command("assess")
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--window", default="15min", show_default=True,
-              help="Time window of the points an attacker knows, e.g. 15min, 1h.")
-@click.option("--cell-size", type=float, default=DEFAULT_CELL_SIZE, show_default=True,
-              help="Side of a place in metres (the finest cell of the cloaking grid).")
+@click.option(
+    "--window",
+    default="15min",
+    show_default=True,
+    help="Time window of the points an attacker knows, e.g. 15min, 1h.",
+)
+@click.option(
+    "--cell-size",
+    type=float,
+    default=DEFAULT_CELL_SIZE,
+    show_default=True,
+    help="Side of a place in metres (the finest cell of the cloaking grid).",
+)
 @_log_options
 @assess_options
 @handle_errors
-def assess_command(input_path, window, cell_size, user, time_col, lat, lon, sep, drop_invalid,
-                   report, as_json, seed, quiet) -> None:
+def assess_command(
+    input_path,
+    window,
+    cell_size,
+    user,
+    time_col,
+    lat,
+    lon,
+    sep,
+    drop_invalid,
+    report,
+    as_json,
+    seed,
+    quiet,
+) -> None:
     """Risk of INPUT before any cloaking: unicity for p = 1, 2, 4 known points and the share
     of users with a unique home place."""
     show_progress(quiet)
     _check_log_options(input_path, window, cell_size)
     check_int(seed, "--seed", min_value=0)
-    check_output_paths({"--report": report}, inputs=[input_path],
-                       extensions={"--report": (".json",)})
+    check_output_paths(
+        {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}
+    )
     steps = Timings()
     with steps("read"):
         df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
     with steps("risk"):
-        risk = log_risk(df, window, cell_size, user, time_col, lat, lon,
-                        drop_invalid=drop_invalid, seed=seed, source=str(input_path))
+        risk = log_risk(
+            df,
+            window,
+            cell_size,
+            user,
+            time_col,
+            lat,
+            lon,
+            drop_invalid=drop_invalid,
+            seed=seed,
+            source=str(input_path),
+        )
     notes = []
     if risk["unicity_p4"] >= 0.5:
-        notes.append(f"{risk['unicity_p4']:.0%} of users are unique from 4 known points: "
-                     "cloak before publishing")
+        notes.append(
+            f"{risk['unicity_p4']:.0%} of users are unique from 4 known points: "
+            "cloak before publishing"
+        )
     emit_assessment(assessment("location", input_path, risk, notes), report, as_json, quiet)
 
 
@@ -184,17 +306,29 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
-    sample = read_fixes(DATA / "geolife_11users_sample.csv.gz",
-                        columns=["uid", "datetime", "lat", "lng"])
-    release = cloak(sample, k=2, window="1D", method="adaptive", user="uid", time="datetime",
-                    lat="lat", lon="lng", seed=seed)
-    synthetic = cloak(synthetic_log(40_000, 400, seed=seed), k=5, window="15min",
-                      method="adaptive", seed=seed)
+    sample = read_fixes(
+        DATA / "geolife_11users_sample.csv.gz", columns=["uid", "datetime", "lat", "lng"]
+    )
+    release = cloak(
+        sample,
+        k=2,
+        window="1D",
+        method="adaptive",
+        user="uid",
+        time="datetime",
+        lat="lat",
+        lon="lng",
+        seed=seed,
+    )
+    synthetic = cloak(
+        synthetic_log(40_000, 400, seed=seed), k=5, window="15min", method="adaptive", seed=seed
+    )
     for name, rel in (("geolife", release), ("synthetic", synthetic)):
         with staged_outputs() as stage:
             write_cloaked(rel.data, stage(output_dir / f"location_{name}_cloaked.csv"))
             write_geojson(rel.data, stage(output_dir / f"location_{name}_regions.geojson"))
             write_report(rel, stage(output_dir / f"location_{name}_report.json"))
-            write_report(rel, stage(output_dir / f"location_{name}_report.html"),
-                         report_figures(rel))
+            write_report(
+                rel, stage(output_dir / f"location_{name}_report.html"), report_figures(rel)
+            )
     return release

@@ -19,8 +19,9 @@ from .metrics import region_areas
 __all__ = ["read_fixes", "cloaked_table", "write_cloaked", "regions_table", "write_geojson"]
 
 
-def read_fixes(path: str | Path, columns: list[str] | None = None,
-               sep: str | None = None) -> pd.DataFrame:
+def read_fixes(
+    path: str | Path, columns: list[str] | None = None, sep: str | None = None
+) -> pd.DataFrame:
     """Read a CSV/TSV (optionally gzipped) or Parquet log of fixes.
 
     Parameters
@@ -44,8 +45,11 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
         table.
     """
     path = check_input_path(path)
-    if columns is not None and (isinstance(columns, str) or not isinstance(columns, list | tuple)
-                                or not all(isinstance(c, str) for c in columns)):
+    if columns is not None and (
+        isinstance(columns, str)
+        or not isinstance(columns, list | tuple)
+        or not all(isinstance(c, str) for c in columns)
+    ):
         raise InputError(f"columns must be a list of column names, got {columns!r}")
     if path.stat().st_size == 0:
         raise InputError("the file is empty (no header, no fixes)", path=str(path))
@@ -56,9 +60,12 @@ def read_fixes(path: str | Path, columns: list[str] | None = None,
         df = read_table(path, sep=sep, dtype=dtype)
     for column in columns or []:
         if column not in df.columns:
-            raise InputError(f"column not found; the file has {list(map(str, df.columns))} "
-                             "(wrong --sep? wrong --user/--time/--lat/--lon?)", column=column,
-                             path=str(path))
+            raise InputError(
+                f"column not found; the file has {list(map(str, df.columns))} "
+                "(wrong --sep? wrong --user/--time/--lat/--lon?)",
+                column=column,
+                path=str(path),
+            )
     return df
 
 
@@ -76,13 +83,18 @@ def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
     """
     polys = np.asarray(data["region"].to_numpy())
     bounds = shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
-    table = pd.DataFrame({
-        "user": data["user"].to_numpy(),
-        "window": data["window"].array,
-        "region_id": data["region_id"].to_numpy(),
-        "region_wkt": _wkt(polys, data["region_id"].to_numpy()),
-        "west": bounds[:, 0], "south": bounds[:, 1], "east": bounds[:, 2], "north": bounds[:, 3],
-    })
+    table = pd.DataFrame(
+        {
+            "user": data["user"].to_numpy(),
+            "window": data["window"].array,
+            "region_id": data["region_id"].to_numpy(),
+            "region_wkt": _wkt(polys, data["region_id"].to_numpy()),
+            "west": bounds[:, 0],
+            "south": bounds[:, 1],
+            "east": bounds[:, 2],
+            "north": bounds[:, 3],
+        }
+    )
     if "n_fixes" in data.columns:
         table["n_fixes"] = data["n_fixes"].to_numpy()
     return table
@@ -124,16 +136,27 @@ def regions_table(data: pd.DataFrame) -> pd.DataFrame:
     array([[7, 2, 3, 1]])
     """
     if len(data) == 0:
-        return pd.DataFrame(columns=["region_id", "n_users", "n_fixes", "n_windows",
-                                     "min_users_per_window", "area_km2", "region"])
+        return pd.DataFrame(
+            columns=[
+                "region_id",
+                "n_users",
+                "n_fixes",
+                "n_windows",
+                "min_users_per_window",
+                "area_km2",
+                "region",
+            ]
+        )
     g = data.groupby("region_id")
     per_window = data.groupby(["region_id", "window"])["user"].nunique()
-    out = pd.DataFrame({
-        "n_users": g["user"].nunique(),
-        "n_fixes": g["n_fixes"].sum() if "n_fixes" in data.columns else g.size(),
-        "n_windows": g["window"].nunique(),
-        "min_users_per_window": per_window.groupby(level=0).min(),
-    })
+    out = pd.DataFrame(
+        {
+            "n_users": g["user"].nunique(),
+            "n_fixes": g["n_fixes"].sum() if "n_fixes" in data.columns else g.size(),
+            "n_windows": g["window"].nunique(),
+            "min_users_per_window": per_window.groupby(level=0).min(),
+        }
+    )
     out["area_km2"] = region_areas(data).loc[out.index] / 1e6
     out["region"] = data.drop_duplicates("region_id").set_index("region_id")["region"]
     return out.reset_index()
@@ -151,8 +174,15 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
         ``path`` does not end in ``.geojson`` or ``.json``.
     """
     regions = regions_table(data)
-    geoms = json.loads(shapely.to_geojson(shapely.geometrycollections(
-        np.asarray(regions["region"].to_numpy())))) if len(regions) else {"geometries": []}
+    geoms = (
+        json.loads(
+            shapely.to_geojson(
+                shapely.geometrycollections(np.asarray(regions["region"].to_numpy()))
+            )
+        )
+        if len(regions)
+        else {"geometries": []}
+    )
     features: list[dict[str, Any]] = []
     for row, geom in zip(regions.drop(columns="region").to_dict("records"), geoms["geometries"]):
         props = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}

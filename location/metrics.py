@@ -34,20 +34,32 @@ __all__ = [
 
 def _quantiles(values: np.ndarray, scale: float = 1.0) -> dict[str, float]:
     if values.size == 0:
-        return {"mean": float("nan"), "median": float("nan"), "p90": float("nan"),
-                "max": float("nan")}
+        return {
+            "mean": float("nan"),
+            "median": float("nan"),
+            "p90": float("nan"),
+            "max": float("nan"),
+        }
     q = np.quantile(values, [0.5, 0.9]) / scale
-    return {"mean": float(values.mean() / scale), "median": float(q[0]), "p90": float(q[1]),
-            "max": float(values.max() / scale)}
+    return {
+        "mean": float(values.mean() / scale),
+        "median": float(q[0]),
+        "p90": float(q[1]),
+        "max": float(values.max() / scale),
+    }
 
 
 def region_bounds(data: pd.DataFrame) -> pd.DataFrame:
     """West, south, east, north (degrees, unpadded) of each published ``region_id``."""
     first = data.drop_duplicates("region_id")
     b = shapely.bounds(np.asarray(first["region"].to_numpy())) + np.array(
-        [EDGE_PAD_DEG, EDGE_PAD_DEG, -EDGE_PAD_DEG, -EDGE_PAD_DEG])
-    return pd.DataFrame(b, columns=["west", "south", "east", "north"],
-                        index=pd.Index(first["region_id"].to_numpy(), name="region_id"))
+        [EDGE_PAD_DEG, EDGE_PAD_DEG, -EDGE_PAD_DEG, -EDGE_PAD_DEG]
+    )
+    return pd.DataFrame(
+        b,
+        columns=["west", "south", "east", "north"],
+        index=pd.Index(first["region_id"].to_numpy(), name="region_id"),
+    )
 
 
 def region_areas(data: pd.DataFrame) -> pd.Series:
@@ -65,8 +77,9 @@ def region_areas(data: pd.DataFrame) -> pd.Series:
     ``A = R^2 (east - west) (sin north - sin south)`` with angles in radians.
     """
     b = region_bounds(data)
-    return pd.Series(lonlat_rectangle_area(b.west, b.south, b.east, b.north), index=b.index,
-                     name="area_m2")
+    return pd.Series(
+        lonlat_rectangle_area(b.west, b.south, b.east, b.north), index=b.index, name="area_m2"
+    )
 
 
 def region_area_distribution(data: pd.DataFrame) -> dict[str, Any]:
@@ -96,8 +109,11 @@ def centroid_error(original: pd.DataFrame, data: pd.DataFrame) -> dict[str, floa
     """
     b = region_bounds(data).loc[data["region_id"].to_numpy()]
     c_lon = 0.5 * (b.west.to_numpy() + b.east.to_numpy())
-    c_lat = np.degrees(np.arcsin(0.5 * (np.sin(np.radians(b.south.to_numpy()))
-                                        + np.sin(np.radians(b.north.to_numpy())))))
+    c_lat = np.degrees(
+        np.arcsin(
+            0.5 * (np.sin(np.radians(b.south.to_numpy())) + np.sin(np.radians(b.north.to_numpy())))
+        )
+    )
     orig = original.loc[data.index]
     d = _haversine(orig["lat"].to_numpy(), orig["lon"].to_numpy(), c_lat, c_lon)
     # no maximum: it would be one fix's own distance to a published centre
@@ -119,8 +135,13 @@ def _windows(times: pd.Series, window_ns: int) -> np.ndarray:
 def _published_groups(data: pd.DataFrame, window_ns: int) -> pd.DataFrame:
     """Fix counts per (region, window) with region bounds in lon / sin(lat)."""
     w = _windows(data["window"], window_ns)
-    counts = (pd.DataFrame({"region_id": data["region_id"].to_numpy(), "w": w})
-              .groupby(["region_id", "w"]).size().rename("n").reset_index())
+    counts = (
+        pd.DataFrame({"region_id": data["region_id"].to_numpy(), "w": w})
+        .groupby(["region_id", "w"])
+        .size()
+        .rename("n")
+        .reset_index()
+    )
     b = region_bounds(data).loc[counts["region_id"].to_numpy()]
     counts["x0"], counts["x1"] = b.west.to_numpy(), b.east.to_numpy()
     counts["y0"] = np.sin(np.radians(b.south.to_numpy()))
@@ -134,9 +155,14 @@ def _overlap(lo, hi, q_lo, q_hi) -> np.ndarray:
     return inter / np.maximum(hi - lo, 1e-300)
 
 
-def range_query_error(original: pd.DataFrame, data: pd.DataFrame, window: str | int,
-                      n_queries: int = 200, half_size_m: tuple[float, float] = (250.0, 2500.0),
-                      seed: int | None = None) -> dict[str, float]:
+def range_query_error(
+    original: pd.DataFrame,
+    data: pd.DataFrame,
+    window: str | int,
+    n_queries: int = 200,
+    half_size_m: tuple[float, float] = (250.0, 2500.0),
+    seed: int | None = None,
+) -> dict[str, float]:
     """Relative error of random spatio-temporal range-count queries.
 
     Each query is a lon/lat rectangle centred on a random input fix, half-side uniform
@@ -164,8 +190,11 @@ def range_query_error(original: pd.DataFrame, data: pd.DataFrame, window: str | 
     errors = np.empty(n_queries)
     half = rng.uniform(half_size_m[0], half_size_m[1], n_queries)
     for q in range(n_queries):
-        cx, cy, wq = (original["lon"].to_numpy()[pick[q]], original["lat"].to_numpy()[pick[q]],
-                      ow[pick[q]])
+        cx, cy, wq = (
+            original["lon"].to_numpy()[pick[q]],
+            original["lat"].to_numpy()[pick[q]],
+            ow[pick[q]],
+        )
         dlat = np.degrees(half[q] / EARTH_RADIUS)
         dlon = dlat / max(np.cos(np.radians(cy)), 1e-6)
         qx0, qx1, qy0, qy1 = cx - dlon, cx + dlon, cy - dlat, cy + dlat
@@ -176,18 +205,21 @@ def range_query_error(original: pd.DataFrame, data: pd.DataFrame, window: str | 
         if groups is not None:
             ga, gb = np.searchsorted(gw, wq, "left"), np.searchsorted(gw, wq, "right")
             g = groups.iloc[ga:gb]
-            frac = (_overlap(g.x0.to_numpy(), g.x1.to_numpy(), qx0, qx1)
-                    * _overlap(g.y0.to_numpy(), g.y1.to_numpy(),
-                               np.sin(np.radians(qy0)), np.sin(np.radians(qy1))))
+            frac = _overlap(g.x0.to_numpy(), g.x1.to_numpy(), qx0, qx1) * _overlap(
+                g.y0.to_numpy(), g.y1.to_numpy(), np.sin(np.radians(qy0)), np.sin(np.radians(qy1))
+            )
             est = float((g.n.to_numpy() * frac).sum())
         errors[q] = abs(est - true) / max(true, 1)
-    return {"range_query_rel_error_mean": float(errors.mean()),
-            "range_query_rel_error_median": float(np.median(errors)),
-            "range_queries": int(n_queries)}
+    return {
+        "range_query_rel_error_mean": float(errors.mean()),
+        "range_query_rel_error_median": float(np.median(errors)),
+        "range_queries": int(n_queries),
+    }
 
 
-def density_grids(original: pd.DataFrame, data: pd.DataFrame, bins: int = 64
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def density_grids(
+    original: pd.DataFrame, data: pd.DataFrame, bins: int = 64
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Fix counts on a ``bins x bins`` equal-area grid (lon x sin lat) over the input's extent.
 
     Returns ``(original_counts, cloaked_counts, lon_edges, sin_lat_edges)``; the cloaked
@@ -210,8 +242,9 @@ def density_grids(original: pd.DataFrame, data: pd.DataFrame, bins: int = 64
     return h0, h1, ex, ey
 
 
-def heatmap_similarity(original: pd.DataFrame, data: pd.DataFrame, bins: int = 64
-                       ) -> dict[str, float]:
+def heatmap_similarity(
+    original: pd.DataFrame, data: pd.DataFrame, bins: int = 64
+) -> dict[str, float]:
     """Similarity of the original and cloaked density grids.
 
     Notes
@@ -228,8 +261,9 @@ def heatmap_similarity(original: pd.DataFrame, data: pd.DataFrame, bins: int = 6
     return {"heatmap_cosine": cos, "heatmap_hellinger": hell, "heatmap_bins": bins}
 
 
-def utility_summary(original: pd.DataFrame, data: pd.DataFrame, window: str | int,
-                    seed: int | None = None) -> dict[str, Any]:
+def utility_summary(
+    original: pd.DataFrame, data: pd.DataFrame, window: str | int, seed: int | None = None
+) -> dict[str, Any]:
     """All utility measures of one release as a flat dict."""
     out: dict[str, Any] = {"suppression_share": suppression_share(len(data), len(original))}
     if len(data):

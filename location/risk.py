@@ -17,8 +17,9 @@ from ._publish import window_words
 __all__ = ["unicity", "home_uniqueness", "risk_summary", "log_risk"]
 
 
-def _point_pairs(df: pd.DataFrame, user: str, place: str, time: str
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _point_pairs(
+    df: pd.DataFrame, user: str, place: str, time: str
+) -> tuple[np.ndarray, np.ndarray]:
     for c in (user, place, time):
         if c not in df.columns:
             raise InputError(f"no column {c!r}", column=c)
@@ -33,8 +34,15 @@ def _point_pairs(df: pd.DataFrame, user: str, place: str, time: str
     return pairs // n_points, pairs % n_points
 
 
-def unicity(df: pd.DataFrame, p: int, user: str = "user", place: str = "region_id",
-            time: str = "window", n_users: int = 1000, seed: int | None = None) -> float:
+def unicity(
+    df: pd.DataFrame,
+    p: int,
+    user: str = "user",
+    place: str = "region_id",
+    time: str = "window",
+    n_users: int = 1000,
+    seed: int | None = None,
+) -> float:
     """Share of users uniquely identified by ``p`` random points of their own trace.
 
     A point is a (place, time) pair; for each sampled user with at least ``p`` distinct
@@ -97,8 +105,9 @@ def unicity(df: pd.DataFrame, p: int, user: str = "user", place: str = "region_i
     return float((full.reindex(np.arange(sample.size), fill_value=0) == 1).mean())
 
 
-def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_id",
-                    weight: str | None = None) -> float:
+def home_uniqueness(
+    df: pd.DataFrame, user: str = "user", place: str = "region_id", weight: str | None = None
+) -> float:
     """Share of users whose most visited place (a home proxy) is nobody else's.
 
     The most visited place is the one with the most fixes (ties: smallest place code);
@@ -114,8 +123,7 @@ def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_i
     u, _ = pd.factorize(df[user], sort=True)
     pl, _ = pd.factorize(df[place], sort=True)
     w = df[weight].to_numpy() if weight else np.ones(len(df), dtype=np.int64)
-    counts = (pd.DataFrame({"u": u, "pl": pl, "n": w}).groupby(["u", "pl"])["n"].sum()
-              .reset_index())
+    counts = pd.DataFrame({"u": u, "pl": pl, "n": w}).groupby(["u", "pl"])["n"].sum().reset_index()
     counts = counts.sort_values(["u", "n", "pl"], ascending=[True, False, True], kind="stable")
     home = counts.drop_duplicates("u")["pl"].to_numpy()
     if home.size == 0:
@@ -124,8 +132,13 @@ def home_uniqueness(df: pd.DataFrame, user: str = "user", place: str = "region_i
     return float((share == 1).mean())
 
 
-def risk_summary(before: pd.DataFrame, after: pd.DataFrame, ps: tuple[int, ...] = (1, 2, 4),
-                 n_users: int = 1000, seed: int | None = None) -> dict[str, Any]:
+def risk_summary(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    ps: tuple[int, ...] = (1, 2, 4),
+    n_users: int = 1000,
+    seed: int | None = None,
+) -> dict[str, Any]:
     """Unicity for each ``p`` and home uniqueness, before and after cloaking.
 
     ``before`` and ``after`` have columns ``user``, ``place``, ``window``: the input's
@@ -135,20 +148,34 @@ def risk_summary(before: pd.DataFrame, after: pd.DataFrame, ps: tuple[int, ...] 
     for name, df in (("before", before), ("after", after)):
         res: dict[str, Any] = {}
         for p in ps:
-            res[f"unicity_p{p}"] = (unicity(df, p, "user", "place", "window", n_users, seed)
-                                    if len(df) else float("nan"))
+            res[f"unicity_p{p}"] = (
+                unicity(df, p, "user", "place", "window", n_users, seed)
+                if len(df)
+                else float("nan")
+            )
         weight = "weight" if "weight" in df.columns else None
-        res["home_unique_share"] = (home_uniqueness(df, "user", "place", weight) if len(df)
-                                    else float("nan"))
+        res["home_unique_share"] = (
+            home_uniqueness(df, "user", "place", weight) if len(df) else float("nan")
+        )
         out[name] = res
     return out
 
 
-def log_risk(df: pd.DataFrame, window: str | pd.Timedelta | int = "15min",
-             cell_size: float = 100.0, user: str = "user", time: str = "time",
-             lat: str = "lat", lon: str = "lon", *, ps: tuple[int, ...] = (1, 2, 4),
-             n_users: int = 1000, drop_invalid: bool = False, seed: int | None = 0,
-             source: str | None = None) -> dict[str, Any]:
+def log_risk(
+    df: pd.DataFrame,
+    window: str | pd.Timedelta | int = "15min",
+    cell_size: float = 100.0,
+    user: str = "user",
+    time: str = "time",
+    lat: str = "lat",
+    lon: str = "lon",
+    *,
+    ps: tuple[int, ...] = (1, 2, 4),
+    n_users: int = 1000,
+    drop_invalid: bool = False,
+    seed: int | None = 0,
+    source: str | None = None,
+) -> dict[str, Any]:
     """Re-identification risk of a raw log, before any cloaking (``location assess``).
 
     Places are the level-0 cells of the grid :func:`location.cloak` would fit
@@ -172,21 +199,31 @@ def log_risk(df: pd.DataFrame, window: str | pd.Timedelta | int = "15min",
     (1.0, 1.0, 3, '15 minutes')
     """
     window_ns = parse_window(window)
-    cell_size = check_float(cell_size, "cell_size", min_value=0, include_min=False,
-                            max_value=MAX_CELL_SIZE)
+    cell_size = check_float(
+        cell_size, "cell_size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE
+    )
     fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
     if len(fixes.index) == 0:
         raise no_fixes_error(fixes.n_input, fixes.dropped, source)
-    grid = CloakingGrid.fit(fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(),
-                            cell_size, None)
+    grid = CloakingGrid.fit(
+        fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, None
+    )
     ix, iy = grid.cells(fixes.lon, fixes.lat)
     w = np.floor_divide(fixes.t_ns, window_ns)
     users, _ = pd.factorize(user_keys(fixes.user), sort=True)
     log = pd.DataFrame({"user": users, "place": ix * grid.ny + iy, "window": w})
-    out: dict[str, Any] = {f"unicity_p{p}": unicity(log, p, "user", "place", "window", n_users,
-                                                    seed) for p in ps}
+    out: dict[str, Any] = {
+        f"unicity_p{p}": unicity(log, p, "user", "place", "window", n_users, seed) for p in ps
+    }
     out["home_unique_share"] = home_uniqueness(log, "user", "place")
-    out.update({"n_fixes": len(log), "n_users": int(users.max()) + 1,
-                "n_windows": int(np.unique(w).size), "invalid_fixes_dropped": fixes.n_dropped,
-                "window": window_words(window_ns), "cell_size_m": grid.cell_size})
+    out.update(
+        {
+            "n_fixes": len(log),
+            "n_users": int(users.max()) + 1,
+            "n_windows": int(np.unique(w).size),
+            "invalid_fixes_dropped": fixes.n_dropped,
+            "window": window_words(window_ns),
+            "cell_size_m": grid.cell_size,
+        }
+    )
     return out

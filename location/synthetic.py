@@ -12,12 +12,22 @@ from ._grid import EARTH_RADIUS
 __all__ = ["synthetic_log", "DEFAULT_CENTRES"]
 
 #: (latitude, longitude, spread in metres) of the default city centres (around Beijing).
-DEFAULT_CENTRES = ((39.9042, 116.4074, 6000.0), (39.9929, 116.3100, 3000.0),
-                   (39.8650, 116.2860, 2500.0), (40.0700, 116.6000, 4000.0))
+DEFAULT_CENTRES = (
+    (39.9042, 116.4074, 6000.0),
+    (39.9929, 116.3100, 3000.0),
+    (39.8650, 116.2860, 2500.0),
+    (40.0700, 116.6000, 4000.0),
+)
 
 
-def synthetic_log(n_fixes: int, n_users: int, centres=DEFAULT_CENTRES, days: float = 1.0,
-                  start: str = "2024-05-01T00:00:00Z", seed: int = 0) -> pd.DataFrame:
+def synthetic_log(
+    n_fixes: int,
+    n_users: int,
+    centres=DEFAULT_CENTRES,
+    days: float = 1.0,
+    start: str = "2024-05-01T00:00:00Z",
+    seed: int = 0,
+) -> pd.DataFrame:
     """A seeded synthetic location log (columns ``user``, ``time``, ``lat``, ``lon``).
 
     Each user belongs to one centre (chosen with weights proportional to its spread) and

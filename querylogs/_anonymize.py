@@ -37,8 +37,7 @@ __all__ = ["anonymize", "generalize_times", "GRANULARITIES", "GROUPINGS"]
 GROUPINGS = ("greedy", "greedy-intent", "mdav")
 
 #: Accepted ``time_granularity`` values and the pandas period / frequency each uses.
-GRANULARITIES = {"second": "s", "minute": "min", "hour": "h", "day": "D", "week": "W",
-                 "month": "M"}
+GRANULARITIES = {"second": "s", "minute": "min", "hour": "h", "day": "D", "week": "W", "month": "M"}
 
 
 def generalize_times(times: Any, granularity: str = "day") -> pd.Series:
@@ -114,8 +113,12 @@ def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     return frame
 
 
-def _events(frame: pd.DataFrame, query_codes: np.ndarray, user_order: np.random.Generator,
-            click_rng: np.random.Generator):
+def _events(
+    frame: pd.DataFrame,
+    query_codes: np.ndarray,
+    user_order: np.random.Generator,
+    click_rng: np.random.Generator,
+):
     """One query event per (user, query, time); one of its clicked URLs sampled.
 
     Users are numbered in a secret random order (``user_order``), so the grouping's ties
@@ -160,12 +163,14 @@ def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granul
     row_event = np.repeat(chosen, reps)
     offset = np.arange(row_event.size) - np.repeat(np.cumsum(reps) - reps, reps)
     member = order[np.repeat(group_start[groups], reps) + offset]
-    data = pd.DataFrame({
-        "user": pseudonyms[member],
-        "query": vocabulary[events["query"][row_event]],
-        "time": generalize_times(events["time"][row_event], granularity).to_numpy(),
-        "url": events["url"][row_event],
-    })
+    data = pd.DataFrame(
+        {
+            "user": pseudonyms[member],
+            "query": vocabulary[events["query"][row_event]],
+            "time": generalize_times(events["time"][row_event], granularity).to_numpy(),
+            "url": events["url"][row_event],
+        }
+    )
     # identical rows are interchangeable, so this order is a function of the values alone
     data = data.sort_values(["user", "time", "query", "url"], kind="stable", na_position="first")
     source = events["row"][row_event][data.index.to_numpy()]
@@ -337,46 +342,69 @@ def anonymize(
         raise InputError("give key or pseudonymizer (its former name), not both")
     timings = Timings()
     with timings("parse_events"):
-        params = _check_parameters(dict(
-            k=k, time_granularity=time_granularity, seed=seed, tie_break=tie_break,
-            match=match, profile_scale=profile_scale, grouping=grouping, refine=refine,
-            click_threshold=click_threshold, term_threshold=term_threshold,
-            max_url_queries=max_url_queries, max_intent_size=max_intent_size, risk_p=risk_p))
+        params = _check_parameters(
+            dict(
+                k=k,
+                time_granularity=time_granularity,
+                seed=seed,
+                tie_break=tie_break,
+                match=match,
+                profile_scale=profile_scale,
+                grouping=grouping,
+                refine=refine,
+                click_threshold=click_threshold,
+                term_threshold=term_threshold,
+                max_url_queries=max_url_queries,
+                max_intent_size=max_intent_size,
+                risk_p=risk_p,
+            )
+        )
         secret = release_key(key if key is not None else pseudonymizer)
         frame = _validate(log, params["k"])
         # secret publication randomness, bound to the public parameters and the seed
-        context = (params["seed"], params["k"],
-                   repr(sorted((name, value) for name, value in params.items())))
+        context = (
+            params["seed"],
+            params["k"],
+            repr(sorted((name, value) for name, value in params.items())),
+        )
         state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
     with timings("intents"):
         _cluster_queries(state, params)
     with timings("user_clustering"):
         labels = _group_users(state, params, show_progress)
     with timings("publish"):
-        data, source, chosen, event_group = _publish_multisets(state, labels, params, secret,
-                                                               context)
+        data, source, chosen, event_group = _publish_multisets(
+            state, labels, params, secret, context
+        )
     info, partition = _outcome(state, labels, chosen, event_group, len(data), secret, context)
     info["pseudonym_key_source"] = secret.key_source
     info["transformation_text"] = transformation_text(params, info)
     release = Release(
-        data=data, datatype="querylogs", verifier=partial(verify_log, k=params["k"]),
-        models=[UserKAnonymity(params["k"])], partition=partition,
+        data=data,
+        datatype="querylogs",
+        verifier=partial(verify_log, k=params["k"]),
+        models=[UserKAnonymity(params["k"])],
+        partition=partition,
         parameters=_parameters(params, suppress_identifiers, identifier_kinds),
-        suppressed=info["users_without_published_queries"], n_individuals=int(state.n_users),
-        info=info, source_index=np.asarray(log.index)[source],
+        suppressed=info["users_without_published_queries"],
+        n_individuals=int(state.n_users),
+        info=info,
+        source_index=np.asarray(log.index)[source],
     )
     for message in _warnings(params["k"], info):
         add_warning(release, message)
-    return finish_release(release, partial(_measure, state=state, params=params),
-                          measures=measures, timings=timings)
+    return finish_release(
+        release, partial(_measure, state=state, params=params), measures=measures, timings=timings
+    )
 
 
 def _measures_switch(measures: bool, assess: bool | None) -> bool:
     """``measures``, or the deprecated ``assess`` when given."""
     if assess is None:
         return bool(measures)
-    warnings.warn("anonymize(assess=...) is deprecated; use measures=...", DeprecationWarning,
-                  stacklevel=3)
+    warnings.warn(
+        "anonymize(assess=...) is deprecated; use measures=...", DeprecationWarning, stacklevel=3
+    )
     return bool(assess)
 
 
@@ -414,12 +442,18 @@ class _State:
         return self.intent_labels[self.ev["query"]], self.n_intents
 
 
-def _parse(frame: pd.DataFrame, secret: Pseudonymizer, context: tuple,
-           suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None) -> _State:
+def _parse(
+    frame: pd.DataFrame,
+    secret: Pseudonymizer,
+    context: tuple,
+    suppress_identifiers: bool,
+    identifier_kinds: tuple[str, ...] | None,
+) -> _State:
     """Normalize the queries, form the query events, flag identifier queries."""
     query_codes, vocabulary = normalize_queries(frame["query"])
-    events, users = _events(frame, query_codes, secret.rng("user-order", *context),
-                            secret.rng("click-url", *context))
+    events, users = _events(
+        frame, query_codes, secret.rng("user-order", *context), secret.rng("click-url", *context)
+    )
     flagged = np.zeros(vocabulary.size, dtype=bool)
     identifier_counts: dict[str, int] = {}
     if suppress_identifiers:
@@ -439,14 +473,23 @@ def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
     remap = np.full(state.vocabulary.size, -1, dtype=np.int64)
     remap[kept_vocab_codes] = np.arange(kept_vocab_codes.size)
     state.kept_vocab = state.vocabulary[kept_vocab_codes]
-    graph, _ = click_graph(remap[state.query_codes[row_keep]],
-                           state.frame["url"].to_numpy()[row_keep], state.kept_vocab.size)
+    graph, _ = click_graph(
+        remap[state.query_codes[row_keep]],
+        state.frame["url"].to_numpy()[row_keep],
+        state.kept_vocab.size,
+    )
     state.intent_labels, state.intent_stats = cluster_intents(
-        state.kept_vocab, graph, click_threshold=params["click_threshold"],
-        term_threshold=params["term_threshold"], max_url_queries=params["max_url_queries"],
-        max_intent_size=params["max_intent_size"])
-    state.ev = {name: (value[keep_event] if isinstance(value, np.ndarray) else value)
-                for name, value in state.events.items()}
+        state.kept_vocab,
+        graph,
+        click_threshold=params["click_threshold"],
+        term_threshold=params["term_threshold"],
+        max_url_queries=params["max_url_queries"],
+        max_intent_size=params["max_intent_size"],
+    )
+    state.ev = {
+        name: (value[keep_event] if isinstance(value, np.ndarray) else value)
+        for name, value in state.events.items()
+    }
     state.ev["query"] = kept_q.reshape(-1).astype(np.int64)
     state.n_intents = int(state.intent_labels.max()) + 1 if state.intent_labels.size else 1
     state.identifier_suppressed = int(ev_flagged.sum())
@@ -455,9 +498,10 @@ def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
 def _intent_profiles(state: _State, scale: str) -> sp.csr_matrix:
     """Users x intents: how many of each user's kept events fall in each intent."""
     ev = state.ev
-    profile = sp.csr_matrix((np.ones(ev["query"].size),
-                             (ev["user"], state.intent_labels[ev["query"]])),
-                            shape=(state.n_users, state.n_intents))
+    profile = sp.csr_matrix(
+        (np.ones(ev["query"].size), (ev["user"], state.intent_labels[ev["query"]])),
+        shape=(state.n_users, state.n_intents),
+    )
     profile.sum_duplicates()
     if scale == "log":
         profile.data = np.log1p(profile.data)
@@ -468,51 +512,80 @@ def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> 
     """Clusters of ``k .. 2k - 1`` users (greedy or MDAV), then optional refinement."""
     k, grouping, n_users = params["k"], params["grouping"], state.n_users
     show = (show_progress or _progress.enabled()) and sys.stderr.isatty()
-    with tqdm(total=n_users, desc="clustering users", unit="user", file=sys.stderr,
-              disable=not show) as bar:
+    with tqdm(
+        total=n_users, desc="clustering users", unit="user", file=sys.stderr, disable=not show
+    ) as bar:
         if grouping == "mdav":
-            labels = mdav(_intent_profiles(state, params["profile_scale"]), k,
-                          progress=bar.update)
+            labels = mdav(_intent_profiles(state, params["profile_scale"]), k, progress=bar.update)
         else:
-            labels = greedy_groups(_count_matrix(state.ev["user"], state.items(grouping),
-                                                 n_users), k, progress=bar.update)
+            labels = greedy_groups(
+                _count_matrix(state.ev["user"], state.items(grouping), n_users),
+                k,
+                progress=bar.update,
+            )
     if params["refine"]:
         # local moves and swaps on the cost the published multisets pay
-        labels = refine_groups(_count_matrix(state.ev["user"], state.items(params["match"]),
-                                             n_users), labels, k, passes=params["refine"])
+        labels = refine_groups(
+            _count_matrix(state.ev["user"], state.items(params["match"]), n_users),
+            labels,
+            k,
+            passes=params["refine"],
+        )
     return labels
 
 
-def _publish_multisets(state: _State, labels: np.ndarray, params: dict[str, Any],
-                       secret: Pseudonymizer, context: tuple):
+def _publish_multisets(
+    state: _State, labels: np.ndarray, params: dict[str, Any], secret: Pseudonymizer, context: tuple
+):
     """Median multisets per cluster, the events that carry them, the published rows."""
     ev, n_kept_q = state.ev, state.n_kept_queries
     item, n_items = state.items(params["match"])
     blocks = group_targets(labels, ev["user"], item, n_items, params["tie_break"])
     in_group = labels[ev["user"]] * n_kept_q + ev["query"]
-    _, group_query_inverse, group_query_count = np.unique(in_group, return_inverse=True,
-                                                          return_counts=True)
+    _, group_query_inverse, group_query_count = np.unique(
+        in_group, return_inverse=True, return_counts=True
+    )
     preference = group_query_count[group_query_inverse.reshape(-1)]
-    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference,
-                                        secret.rng("event-choice", *context))
+    chosen, event_group = select_events(
+        ev, item, labels, blocks, n_items, preference, secret.rng("event-choice", *context)
+    )
     state.pseudonyms = secret.pseudonymize(state.users)
-    data, source = _publish(ev, chosen, event_group, labels, state.kept_vocab,
-                            state.pseudonyms, params["time_granularity"])
+    data, source = _publish(
+        ev,
+        chosen,
+        event_group,
+        labels,
+        state.kept_vocab,
+        state.pseudonyms,
+        params["time_granularity"],
+    )
     return data, source, chosen, event_group
 
 
-def _outcome(state: _State, labels: np.ndarray, chosen: np.ndarray, event_group: np.ndarray,
-             n_rows: int, secret: Pseudonymizer, context: tuple
-             ) -> tuple[dict[str, Any], Partition]:
+def _outcome(
+    state: _State,
+    labels: np.ndarray,
+    chosen: np.ndarray,
+    event_group: np.ndarray,
+    n_rows: int,
+    secret: Pseudonymizer,
+    context: tuple,
+) -> tuple[dict[str, Any], Partition]:
     """The release's accounting over all clusters (never per cluster) and its partition."""
     ev, n_users = state.ev, state.n_users
     n_groups = int(labels.max()) + 1
     group_sizes = np.bincount(labels, minlength=n_groups)
     published_per_group, added_per_group, suppressed_per_group = accounting(
-        labels, ev["user"], ev["query"], chosen, event_group, state.n_kept_queries)
+        labels, ev["user"], ev["query"], chosen, event_group, state.n_kept_queries
+    )
     _, intent_added, intent_suppressed = accounting(
-        labels, ev["user"], state.intent_labels[ev["query"]] if ev["query"].size else ev["query"],
-        chosen, event_group, state.n_intents)
+        labels,
+        ev["user"],
+        state.intent_labels[ev["query"]] if ev["query"].size else ev["query"],
+        chosen,
+        event_group,
+        state.n_intents,
+    )
     clustering_suppressed = int(suppressed_per_group.sum())
     empty_user = published_per_group[labels] == 0
     # fresh secret cluster ids, indexed by the original ids in sorted order
@@ -528,24 +601,32 @@ def _outcome(state: _State, labels: np.ndarray, chosen: np.ndarray, event_group:
         "queries_suppressed_identifier": state.identifier_suppressed,
         "queries_suppressed_clustering": clustering_suppressed,
         "identifier_queries_by_kind": state.identifier_counts,
-        "intent_level": {"added": int(intent_added.sum()),
-                         "suppressed": int(intent_suppressed.sum())},
+        "intent_level": {
+            "added": int(intent_added.sum()),
+            "suppressed": int(intent_suppressed.sum()),
+        },
         "rows_in": int(len(state.frame)),
         "users_in": int(n_users),
         "users_published": int(n_users - empty_user.sum()),
         "users_without_published_queries": int(empty_user.sum()),
         "n_clusters": n_groups,
-        "cluster_size_counts": {int(s): int(c) for s, c in
-                                zip(*np.unique(group_sizes, return_counts=True))},
+        "cluster_size_counts": {
+            int(s): int(c) for s, c in zip(*np.unique(group_sizes, return_counts=True))
+        },
         "intents": state.intent_stats,
         "warnings": [],
     }
     return info, Partition(in_sorted_order)
 
 
-_PERIOD_WORDS = {"second": "to the second", "minute": "to the minute", "hour": "to the hour",
-                 "day": "to the day", "week": "to the Monday of their week",
-                 "month": "to the first day of their month"}
+_PERIOD_WORDS = {
+    "second": "to the second",
+    "minute": "to the minute",
+    "hour": "to the hour",
+    "day": "to the day",
+    "week": "to the Monday of their week",
+    "month": "to the first day of their month",
+}
 
 
 def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
@@ -565,53 +646,77 @@ def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
     """
     k = params["k"]
     kept = info["queries_published"] - info["queries_added"]
-    return (f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
-            f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
-            f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
-            f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
-            f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
-            f"added and {info['queries_suppressed']:,} suppressed "
-            f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
-            f"e-mail address, SSN or street address).")
+    return (
+        f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
+        f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
+        f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
+        f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
+        f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
+        f"added and {info['queries_suppressed']:,} suppressed "
+        f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
+        f"e-mail address, SSN or street address)."
+    )
 
 
 def _warnings(k: int, info: dict[str, Any]) -> list[str]:
     """The k = 1 warning and the empty-release warning, where they apply."""
     found = [message for message in (k_warning(k),) if message]
     if info["users_published"] == 0:
-        found.append(f"nothing was published: every user is suppressed (no cluster of {k} "
-                     "or more users shares a query that is not an identifier); try a "
-                     "smaller k")
+        found.append(
+            f"nothing was published: every user is suppressed (no cluster of {k} "
+            "or more users shares a query that is not an identifier); try a "
+            "smaller k"
+        )
     return found
 
 
-def _parameters(params: dict[str, Any], suppress_identifiers: bool,
-                identifier_kinds: tuple[str, ...] | None) -> dict[str, Any]:
+def _parameters(
+    params: dict[str, Any], suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None
+) -> dict[str, Any]:
     """The public parameters recorded in the release (and its report)."""
-    return {"algorithm": f"intent-clustering + {params['grouping']} grouping + median multisets",
-            "k": params["k"], "time_granularity": params["time_granularity"],
-            "seed": params["seed"], "suppress_identifiers": suppress_identifiers,
-            "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
-            "click_threshold": params["click_threshold"],
-            "term_threshold": params["term_threshold"],
-            "max_url_queries": params["max_url_queries"],
-            "max_intent_size": params["max_intent_size"], "tie_break": params["tie_break"],
-            "match": params["match"], "profile_scale": params["profile_scale"],
-            "grouping": params["grouping"], "refine": params["refine"]}
+    return {
+        "algorithm": f"intent-clustering + {params['grouping']} grouping + median multisets",
+        "k": params["k"],
+        "time_granularity": params["time_granularity"],
+        "seed": params["seed"],
+        "suppress_identifiers": suppress_identifiers,
+        "identifier_kinds": list(identifier_kinds or IDENTIFIER_PATTERNS),
+        "click_threshold": params["click_threshold"],
+        "term_threshold": params["term_threshold"],
+        "max_url_queries": params["max_url_queries"],
+        "max_intent_size": params["max_intent_size"],
+        "tie_break": params["tie_break"],
+        "match": params["match"],
+        "profile_scale": params["profile_scale"],
+        "grouping": params["grouping"],
+        "refine": params["refine"],
+    }
 
 
 def _measure(release: Release, *, state: _State, params: dict[str, Any]) -> None:
     """Utility and risk before / after, under the original ids (so the figures do not
     depend on the pseudonym key)."""
     events, users = state.events, state.users
-    original = pd.DataFrame({"user": users[events["user"]],
-                             "query": state.vocabulary[events["query"]],
-                             "time": events["time"], "url": events["url"]})
+    original = pd.DataFrame(
+        {
+            "user": users[events["user"]],
+            "query": state.vocabulary[events["query"]],
+            "time": events["time"],
+            "url": events["url"],
+        }
+    )
     data = release.data
-    unmasked = data.assign(user=pd.Series(users, index=state.pseudonyms).reindex(
-        data["user"].to_numpy()).to_numpy())
+    unmasked = data.assign(
+        user=pd.Series(users, index=state.pseudonyms).reindex(data["user"].to_numpy()).to_numpy()
+    )
     intent_of = pd.Series(state.intent_labels, index=state.kept_vocab)
     info = release.info
-    release.utility = utility_report(original, unmasked, intent_of, params["time_granularity"],
-                                     info["queries_added"], info["queries_suppressed"])
+    release.utility = utility_report(
+        original,
+        unmasked,
+        intent_of,
+        params["time_granularity"],
+        info["queries_added"],
+        info["queries_suppressed"],
+    )
     release.risk = risk_report(original, unmasked, params["risk_p"], seed=params["seed"])

@@ -55,11 +55,15 @@ def _cluster_sizes(plt: Any, info: dict[str, Any]) -> tuple[str, Any]:
 def _query_events(plt: Any, info: dict[str, Any]) -> tuple[str, Any]:
     fig, ax = plt.subplots(figsize=(5.5, 3))
     kept = info["queries_published"] - info["queries_added"]
-    parts = {"kept": kept, "added": info["queries_added"],
-             "suppressed\n(identifiers)": info["queries_suppressed_identifier"],
-             "suppressed\n(clustering)": info["queries_suppressed_clustering"]}
-    bars = ax.bar(list(parts), list(parts.values()),
-                  color=["#55a868", "#dd8452", "#c44e52", "#8172b2"])
+    parts = {
+        "kept": kept,
+        "added": info["queries_added"],
+        "suppressed\n(identifiers)": info["queries_suppressed_identifier"],
+        "suppressed\n(clustering)": info["queries_suppressed_clustering"],
+    }
+    bars = ax.bar(
+        list(parts), list(parts.values()), color=["#55a868", "#dd8452", "#c44e52", "#8172b2"]
+    )
     ax.bar_label(bars, fmt="%d", fontsize=7)
     ax.set_xlabel("what happened to the query events")
     ax.set_ylabel("query events (all users)")

@@ -55,8 +55,12 @@ def grouping_cost(counts, labels: np.ndarray, tie_break: str = "suppress") -> di
     kept = int(np.minimum(n, own_target).sum())
     suppressed = int(np.maximum(n - own_target, 0).sum())
     published = int((target * sizes[blocks["group"]]).sum())
-    return {"added": published - kept, "suppressed": suppressed, "kept": kept,
-            "published": published}
+    return {
+        "added": published - kept,
+        "suppressed": suppressed,
+        "kept": kept,
+        "published": published,
+    }
 
 
 class _Columns:
@@ -158,8 +162,9 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
 
 def _count_matrix(counts: Any) -> sp.csr_matrix:
     """``counts`` as a float CSR matrix without explicit zeros; negative counts refused."""
-    matrix = sp.csr_matrix(counts if sp.issparse(counts) else np.asarray(counts, float),
-                           dtype=np.float64)
+    matrix = sp.csr_matrix(
+        counts if sp.issparse(counts) else np.asarray(counts, float), dtype=np.float64
+    )
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
     if matrix.data.size and matrix.data.min() < 0:
@@ -183,8 +188,9 @@ def _seed_order(matrix: sp.csr_matrix, columns: _Columns, totals: np.ndarray) ->
 class _Greedy:
     """The state of :func:`greedy_groups`: labels so far, users still unassigned."""
 
-    def __init__(self, matrix: sp.csr_matrix, k: int,
-                 progress: Callable[[int], Any] | None) -> None:
+    def __init__(
+        self, matrix: sp.csr_matrix, k: int, progress: Callable[[int], Any] | None
+    ) -> None:
         self.matrix, self.k, self.progress = matrix, k, progress
         self.n = matrix.shape[0]
         self.labels = np.full(self.n, -1, dtype=np.int64)
@@ -239,7 +245,7 @@ class _Greedy:
         rest = self.set_aside + [int(u) for u in np.flatnonzero(self.alive)]
         while len(rest) >= self.k:
             self._label(rest[: self.k])
-            rest = rest[self.k:]
+            rest = rest[self.k :]
         if rest:
             self._join(rest)
 
@@ -247,13 +253,17 @@ class _Greedy:
         matrix, labels, group, k = self.matrix, self.labels, self.group, self.k
         sizes = np.bincount(labels[labels >= 0], minlength=group)
         assigned = np.flatnonzero(labels >= 0)
-        member_of = sp.csr_matrix((1.0 / sizes[labels[assigned]], (labels[assigned], assigned)),
-                                  shape=(group, self.n))
+        member_of = sp.csr_matrix(
+            (1.0 / sizes[labels[assigned]], (labels[assigned], assigned)), shape=(group, self.n)
+        )
         means = (member_of @ matrix).tocsr()
         for user in rest:
             row = matrix[user]
-            shared = means[:, row.indices].minimum(
-                sp.csr_matrix(np.broadcast_to(row.data, (group, row.data.size)))).sum(axis=1)
+            shared = (
+                means[:, row.indices]
+                .minimum(sp.csr_matrix(np.broadcast_to(row.data, (group, row.data.size))))
+                .sum(axis=1)
+            )
             shared = np.asarray(shared).ravel() if row.data.size else np.zeros(group)
             shared[sizes >= 2 * k - 1] = -1.0
             best = int(np.argmax(shared))
@@ -273,8 +283,9 @@ def _group_cost(matrix: sp.csr_matrix, members: list[int]) -> float:
     return float(np.abs(dense - median).sum())
 
 
-def refine_groups(counts, labels: np.ndarray, k: int, passes: int = 1,
-                  candidates: int = 3) -> np.ndarray:
+def refine_groups(
+    counts, labels: np.ndarray, k: int, passes: int = 1, candidates: int = 3
+) -> np.ndarray:
     """Improve a grouping by moves and swaps of users that lower additions + suppressions.
 
     Parameters
@@ -318,8 +329,9 @@ def refine_groups(counts, labels: np.ndarray, k: int, passes: int = 1,
     """
     k = check_int(k, "k", min_value=1)
     passes = check_int(passes, "passes", min_value=0)
-    matrix = sp.csr_matrix(counts if sp.issparse(counts) else np.asarray(counts, float),
-                           dtype=np.float64)
+    matrix = sp.csr_matrix(
+        counts if sp.issparse(counts) else np.asarray(counts, float), dtype=np.float64
+    )
     labels = np.array(labels, dtype=np.int64)
     n = matrix.shape[0]
     if labels.shape != (n,) or (n and labels.min() < 0):
@@ -342,13 +354,13 @@ def refine_groups(counts, labels: np.ndarray, k: int, passes: int = 1,
 class _Refine:
     """The state of :func:`refine_groups`: groups, their costs and sizes."""
 
-    def __init__(self, matrix: sp.csr_matrix, labels: np.ndarray, k: int,
-                 candidates: int) -> None:
+    def __init__(self, matrix: sp.csr_matrix, labels: np.ndarray, k: int, candidates: int) -> None:
         self.matrix, self.labels, self.k, self.candidates = matrix, labels, k, candidates
         self.sizes = np.bincount(labels)
         self.cap = max(2 * k - 1, int(self.sizes.max()))
-        self.groups = {int(g): [int(u) for u in np.flatnonzero(labels == g)]
-                       for g in np.unique(labels)}
+        self.groups = {
+            int(g): [int(u) for u in np.flatnonzero(labels == g)] for g in np.unique(labels)
+        }
         self.cost = {g: _group_cost(matrix, members) for g, members in self.groups.items()}
         binary = matrix.copy()
         binary.data[:] = 1.0
@@ -357,7 +369,7 @@ class _Refine:
     def _candidates(self, u: int) -> list[int]:
         """The other groups holding the most users that share a query with ``u``."""
         matrix = self.matrix
-        cols = matrix.indices[matrix.indptr[u]:matrix.indptr[u + 1]]
+        cols = matrix.indices[matrix.indptr[u] : matrix.indptr[u + 1]]
         shared = np.asarray(self.binary_csc[:, cols].sum(axis=1)).ravel()
         shared[u] = 0.0
         per_group = np.bincount(self.labels, weights=shared, minlength=self.sizes.size)
@@ -374,13 +386,15 @@ class _Refine:
             members_b = groups[b]
             base = self.cost[a] + self.cost[b]
             if len(groups[a]) > self.k and len(members_b) < self.cap:
-                delta = (_group_cost(matrix, rest_a) + _group_cost(matrix, members_b + [u])
-                         - base)
+                delta = _group_cost(matrix, rest_a) + _group_cost(matrix, members_b + [u]) - base
                 if delta < best:
                     best, move = delta, (b, None)
             for v in members_b:
-                delta = (_group_cost(matrix, rest_a + [v])
-                         + _group_cost(matrix, [x for x in members_b if x != v] + [u]) - base)
+                delta = (
+                    _group_cost(matrix, rest_a + [v])
+                    + _group_cost(matrix, [x for x in members_b if x != v] + [u])
+                    - base
+                )
                 if delta < best:
                     best, move = delta, (b, v)
         return move

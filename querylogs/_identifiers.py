@@ -23,10 +23,11 @@ IDENTIFIER_PATTERNS: dict[str, str] = {
     "email": r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+",
     "ssn": r"(?<!\d)\d{3}[- ]\d{2}[- ]\d{4}(?!\d)",
     "phone": r"(?<![\d-])(?:\+?1[\s.-])?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?![\d-])"
-             r"|(?<![\d-])\d{3}[.-]\d{4}(?![\d-])"
-             r"|(?<!\d)1?[2-9]\d{2}[2-9]\d{6}(?!\d)",
-    "street_address": r"(?<![\w-])\d{1,6}\s+(?:[a-z][a-z0-9.'-]*\s+){1,4}(?:" + _STREET_SUFFIX
-                      + r")\b",
+    r"|(?<![\d-])\d{3}[.-]\d{4}(?![\d-])"
+    r"|(?<!\d)1?[2-9]\d{2}[2-9]\d{6}(?!\d)",
+    "street_address": r"(?<![\w-])\d{1,6}\s+(?:[a-z][a-z0-9.'-]*\s+){1,4}(?:"
+    + _STREET_SUFFIX
+    + r")\b",
 }
 
 
@@ -65,10 +66,13 @@ def detect_identifiers(queries: Iterable[str], kinds: Iterable[str] | None = Non
     kinds = list(IDENTIFIER_PATTERNS) if kinds is None else list(kinds)
     unknown = [k for k in kinds if k not in IDENTIFIER_PATTERNS]
     if unknown:
-        raise InputError(f"unknown identifier kind; expected some of {list(IDENTIFIER_PATTERNS)}",
-                         value=unknown[0])
-    series = pd.Series(list(queries) if not isinstance(queries, pd.Series) else queries,
-                       dtype=object)
+        raise InputError(
+            f"unknown identifier kind; expected some of {list(IDENTIFIER_PATTERNS)}",
+            value=unknown[0],
+        )
+    series = pd.Series(
+        list(queries) if not isinstance(queries, pd.Series) else queries, dtype=object
+    )
     codes, uniques = pd.factorize(series.fillna("").astype(str))
     uniques = pd.Series(uniques, dtype=object)
     # every pattern needs a digit or an "@": test the patterns on those queries only

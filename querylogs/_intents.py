@@ -77,15 +77,13 @@ def click_graph(
     query_codes = np.asarray(query_codes, dtype=np.int64)
     url_series = pd.Series(urls if isinstance(urls, pd.Series) else list(urls), dtype=object)
     if len(url_series) != len(query_codes):
-        raise InputError(f"{len(url_series)} URLs for {len(query_codes)} query codes",
-                         column="url")
+        raise InputError(f"{len(url_series)} URLs for {len(query_codes)} query codes", column="url")
     if n_queries is None:
         n_queries = int(query_codes.max()) + 1 if query_codes.size else 0
     url_codes, url_vocab = pd.factorize(url_series)
     clicked = url_codes >= 0
     graph = sp.csr_matrix(
-        (np.ones(int(clicked.sum()), dtype=np.float64),
-         (query_codes[clicked], url_codes[clicked])),
+        (np.ones(int(clicked.sum()), dtype=np.float64), (query_codes[clicked], url_codes[clicked])),
         shape=(n_queries, len(url_vocab)),
     )
     graph.sum_duplicates()
@@ -149,21 +147,26 @@ def _thresholded_self_product(unit: sp.csr_matrix, threshold: float) -> sp.csr_m
     transposed = sp.csr_matrix(unit.T)
     blocks = []
     for start in range(0, n, _CHUNK):
-        block = (unit[start:start + _CHUNK] @ transposed).tocoo()
+        block = (unit[start : start + _CHUNK] @ transposed).tocoo()
         keep = (block.data >= threshold - 1e-12) & (block.row + start != block.col)
         blocks.append((block.row[keep] + start, block.col[keep], block.data[keep]))
-    rows, cols, vals = (np.concatenate(parts) if parts else np.zeros(0)
-                        for parts in zip(*blocks)) if blocks else (np.zeros(0),) * 3
+    rows, cols, vals = (
+        (np.concatenate(parts) if parts else np.zeros(0) for parts in zip(*blocks))
+        if blocks
+        else (np.zeros(0),) * 3
+    )
     return sp.csr_matrix((vals, (rows.astype(np.int64), cols.astype(np.int64))), shape=(n, n))
 
 
-def _term_attachments(vocabulary: np.ndarray, rows: np.ndarray, threshold: float,
-                      max_term_share: float) -> tuple[np.ndarray, np.ndarray]:
+def _term_attachments(
+    vocabulary: np.ndarray, rows: np.ndarray, threshold: float, max_term_share: float
+) -> tuple[np.ndarray, np.ndarray]:
     """For each query in ``rows``, its most similar other query by TF-IDF terms."""
     if rows.size == 0 or vocabulary.size < 2:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    vectorizer = TfidfVectorizer(token_pattern=r"(?u)\b\w+\b", max_df=max_term_share,
-                                 min_df=1, dtype=np.float64)
+    vectorizer = TfidfVectorizer(
+        token_pattern=r"(?u)\b\w+\b", max_df=max_term_share, min_df=1, dtype=np.float64
+    )
     try:
         terms = vectorizer.fit_transform(vocabulary)
     except ValueError:  # no term survives the document-frequency cut
@@ -171,7 +174,7 @@ def _term_attachments(vocabulary: np.ndarray, rows: np.ndarray, threshold: float
     transposed = sp.csr_matrix(terms.T)
     sources, targets = [], []
     for start in range(0, rows.size, _CHUNK):
-        chunk = rows[start:start + _CHUNK]
+        chunk = rows[start : start + _CHUNK]
         block = (terms[chunk] @ transposed).tocoo()
         keep = (block.col != chunk[block.row]) & (block.data >= threshold - 1e-12)
         r, c, v = block.row[keep], block.col[keep], block.data[keep]
@@ -262,8 +265,9 @@ def cluster_intents(
     pruned, n_hubs = _prune_hubs(sp.csr_matrix(graph, dtype=np.float64), max_url_queries)
     similar = query_similarity(pruned, click_threshold, None)
     clickless = np.flatnonzero(np.diff(pruned.indptr) == 0)
-    src, dst = _term_attachments(vocabulary, clickless, term_threshold,
-                                 max_term_share if n > 20 else 1.0)
+    src, dst = _term_attachments(
+        vocabulary, clickless, term_threshold, max_term_share if n > 20 else 1.0
+    )
     attach = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
     n_intents, labels = connected_components(similar + attach, directed=False)
     refinements = 0
@@ -276,12 +280,18 @@ def cluster_intents(
             if not big.any():
                 break
             refinements += 1
-            keep = (big[sim.row] & (labels[sim.row] == labels[sim.col])
-                    & (sim.data >= level - 1e-9))
+            keep = big[sim.row] & (labels[sim.row] == labels[sim.col]) & (sim.data >= level - 1e-9)
             keep_attach = big[src] & (labels[src] == labels[dst])
-            sub = sp.csr_matrix((np.ones(int(keep.sum() + keep_attach.sum())),
-                                 (np.r_[sim.row[keep], src[keep_attach]],
-                                  np.r_[sim.col[keep], dst[keep_attach]])), shape=(n, n))
+            sub = sp.csr_matrix(
+                (
+                    np.ones(int(keep.sum() + keep_attach.sum())),
+                    (
+                        np.r_[sim.row[keep], src[keep_attach]],
+                        np.r_[sim.col[keep], dst[keep_attach]],
+                    ),
+                ),
+                shape=(n, n),
+            )
             _, pieces = connected_components(sub, directed=False)
             # nodes outside big components keep their label; big ones get fresh labels
             key = np.where(big, n_intents + pieces, labels)

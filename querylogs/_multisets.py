@@ -7,8 +7,9 @@ import numpy as np
 __all__ = ["group_targets", "select_events", "accounting"]
 
 
-def group_targets(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
-                  n_queries: int, tie_break: str) -> dict[str, np.ndarray]:
+def group_targets(
+    labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray, n_queries: int, tie_break: str
+) -> dict[str, np.ndarray]:
     """Per (group, item): the published count ``m``, a median of the members' counts.
 
     Notes
@@ -49,8 +50,15 @@ def group_targets(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
     return {"group": b_group, "query": b_query, "target": target}
 
 
-def select_events(events: dict, item: np.ndarray, labels: np.ndarray, blocks: dict,
-                  n_items: int, preference: np.ndarray, rng: np.random.Generator):
+def select_events(
+    events: dict,
+    item: np.ndarray,
+    labels: np.ndarray,
+    blocks: dict,
+    n_items: int,
+    preference: np.ndarray,
+    rng: np.random.Generator,
+):
     """For each (group, item) with target m > 0, pick m of the group's events of that item,
     those with the highest ``preference`` first (random among equals).
 
@@ -71,8 +79,14 @@ def select_events(events: dict, item: np.ndarray, labels: np.ndarray, blocks: di
     return np.sort(chosen), g
 
 
-def accounting(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
-               chosen: np.ndarray, event_group: np.ndarray, n_queries: int):
+def accounting(
+    labels: np.ndarray,
+    ev_user: np.ndarray,
+    ev_query: np.ndarray,
+    chosen: np.ndarray,
+    event_group: np.ndarray,
+    n_queries: int,
+):
     """Per-cluster (published per member, additions, suppressions) of items.
 
     Every member of group ``G`` publishes ``p_G(q)`` = the number of chosen events of
@@ -92,10 +106,12 @@ def accounting(labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray,
         published_own = np.where(pub_keys[pos] == own_group_key, pub_count[pos], 0)
     else:  # nothing published (e.g. k above half the users, or no shared query)
         published_own = np.zeros(own_key.size, dtype=np.int64)
-    suppressed = np.bincount(labels[own_user], weights=np.maximum(own_count - published_own, 0),
-                             minlength=n_groups)
-    kept = np.bincount(labels[own_user], weights=np.minimum(own_count, published_own),
-                       minlength=n_groups)
+    suppressed = np.bincount(
+        labels[own_user], weights=np.maximum(own_count - published_own, 0), minlength=n_groups
+    )
+    kept = np.bincount(
+        labels[own_user], weights=np.minimum(own_count, published_own), minlength=n_groups
+    )
     published = np.bincount(pub_keys // n_queries, weights=pub_count, minlength=n_groups)
     added = published * sizes - kept
     return (published.astype(np.int64), added.astype(np.int64), suppressed.astype(np.int64))

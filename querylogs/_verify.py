@@ -81,18 +81,28 @@ class UserKAnonymity(KAnonymity):
     """
 
     name = "user k-anonymity"
+
     def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
 
-    def check(self, data: Any, sensitive: Any = None, reference: Any = None, *,
-              columns: tuple[str, ...] = ("query",)) -> CheckResult:
+    def check(
+        self,
+        data: Any,
+        sensitive: Any = None,
+        reference: Any = None,
+        *,
+        columns: tuple[str, ...] = ("query",),
+    ) -> CheckResult:
         """Check a published log (a DataFrame with ``user`` and ``columns``) or a
         :class:`~structanon.Partition` of its users by identical multisets."""
         if isinstance(data, Partition):
             return super().check(data)
         signatures = user_signatures(data, columns)
-        partition = Partition.from_keys(signatures.to_numpy().reshape(-1, 1)) if len(
-            signatures) else Partition(np.zeros(0, dtype=np.int64))
+        partition = (
+            Partition.from_keys(signatures.to_numpy().reshape(-1, 1))
+            if len(signatures)
+            else Partition(np.zeros(0, dtype=np.int64))
+        )
         result = super().check(partition)
         result.details = {"published_users": int(len(signatures)), "columns": list(columns)}
         return result

@@ -67,8 +67,9 @@ def _columns(spec: str | None) -> dict[str, str] | None:
     mapping = {}
     for item in spec.split(","):
         if "=" not in item:
-            raise InputError("--columns expects ours=theirs pairs, e.g. user=uid,query=q",
-                             value=item)
+            raise InputError(
+                "--columns expects ours=theirs pairs, e.g. user=uid,query=q", value=item
+            )
         ours, theirs = item.split("=", 1)
         mapping[ours.strip()] = theirs.strip()
     return mapping
@@ -76,8 +77,10 @@ def _columns(spec: str | None) -> dict[str, str] | None:
 
 def _check_format_options(fmt: str, columns: dict[str, str] | None, sep: str | None) -> None:
     if fmt == "aol" and columns:
-        raise InputError("--columns applies to --format csv or parquet; the aol format has "
-                         "fixed columns (add --format csv)")
+        raise InputError(
+            "--columns applies to --format csv or parquet; the aol format has "
+            "fixed columns (add --format csv)"
+        )
     if sep is not None and fmt != "csv":
         raise InputError(f"--sep applies to --format csv, not {fmt}")
     if sep is not None and len(sep) != 1 and sep != "\\t":
@@ -87,14 +90,24 @@ def _check_format_options(fmt: str, columns: dict[str, str] | None, sep: str | N
 def _input_options(func: Any) -> Any:
     """INPUT and the options that say how to read it (shared by anonymize and assess)."""
     options = [
-        click.argument("input_path", metavar="INPUT",
-                       type=click.Path(exists=True, dir_okay=False, path_type=Path)),
-        click.option("--format", "fmt", type=click.Choice(["aol", "csv", "parquet"]),
-                     default=None,
-                     help="Input format (default: from the extension: .parquet, .csv, else "
-                          "the AOL tab-separated layout)."),
-        click.option("--columns", default=None,
-                     help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u"),
+        click.argument(
+            "input_path",
+            metavar="INPUT",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["aol", "csv", "parquet"]),
+            default=None,
+            help="Input format (default: from the extension: .parquet, .csv, else "
+            "the AOL tab-separated layout).",
+        ),
+        click.option(
+            "--columns",
+            default=None,
+            help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u",
+        ),
         click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
     ]
     for option in reversed(options):
@@ -102,20 +115,28 @@ def _input_options(func: Any) -> Any:
     return func
 
 
-def _read(input_path: Path, fmt: str, mapping: dict[str, str] | None, sep: str | None,
-          on_bad_lines: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _read(
+    input_path: Path, fmt: str, mapping: dict[str, str] | None, sep: str | None, on_bad_lines: str
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The log and its parse report; malformed and undecodable lines told on stderr once."""
     with Timings()("read"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in plain words
-        log = read_log(input_path, fmt, columns=mapping, sep="\t" if sep == "\\t" else sep,
-                       on_bad_lines=on_bad_lines)
+        log = read_log(
+            input_path,
+            fmt,
+            columns=mapping,
+            sep="\t" if sep == "\\t" else sep,
+            on_bad_lines=on_bad_lines,
+        )
     parsed = parse_report(log)
     if on_bad_lines == "report" and (parsed.get("malformed") or parsed.get("encoding_errors")):
         shown = ", ".join(str(n) for n, _ in parsed.get("malformed_lines", [])[:5])
-        click.echo(f"input: {parsed['malformed']:,} malformed line(s) skipped"
-                   f"{f' (lines {shown}...)' if shown else ''}, "
-                   f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced",
-                   err=True)
+        click.echo(
+            f"input: {parsed['malformed']:,} malformed line(s) skipped"
+            f"{f' (lines {shown}...)' if shown else ''}, "
+            f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced",
+            err=True,
+        )
     return log, parsed
 
 
@@ -124,31 +145,74 @@ def cli() -> None:
     """Clustering-based anonymization of web search logs (AOL format, CSV, Parquet)."""
 
 
-@cli.command(name="anonymize",
-             short_help="Anonymize a search log (user k-anonymity by query multisets).")
+@cli.command(
+    name="anonymize", short_help="Anonymize a search log (user k-anonymity by query multisets)."
+)
 @_input_options
 @click.option("-k", type=int, required=True, help="Minimum users sharing each published log.")
 @release_options
-@click.option("--time-granularity", type=click.Choice(list(GRANULARITIES)), default="day",
-              show_default=True, help="Published query times are floored to this period.")
-@click.option("--keep-identifiers", is_flag=True,
-              help="Do not suppress queries with phone numbers, e-mails, SSNs, addresses.")
-@click.option("--tie-break", type=click.Choice(["suppress", "add"]), default="suppress",
-              show_default=True,
-              help="Even cluster sizes: publish the lower (suppress) or upper (add) median.")
-@click.option("--on-bad-lines", type=click.Choice(["report", "skip", "raise"]), default="report",
-              show_default=True,
-              help="Malformed input lines: drop and report, drop silently, or stop.")
-@click.option("--grouping", type=click.Choice(list(GROUPINGS)), default="greedy",
-              show_default=True,
-              help="How users are grouped: greedy by shared queries (or intents), or MDAV.")
-@click.option("--refine", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Passes of local moves/swaps of users that lower additions + suppressions.")
+@click.option(
+    "--time-granularity",
+    type=click.Choice(list(GRANULARITIES)),
+    default="day",
+    show_default=True,
+    help="Published query times are floored to this period.",
+)
+@click.option(
+    "--keep-identifiers",
+    is_flag=True,
+    help="Do not suppress queries with phone numbers, e-mails, SSNs, addresses.",
+)
+@click.option(
+    "--tie-break",
+    type=click.Choice(["suppress", "add"]),
+    default="suppress",
+    show_default=True,
+    help="Even cluster sizes: publish the lower (suppress) or upper (add) median.",
+)
+@click.option(
+    "--on-bad-lines",
+    type=click.Choice(["report", "skip", "raise"]),
+    default="report",
+    show_default=True,
+    help="Malformed input lines: drop and report, drop silently, or stop.",
+)
+@click.option(
+    "--grouping",
+    type=click.Choice(list(GROUPINGS)),
+    default="greedy",
+    show_default=True,
+    help="How users are grouped: greedy by shared queries (or intents), or MDAV.",
+)
+@click.option(
+    "--refine",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Passes of local moves/swaps of users that lower additions + suppressions.",
+)
 @click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
 @handle_errors
-def anonymize_cmd(input_path, fmt, columns, sep, k, output, report, seed, key_file, no_measures,
-                  quiet, time_granularity, keep_identifiers, tie_break, on_bad_lines, grouping,
-                  refine, no_assess):
+def anonymize_cmd(
+    input_path,
+    fmt,
+    columns,
+    sep,
+    k,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+    time_granularity,
+    keep_identifiers,
+    tie_break,
+    on_bad_lines,
+    grouping,
+    refine,
+    no_assess,
+):
     """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others.
 
     Every option and path is checked before INPUT is read; the log and the report are
@@ -161,26 +225,42 @@ def anonymize_cmd(input_path, fmt, columns, sep, k, output, report, seed, key_fi
     fmt = detect_format(input_path, fmt)
     mapping = _columns(columns)
     _check_format_options(fmt, mapping, sep)
-    check_output_paths({"--output": output, "--report": report},
-                       inputs=[input_path, key_file],
-                       extensions={"--output": _OUTPUT_SUFFIXES, "--report": _REPORT_SUFFIXES})
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=[input_path, key_file],
+        extensions={"--output": _OUTPUT_SUFFIXES, "--report": _REPORT_SUFFIXES},
+    )
     try:
         key = release_key(key_file)
     except InputError as exc:
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
     if k_warning(k) and not quiet:
         click.echo(f"warning: {k_warning(k)}", err=True)
-    log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines if not quiet or
-                        on_bad_lines == "raise" else "skip")
+    log, parsed = _read(
+        input_path,
+        fmt,
+        mapping,
+        sep,
+        on_bad_lines if not quiet or on_bad_lines == "raise" else "skip",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
-        release = anonymize(log, k, time_granularity=time_granularity, seed=seed, key=key,
-                            suppress_identifiers=not keep_identifiers, tie_break=tie_break,
-                            grouping=grouping, refine=refine,
-                            measures=not (no_measures or no_assess))
+        release = anonymize(
+            log,
+            k,
+            time_granularity=time_granularity,
+            seed=seed,
+            key=key,
+            suppress_identifiers=not keep_identifiers,
+            tie_break=tie_break,
+            grouping=grouping,
+            refine=refine,
+            measures=not (no_measures or no_assess),
+        )
     # counts only: the input's line numbers are not the published artefact's business
-    release.info["input"] = {name: value for name, value in parsed.items()
-                             if not name.endswith("_lines")}
+    release.info["input"] = {
+        name: value for name, value in parsed.items() if not name.endswith("_lines")
+    }
     for message in release.info["warnings"]:
         if message != k_warning(k) and not quiet:
             click.echo(f"warning: {message}", err=True)
@@ -204,15 +284,27 @@ def _write(release: Release, output: Path, report: Path | None) -> None:
 
 @cli.command(name="assess", short_help="Re-identification risk of a raw log, before anonymizing.")
 @_input_options
-@click.option("--known-queries", "known_queries", type=click.IntRange(min=1), multiple=True,
-              help="Queries an attacker knows of a user, for the uniqueness measure "
-                   "(repeatable; default: 1, 3 and 5).")
-@click.option("-p", "known_queries_short", type=click.IntRange(min=1), multiple=True,
-              hidden=True, help="Former name of --known-queries.")
+@click.option(
+    "--known-queries",
+    "known_queries",
+    type=click.IntRange(min=1),
+    multiple=True,
+    help="Queries an attacker knows of a user, for the uniqueness measure "
+    "(repeatable; default: 1, 3 and 5).",
+)
+@click.option(
+    "-p",
+    "known_queries_short",
+    type=click.IntRange(min=1),
+    multiple=True,
+    hidden=True,
+    help="Former name of --known-queries.",
+)
 @assess_options
 @handle_errors
-def assess_cmd(input_path, fmt, columns, sep, known_queries, known_queries_short, report,
-               as_json, seed, quiet):
+def assess_cmd(
+    input_path, fmt, columns, sep, known_queries, known_queries_short, report, as_json, seed, quiet
+):
     """Assess how many users of the raw log INPUT their queries single out.
 
     Prints a table (``--json``: the JSON document every data type shares) and writes it as
@@ -223,8 +315,9 @@ def assess_cmd(input_path, fmt, columns, sep, known_queries, known_queries_short
     fmt = detect_format(input_path, fmt)
     mapping = _columns(columns)
     _check_format_options(fmt, mapping, sep)
-    check_output_paths({"--report": report}, inputs=[input_path],
-                       extensions={"--report": (".json",)})
+    check_output_paths(
+        {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}
+    )
     ps = tuple(known_queries) + tuple(known_queries_short) or _KNOWN_QUERIES
     log, parsed = _read(input_path, fmt, mapping, sep, "skip")
     with Timings()("assess"):
@@ -239,8 +332,9 @@ inspect_cmd.short_help = "Former name of assess."
 cli.add_command(inspect_cmd, "inspect")
 
 
-def assess_log(log: pd.DataFrame, known_queries: tuple[int, ...] = _KNOWN_QUERIES,
-               seed: int | None = 0) -> dict[str, Any]:
+def assess_log(
+    log: pd.DataFrame, known_queries: tuple[int, ...] = _KNOWN_QUERIES, seed: int | None = 0
+) -> dict[str, Any]:
     """Size of a raw log and the share of its users singled out by their queries.
 
     Examples
@@ -277,13 +371,28 @@ def _assessment_warnings(parsed: dict[str, Any]) -> list[str]:
 
 
 @cli.command(short_help="Write a seeded synthetic AOL-format log.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Where to write the log (.tsv, .txt, .csv, .parquet; .gz compresses text).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the log (.tsv, .txt, .csv, .parquet; .gz compresses text).",
+)
 @click.option("--users", type=int, default=1000, show_default=True, help="Number of users.")
-@click.option("--lines", type=int, default=100_000, show_default=True,
-              help="Number of log lines (one per click, one per click-less query).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the generator (same seed, same log).")
+@click.option(
+    "--lines",
+    type=int,
+    default=100_000,
+    show_default=True,
+    help="Number of log lines (one per click, one per click-less query).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the generator (same seed, same log).",
+)
 @click.option("--quiet", is_flag=True, help="Print nothing but errors.")
 @handle_errors
 def synthesize(output, users, lines, seed, quiet):

@@ -27,15 +27,22 @@ from structanon.io import atomic_path
 __all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
 
 LOG_COLUMNS = ["user", "query", "time", "rank", "url"]
-_AOL_NAMES = {"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "ItemRank",
-              "url": "ClickURL"}
+_AOL_NAMES = {
+    "user": "AnonID",
+    "query": "Query",
+    "time": "QueryTime",
+    "rank": "ItemRank",
+    "url": "ClickURL",
+}
 _FORMATS = ("aol", "csv", "parquet")
 _BAD_LINES = ("report", "skip", "raise")
 _MAX_LISTED = 100
 #: More than this share of malformed lines means the file is not what ``format`` says.
 MAX_MALFORMED_SHARE = 0.5
-_HINT = ("is it a search log in this format? wrong --format (aol, csv, parquet)? "
-         "wrong --columns? wrong --sep?")
+_HINT = (
+    "is it a search log in this format? wrong --format (aol, csv, parquet)? "
+    "wrong --columns? wrong --sep?"
+)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -48,8 +55,9 @@ def _read_bytes(path: Path) -> bytes:
         with opener(path, "rb") as handle:
             return handle.read()
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(f"cannot read the gzip stream ({exc}); is the file complete?",
-                         path=str(path)) from None
+        raise InputError(
+            f"cannot read the gzip stream ({exc}); is the file complete?", path=str(path)
+        ) from None
 
 
 def _decode(raw: bytes, encoding: str) -> tuple[str, list[int]]:
@@ -147,14 +155,18 @@ def read_log(
     check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
     path = check_input_path(path, "log file")
     if columns is not None and not isinstance(columns, Mapping):
-        raise InputError(f"columns must map our column names to the file's, e.g. "
-                         f"{{'user': 'uid'}}, got {columns!r}")
+        raise InputError(
+            f"columns must map our column names to the file's, e.g. "
+            f"{{'user': 'uid'}}, got {columns!r}"
+        )
     if not isinstance(encoding, str):
         raise InputError(f"encoding must be the name of a text encoding, got {encoding!r}")
     unknown = set(columns or {}) - set(LOG_COLUMNS)
     if unknown:
-        raise InputError(f"unknown log column(s) in mapping: {sorted(unknown)}; "
-                         f"expected some of {LOG_COLUMNS}", column=sorted(unknown)[0])
+        raise InputError(
+            f"unknown log column(s) in mapping: {sorted(unknown)}; expected some of {LOG_COLUMNS}",
+            column=sorted(unknown)[0],
+        )
     try:
         "".encode(encoding)
     except LookupError as exc:
@@ -183,7 +195,8 @@ def read_log(
     if report.get("encoding_errors") and on_bad_lines == "report":
         warnings.warn(
             f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
-            f"(replaced by U+FFFD)", stacklevel=2,
+            f"(replaced by U+FFFD)",
+            stacklevel=2,
         )
     log.attrs["parse"] = report
     return log
@@ -198,10 +211,15 @@ def _check_parsed(path: Path, report: dict) -> None:
     if report["rows"] == 0 or malformed > MAX_MALFORMED_SHARE * lines:
         first = report["malformed_lines"][:1]
         example = f" (first: line {first[0][0]}, {first[0][1]})" if first else ""
-        undecodable = (f"; {report['encoding_errors']:,} with undecodable bytes"
-                       if report.get("encoding_errors") else "")
-        raise InputError(f"{malformed:,} of {lines:,} lines are malformed{example}"
-                         f"{undecodable}: {_HINT}", path=str(path))
+        undecodable = (
+            f"; {report['encoding_errors']:,} with undecodable bytes"
+            if report.get("encoding_errors")
+            else ""
+        )
+        raise InputError(
+            f"{malformed:,} of {lines:,} lines are malformed{example}{undecodable}: {_HINT}",
+            path=str(path),
+        )
 
 
 def _split_aol(path: Path, encoding: str):
@@ -226,18 +244,28 @@ def _split_aol(path: Path, encoding: str):
         lines, numbers = lines.iloc[1:], numbers[1:]
     tabs = lines.str.count("\t").to_numpy()
     good = (tabs == 4) | (tabs == 2)
-    malformed = [(int(n), f"{t + 1} tab-separated fields, expected 5")
-                 for n, t in zip(numbers[~good][:_MAX_LISTED], tabs[~good][:_MAX_LISTED])]
+    malformed = [
+        (int(n), f"{t + 1} tab-separated fields, expected 5")
+        for n, t in zip(numbers[~good][:_MAX_LISTED], tabs[~good][:_MAX_LISTED])
+    ]
     report["malformed"] = int((~good).sum())
     report["malformed_lines"] = malformed
     lines, numbers = lines[good], numbers[good]
     if len(lines):
         # every remaining line has 3 or 5 fields: the C parser splits them quickly
         # only "\n" ends a line: a stray "\r" or NUL inside a line is kept as text
-        parts = pd.read_csv(_io.StringIO("\n".join(lines.tolist())), sep="\t", header=None,
-                            names=range(5), dtype=str, quoting=csv.QUOTE_NONE,
-                            na_filter=False, engine="c", skip_blank_lines=False,
-                            lineterminator="\n")
+        parts = pd.read_csv(
+            _io.StringIO("\n".join(lines.tolist())),
+            sep="\t",
+            header=None,
+            names=range(5),
+            dtype=str,
+            quoting=csv.QUOTE_NONE,
+            na_filter=False,
+            engine="c",
+            skip_blank_lines=False,
+            lineterminator="\n",
+        )
         if len(parts) != len(lines):  # the fast parser disagreed: split in Python
             split = lines.str.split("\t", expand=True).reindex(columns=range(5))
             parts = split.fillna("").set_axis(range(5), axis=1)
@@ -253,20 +281,28 @@ def _read_table(path, format, columns, sep, encoding):
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow's ArrowInvalid, OSError, ValueError...
-            raise InputError(f"not a Parquet file ({type(exc).__name__}: {exc}); {_HINT}",
-                             path=str(path)) from exc
+            raise InputError(
+                f"not a Parquet file ({type(exc).__name__}: {exc}); {_HINT}", path=str(path)
+            ) from exc
         kind = "parquet"
     else:
         if sep is None:
             sep = "\t" if suffix in (".tsv", ".txt") else ","
         try:
-            frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False,
-                                encoding=encoding, encoding_errors="replace")
+            frame = pd.read_csv(
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                encoding=encoding,
+                encoding_errors="replace",
+            )
         except pd.errors.EmptyDataError as exc:
             raise InputError("the log file is empty", path=str(path)) from exc
         except (pd.errors.ParserError, ValueError, UnicodeError) as exc:
-            raise InputError(f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}",
-                             path=str(path)) from exc
+            raise InputError(
+                f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}", path=str(path)
+            ) from exc
         kind = "csv"
     mapping = dict(columns or {})
     lowered = {str(c).lower(): c for c in frame.columns}
@@ -279,22 +315,32 @@ def _read_table(path, format, columns, sep, encoding):
             if name in ("rank", "url") and name not in mapping:
                 fields[name] = np.full(len(frame), "", dtype=object)
                 continue
-            raise InputError(f"required column for {name!r} not found in {list(frame.columns)}",
-                             column=str(source if source is not None else name), path=str(path))
+            raise InputError(
+                f"required column for {name!r} not found in {list(frame.columns)}",
+                column=str(source if source is not None else name),
+                path=str(path),
+            )
         values = frame[source]
         if name == "time" and pd.api.types.is_datetime64_any_dtype(values):
             fields[name] = values.to_numpy()
         else:
-            fields[name] = values.astype(object).where(values.notna(), "").astype(str).to_numpy(
-                dtype=object)
+            fields[name] = (
+                values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
+            )
     text_cols = [fields[c] for c in ("user", "query", "url")]
     replaced = np.zeros(len(frame), dtype=bool)
     for col in text_cols:
         replaced |= pd.Series(col, dtype=object).str.contains("\ufffd", regex=False).to_numpy()
     bad_rows = (np.flatnonzero(replaced) + 2).tolist()
-    report = {"format": kind, "lines": len(frame), "header": True,
-              "encoding_errors": len(bad_rows), "encoding_error_lines": bad_rows[:_MAX_LISTED],
-              "malformed": 0, "malformed_lines": []}
+    report = {
+        "format": kind,
+        "lines": len(frame),
+        "header": True,
+        "encoding_errors": len(bad_rows),
+        "encoding_error_lines": bad_rows[:_MAX_LISTED],
+        "malformed": 0,
+        "malformed_lines": [],
+    }
     return fields, np.arange(2, len(frame) + 2), report
 
 
@@ -306,8 +352,11 @@ def _build(fields, numbers):
     if np.issubdtype(np.asarray(raw_time).dtype, np.datetime64):
         time = pd.Series(pd.to_datetime(raw_time))
     else:
-        time = pd.Series(pd.to_datetime(pd.Series(raw_time, dtype=object).str.strip(),
-                                        format="ISO8601", errors="coerce"))
+        time = pd.Series(
+            pd.to_datetime(
+                pd.Series(raw_time, dtype=object).str.strip(), format="ISO8601", errors="coerce"
+            )
+        )
     rank_text = pd.Series(fields["rank"], dtype=object).str.strip()
     rank = pd.to_numeric(rank_text.where(rank_text != ""), errors="coerce")
     url = pd.Series(fields["url"], dtype=object).str.strip()
@@ -320,16 +369,22 @@ def _build(fields, numbers):
     for mask, reason in checks:
         reasons[mask] = reason
     bad_mask = reasons != ""
-    bad = [(int(n), str(r)) for n, r in zip(np.asarray(numbers)[bad_mask][:_MAX_LISTED],
-                                            reasons[bad_mask][:_MAX_LISTED])]
+    bad = [
+        (int(n), str(r))
+        for n, r in zip(
+            np.asarray(numbers)[bad_mask][:_MAX_LISTED], reasons[bad_mask][:_MAX_LISTED]
+        )
+    ]
     keep = ~bad_mask
-    log = pd.DataFrame({
-        "user": user[keep].to_numpy(dtype=object),
-        "query": query[keep].to_numpy(dtype=object),
-        "time": time[keep].to_numpy(),
-        "rank": pd.array(rank[keep].to_numpy(), dtype="Int64"),
-        "url": url[keep].where(url[keep] != "").to_numpy(dtype=object),
-    })
+    log = pd.DataFrame(
+        {
+            "user": user[keep].to_numpy(dtype=object),
+            "query": query[keep].to_numpy(dtype=object),
+            "time": time[keep].to_numpy(),
+            "rank": pd.array(rank[keep].to_numpy(), dtype="Int64"),
+            "url": url[keep].where(url[keep] != "").to_numpy(dtype=object),
+        }
+    )
     return log, bad, int(bad_mask.sum())
 
 
@@ -376,8 +431,11 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
         frame = frame[list(wanted)]
     suffix, compressed = file_suffix(path), path.suffix.lower() == ".gz"
     if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
-        raise InputError(f"a log is written as .tsv, .txt, .csv or .parquet, not "
-                         f"{suffix or 'a file without extension'}", path=str(path))
+        raise InputError(
+            f"a log is written as .tsv, .txt, .csv or .parquet, not "
+            f"{suffix or 'a file without extension'}",
+            path=str(path),
+        )
     with atomic_path(path) as tmp:
         if suffix == ".parquet":
             frame.to_parquet(tmp, index=False)

@@ -13,8 +13,14 @@ import scipy.sparse as sp
 
 from structanon.errors import InputError
 
-__all__ = ["query_frequencies", "top_n_overlap", "frequency_kl", "query_url_retention",
-           "intent_divergence", "utility_report"]
+__all__ = [
+    "query_frequencies",
+    "top_n_overlap",
+    "frequency_kl",
+    "query_url_retention",
+    "intent_divergence",
+    "utility_report",
+]
 
 
 def _need(log: pd.DataFrame, *columns: str) -> None:
@@ -118,8 +124,7 @@ def query_url_retention(original: pd.DataFrame, published: pd.DataFrame) -> dict
     _need(original, "query", "url")
     _need(published, "query", "url")
 
-    both = pd.concat([original[["query", "url"]], published[["query", "url"]]],
-                     ignore_index=True)
+    both = pd.concat([original[["query", "url"]], published[["query", "url"]]], ignore_index=True)
     clicked = both["url"].notna().to_numpy()
     query_codes, _ = pd.factorize(both["query"].astype(str))
     url_codes, urls = pd.factorize(both["url"].astype(object).where(clicked))
@@ -142,16 +147,18 @@ def _intent_matrix(log, users, intent_of):
     intents = np.where(np.isnan(intents.astype(float)), -1, intents).astype(np.int64) + 1
     keep = user_codes >= 0
     width = int(intent_of.max()) + 2 if len(intent_of) else 1
-    matrix = sp.csr_matrix((np.ones(int(keep.sum())), (user_codes[keep], intents[keep])),
-                           shape=(users.size, width))
+    matrix = sp.csr_matrix(
+        (np.ones(int(keep.sum())), (user_codes[keep], intents[keep])), shape=(users.size, width)
+    )
     matrix.sum_duplicates()
     totals = np.asarray(matrix.sum(axis=1)).ravel()
     scale = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1), 0.0)
     return sp.csr_matrix(sp.diags(scale) @ matrix), totals > 0
 
 
-def intent_divergence(original: pd.DataFrame, published: pd.DataFrame,
-                      intent_of_query: pd.Series) -> dict[str, float]:
+def intent_divergence(
+    original: pd.DataFrame, published: pd.DataFrame, intent_of_query: pd.Series
+) -> dict[str, float]:
     """Jensen-Shannon divergence between each user's intent distribution before and after.
 
     Parameters
@@ -197,15 +204,22 @@ def intent_divergence(original: pd.DataFrame, published: pd.DataFrame,
 
     js = 0.5 * kl_rows(p) + 0.5 * kl_rows(q)
     js = np.where(present, np.clip(js, 0.0, 1.0), 1.0)
-    return {"mean": float(js.mean()) if js.size else float("nan"),
-            "median": float(np.median(js)) if js.size else float("nan"),
-            "users_without_published_queries": int((~present).sum())}
+    return {
+        "mean": float(js.mean()) if js.size else float("nan"),
+        "median": float(np.median(js)) if js.size else float("nan"),
+        "users_without_published_queries": int((~present).sum()),
+    }
 
 
-def utility_report(original: pd.DataFrame, published: pd.DataFrame,
-                   intent_of_query: pd.Series, time_granularity: str | None = None,
-                   added: int | None = None, suppressed: int | None = None,
-                   n: int = 100) -> dict:
+def utility_report(
+    original: pd.DataFrame,
+    published: pd.DataFrame,
+    intent_of_query: pd.Series,
+    time_granularity: str | None = None,
+    added: int | None = None,
+    suppressed: int | None = None,
+    n: int = 100,
+) -> dict:
     """All utility metrics of a release, as one dict (used by :func:`querylogs.anonymize`)."""
     total = len(original)
     report = {

@@ -16,8 +16,12 @@ import scipy.sparse as sp
 from structanon._validation import check_columns, check_int
 from structanon.partition import encode_values
 
-__all__ = ["query_set_uniqueness", "random_query_uniqueness", "linkage_reidentification",
-           "risk_report"]
+__all__ = [
+    "query_set_uniqueness",
+    "random_query_uniqueness",
+    "linkage_reidentification",
+    "risk_report",
+]
 
 _CHUNK = 2048
 
@@ -33,9 +37,13 @@ def _user_query_matrix(log: pd.DataFrame, vocabulary: pd.Index | None = None):
     else:
         query_codes = vocabulary.get_indexer(queries)
     keep = query_codes >= 0
-    matrix = sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.int32),
-                            (user_codes.reshape(-1)[keep], query_codes[keep])),
-                           shape=(users.size, vocabulary.size))
+    matrix = sp.csr_matrix(
+        (
+            np.ones(int(keep.sum()), dtype=np.int32),
+            (user_codes.reshape(-1)[keep], query_codes[keep]),
+        ),
+        shape=(users.size, vocabulary.size),
+    )
     matrix.sum_duplicates()
     matrix.data[:] = 1
     matrix.sort_indices()
@@ -71,8 +79,10 @@ def _sample_known(matrix: sp.csr_matrix, p: int, rng: np.random.Generator) -> sp
     rank = np.empty(rows.size, dtype=np.int64)
     rank[order] = np.arange(rows.size) - start
     keep = rank < p
-    return sp.csr_matrix((np.ones(int(keep.sum()), dtype=np.int32),
-                          (rows[keep], matrix.indices[keep])), shape=matrix.shape)
+    return sp.csr_matrix(
+        (np.ones(int(keep.sum()), dtype=np.int32), (rows[keep], matrix.indices[keep])),
+        shape=matrix.shape,
+    )
 
 
 def _match_counts(known: sp.csr_matrix, target: sp.csr_matrix):
@@ -83,11 +93,12 @@ def _match_counts(known: sp.csr_matrix, target: sp.csr_matrix):
     some = np.full(known.shape[0], -1, dtype=np.int64)
     target_t = sp.csr_matrix(target.T, dtype=np.int32)
     for start in range(0, known.shape[0], _CHUNK):
-        block = (known[start:start + _CHUNK] @ target_t).tocoo()
+        block = (known[start : start + _CHUNK] @ target_t).tocoo()
         full = block.data == need[start + block.row]
         rows, cols = block.row[full], block.col[full]
-        counts[start:start + _CHUNK] = np.bincount(rows, minlength=min(_CHUNK,
-                                                                       known.shape[0] - start))
+        counts[start : start + _CHUNK] = np.bincount(
+            rows, minlength=min(_CHUNK, known.shape[0] - start)
+        )
         some[start + rows] = cols
     return counts, some, need
 
@@ -127,8 +138,9 @@ def _random_uniqueness(matrix: sp.csr_matrix, p: int, seed: int | None) -> float
     return float((counts == 1).mean())
 
 
-def linkage_reidentification(original: pd.DataFrame, published: pd.DataFrame, p: int | None,
-                             seed: int | None = 0) -> float:
+def linkage_reidentification(
+    original: pd.DataFrame, published: pd.DataFrame, p: int | None, seed: int | None = 0
+) -> float:
     """Share of original users re-identified in the published log from their queries.
 
     Parameters
@@ -170,8 +182,12 @@ def _linkage(before, users, after, published_users, p, seed) -> float:
     return float(np.mean(matched == users))
 
 
-def risk_report(original: pd.DataFrame, published: pd.DataFrame,
-                ps: Iterable[int] = (1, 3, 5), seed: int | None = 0) -> dict:
+def risk_report(
+    original: pd.DataFrame,
+    published: pd.DataFrame,
+    ps: Iterable[int] = (1, 3, 5),
+    seed: int | None = 0,
+) -> dict:
     """Uniqueness before and after, and the linkage attack on the published log.
 
     ``before``: share of users unique by their whole query set and by ``p`` random
@@ -181,22 +197,30 @@ def risk_report(original: pd.DataFrame, published: pd.DataFrame,
     """
     ps = [check_int(p, "p", min_value=1) for p in ps]
     # sorted, so the sampled known queries do not depend on the row order of either log
-    vocabulary = pd.Index(np.unique(pd.concat([original["query"], published["query"]])
-                                    .astype(str).to_numpy()))
+    vocabulary = pd.Index(
+        np.unique(pd.concat([original["query"], published["query"]]).astype(str).to_numpy())
+    )
     before, users, _ = _user_query_matrix(original, vocabulary)
     after, published_users, _ = _user_query_matrix(published, vocabulary)
     empty = after.shape[0] == 0
-    result = {"before": {"unique_by_query_set": _set_uniqueness(before)},
-              "after": {"unique_by_query_set": 0.0 if empty else _set_uniqueness(after)}}
+    result = {
+        "before": {"unique_by_query_set": _set_uniqueness(before)},
+        "after": {"unique_by_query_set": 0.0 if empty else _set_uniqueness(after)},
+    }
     for p in ps:
         result["before"][f"unique_by_{p}_queries"] = _random_uniqueness(before, int(p), seed)
         result["after"][f"unique_by_{p}_queries"] = (
-            0.0 if empty else _random_uniqueness(after, int(p), seed))
-    for name, target, target_users in (("before", before, users),
-                                        ("after", after, published_users)):
-        result[name]["reidentified_by_query_set"] = _linkage(before, users, target,
-                                                             target_users, None, seed)
+            0.0 if empty else _random_uniqueness(after, int(p), seed)
+        )
+    for name, target, target_users in (
+        ("before", before, users),
+        ("after", after, published_users),
+    ):
+        result[name]["reidentified_by_query_set"] = _linkage(
+            before, users, target, target_users, None, seed
+        )
         for p in ps:
             result[name][f"reidentified_by_{p}_queries"] = _linkage(
-                before, users, target, target_users, int(p), seed)
+                before, users, target, target_users, int(p), seed
+            )
     return result

@@ -15,14 +15,36 @@ from structanon.errors import InputError
 
 __all__ = ["synthetic_log"]
 
-_SYLLABLES = np.array(["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "ba", "do", "fi",
-                       "gu", "he", "jo", "pa", "qu", "we", "xi", "ya"])
+_SYLLABLES = np.array(
+    [
+        "ka",
+        "lo",
+        "mi",
+        "ne",
+        "ru",
+        "sa",
+        "ti",
+        "vo",
+        "ze",
+        "ba",
+        "do",
+        "fi",
+        "gu",
+        "he",
+        "jo",
+        "pa",
+        "qu",
+        "we",
+        "xi",
+        "ya",
+    ]
+)
 _HUB_URL = "http://www.searchportal.com"
 
 
 def _words(rng: np.random.Generator, n: int, syllables: int) -> np.ndarray:
     """``n`` distinct pseudo-words of at least ``syllables`` syllables."""
-    while _SYLLABLES.size ** syllables < 4 * n:
+    while _SYLLABLES.size**syllables < 4 * n:
         syllables += 1
     words: list[str] = []
     seen: set[str] = set()
@@ -114,22 +136,44 @@ def synthetic_log(
     n_clicks = _clicks_per_event(rng, n_lines, n_users, click_prob, multi_click_prob)
     n_events = n_clicks.size
     activity = rng.lognormal(0.0, 1.0, n_users)
-    owner = np.concatenate([np.arange(n_users),
-                            rng.choice(n_users, n_events - n_users, p=activity / activity.sum())])
+    owner = np.concatenate(
+        [np.arange(n_users), rng.choice(n_users, n_events - n_users, p=activity / activity.sum())]
+    )
     rng.shuffle(owner)
-    event_query = _event_queries(rng, universe, owner, n_users, topics_per_user, zipf_a,
-                                 favourites, repeat_prob)
+    event_query = _event_queries(
+        rng, universe, owner, n_users, topics_per_user, zipf_a, favourites, repeat_prob
+    )
     text = universe.query_text[event_query]
     _add_identifiers(rng, text, identifier_rate)
-    log = _rows(rng, universe, owner, event_query, text, n_clicks, n_users, zipf_a,
-                hub_click_prob, start, days)
-    log.attrs["intent_of_query"] = dict(zip(universe.query_text.tolist(),
-                                            universe.query_intent.tolist()))
+    log = _rows(
+        rng,
+        universe,
+        owner,
+        event_query,
+        text,
+        n_clicks,
+        n_users,
+        zipf_a,
+        hub_click_prob,
+        start,
+        days,
+    )
+    log.attrs["intent_of_query"] = dict(
+        zip(universe.query_text.tolist(), universe.query_intent.tolist())
+    )
     return log
 
 
-_COUNTS = ("n_users", "n_lines", "n_topics", "intents_per_topic", "queries_per_intent",
-           "urls_per_intent", "topics_per_user", "favourites")
+_COUNTS = (
+    "n_users",
+    "n_lines",
+    "n_topics",
+    "intents_per_topic",
+    "queries_per_intent",
+    "urls_per_intent",
+    "topics_per_user",
+    "favourites",
+)
 _SHARES = ("repeat_prob", "click_prob", "multi_click_prob", "hub_click_prob", "identifier_rate")
 
 
@@ -147,8 +191,14 @@ class _Universe:
     """The queries (``"<topic word> <intent word> <modifier>"``), their intents and topics,
     and each intent's URLs."""
 
-    def __init__(self, rng: np.random.Generator, n_topics: int, intents_per_topic: int,
-                 queries_per_intent: int, urls_per_intent: int) -> None:
+    def __init__(
+        self,
+        rng: np.random.Generator,
+        n_topics: int,
+        intents_per_topic: int,
+        queries_per_intent: int,
+        urls_per_intent: int,
+    ) -> None:
         topic_words = _words(rng, n_topics, 3)
         intent_words = _words(rng, n_topics * intents_per_topic, 2)
         modifiers = _words(rng, max(queries_per_intent * 4, 8), 2)
@@ -157,20 +207,32 @@ class _Universe:
         n_queries = n_topics * self.per_topic
         self.query_intent = np.arange(n_queries) // queries_per_intent
         query_topic = self.query_intent // intents_per_topic
-        mod = np.concatenate([rng.choice(modifiers.size, queries_per_intent, replace=False)
-                              for _ in range(n_topics * intents_per_topic)])
-        self.query_text = (pd.Series(topic_words[query_topic]) + " "
-                           + intent_words[self.query_intent] + " "
-                           + modifiers[mod]).to_numpy(dtype=object)
-        url_text = (pd.Series(np.repeat(intent_words, urls_per_intent)) + "-"
-                    + np.repeat(topic_words, intents_per_topic * urls_per_intent) + "-"
-                    + np.tile(np.arange(urls_per_intent).astype(str),
-                              n_topics * intents_per_topic))
+        mod = np.concatenate(
+            [
+                rng.choice(modifiers.size, queries_per_intent, replace=False)
+                for _ in range(n_topics * intents_per_topic)
+            ]
+        )
+        self.query_text = (
+            pd.Series(topic_words[query_topic])
+            + " "
+            + intent_words[self.query_intent]
+            + " "
+            + modifiers[mod]
+        ).to_numpy(dtype=object)
+        url_text = (
+            pd.Series(np.repeat(intent_words, urls_per_intent))
+            + "-"
+            + np.repeat(topic_words, intents_per_topic * urls_per_intent)
+            + "-"
+            + np.tile(np.arange(urls_per_intent).astype(str), n_topics * intents_per_topic)
+        )
         self.url_text = ("http://www." + url_text + ".com").to_numpy(dtype=object)
 
 
-def _clicks_per_event(rng: np.random.Generator, n_lines: int, n_users: int,
-                      click_prob: float, multi_click_prob: float) -> np.ndarray:
+def _clicks_per_event(
+    rng: np.random.Generator, n_lines: int, n_users: int, click_prob: float, multi_click_prob: float
+) -> np.ndarray:
     """Clicks of each query event (0: a click-less line), the lines summing to ``n_lines``."""
     estimate = int(n_lines / (1 + click_prob * multi_click_prob / (1 - multi_click_prob))) + 64
     while True:
@@ -190,15 +252,23 @@ def _clicks_per_event(rng: np.random.Generator, n_lines: int, n_users: int,
     return n_clicks
 
 
-def _event_queries(rng: np.random.Generator, universe: _Universe, owner: np.ndarray,
-                   n_users: int, topics_per_user: int, zipf_a: float, favourites: int,
-                   repeat_prob: float) -> np.ndarray:
+def _event_queries(
+    rng: np.random.Generator,
+    universe: _Universe,
+    owner: np.ndarray,
+    n_users: int,
+    topics_per_user: int,
+    zipf_a: float,
+    favourites: int,
+    repeat_prob: float,
+) -> np.ndarray:
     """The query of each event: a Zipf draw in one of its owner's topics, or a favourite."""
     n_topics, per_topic, n_events = universe.n_topics, universe.per_topic, owner.size
     topic_cdf = _zipf_cdf(n_topics, zipf_a)
     topic_rank = rng.permutation(n_topics)
-    user_topics = topic_rank[np.minimum(np.searchsorted(topic_cdf, rng.random(
-        (n_users, topics_per_user))), n_topics - 1)]
+    user_topics = topic_rank[
+        np.minimum(np.searchsorted(topic_cdf, rng.random((n_users, topics_per_user))), n_topics - 1)
+    ]
     prefs = np.cumsum(rng.dirichlet(np.ones(topics_per_user), n_users), axis=1)
     slot = (rng.random(n_events)[:, None] > prefs[owner]).sum(axis=1)
     event_topic = user_topics[owner, np.minimum(slot, topics_per_user - 1)]
@@ -206,8 +276,7 @@ def _event_queries(rng: np.random.Generator, universe: _Universe, owner: np.ndar
     order = np.argsort(rng.random((n_topics, per_topic)), axis=1)
     rank_in_topic = np.minimum(np.searchsorted(query_cdf, rng.random(n_events)), per_topic - 1)
     event_query = event_topic * per_topic + order[event_topic, rank_in_topic]
-    favourite = (user_topics[:, :1] * per_topic
-                 + rng.integers(0, per_topic, (n_users, favourites)))
+    favourite = user_topics[:, :1] * per_topic + rng.integers(0, per_topic, (n_users, favourites))
     repeat = rng.random(n_events) < repeat_prob
     event_query[repeat] = favourite[owner[repeat], rng.integers(0, favourites, repeat.sum())]
     return event_query
@@ -233,9 +302,19 @@ def _add_identifiers(rng: np.random.Generator, text: np.ndarray, rate: float) ->
         text[identifying[pick]] = template[pick].to_numpy(dtype=object)
 
 
-def _rows(rng: np.random.Generator, universe: _Universe, owner: np.ndarray,
-          event_query: np.ndarray, text: np.ndarray, n_clicks: np.ndarray, n_users: int,
-          zipf_a: float, hub_click_prob: float, start: str, days: int) -> pd.DataFrame:
+def _rows(
+    rng: np.random.Generator,
+    universe: _Universe,
+    owner: np.ndarray,
+    event_query: np.ndarray,
+    text: np.ndarray,
+    n_clicks: np.ndarray,
+    n_users: int,
+    zipf_a: float,
+    hub_click_prob: float,
+    start: str,
+    days: int,
+) -> pd.DataFrame:
     """One row per click (or per click-less event), with times, ranks and URLs, sorted by
     user and time."""
     n_events, urls_per_intent = n_clicks.size, universe.urls_per_intent
@@ -245,21 +324,25 @@ def _rows(rng: np.random.Generator, universe: _Universe, owner: np.ndarray,
     event_of_row = np.repeat(np.arange(n_events), rows_per_event)
     has_click = np.repeat(n_clicks > 0, rows_per_event)
     intent_of_row = universe.query_intent[event_query][event_of_row]
-    url_pick = np.minimum(np.searchsorted(_zipf_cdf(urls_per_intent, zipf_a),
-                                          rng.random(event_of_row.size)), urls_per_intent - 1)
+    url_pick = np.minimum(
+        np.searchsorted(_zipf_cdf(urls_per_intent, zipf_a), rng.random(event_of_row.size)),
+        urls_per_intent - 1,
+    )
     urls = universe.url_text[intent_of_row * urls_per_intent + url_pick]
     urls[rng.random(urls.size) < hub_click_prob] = _HUB_URL
     urls[~has_click] = None
     ranks = pd.array(np.where(has_click, rng.integers(1, 11, urls.size), 0), dtype="Int64")
     ranks[~has_click] = pd.NA
     user_ids = np.sort(rng.choice(np.arange(100, 100 + 50 * n_users), n_users, replace=False))
-    log = pd.DataFrame({
-        "user": user_ids[owner][event_of_row].astype(str).astype(object),
-        "query": text[event_of_row],
-        "time": times[event_of_row].astype("datetime64[ns]"),
-        "rank": ranks,
-        "url": urls,
-    })
+    log = pd.DataFrame(
+        {
+            "user": user_ids[owner][event_of_row].astype(str).astype(object),
+            "query": text[event_of_row],
+            "time": times[event_of_row].astype("datetime64[ns]"),
+            "rank": ranks,
+            "url": urls,
+        }
+    )
     log["_uid"] = user_ids[owner][event_of_row]
     log = log.sort_values(["_uid", "time"], kind="stable").drop(columns="_uid")
     return log.reset_index(drop=True)

@@ -64,14 +64,20 @@ def add_warning(release: Release, message: str) -> None:
 def k_warning(k: int) -> str | None:
     """The warning every data type gives for ``k = 1``, which protects nobody."""
     if k == 1:
-        return ("k = 1 gives no protection: every individual may be unique in the release; "
-                "use k >= 2")
+        return (
+            "k = 1 gives no protection: every individual may be unique in the release; use k >= 2"
+        )
     return None
 
 
-def finish_release(release: Release, measure: Callable[[Release], Any] | None = None, *,
-                   measures: bool = True, timings: Timings | None = None,
-                   warn: bool = True) -> Release:
+def finish_release(
+    release: Release,
+    measure: Callable[[Release], Any] | None = None,
+    *,
+    measures: bool = True,
+    timings: Timings | None = None,
+    warn: bool = True,
+) -> Release:
     """Verify ``release`` strictly from its output alone, then run ``measure`` on it.
 
     Parameters

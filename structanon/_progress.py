@@ -38,10 +38,17 @@ def phase_done(name: str, seconds: float) -> None:
         print(f"structanon: {name} done in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
-def bar(iterable: Iterable[Any] | None = None, desc: str = "", total: int | None = None,
-        **kwargs: Any) -> tqdm:
+def bar(
+    iterable: Iterable[Any] | None = None, desc: str = "", total: int | None = None, **kwargs: Any
+) -> tqdm:
     """A tqdm bar on stderr, shown only when progress is on and stderr is a terminal."""
     show = _STATE["enabled"] and sys.stderr.isatty()
-    return tqdm(iterable, desc=desc, total=total, file=sys.stderr, disable=not show,
-                mininterval=0.5, **kwargs)
-
+    return tqdm(
+        iterable,
+        desc=desc,
+        total=total,
+        file=sys.stderr,
+        disable=not show,
+        mininterval=0.5,
+        **kwargs,
+    )

@@ -15,12 +15,22 @@ from typing import Any
 
 from .errors import InputError
 
-__all__ = ["check_int", "check_float", "check_choice", "check_columns", "check_names",
-           "check_path", "check_input_path", "check_output_paths", "file_suffix"]
+__all__ = [
+    "check_int",
+    "check_float",
+    "check_choice",
+    "check_columns",
+    "check_names",
+    "check_path",
+    "check_input_path",
+    "check_output_paths",
+    "file_suffix",
+]
 
 
-def check_int(value: Any, name: str, *, min_value: int | None = None,
-              max_value: int | None = None) -> int:
+def check_int(
+    value: Any, name: str, *, min_value: int | None = None, max_value: int | None = None
+) -> int:
     """``value`` as an ``int`` within ``[min_value, max_value]``.
 
     Examples
@@ -33,22 +43,33 @@ def check_int(value: Any, name: str, *, min_value: int | None = None,
     structanon.errors.InputError: k must be an integer >= 1, got 0
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if not isinstance(value, bool) and isinstance(value, numbers.Real) \
-                and float(value).is_integer():
+        if (
+            not isinstance(value, bool)
+            and isinstance(value, numbers.Real)
+            and float(value).is_integer()
+        ):
             value = int(float(value))
         else:
-            raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, "
-                             f"got {value!r}")
+            raise InputError(
+                f"{name} must be an integer{_range(min_value, max_value)}, got {value!r}"
+            )
     value = int(value)
-    if (min_value is not None and value < min_value) or (max_value is not None
-                                                          and value > max_value):
+    if (min_value is not None and value < min_value) or (
+        max_value is not None and value > max_value
+    ):
         raise InputError(f"{name} must be an integer{_range(min_value, max_value)}, got {value}")
     return value
 
 
-def check_float(value: Any, name: str, *, min_value: float | None = None,
-                max_value: float | None = None, include_min: bool = True,
-                include_max: bool = True) -> float:
+def check_float(
+    value: Any,
+    name: str,
+    *,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    include_min: bool = True,
+    include_max: bool = True,
+) -> float:
     """``value`` as a finite ``float`` within the given bounds.
 
     Examples
@@ -56,20 +77,28 @@ def check_float(value: Any, name: str, *, min_value: float | None = None,
     >>> check_float(0.5, "suppression_limit", min_value=0, max_value=1)
     0.5
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value \
-            or value in (float("inf"), float("-inf")):
-        raise InputError(f"{name} must be a finite number{_range(min_value, max_value)}, "
-                         f"got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or value != value
+        or value in (float("inf"), float("-inf"))
+    ):
+        raise InputError(
+            f"{name} must be a finite number{_range(min_value, max_value)}, got {value!r}"
+        )
     value = float(value)
-    low_bad = min_value is not None and (value < min_value or (not include_min
-                                                                and value == min_value))
-    high_bad = max_value is not None and (value > max_value or (not include_max
-                                                                 and value == max_value))
+    low_bad = min_value is not None and (
+        value < min_value or (not include_min and value == min_value)
+    )
+    high_bad = max_value is not None and (
+        value > max_value or (not include_max and value == max_value)
+    )
     if low_bad or high_bad:
         low = "" if min_value is None else f"{'>=' if include_min else '>'} {min_value:g}"
         high = "" if max_value is None else f"{'<=' if include_max else '<'} {max_value:g}"
-        raise InputError(f"{name} must be {' and '.join(x for x in (low, high) if x)}, "
-                         f"got {value:g}")
+        raise InputError(
+            f"{name} must be {' and '.join(x for x in (low, high) if x)}, got {value:g}"
+        )
     return value
 
 
@@ -83,8 +112,7 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     """
     choices = list(choices)
     if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; "
-                         f"got {value!r}")
+        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
@@ -105,9 +133,11 @@ def check_columns(frame: Any, columns: Iterable[str], *, what: str = "table") ->
     seen: set[str] = set()
     duplicates = [c for c in names if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
     if duplicates:
-        raise InputError(f"the {what} has duplicate column names: "
-                         f"{', '.join(map(repr, dict.fromkeys(duplicates)))}",
-                         column=duplicates[0])
+        raise InputError(
+            f"the {what} has duplicate column names: "
+            f"{', '.join(map(repr, dict.fromkeys(duplicates)))}",
+            column=duplicates[0],
+        )
     wanted = list(columns)
     for column in wanted:
         if column not in frame.columns:
@@ -180,9 +210,11 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output_paths(outputs: Mapping[str, str | Path | None],
-                       inputs: Sequence[str | Path | None] = (),
-                       extensions: Mapping[str, Sequence[str]] | None = None) -> dict[str, Path]:
+def check_output_paths(
+    outputs: Mapping[str, str | Path | None],
+    inputs: Sequence[str | Path | None] = (),
+    extensions: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Path]:
     """Check every output path before any work: writable, not an input, not each other.
 
     Parameters
@@ -207,33 +239,39 @@ def check_output_paths(outputs: Mapping[str, str | Path | None],
     for option, value in outputs.items():
         if value is not None:
             path = Path(value)
-            _check_output_path(option, path, input_paths, checked,
-                               (extensions or {}).get(option))
+            _check_output_path(option, path, input_paths, checked, (extensions or {}).get(option))
             checked[option] = path
     return checked
 
 
-def _check_output_path(option: str, path: Path, inputs: Sequence[Path],
-                       checked: Mapping[str, Path], allowed: Sequence[str] | None) -> None:
+def _check_output_path(
+    option: str,
+    path: Path,
+    inputs: Sequence[Path],
+    checked: Mapping[str, Path],
+    allowed: Sequence[str] | None,
+) -> None:
     """One output of :func:`check_output_paths`."""
     if path.is_dir():
         raise InputError(f"{option} names a directory, not a file", path=str(path))
     for source in inputs:
         if _same_file(path, source) or path.resolve() == source.resolve():
-            raise InputError(f"{option} names an input file; it would be overwritten",
-                             path=str(path))
+            raise InputError(
+                f"{option} names an input file; it would be overwritten", path=str(path)
+            )
     for other, seen in checked.items():
         if seen.resolve() == path.resolve():
             raise InputError(f"{option} and {other} name the same file", path=str(path))
     if allowed and file_suffix(path) not in allowed:
-        raise InputError(f"{option} must end in {', '.join(allowed)}; got "
-                         f"{file_suffix(path) or 'no extension'}", path=str(path))
+        raise InputError(
+            f"{option} must end in {', '.join(allowed)}; got {file_suffix(path) or 'no extension'}",
+            path=str(path),
+        )
     existing = path.parent
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise InputError(f"{option}: folder {str(path.parent)!r} cannot be created",
-                         path=str(path))
+        raise InputError(f"{option}: folder {str(path.parent)!r} cannot be created", path=str(path))
     if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"{option}: folder {str(existing)!r} is not writable", path=str(path))
     if path.exists() and not os.access(path, os.W_OK):

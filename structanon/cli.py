@@ -49,14 +49,21 @@ def main() -> None:
     """
 
 
-
-
 @main.command(short_help="Run every anonymizer on bundled sample data.")
-@click.option("--output-dir", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where to write each demo's outputs (default: a new temporary folder).")
+@click.option(
+    "--output-dir",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where to write each demo's outputs (default: a new temporary folder).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed of every demo.")
-@click.option("--only", multiple=True, type=click.Choice(list(PACKAGES)),
-              help="Run only this data type's demo (repeatable).")
+@click.option(
+    "--only",
+    multiple=True,
+    type=click.Choice(list(PACKAGES)),
+    help="Run only this data type's demo (repeatable).",
+)
 def demo(output_dir: Path | None, seed: int, only: tuple[str, ...]) -> None:
     """Run every data type's anonymizer on bundled sample data and summarize each release."""
     out = output_dir or Path(tempfile.mkdtemp(prefix="structanon-demo-"))

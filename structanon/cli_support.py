@@ -17,9 +17,21 @@ from .errors import StructanonError
 from .release import Release
 from .report import format_summary, provenance, write_report
 
-__all__ = ["handle_errors", "emit_release", "progress", "show_progress", "release_options",
-           "assess_options", "assessment", "emit_assessment", "SEED_HELP", "KEY_HELP",
-           "EXIT_OK", "EXIT_INPUT", "EXIT_INFEASIBLE"]
+__all__ = [
+    "handle_errors",
+    "emit_release",
+    "progress",
+    "show_progress",
+    "release_options",
+    "assess_options",
+    "assessment",
+    "emit_assessment",
+    "SEED_HELP",
+    "KEY_HELP",
+    "EXIT_OK",
+    "EXIT_INPUT",
+    "EXIT_INFEASIBLE",
+]
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,8 +52,11 @@ def handle_errors(func: F) -> F:
             click.echo(f"error ({kind}): {exc}", err=True)
             sys.exit(exc.exit_code)
         except UnicodeError as exc:  # a reader that missed a decoding error: still bad input
-            click.echo(f"error (InputError): cannot decode the input as text: {exc}; "
-                       "is it the right file, or in another encoding?", err=True)
+            click.echo(
+                f"error (InputError): cannot decode the input as text: {exc}; "
+                "is it the right file, or in another encoding?",
+                err=True,
+            )
             sys.exit(EXIT_INPUT)
         except EOFError as exc:  # a truncated compressed stream a reader did not catch
             click.echo(f"error (InputError): the input ends early (truncated?): {exc}", err=True)
@@ -51,8 +66,11 @@ def handle_errors(func: F) -> F:
             click.echo(f"error (InputError): {exc.strerror or exc}{where}", err=True)
             sys.exit(EXIT_INPUT)
         except MemoryError:
-            click.echo("error (InfeasibleError): out of memory; try a smaller input or "
-                       "skip the measures (--no-measures)", err=True)
+            click.echo(
+                "error (InfeasibleError): out of memory; try a smaller input or "
+                "skip the measures (--no-measures)",
+                err=True,
+            )
             sys.exit(EXIT_INFEASIBLE)
         finally:
             _progress.enable(False)  # progress is the command's; Python callers stay quiet
@@ -60,10 +78,14 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def emit_release(release: Release, report: str | Path | None = None,
-                 figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
-                 quiet: bool = False, inputs: Sequence[str | Path] = (),
-                 stage: Callable[[str | Path], Path] | None = None) -> None:
+def emit_release(
+    release: Release,
+    report: str | Path | None = None,
+    figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
+    quiet: bool = False,
+    inputs: Sequence[str | Path] = (),
+    stage: Callable[[str | Path], Path] | None = None,
+) -> None:
     """Print the release summary and write the report, if asked.
 
     ``figures`` may be a callable, so figures are only drawn for HTML reports. ``inputs``
@@ -78,22 +100,32 @@ def emit_release(release: Release, report: str | Path | None = None,
     if report is not None:
         path = Path(report)
         html_report = file_suffix(path) in (".html", ".htm")
-        figs = figures() if callable(figures) and html_report else (
-            figures if not callable(figures) else ())
+        figs = (
+            figures()
+            if callable(figures) and html_report
+            else (figures if not callable(figures) else ())
+        )
         write_report(release, stage(path) if stage is not None else path, figs)
         if not quiet:
             click.echo(f"report written to {path}")
 
 
-def progress(iterable: Iterable[Any] | None = None, desc: str = "", total: int | None = None,
-             **kwargs: Any) -> tqdm:
+def progress(
+    iterable: Iterable[Any] | None = None, desc: str = "", total: int | None = None, **kwargs: Any
+) -> tqdm:
     """A tqdm progress bar on stderr, hidden when stderr is not a terminal.
 
     Without ``iterable`` it is a manual bar: call ``.update(n)`` and ``.close()`` (or use it
     as a context manager) around loops that do not iterate over one sequence.
     """
-    return tqdm(iterable, desc=desc, total=total, file=sys.stderr,
-                disable=kwargs.pop("disable", None if sys.stderr.isatty() else True), **kwargs)
+    return tqdm(
+        iterable,
+        desc=desc,
+        total=total,
+        file=sys.stderr,
+        disable=kwargs.pop("disable", None if sys.stderr.isatty() else True),
+        **kwargs,
+    )
 
 
 def show_progress(quiet: bool) -> None:
@@ -101,10 +133,14 @@ def show_progress(quiet: bool) -> None:
     _progress.enable(not quiet)
 
 
-SEED_HELP = ("Public seed of the algorithm's own choices and the measures; it never decides "
-             "the published order, labels or ids.")
-KEY_HELP = ("Secret key file: pseudonyms and publication order become reproducible for whoever "
-            "holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key).")
+SEED_HELP = (
+    "Public seed of the algorithm's own choices and the measures; it never decides "
+    "the published order, labels or ids."
+)
+KEY_HELP = (
+    "Secret key file: pseudonyms and publication order become reproducible for whoever "
+    "holds it (default: $STRUCTANON_PSEUDONYM_KEY, else a fresh random key)."
+)
 
 
 def release_options(func: F) -> F:
@@ -115,15 +151,31 @@ def release_options(func: F) -> F:
     ``no_measures`` and ``quiet``.
     """
     options = [
-        click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-                     required=True, help="Where to write the anonymized data."),
-        click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Also write a report: FILE.json or FILE.html (self-contained)."),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(dir_okay=False, path_type=Path),
+            required=True,
+            help="Where to write the anonymized data.",
+        ),
+        click.option(
+            "--report",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="Also write a report: FILE.json or FILE.html (self-contained).",
+        ),
         click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP),
-        click.option("--key-file", type=click.Path(dir_okay=False, path_type=Path),
-                     default=None, help=KEY_HELP),
-        click.option("--no-measures", is_flag=True,
-                     help="Skip the utility and risk measures (verification still runs)."),
+        click.option(
+            "--key-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help=KEY_HELP,
+        ),
+        click.option(
+            "--no-measures",
+            is_flag=True,
+            help="Skip the utility and risk measures (verification still runs).",
+        ),
         click.option("--quiet", is_flag=True, help="Print nothing but errors."),
     ]
     for option in reversed(options):
@@ -131,17 +183,29 @@ def release_options(func: F) -> F:
     return func
 
 
-def assessment(data_type: str, input_path: str | Path, risk: dict[str, Any],
-               warnings: Sequence[str] = ()) -> dict[str, Any]:
+def assessment(
+    data_type: str, input_path: str | Path, risk: dict[str, Any], warnings: Sequence[str] = ()
+) -> dict[str, Any]:
     """The document every ``assess`` command emits (the same shape for all data types)."""
     from ._json import to_jsonable
 
-    return to_jsonable({"data_type": data_type, "input": Path(input_path).name, "risk": risk,
-                        "warnings": list(warnings), "provenance": provenance([input_path])})
+    return to_jsonable(
+        {
+            "data_type": data_type,
+            "input": Path(input_path).name,
+            "risk": risk,
+            "warnings": list(warnings),
+            "provenance": provenance([input_path]),
+        }
+    )
 
 
-def emit_assessment(doc: dict[str, Any], report: str | Path | None = None,
-                    as_json: bool = False, quiet: bool = False) -> None:
+def emit_assessment(
+    doc: dict[str, Any],
+    report: str | Path | None = None,
+    as_json: bool = False,
+    quiet: bool = False,
+) -> None:
     """Print an assessment as a table (or JSON with ``as_json``) and write ``report`` (JSON)."""
     import json
 
@@ -151,8 +215,11 @@ def emit_assessment(doc: dict[str, Any], report: str | Path | None = None,
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
-        lines = [f"structanon {doc['data_type']} assessment of {doc['input']} (before any "
-                 "anonymization)", ""]
+        lines = [
+            f"structanon {doc['data_type']} assessment of {doc['input']} (before any "
+            "anonymization)",
+            "",
+        ]
         lines += _table([[k, v] for k, v in flatten(doc["risk"]).items()], ["measure", "value"])
         lines += [f"warning: {w}" for w in doc["warnings"]]
         click.echo("\n".join(lines))
@@ -165,10 +232,18 @@ def assess_options(func: F) -> F:
     """The options every ``assess`` command shares: ``--report FILE.json``, ``--json``,
     ``--seed``, ``--quiet``."""
     options = [
-        click.option("--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="Also write the assessment as FILE.json."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the assessment as JSON instead of a table."),
+        click.option(
+            "--report",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="Also write the assessment as FILE.json.",
+        ),
+        click.option(
+            "--json",
+            "as_json",
+            is_flag=True,
+            help="Print the assessment as JSON instead of a table.",
+        ),
         click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP),
         click.option("--quiet", is_flag=True, help="Print nothing but errors."),
     ]

@@ -137,8 +137,16 @@ def emd(
     0.5
     """
     _validate(distance, hierarchy)
-    table = value_labels(np.asarray(table_values, dtype=object)) if distance == "hierarchical" else np.asarray(table_values)
-    klass = value_labels(np.asarray(class_values, dtype=object)) if distance == "hierarchical" else np.asarray(class_values)
+    table = (
+        value_labels(np.asarray(table_values, dtype=object))
+        if distance == "hierarchical"
+        else np.asarray(table_values)
+    )
+    klass = (
+        value_labels(np.asarray(class_values, dtype=object))
+        if distance == "hierarchical"
+        else np.asarray(class_values)
+    )
     if table.size == 0:
         raise InputError("the table has no values")
     domain, table_codes = np.unique(table, return_inverse=True)

@@ -51,7 +51,12 @@ class InputError(StructanonError, ValueError):
         path: str | None = None,
     ) -> None:
         self.column, self.line, self.row, self.value, self.node, self.path = (
-            column, line, row, value, node, path,
+            column,
+            line,
+            row,
+            value,
+            node,
+            path,
         )
         where = []
         if path is not None:

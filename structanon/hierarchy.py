@@ -79,14 +79,20 @@ class Hierarchy:
 
     def __init__(self, rows: Sequence[Sequence[Any]], name: str | None = None) -> None:
         self.name = name
-        given = list(rows) if isinstance(rows, Iterable) and not isinstance(rows, (str, bytes)) \
+        given = (
+            list(rows)
+            if isinstance(rows, Iterable) and not isinstance(rows, (str, bytes))
             else None
-        if given is None or any(isinstance(row, (str, bytes)) or not hasattr(row, "__len__")
-                                for row in given):
-            raise InputError("hierarchy rows must be sequences of values (leaf first)",
-                             column=name)
-        rows = [[str(c).strip() for c in row] for row in given
-                if len(row) and any(str(c).strip() for c in row)]
+        )
+        if given is None or any(
+            isinstance(row, (str, bytes)) or not hasattr(row, "__len__") for row in given
+        ):
+            raise InputError("hierarchy rows must be sequences of values (leaf first)", column=name)
+        rows = [
+            [str(c).strip() for c in row]
+            for row in given
+            if len(row) and any(str(c).strip() for c in row)
+        ]
         if not rows:
             raise InputError("hierarchy has no rows", column=name)
         width = len(rows[0])
@@ -96,17 +102,23 @@ class Hierarchy:
             if len(row) != width:
                 raise InputError(
                     f"ragged hierarchy: row has {len(row)} levels, the first row has {width}",
-                    column=name, row=i + 1, value=row[0],
+                    column=name,
+                    row=i + 1,
+                    value=row[0],
                 )
             for label in row:
                 if label == "":
-                    raise InputError("empty label in hierarchy", column=name, row=i + 1, value=row[0])
+                    raise InputError(
+                        "empty label in hierarchy", column=name, row=i + 1, value=row[0]
+                    )
             if row[0] in seen_leaf:
                 first = seen_leaf[row[0]]
                 if unique_rows[first] != row:
                     raise InputError(
                         "leaf listed twice with different generalizations (a leaf with two parents)",
-                        column=name, row=i + 1, value=row[0],
+                        column=name,
+                        row=i + 1,
+                        value=row[0],
                     )
                 continue
             seen_leaf[row[0]] = len(unique_rows)
@@ -116,7 +128,9 @@ class Hierarchy:
         codes = np.empty(table.shape, dtype=np.int64)
         labels: list[np.ndarray] = []
         for level in range(width):
-            uniq, first, inv = np.unique(table[:, level].astype(str), return_index=True, return_inverse=True)
+            uniq, first, inv = np.unique(
+                table[:, level].astype(str), return_index=True, return_inverse=True
+            )
             order = np.argsort(first, kind="stable")  # node codes follow first appearance
             rank = np.empty_like(order)
             rank[order] = np.arange(order.size)
@@ -130,7 +144,9 @@ class Hierarchy:
                 first_row = int(np.flatnonzero(codes[:, level] == dup[0])[0]) + 1
                 raise InputError(
                     f"node at level {level} has two parents at level {level + 1}",
-                    column=name, row=first_row, value=node,
+                    column=name,
+                    row=first_row,
+                    value=node,
                 )
         self._codes = codes
         self._labels = labels
@@ -160,8 +176,9 @@ class Hierarchy:
         try:
             return cls(rows, name=name or path.stem)
         except InputError as exc:
-            raise InputError(exc.message, column=exc.column, row=exc.row, value=exc.value,
-                             path=str(path)) from None
+            raise InputError(
+                exc.message, column=exc.column, row=exc.row, value=exc.value, path=str(path)
+            ) from None
 
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]], name: str | None = None) -> Hierarchy:
@@ -169,7 +186,9 @@ class Hierarchy:
         return cls(rows, name=name)
 
     @classmethod
-    def from_dict(cls, tree: Mapping[str, Any], root: str = "*", name: str | None = None) -> Hierarchy:
+    def from_dict(
+        cls, tree: Mapping[str, Any], root: str = "*", name: str | None = None
+    ) -> Hierarchy:
         """Build from a nested dict (an item taxonomy), whose top keys are the root's children.
 
         A value is a dict (a subtree), a list/tuple/set of leaves, or ``None``/``{}`` (the key is a
@@ -191,11 +210,14 @@ class Hierarchy:
                 for child, sub in node.items():
                     walk(sub, prefix + [str(child)])
             elif isinstance(node, (list, tuple, set, frozenset)):
-                for leaf in (sorted(node, key=str) if isinstance(node, (set, frozenset)) else node):
+                for leaf in sorted(node, key=str) if isinstance(node, (set, frozenset)) else node:
                     paths.append(prefix + [str(leaf)])
             else:
-                raise InputError("taxonomy values must be dicts, lists of leaves or None",
-                                 column=name, node=prefix[-1] if prefix else root)
+                raise InputError(
+                    "taxonomy values must be dicts, lists of leaves or None",
+                    column=name,
+                    node=prefix[-1] if prefix else root,
+                )
 
         walk(tree, [])
         if not paths or not all(paths):
@@ -233,7 +255,9 @@ class Hierarchy:
             raise InputError("interval hierarchy needs finite numeric values", column=name)
         for a, b in zip(widths, widths[1:]):
             if b <= 0 or a <= 0 or abs(b / a - round(b / a)) > 1e-9:
-                raise InputError(f"interval widths must nest: {b} is not a multiple of {a}", column=name)
+                raise InputError(
+                    f"interval widths must nest: {b} is not a multiple of {a}", column=name
+                )
         origin = vals.min() if start is None else float(start)
         integral = np.all(vals == np.round(vals)) and all(float(w).is_integer() for w in widths)
         rows = []
@@ -247,7 +271,9 @@ class Hierarchy:
         return cls(rows, name=name)
 
     @classmethod
-    def from_masking(cls, values: Iterable[Any], mask_char: str = "*", name: str | None = None) -> Hierarchy:
+    def from_masking(
+        cls, values: Iterable[Any], mask_char: str = "*", name: str | None = None
+    ) -> Hierarchy:
         """Masking hierarchy: level i replaces the last i characters (``47677 -> 4767* -> 476**``).
 
         All values must have the same length; the top level masks every character.
@@ -258,7 +284,9 @@ class Hierarchy:
         length = len(strings[0])
         for s in strings:
             if len(s) != length:
-                raise InputError(f"masked values must share one length ({length})", column=name, value=s)
+                raise InputError(
+                    f"masked values must share one length ({length})", column=name, value=s
+                )
         rows = [[s[: length - i] + mask_char * i for i in range(length + 1)] for s in strings]
         return cls(rows, name=name)
 
@@ -304,7 +332,10 @@ class Hierarchy:
             if v is None:
                 raise InputError("missing value", column=col, row=i)
             raise InputError(
-                f"value not in the hierarchy ({bad.size} value(s) in all)", column=col, row=i, value=v
+                f"value not in the hierarchy ({bad.size} value(s) in all)",
+                column=col,
+                row=i,
+                value=v,
             )
         return codes.astype(np.int64)
 
@@ -325,7 +356,9 @@ class Hierarchy:
     def parents(self, level: int) -> np.ndarray:
         """For each node of ``level`` (< height), the code of its parent at ``level + 1``."""
         if not 0 <= level < self.height:
-            raise InputError(f"level {level} has no parents (height {self.height})", column=self.name)
+            raise InputError(
+                f"level {level} has no parents (height {self.height})", column=self.name
+            )
         out = np.zeros(self.n_nodes(level), dtype=np.int64)
         out[self._codes[:, level]] = self._codes[:, level + 1]
         return out

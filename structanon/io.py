@@ -88,21 +88,31 @@ def read_table(
             df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
     except pd.errors.ParserError as exc:
         match = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"cannot parse table: {exc}; is --sep right?", path=str(path),
-                         line=int(match.group(1)) if match else None) from None
+        raise InputError(
+            f"cannot parse table: {exc}; is --sep right?",
+            path=str(path),
+            line=int(match.group(1)) if match else None,
+        ) from None
     except pd.errors.EmptyDataError:
-        raise InputError("the file is empty (no header, no rows); wrong file or wrong --sep?",
-                         path=str(path)) from None
+        raise InputError(
+            "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
+        ) from None
     except UnicodeDecodeError as exc:
-        raise InputError(f"the file is not UTF-8 text ({exc.reason}); convert it, or is it "
-                         "the right file?", path=str(path)) from None
+        raise InputError(
+            f"the file is not UTF-8 text ({exc.reason}); convert it, or is it the right file?",
+            path=str(path),
+        ) from None
     except (OSError, ValueError) as exc:
-        raise InputError(f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?",
-                         path=str(path)) from None
+        raise InputError(
+            f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
+        ) from None
     for col in columns or []:
         if col not in df.columns:
-            raise InputError(f"column not found; the file has {list(map(str, df.columns))}",
-                             column=col, path=str(path))
+            raise InputError(
+                f"column not found; the file has {list(map(str, df.columns))}",
+                column=col,
+                path=str(path),
+            )
     return df
 
 
@@ -129,12 +139,16 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     wide = "16" in encoding or "32" in encoding
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
-        raise InputError("the file is UTF-16 text; convert it to UTF-8 (or give its encoding)",
-                         path=str(path))
+        raise InputError(
+            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding)", path=str(path)
+        )
     if b"\x00" in head and not wide:
-        raise InputError("the file is binary, not text (it holds NUL bytes); is it the right "
-                         "file, or another --format?", path=str(path),
-                         line=head.count(b"\n", 0, head.index(b"\x00")) + 1)
+        raise InputError(
+            "the file is binary, not text (it holds NUL bytes); is it the right "
+            "file, or another --format?",
+            path=str(path),
+            line=head.count(b"\n", 0, head.index(b"\x00")) + 1,
+        )
     return path, _open_binary(path)
 
 
@@ -152,8 +166,9 @@ def open_text(path: str | Path, encoding: str = "utf-8", name: str = "input") ->
     return io.TextIOWrapper(cast(Any, raw), encoding=encoding, newline="")
 
 
-def text_lines(path: str | Path, encoding: str = "utf-8", name: str = "input"
-               ) -> Iterator[tuple[int, str]]:
+def text_lines(
+    path: str | Path, encoding: str = "utf-8", name: str = "input"
+) -> Iterator[tuple[int, str]]:
     r"""``(line number, text)`` of every line (1-based, without the line end).
 
     Undecodable bytes raise :class:`InputError` naming the file and the line, never a bare
@@ -178,9 +193,13 @@ def text_lines(path: str | Path, encoding: str = "utf-8", name: str = "input"
                 text = decoder.decode(line)
             except UnicodeDecodeError as exc:
                 shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
-                raise InputError(f"bytes that are not {shown} text ({exc.reason} at byte "
-                                 f"{exc.start} of the line); convert the file or give its "
-                                 "encoding", path=str(path), line=number) from None
+                raise InputError(
+                    f"bytes that are not {shown} text ({exc.reason} at byte "
+                    f"{exc.start} of the line); convert the file or give its "
+                    "encoding",
+                    path=str(path),
+                    line=number,
+                ) from None
             yield number, text.rstrip("\r\n")
     except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
@@ -200,8 +219,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     if path.is_dir():
         raise InputError("the output names a directory, not a file", path=str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes),
-                               dir=path.parent)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent
+    )
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -231,14 +251,17 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     """
     with atomic_path(path) as tmp:
         binary = "b" in mode
-        with open(tmp, mode, encoding=None if binary else encoding,
-                  newline=None if binary else "") as fh:
+        with open(
+            tmp, mode, encoding=None if binary else encoding, newline=None if binary else ""
+        ) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
 
 
-def write_table(df: pd.DataFrame, path: str | Path, sep: str | None = None, index: bool = False) -> None:
+def write_table(
+    df: pd.DataFrame, path: str | Path, sep: str | None = None, index: bool = False
+) -> None:
     """Write a DataFrame atomically as Parquet (``.parquet``/``.pq``) or CSV/TSV."""
     path = Path(path)
     ext = file_suffix(path)
@@ -277,7 +300,9 @@ class Pseudonymizer:
     (True, 16)
     """
 
-    def __init__(self, key: bytes | None = None, length: int = 16, source: str | None = None) -> None:
+    def __init__(
+        self, key: bytes | None = None, length: int = 16, source: str | None = None
+    ) -> None:
         if key is None:
             key, source = secrets.token_bytes(32), source or "random"
         if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
@@ -309,8 +334,10 @@ class Pseudonymizer:
                 raise InputError("the key file is a directory", path=str(path))
             key = cls._parse_key(path.read_bytes())
             if len(key) < 16:
-                raise InputError(f"the key file holds {len(key)} bytes; a key needs at least 16 bytes",
-                                 path=str(path))
+                raise InputError(
+                    f"the key file holds {len(key)} bytes; a key needs at least 16 bytes",
+                    path=str(path),
+                )
             return cls(key, length, source=f"file {path.name}")
         env = os.environ.get(KEY_ENV)
         if env:
@@ -322,15 +349,20 @@ class Pseudonymizer:
 
         A value's pseudonym depends only on its text, ``str(value)``.
         """
-        arr = np.asarray(values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values,
-                         dtype=object).reshape(-1)
+        arr = np.asarray(
+            values.to_numpy() if isinstance(values, (pd.Series, pd.Index)) else values, dtype=object
+        ).reshape(-1)
         missing = pd.isna(arr)
         if missing.any():
             raise InputError("missing identifier", row=int(np.flatnonzero(missing)[0]))
         codes, uniques = pd.factorize(arr)  # hashing: one HMAC per distinct identifier
         digests = np.array(
-            [hmac.new(self._key, str(u).encode("utf-8"), hashlib.sha256).hexdigest()[: self.length]
-             for u in uniques.tolist()],
+            [
+                hmac.new(self._key, str(u).encode("utf-8"), hashlib.sha256).hexdigest()[
+                    : self.length
+                ]
+                for u in uniques.tolist()
+            ],
             dtype=object,
         )
         return digests[codes]
@@ -363,15 +395,17 @@ class Pseudonymizer:
         """
         message = json.dumps([str(purpose), *map(str, context)]).encode("utf-8")
         digest = hmac.new(self._key, b"structanon/publication\0" + message, hashlib.sha256).digest()
-        return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-            int.from_bytes(digest, "big"))))
+        return np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "big")))
+        )
 
     def __repr__(self) -> str:
         return f"Pseudonymizer(key_source={self.key_source!r}, length={self.length})"
 
 
-def release_key(key: Pseudonymizer | bytes | str | Path | None = None,
-                length: int = 16) -> Pseudonymizer:
+def release_key(
+    key: Pseudonymizer | bytes | str | Path | None = None, length: int = 16
+) -> Pseudonymizer:
     """The secret key of one release: pseudonyms and publication randomness.
 
     Parameters
@@ -395,8 +429,9 @@ def release_key(key: Pseudonymizer | bytes | str | Path | None = None,
         return Pseudonymizer.from_config(key, length)
     if key is None:
         return Pseudonymizer.from_config(None, length)
-    raise InputError(f"key must be bytes, a key file path or a Pseudonymizer, not "
-                     f"{type(key).__name__}")
+    raise InputError(
+        f"key must be bytes, a key file path or a Pseudonymizer, not {type(key).__name__}"
+    )
 
 
 class _Stage:
@@ -408,8 +443,9 @@ class _Stage:
     def __call__(self, path: str | Path) -> Path:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.",
-                                   suffix=".tmp" + "".join(path.suffixes), dir=path.parent)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent
+        )
         os.close(fd)
         os.unlink(tmp)  # writers create it; a writer that writes nothing leaves nothing
         self.pending.append((Path(tmp), path))

@@ -112,7 +112,7 @@ class _Remaining:
         self.sparse = sp.issparse(matrix)
         self.matrix = sp.csr_matrix(matrix, dtype=np.float64) if self.sparse else matrix
         self.index = np.arange(self.matrix.shape[0])
-        squares = self.matrix.multiply(self.matrix) if self.sparse else self.matrix ** 2
+        squares = self.matrix.multiply(self.matrix) if self.sparse else self.matrix**2
         self.sqnorm = np.asarray(squares.sum(axis=1)).ravel()
         self.total = np.asarray(self.matrix.sum(axis=0)).ravel()
 
@@ -135,19 +135,22 @@ class _Remaining:
     def take_nearest(self, point: np.ndarray, size: int) -> np.ndarray:
         """Remove and return (as original row numbers) the ``size`` rows nearest ``point``."""
         dist = self.distances(point)
-        local = np.argpartition(dist, size - 1)[:size] if size < dist.size else np.arange(
-            dist.size)
+        local = np.argpartition(dist, size - 1)[:size] if size < dist.size else np.arange(dist.size)
         taken = self.index[local]
         self.total = self.total - np.asarray(self.matrix[local].sum(axis=0)).ravel()
         keep = np.ones(self.index.size, dtype=bool)
         keep[local] = False
-        self.matrix, self.index, self.sqnorm = self.matrix[keep], self.index[keep], \
-            self.sqnorm[keep]
+        self.matrix, self.index, self.sqnorm = (
+            self.matrix[keep],
+            self.index[keep],
+            self.sqnorm[keep],
+        )
         return taken
 
 
-def mdav(values: Any, k: int, *, standardize: bool = False,
-         progress: Callable[[int], Any] | None = None) -> np.ndarray:
+def mdav(
+    values: Any, k: int, *, standardize: bool = False, progress: Callable[[int], Any] | None = None
+) -> np.ndarray:
     """MDAV (Maximum Distance to Average Vector) fixed-size microaggregation.
 
     While at least ``3k`` rows remain, the row ``r`` farthest from the centroid of the

@@ -72,20 +72,29 @@ class PrivacyModel:
     def threshold(self) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def group_values(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                     domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
+    def group_values(
+        self,
+        counts: np.ndarray,
+        reference: np.ndarray | None = None,
+        domain: Sequence[Any] | np.ndarray | None = None,
+    ) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
 
-    def group_ok(self, counts: np.ndarray, reference: np.ndarray | None = None,
-                 domain: Sequence[Any] | np.ndarray | None = None) -> np.ndarray:
+    def group_ok(
+        self,
+        counts: np.ndarray,
+        reference: np.ndarray | None = None,
+        domain: Sequence[Any] | np.ndarray | None = None,
+    ) -> np.ndarray:
         """Boolean array: which groups satisfy the model."""
         values = self.group_values(counts, reference, domain)
         if self.higher_is_better:
             return values >= self.threshold - _EPS
         return values <= self.threshold + _EPS
 
-    def check(self, partition: Partition, sensitive: Any = None,
-              reference: np.ndarray | None = None) -> CheckResult:
+    def check(
+        self, partition: Partition, sensitive: Any = None, reference: np.ndarray | None = None
+    ) -> CheckResult:
         """Check every group of ``partition``.
 
         Parameters
@@ -109,13 +118,20 @@ class PrivacyModel:
         else:
             counts, domain = partition.sizes, None
         if partition.n_groups == 0:
-            return CheckResult(self.describe(), True, float("nan"), self.threshold, 0,
-                               details={"empty": True})
+            return CheckResult(
+                self.describe(), True, float("nan"), self.threshold, 0, details={"empty": True}
+            )
         values = self.group_values(counts, reference, domain)
         ok = self.group_ok(counts, reference, domain)
         worst = float(values.min() if self.higher_is_better else values.max())
-        return CheckResult(self.describe(), bool(ok.all()), worst, float(self.threshold),
-                           partition.n_groups, np.flatnonzero(~ok))
+        return CheckResult(
+            self.describe(),
+            bool(ok.all()),
+            worst,
+            float(self.threshold),
+            partition.n_groups,
+            np.flatnonzero(~ok),
+        )
 
     def describe(self) -> str:
         params = ", ".join(f"{k}={v}" for k, v in self.to_dict().items() if k != "model")
@@ -287,7 +303,9 @@ class TCloseness(PrivacyModel):
     needs_reference = True
     higher_is_better = False
 
-    def __init__(self, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None) -> None:
+    def __init__(
+        self, t: float, distance: str = "equal", hierarchy: Hierarchy | None = None
+    ) -> None:
         if isinstance(t, bool) or not isinstance(t, (int, float, np.number)) or not 0 <= t <= 1:
             raise InputError(f"t must be a number in [0, 1], got {t!r}")
         if distance not in DISTANCES:
@@ -311,7 +329,11 @@ class TCloseness(PrivacyModel):
         return {"model": self.name, "t": self.t, "distance": self.distance}
 
 
-def check_models(models: Sequence[PrivacyModel], partition: Partition, sensitive: Any = None,
-                 reference: np.ndarray | None = None) -> list[CheckResult]:
+def check_models(
+    models: Sequence[PrivacyModel],
+    partition: Partition,
+    sensitive: Any = None,
+    reference: np.ndarray | None = None,
+) -> list[CheckResult]:
     """Check several models on one partition (the contingency table is built per model)."""
     return [m.check(partition, sensitive, reference) for m in models]

@@ -32,7 +32,8 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
     codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
     values_sorted: np.ndarray = np.asarray(
-        uniques, dtype=series.dtype if series.dtype != object else object)  # type: ignore[arg-type]
+        uniques, dtype=series.dtype if series.dtype != object else object
+    )  # type: ignore[arg-type]
     try:
         order = np.argsort(values_sorted, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
@@ -78,7 +79,9 @@ class Partition:
             rank[order] = np.arange(order.size)
             labels_out[kept] = rank[inverse.reshape(-1)]
         self.labels = labels_out
-        self._sizes = np.bincount(labels_out[kept], minlength=0) if kept.any() else np.zeros(0, np.int64)
+        self._sizes = (
+            np.bincount(labels_out[kept], minlength=0) if kept.any() else np.zeros(0, np.int64)
+        )
 
     @classmethod
     def from_keys(cls, keys: Any, suppressed: np.ndarray | None = None) -> Partition:
@@ -96,16 +99,22 @@ class Partition:
         >>> Partition.from_keys([[1, "a"], [1, "a"], [2, "a"]]).sizes.tolist()
         [2, 1]
         """
-        frame = keys if isinstance(keys, pd.DataFrame) else pd.DataFrame(
-            np.asarray(keys, dtype=object).reshape(len(keys), -1)
-            if not isinstance(keys, np.ndarray) or keys.dtype == object
-            else keys.reshape(len(keys), -1)
+        frame = (
+            keys
+            if isinstance(keys, pd.DataFrame)
+            else pd.DataFrame(
+                np.asarray(keys, dtype=object).reshape(len(keys), -1)
+                if not isinstance(keys, np.ndarray) or keys.dtype == object
+                else keys.reshape(len(keys), -1)
+            )
         )
         labels: np.ndarray
         if frame.shape[1] == 0:
             labels = np.zeros(len(frame), dtype=np.int64)
         else:
-            labels = frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+            labels = (
+                frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+            )
         labels = labels.astype(np.int64)
         if suppressed is not None:
             labels = np.where(np.asarray(suppressed, dtype=bool), -1, labels)

@@ -149,13 +149,17 @@ class Release:
 
     def __repr__(self) -> str:
         size = len(self.data) if hasattr(self.data, "__len__") else None
-        status = "unverified" if self.checks is None else (
-            "verified" if self.checks.passed else "FAILED verification")
-        models = ", ".join(m.describe() if hasattr(m, "describe") else str(m)
-                           for m in self.models)
-        return (f"<Release {self.datatype}: {models or 'no model'}; {status}; "
-                f"{size if size is not None else '?'} published, {self.suppressed} suppressed "
-                f"of {self.n_individuals}>")
+        status = (
+            "unverified"
+            if self.checks is None
+            else ("verified" if self.checks.passed else "FAILED verification")
+        )
+        models = ", ".join(m.describe() if hasattr(m, "describe") else str(m) for m in self.models)
+        return (
+            f"<Release {self.datatype}: {models or 'no model'}; {status}; "
+            f"{size if size is not None else '?'} published, {self.suppressed} suppressed "
+            f"of {self.n_individuals}>"
+        )
 
     def verify(self, strict: bool = False) -> Verification:
         """Re-check every privacy model from :attr:`data` alone.
@@ -196,7 +200,9 @@ class Release:
                 if self.partition is None
                 else {
                     "n_groups": self.partition.n_groups,
-                    "min_group_size": int(self.partition.sizes.min()) if self.partition.n_groups else 0,
+                    "min_group_size": int(self.partition.sizes.min())
+                    if self.partition.n_groups
+                    else 0,
                     "n_suppressed": self.partition.n_suppressed,
                 },
                 "utility": self.utility,
@@ -220,8 +226,10 @@ class Release:
         rows = [("utility", k, None, v) for k, v in flatten(plain["utility"]).items()]
         before = flatten(plain["risk"].get("before", {})) if plain["risk"] else {}
         after = flatten(plain["risk"].get("after", {})) if plain["risk"] else {}
-        rows += [("risk", k, before.get(k), after.get(k))
-                 for k in dict.fromkeys(list(before) + list(after))]
+        rows += [
+            ("risk", k, before.get(k), after.get(k))
+            for k in dict.fromkeys(list(before) + list(after))
+        ]
         return pd.DataFrame(rows, columns=["kind", "measure", "before", "after"])
 
     def _repr_html_(self) -> str:
@@ -234,17 +242,23 @@ class Release:
         what = unit(self)
         rows = "".join(
             f"<tr><td>{'PASS' if c.passed else 'FAIL'}</td><td>{html.escape(c.model)}</td>"
-            f"<td>{c.worst:g}</td><td>{c.threshold:g}</td></tr>" for c in checks.checks)
+            f"<td>{c.worst:g}</td><td>{c.threshold:g}</td></tr>"
+            for c in checks.checks
+        )
         colour = {"red": "#c22", "amber": "#d90", "green": "#2a6"}
         flag_html = "".join(
             f"<li style='border-left:5px solid {colour[f.level]};padding-left:.4em;"
             f"list-style:none'><b>{f.level.upper()}</b> {html.escape(f.title)}: "
-            f"{html.escape(f.detail)}</li>" for f in flags(self))
-        return (f"<div><b>structanon {html.escape(self.datatype)} release</b>: "
-                f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
-                f"<p>{html.escape(headline(self))}</p><ul style='padding-left:0'>{flag_html}"
-                f"</ul><table><tr><th>result</th><th>model</th><th>worst</th>"
-                f"<th>threshold</th></tr>{rows}</table></div>")
+            f"{html.escape(f.detail)}</li>"
+            for f in flags(self)
+        )
+        return (
+            f"<div><b>structanon {html.escape(self.datatype)} release</b>: "
+            f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
+            f"<p>{html.escape(headline(self))}</p><ul style='padding-left:0'>{flag_html}"
+            f"</ul><table><tr><th>result</th><th>model</th><th>worst</th>"
+            f"<th>threshold</th></tr>{rows}</table></div>"
+        )
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)

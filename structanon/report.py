@@ -30,8 +30,14 @@ from .release import Release
 from .summary import _fmt, _risk_rows, flatten, format_summary
 from .verdict import THRESHOLDS, flags, headline, not_covered, unit
 
-__all__ = ["format_summary", "write_report", "flatten", "provenance", "report_dict",
-           "REPORT_EXTENSIONS"]
+__all__ = [
+    "format_summary",
+    "write_report",
+    "flatten",
+    "provenance",
+    "report_dict",
+    "REPORT_EXTENSIONS",
+]
 
 REPORT_EXTENSIONS = (".json", ".html", ".htm")
 
@@ -44,8 +50,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def provenance(inputs: Sequence[str | Path] = (), command: Sequence[str] | None = None
-               ) -> dict[str, Any]:
+def provenance(
+    inputs: Sequence[str | Path] = (), command: Sequence[str] | None = None
+) -> dict[str, Any]:
     """Where a release came from: software, date, command line and input files.
 
     Parameters
@@ -83,15 +90,17 @@ def report_dict(release: Release) -> dict[str, Any]:
     if not release.provenance:
         release.provenance = provenance()
     data = release.to_dict()
-    return to_jsonable({
-        "data_type": release.datatype,
-        "headline": headline(release),
-        "not_covered": not_covered(release),
-        "unit": unit(release),
-        "flags": [f.to_dict() for f in flags(release)],
-        "flag_thresholds": THRESHOLDS,
-        **data,
-    })
+    return to_jsonable(
+        {
+            "data_type": release.datatype,
+            "headline": headline(release),
+            "not_covered": not_covered(release),
+            "unit": unit(release),
+            "flags": [f.to_dict() for f in flags(release)],
+            "flag_thresholds": THRESHOLDS,
+            **data,
+        }
+    )
 
 
 def _figure_png(figure: Any) -> str:
@@ -143,9 +152,14 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
         f"<p class='verdict{'' if passed else ' fail'}' id='headline'>{esc(data['headline'])}</p>",
         f"<p><b>{data['n_individuals']:,}</b> {esc(what)} in the input, "
         f"<b>{data['suppressed']:,}</b> {esc(what)} suppressed.</p>",
-        *([f"<p id='transformation'><b>Transformation:</b> "
-           f"{esc(str(data['info']['transformation_text']))}</p>"]
-          if data["info"].get("transformation_text") else []),
+        *(
+            [
+                f"<p id='transformation'><b>Transformation:</b> "
+                f"{esc(str(data['info']['transformation_text']))}</p>"
+            ]
+            if data["info"].get("transformation_text")
+            else []
+        ),
         "<h2>What this protects against</h2>",
         "<p>The attacker assumed holds every published file and this report, knows the "
         "software and every parameter shown here, and may hold other releases of the same "
@@ -157,43 +171,73 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
     ]
     for flag in data["flags"]:
         advice = f"<br><i>What you can do:</i> {esc(flag['advice'])}" if flag["advice"] else ""
-        parts.append(f"<div class='flag {esc(flag['level'])}'><b>{esc(flag['level'].upper())}"
-                     f" &middot; {esc(flag['title'])}</b>: {esc(flag['detail'])}{advice}</div>")
+        parts.append(
+            f"<div class='flag {esc(flag['level'])}'><b>{esc(flag['level'].upper())}"
+            f" &middot; {esc(flag['title'])}</b>: {esc(flag['detail'])}{advice}</div>"
+        )
     parts += [
         "<h2>Privacy checks (re-verified from the published output alone)</h2>",
-        _html_table([["PASS" if c["passed"] else "FAIL", c["model"], c["worst"], c["threshold"],
-                      c["n_groups"]] for c in checks],
-                    ["result", "model", "worst value", "threshold", "groups"]),
+        _html_table(
+            [
+                [
+                    "PASS" if c["passed"] else "FAIL",
+                    c["model"],
+                    c["worst"],
+                    c["threshold"],
+                    c["n_groups"],
+                ]
+                for c in checks
+            ],
+            ["result", "model", "worst value", "threshold", "groups"],
+        ),
     ]
     if data["utility"]:
-        parts += ["<h2>Utility</h2>",
-                  _html_table([[k, v] for k, v in flatten(data["utility"]).items()],
-                              ["measure", "value"])]
+        parts += [
+            "<h2>Utility</h2>",
+            _html_table(
+                [[k, v] for k, v in flatten(data["utility"]).items()], ["measure", "value"]
+            ),
+        ]
     if data["risk"]:
-        parts += ["<h2>Risk before and after</h2>",
-                  _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"])]
+        parts += [
+            "<h2>Risk before and after</h2>",
+            _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"]),
+        ]
     for title, figure in figures:
-        parts.append(f"<figure><figcaption>{esc(title)}</figcaption><img alt='{esc(title)}' "
-                     f"src='data:image/png;base64,{_figure_png(figure)}'></figure>")
-    parts += ["<h2 id='provenance'>Provenance</h2>",
-              _html_table([[k, v] for k, v in flatten(data.get("provenance") or {}).items()
-                           if k != "inputs"]
-                          + [[f"input {e.get('name')}",
-                              f"{e.get('size_bytes', '-')} bytes, SHA-256 {e.get('sha256', '-')}"]
-                             for e in (data.get("provenance") or {}).get("inputs", [])],
-                          ["item", "value"]),
-              "<h3>Parameters</h3>",
-              _html_table([[k, v] for k, v in flatten(data["parameters"]).items()],
-                          ["parameter", "value"])]
+        parts.append(
+            f"<figure><figcaption>{esc(title)}</figcaption><img alt='{esc(title)}' "
+            f"src='data:image/png;base64,{_figure_png(figure)}'></figure>"
+        )
+    parts += [
+        "<h2 id='provenance'>Provenance</h2>",
+        _html_table(
+            [[k, v] for k, v in flatten(data.get("provenance") or {}).items() if k != "inputs"]
+            + [
+                [
+                    f"input {e.get('name')}",
+                    f"{e.get('size_bytes', '-')} bytes, SHA-256 {e.get('sha256', '-')}",
+                ]
+                for e in (data.get("provenance") or {}).get("inputs", [])
+            ],
+            ["item", "value"],
+        ),
+        "<h3>Parameters</h3>",
+        _html_table(
+            [[k, v] for k, v in flatten(data["parameters"]).items()], ["parameter", "value"]
+        ),
+    ]
     if data["info"]:
-        parts += ["<h2>Details</h2>",
-                  _html_table([[k, v] for k, v in flatten(data["info"]).items()],
-                              ["item", "value"])]
+        parts += [
+            "<h2>Details</h2>",
+            _html_table([[k, v] for k, v in flatten(data["info"]).items()], ["item", "value"]),
+        ]
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
-def write_report(release: Release, path: str | Path, figures: Sequence[tuple[str, Any]] = ()) -> Path:
+def write_report(
+    release: Release, path: str | Path, figures: Sequence[tuple[str, Any]] = ()
+) -> Path:
     """Write a report: JSON for ``.json``, a self-contained HTML page for ``.html``/``.htm``.
 
     Parameters

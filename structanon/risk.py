@@ -39,8 +39,14 @@ def reidentification_risk(partition: Partition, threshold: float = 0.2) -> dict[
     sizes = partition.size_of_each()
     released = sizes > 0
     if not released.any():
-        return {"prosecutor_max": 0.0, "prosecutor_avg": 0.0, "marketer": 0.0,
-                "sample_uniques": 0, "share_above_threshold": 0.0, "threshold": threshold}
+        return {
+            "prosecutor_max": 0.0,
+            "prosecutor_avg": 0.0,
+            "marketer": 0.0,
+            "sample_uniques": 0,
+            "share_above_threshold": 0.0,
+            "threshold": threshold,
+        }
     per_record = 1.0 / sizes[released]
     return {
         "prosecutor_max": float(per_record.max()),
@@ -91,5 +97,8 @@ def journalist_risk(sample_keys: Any, population_keys: Any) -> dict[str, float]:
         row = int(np.flatnonzero(merged["F"].isna().to_numpy())[0])
         raise InputError("sample record's key does not occur in the population", row=row)
     inv = 1.0 / merged["F"].to_numpy(dtype=float)
-    return {"journalist_max": float(inv.max()), "journalist_avg": float(inv.mean()),
-            "marketer": float(inv.mean())}
+    return {
+        "journalist_max": float(inv.max()),
+        "journalist_avg": float(inv.mean()),
+        "marketer": float(inv.mean()),
+    }

@@ -66,30 +66,44 @@ def format_summary(release: Release) -> str:
         f"{release.suppressed:,} {what} suppressed",
         "",
         headline(release),
-        *([f"Transformation: {release.info['transformation_text']}"]
-          if isinstance(release.info, dict) and release.info.get("transformation_text") else []),
+        *(
+            [f"Transformation: {release.info['transformation_text']}"]
+            if isinstance(release.info, dict) and release.info.get("transformation_text")
+            else []
+        ),
         f"Not covered: {not_covered(release)}.",
         "",
         "Flags:",
     ]
     for flag in flags(release):
-        lines.append(f"  [{flag.level.upper():5}] {flag.title}: {flag.detail}"
-                     + (f" What you can do: {flag.advice}" if flag.advice else ""))
+        lines.append(
+            f"  [{flag.level.upper():5}] {flag.title}: {flag.detail}"
+            + (f" What you can do: {flag.advice}" if flag.advice else "")
+        )
     lines += [
         "",
         "Privacy checks (re-verified from the output alone):",
     ]
     lines += _table(
-        [["PASS" if c.passed else "FAIL", c.model, c.worst, c.threshold, c.n_groups]
-         for c in checks.checks],
+        [
+            ["PASS" if c.passed else "FAIL", c.model, c.worst, c.threshold, c.n_groups]
+            for c in checks.checks
+        ],
         ["result", "model", "worst", "threshold", "groups"],
     )
     utility = flatten(plain["utility"])
     if utility:
-        lines += ["", "Utility:"] + _table([[k, v] for k, v in utility.items()], ["metric", "value"])
+        lines += ["", "Utility:"] + _table(
+            [[k, v] for k, v in utility.items()], ["metric", "value"]
+        )
     if plain["risk"]:
         lines += ["", "Risk:"] + _table(_risk_rows(plain["risk"]), ["measure", "before", "after"])
     if plain["timings"]:
-        lines += ["", "Timings (s): " + ", ".join(f"{k} {v:.3f}" for k, v in plain["timings"].items()
-                                                 if isinstance(v, (int, float)))]
+        lines += [
+            "",
+            "Timings (s): "
+            + ", ".join(
+                f"{k} {v:.3f}" for k, v in plain["timings"].items() if isinstance(v, (int, float))
+            ),
+        ]
     return "\n".join(lines)

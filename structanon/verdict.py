@@ -18,50 +18,55 @@ if TYPE_CHECKING:
 __all__ = ["Flag", "THRESHOLDS", "UNITS", "flags", "headline", "not_covered", "unit"]
 
 #: What one individual of ``Release.n_individuals`` is, per data type.
-UNITS = {"tabular": "records", "transactions": "transactions", "location": "fixes",
-         "graphs": "nodes", "querylogs": "users"}
+UNITS = {
+    "tabular": "records",
+    "transactions": "transactions",
+    "location": "fixes",
+    "graphs": "nodes",
+    "querylogs": "users",
+}
 
 #: Thresholds of the flags: ``(amber, red)``; see :func:`flags`.
 THRESHOLDS: dict[str, tuple[float, float]] = {
-    "suppression": (0.05, 0.20),      # share of individuals left out of the release
-    "residual_risk": (0.05, 0.20),    # a re-identification share after release
-    "loss": (0.50, 0.80),             # information-loss measures in [0, 1] (NCP, GCP, ...)
-    "error": (0.25, 0.50),            # median relative errors of queries and supports
-    "recall": (0.50, 0.20),           # frequent itemsets kept (lower is worse)
-    "accuracy": (0.95, 0.85),         # classifier accuracy relative to the original
+    "suppression": (0.05, 0.20),  # share of individuals left out of the release
+    "residual_risk": (0.05, 0.20),  # a re-identification share after release
+    "loss": (0.50, 0.80),  # information-loss measures in [0, 1] (NCP, GCP, ...)
+    "error": (0.25, 0.50),  # median relative errors of queries and supports
+    "recall": (0.50, 0.20),  # frequent itemsets kept (lower is worse)
+    "accuracy": (0.95, 0.85),  # classifier accuracy relative to the original
 }
 
 _NOT_COVERED = {
     "tabular": "an attacker who knows attributes outside the named quasi-identifiers, or who "
-               "infers the sensitive value from its distribution beyond the chosen model",
+    "infers the sensitive value from its distribution beyond the chosen model",
     "transactions": "an attacker who knows more items of a basket than the model assumes",
     "location": "linkage of a user's windows by spatial continuity (and, with linkage "
-                "'pseudonym', through the pseudonym), and an attacker who knows many points of "
-                "a user",
+    "'pseudonym', through the pseudonym), and an attacker who knows many points of "
+    "a user",
     "graphs": "an attacker who knows a node's neighbourhood beyond its degree (its "
-              "neighbours' degrees or a subgraph around it)",
+    "neighbours' degrees or a subgraph around it)",
     "querylogs": "what the query texts themselves reveal beyond the identifier patterns "
-                 "scrubbed (names, rare phrases)",
+    "scrubbed (names, rare phrases)",
 }
 
 _ADVICE = {
     "suppression": {
         "location": "use a longer --window, a larger --cell-size or the adaptive method, or "
-                    "a smaller k",
+        "a smaller k",
         "querylogs": "use a smaller k or --tie-break add",
         None: "use a smaller k or a weaker model, allow more generalization, or raise the "
-              "suppression limit only if suppression is acceptable",
+        "suppression limit only if suppression is acceptable",
     },
     "residual_risk": {
         "location": "this attack is not covered by per-window k: publish fewer linked points "
-                    "(aggregate rows, longer windows) or a larger k",
+        "(aggregate rows, longer windows) or a larger k",
         "graphs": "k-degree anonymity does not cover this attack; raise k, and treat the "
-                  "figure as the residual risk you accept",
+        "figure as the residual risk you accept",
         None: "raise k or add a model that covers this attack",
     },
     "utility": {
         "transactions": "try a smaller m, a frequency-ordered taxonomy (--order frequency) or "
-                        "k-anonymize; generalized items lose item-level itemsets",
+        "k-anonymize; generalized items lose item-level itemsets",
         "location": "use a shorter window or the adaptive method",
         None: "use a smaller k, another algorithm or finer hierarchies",
     },
@@ -78,8 +83,12 @@ class Flag:
     advice: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"level": self.level, "title": self.title, "detail": self.detail,
-                "advice": self.advice}
+        return {
+            "level": self.level,
+            "title": self.title,
+            "detail": self.detail,
+            "advice": self.advice,
+        }
 
 
 def unit(release: Release) -> str:
@@ -109,31 +118,44 @@ def headline(release: Release) -> str:
         text = str(release.info["guarantee"])
     elif release.datatype == "tabular" and k is not None:
         qis = ", ".join(map(str, params.get("quasi_identifiers", []))) or "the quasi-identifiers"
-        text = (f"Every published record is indistinguishable from at least {int(k) - 1} "
-                f"others on {qis}.")
+        text = (
+            f"Every published record is indistinguishable from at least {int(k) - 1} "
+            f"others on {qis}."
+        )
     elif release.datatype == "transactions" and k is not None and params.get("m") is not None:
-        text = (f"An attacker who knows up to {params['m']} items of someone's basket finds at "
-                f"least {k} published baskets that match them.")
+        text = (
+            f"An attacker who knows up to {params['m']} items of someone's basket finds at "
+            f"least {k} published baskets that match them."
+        )
     elif release.datatype == "transactions" and params.get("p") is not None:
-        text = (f"A sensitive item can be linked to a person with probability at most "
-                f"1/{params['p']}.")
+        text = (
+            f"A sensitive item can be linked to a person with probability at most 1/{params['p']}."
+        )
     elif release.datatype == "transactions" and k is not None:
         text = f"Every published basket is shared, as a whole, by at least {k} people."
     elif release.datatype == "location" and k is not None:
-        text = (f"Every published region holds at least {k} distinct users in each "
-                f"{params.get('window', '')} time window.")
+        text = (
+            f"Every published region holds at least {k} distinct users in each "
+            f"{params.get('window', '')} time window."
+        )
     elif release.datatype == "graphs" and k is not None:
-        text = (f"Every published node shares its degree with at least {int(k) - 1} other "
-                f"nodes, so its number of connections does not single it out.")
+        text = (
+            f"Every published node shares its degree with at least {int(k) - 1} other "
+            f"nodes, so its number of connections does not single it out."
+        )
     elif release.datatype == "querylogs" and k is not None:
-        text = (f"Every published user shares an identical set of queries with at least "
-                f"{int(k) - 1} other users.")
+        text = (
+            f"Every published user shares an identical set of queries with at least "
+            f"{int(k) - 1} other users."
+        )
     else:
         text = f"The release satisfies {_model_names(release) or 'its privacy model'}."
     checks = release.checks
     if checks is not None and not checks.passed:
-        return ("This release FAILS its own privacy check when re-verified from its output; "
-                "it must not be published.")
+        return (
+            "This release FAILS its own privacy check when re-verified from its output; "
+            "it must not be published."
+        )
     return text + " Checked again from the published output alone."
 
 
@@ -154,15 +176,24 @@ def _numbers(mapping: Any, prefix: str = "") -> dict[str, float]:
             name = f"{prefix}.{key}" if prefix else str(key)
             if isinstance(value, dict):
                 out.update(_numbers(value, name))
-            elif isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and value == value:
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
                 out[name] = float(value)
     return out
 
 
-_RISK_WORDS = ("unique", "unicity", "prosecutor", "marketer", "journalist", "share_below_k",
-               "linkage", "share_above", "reidentification", "re_identification",
-               "linkage_probability")
+_RISK_WORDS = (
+    "unique",
+    "unicity",
+    "prosecutor",
+    "marketer",
+    "journalist",
+    "share_below_k",
+    "linkage",
+    "share_above",
+    "reidentification",
+    "re_identification",
+    "linkage_probability",
+)
 
 
 def _level(value: float, amber: float, red: float, higher_is_worse: bool = True) -> str | None:
@@ -179,9 +210,14 @@ def _suppression_flags(release: Release) -> list[Flag]:
     level = _level(share, *THRESHOLDS["suppression"])
     if not level:
         return []
-    return [Flag(level, "Large suppression",
-                 f"{suppressed:,} of {n:,} {unit(release)} ({share:.1%}) are left out of the "
-                 "release.", _advice("suppression", release.datatype))]
+    return [
+        Flag(
+            level,
+            "Large suppression",
+            f"{suppressed:,} of {n:,} {unit(release)} ({share:.1%}) are left out of the release.",
+            _advice("suppression", release.datatype),
+        )
+    ]
 
 
 def _risk_flags(release: Release) -> list[Flag]:
@@ -196,21 +232,35 @@ def _risk_flags(release: Release) -> list[Flag]:
             continue
         old = before.get(name)
         if old is not None and value >= old and value > 0:
-            found.append(Flag("red", f"Risk did not fall: {name}",
-                              f"{name} is {value:.3g} after release (before: {old:.3g}).",
-                              advice))
+            found.append(
+                Flag(
+                    "red",
+                    f"Risk did not fall: {name}",
+                    f"{name} is {value:.3g} after release (before: {old:.3g}).",
+                    advice,
+                )
+            )
             continue
         level = _level(value, *THRESHOLDS["residual_risk"])
         if level and value > promised + 1e-9:
-            found.append(Flag(level, f"Residual risk: {name}",
-                              f"{name} is still {value:.3g} after release"
-                              + (f" (before: {old:.3g})." if old is not None else "."),
-                              advice))
+            found.append(
+                Flag(
+                    level,
+                    f"Residual risk: {name}",
+                    f"{name} is still {value:.3g} after release"
+                    + (f" (before: {old:.3g})." if old is not None else "."),
+                    advice,
+                )
+            )
     return found
 
 
-_UTILITY_WORDS = {"loss": "Information loss", "error": "Query error",
-                  "recall": "Frequent itemsets lost", "accuracy": "Classifier accuracy lost"}
+_UTILITY_WORDS = {
+    "loss": "Information loss",
+    "error": "Query error",
+    "recall": "Frequent itemsets lost",
+    "accuracy": "Classifier accuracy lost",
+}
 
 
 def _utility_kind(name: str) -> tuple[str, bool] | None:
@@ -218,8 +268,9 @@ def _utility_kind(name: str) -> tuple[str, bool] | None:
     leaf = name.rsplit(".", 1)[-1]
     if "." not in name and leaf in ("utility_loss", "ncp", "gcp", "loss", "precision_loss"):
         return "loss", True
-    if (leaf == "median" and "error" in name and name.count(".") == 1) \
-            or name.endswith("_rel_error_median"):
+    if (leaf == "median" and "error" in name and name.count(".") == 1) or name.endswith(
+        "_rel_error_median"
+    ):
         return "error", True
     if name.endswith("frequent_itemsets.recall"):
         return "recall", False
@@ -237,8 +288,14 @@ def _utility_flags(release: Release) -> list[Flag]:
             continue
         level = _level(value, *THRESHOLDS[kind[0]], higher_is_worse=kind[1])
         if level:
-            found.append(Flag(level, f"{_UTILITY_WORDS[kind[0]]}: {name}",
-                              f"{name} = {value:.3g}.", _advice("utility", release.datatype)))
+            found.append(
+                Flag(
+                    level,
+                    f"{_UTILITY_WORDS[kind[0]]}: {name}",
+                    f"{name} = {value:.3g}.",
+                    _advice("utility", release.datatype),
+                )
+            )
     return found
 
 
@@ -254,15 +311,25 @@ def flags(release: Release) -> list[Flag]:
     """
     found: list[Flag] = []
     if release.checks is not None and not release.checks.passed:
-        found.append(Flag("red", "Privacy check failed",
-                          "The release does not satisfy its model when re-checked.",
-                          "Do not publish it; report the problem."))
+        found.append(
+            Flag(
+                "red",
+                "Privacy check failed",
+                "The release does not satisfy its model when re-checked.",
+                "Do not publish it; report the problem.",
+            )
+        )
     found += _suppression_flags(release) + _risk_flags(release) + _utility_flags(release)
     warnings = release.info.get("warnings", []) if isinstance(release.info, dict) else []
     found += [Flag("amber", "Warning", str(message)) for message in warnings]
     order = {"red": 0, "amber": 1, "green": 2}
     found.sort(key=lambda f: order[f.level])
     if not found:
-        found.append(Flag("green", "No flags",
-                          "Verified, little suppression, risk fell, utility within thresholds."))
+        found.append(
+            Flag(
+                "green",
+                "No flags",
+                "Verified, little suppression, risk fell, utility within thresholds.",
+            )
+        )
     return found

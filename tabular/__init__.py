@@ -11,5 +11,13 @@ from ._mdav import microaggregate
 from ._optimal import QUALITY_MODELS
 from ._verify import TabularVerifier
 
-__all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "QUALITY_MODELS", "TabularRelease",
-           "TabularVerifier", "microaggregate"]
+__all__ = [
+    "anonymize",
+    "ALGORITHMS",
+    "NUMERIC",
+    "SET",
+    "QUALITY_MODELS",
+    "TabularRelease",
+    "TabularVerifier",
+    "microaggregate",
+]

@@ -39,7 +39,6 @@ from .risk import record_linkage
 __all__ = ["anonymize", "ALGORITHMS", "NUMERIC", "SET", "TabularRelease"]
 
 
-
 class TabularRelease(Release):
     """A :class:`structanon.Release` of a table, with the full-domain transformation.
 
@@ -52,26 +51,38 @@ class TabularRelease(Release):
         return self.info.get("transformation")
 
 
-def _replace_identifiers(df: pd.DataFrame, identifiers: Sequence[str], drop: bool,
-                         pseudo: Pseudonymizer) -> tuple[pd.DataFrame, dict]:
+def _replace_identifiers(
+    df: pd.DataFrame, identifiers: Sequence[str], drop: bool, pseudo: Pseudonymizer
+) -> tuple[pd.DataFrame, dict]:
     if not identifiers:
         return df, {}
     if drop:
-        return df.drop(columns=list(identifiers)), {"identifiers": list(identifiers),
-                                                     "identifier_handling": "dropped"}
+        return df.drop(columns=list(identifiers)), {
+            "identifiers": list(identifiers),
+            "identifier_handling": "dropped",
+        }
     out = df.copy()
     for column in identifiers:
         try:
             out[column] = pseudo.pseudonymize(df[column])
         except InputError as exc:
             raise InputError(exc.message, column=column, row=exc.row) from None
-    return out, {"identifiers": list(identifiers), "identifier_handling": "pseudonymized",
-                 "pseudonym_key": pseudo.key_source}
+    return out, {
+        "identifiers": list(identifiers),
+        "identifier_handling": "pseudonymized",
+        "pseudonym_key": pseudo.key_source,
+    }
 
 
 def _full_domain(
-    df: pd.DataFrame, qi: dict[str, Hierarchy], sensitive: str | None, models: list[PrivacyModel],
-    algorithm: str, max_suppressed: int, metric: str, timings: Timings,
+    df: pd.DataFrame,
+    qi: dict[str, Hierarchy],
+    sensitive: str | None,
+    models: list[PrivacyModel],
+    algorithm: str,
+    max_suppressed: int,
+    metric: str,
+    timings: Timings,
 ) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any]]:
     """Run optimal / datafly.
 
@@ -85,11 +96,13 @@ def _full_domain(
         sens_codes = domain = None
         if any(m.requires_sensitive for m in models):
             sens_codes, domain = encode_values(df[sensitive].to_numpy())
-        enc = EncodedTable(codes, [qi[c] for c in names], sens_codes,
-                           0 if domain is None else domain.size)
+        enc = EncodedTable(
+            codes, [qi[c] for c in names], sens_codes, 0 if domain is None else domain.size
+        )
     with timings("search"):
-        outcome, info = _full_domain_search(enc, names, models, algorithm, max_suppressed,
-                                            metric, domain)
+        outcome, info = _full_domain_search(
+            enc, names, models, algorithm, max_suppressed, metric, domain
+        )
     with timings("publish"):
         take, labels = _full_domain_publish(enc, qi, models, outcome, domain)
     levels = {c: int(lv) for c, lv in zip(names, outcome.levels)}
@@ -98,17 +111,29 @@ def _full_domain(
     return take, labels, info
 
 
-def _full_domain_search(enc: EncodedTable, names: list[str], models: list[PrivacyModel],
-                        algorithm: str, max_suppressed: int, metric: str,
-                        domain: np.ndarray | None) -> tuple[NodeOutcome, dict[str, Any]]:
+def _full_domain_search(
+    enc: EncodedTable,
+    names: list[str],
+    models: list[PrivacyModel],
+    algorithm: str,
+    max_suppressed: int,
+    metric: str,
+    domain: np.ndarray | None,
+) -> tuple[NodeOutcome, dict[str, Any]]:
     """The chosen lattice node, and what the search tells about itself."""
     info: dict[str, Any] = {}
     if algorithm == "optimal":
         search = optimal_generalization(enc, models, max_suppressed, metric, domain)
-        info["lattice"] = {"nodes": search.n_nodes, "checked": search.checked,
-                           "scored": search.scored, "feasible": search.feasible,
-                           "monotone_pruning": search.monotone, "class_tables": enc.evaluations,
-                           "roll_ups": enc.rollups, "tied_optima": len(search.ties)}
+        info["lattice"] = {
+            "nodes": search.n_nodes,
+            "checked": search.checked,
+            "scored": search.scored,
+            "feasible": search.feasible,
+            "monotone_pruning": search.monotone,
+            "class_tables": enc.evaluations,
+            "roll_ups": enc.rollups,
+            "tied_optima": len(search.ties),
+        }
         info["score"] = {"metric": metric, "value": search.score}
         return search.best, info
     outcome, steps = datafly(enc, models, max_suppressed, domain)
@@ -116,9 +141,13 @@ def _full_domain_search(enc: EncodedTable, names: list[str], models: list[Privac
     return outcome, info
 
 
-def _full_domain_publish(enc: EncodedTable, qi: dict[str, Hierarchy],
-                         models: list[PrivacyModel], outcome: NodeOutcome,
-                         domain: np.ndarray | None) -> tuple[Callable, np.ndarray]:
+def _full_domain_publish(
+    enc: EncodedTable,
+    qi: dict[str, Hierarchy],
+    models: list[PrivacyModel],
+    outcome: NodeOutcome,
+    domain: np.ndarray | None,
+) -> tuple[Callable, np.ndarray]:
     """``(take, labels)`` of the chosen node, its classes re-checked from scratch."""
     levels = outcome.levels
     record_class, table = enc.record_classes(levels)
@@ -159,8 +188,9 @@ def _interval_width(labels: Sequence[str]) -> str | None:
     return f"{width:g}"
 
 
-def transformation_text(hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int],
-                        examples: int = 3) -> str:
+def transformation_text(
+    hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, int], examples: int = 3
+) -> str:
     """The full-domain transformation in words, with a few labels of each chosen level.
 
     Examples
@@ -190,12 +220,21 @@ def transformation_text(hierarchies: Mapping[str, Hierarchy], levels: Mapping[st
     return "; ".join(parts)
 
 
-def _locally_suppress(take, labels: np.ndarray, qis: list[str], models: list[PrivacyModel],
-                      algorithm: str, info: dict[str, Any], rng: np.random.Generator):
+def _locally_suppress(
+    take,
+    labels: np.ndarray,
+    qis: list[str],
+    models: list[PrivacyModel],
+    algorithm: str,
+    info: dict[str, Any],
+    rng: np.random.Generator,
+):
     """Replace record suppression by cell suppression (k-anonymity only)."""
     if algorithm == "mondrian" or not all(isinstance(m, KAnonymity) for m in models):
-        raise InputError("local_suppression needs algorithm 'optimal' or 'datafly' and "
-                         "k-anonymity as the only model")
+        raise InputError(
+            "local_suppression needs algorithm 'optimal' or 'datafly' and "
+            "k-anonymity as the only model"
+        )
     k = max(m.k for m in models)
     table = pd.DataFrame({c: take(c, None) for c in qis})
     fixed, n_cells = suppress_cells(table, qis, k, rng)
@@ -225,8 +264,9 @@ def _mondrian_options(options: Mapping[str, Any] | None, algorithm: str) -> dict
         raise InputError(f"unknown mondrian_options {unknown}; known: {sorted(MONDRIAN_DEFAULTS)}")
     out = {**MONDRIAN_DEFAULTS, **options}
     if out["criterion"] not in ("gain", "width"):
-        raise InputError(f"mondrian_options criterion must be 'gain' or 'width', "
-                         f"got {out['criterion']!r}")
+        raise InputError(
+            f"mondrian_options criterion must be 'gain' or 'width', got {out['criterion']!r}"
+        )
     for name in ("relaxed", "remainder"):
         if not isinstance(out[name], (bool, np.bool_)):
             raise InputError(f"mondrian_options {name} must be True or False, got {out[name]!r}")
@@ -381,8 +421,9 @@ def anonymize(
     timings = Timings()
     measures, classifier = _measure_switch(measures, classifier, utility)
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
-    models = validate(df, quasi_identifiers, sensitive, models, algorithm, suppression_limit,
-                      metric, identifiers)
+    models = validate(
+        df, quasi_identifiers, sensitive, models, algorithm, suppression_limit, metric, identifiers
+    )
     m_options = _mondrian_options(mondrian_options, algorithm)
     if seed is not None:
         seed = check_int(seed, "seed", min_value=0)
@@ -390,47 +431,79 @@ def anonymize(
         raise InputError("give the release key as key= or as pseudonymizer=, not both")
     secret = release_key(key if key is not None else pseudonymizer)
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, secret)
-    if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or \
-            data.index.step != 1:
+    if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or data.index.step != 1:
         data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)
     n = len(data)
     if algorithm == "mondrian":
         with timings("search"):
-            take, labels, info = _mondrian_search(data, quasi_identifiers, sensitive, models,
-                                                  m_options)
+            take, labels, info = _mondrian_search(
+                data, quasi_identifiers, sensitive, models, m_options
+            )
     else:
         max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
-        take, labels, info = _full_domain(data, dict(quasi_identifiers), sensitive, models,
-                                          algorithm, max_suppressed, metric, timings)
+        take, labels, info = _full_domain(
+            data,
+            dict(quasi_identifiers),
+            sensitive,
+            models,
+            algorithm,
+            max_suppressed,
+            metric,
+            timings,
+        )
     # the public facts of this release: secret draws differ between releases that differ
-    public = repr({"algorithm": algorithm, "quasi_identifiers": qi_kinds(quasi_identifiers),
-                   "sensitive": sensitive, "models": [m.describe() for m in models],
-                   "suppression_limit": suppression_limit, "metric": metric,
-                   "mondrian": m_options, "local_suppression": local_suppression,
-                   "identifiers": identifiers, "drop_identifiers": drop_identifiers})
+    public = repr(
+        {
+            "algorithm": algorithm,
+            "quasi_identifiers": qi_kinds(quasi_identifiers),
+            "sensitive": sensitive,
+            "models": [m.describe() for m in models],
+            "suppression_limit": suppression_limit,
+            "metric": metric,
+            "mondrian": m_options,
+            "local_suppression": local_suppression,
+            "identifiers": identifiers,
+            "drop_identifiers": drop_identifiers,
+        }
+    )
     if local_suppression:
-        take, labels = _locally_suppress(take, labels, qis, models, algorithm, info,
-                                         secret.rng("local-suppression", seed, n, public))
+        take, labels = _locally_suppress(
+            take,
+            labels,
+            qis,
+            models,
+            algorithm,
+            info,
+            secret.rng("local-suppression", seed, n, public),
+        )
     with timings("shuffle"):
         order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(labels >= 0))
-        published = pd.DataFrame({
-            c: take(c, order) if c in quasi_identifiers else
-            data[c].iloc[order].reset_index(drop=True)
-            for c in data.columns
-        })
+        published = pd.DataFrame(
+            {
+                c: take(c, order)
+                if c in quasi_identifiers
+                else data[c].iloc[order].reset_index(drop=True)
+                for c in data.columns
+            }
+        )
     release = TabularRelease(
         data=published,
         datatype="tabular",
         verifier=TabularVerifier(qis, sensitive, models),
         models=models,
         partition=Partition(labels),
-        parameters={"algorithm": algorithm, "quasi_identifiers": qis,
-                    "qi_kinds": qi_kinds(quasi_identifiers), "sensitive": sensitive,
-                    "suppression_limit": suppression_limit,
-                    "metric": metric if algorithm == "optimal" else None, "seed": seed,
-                    **({"mondrian": m_options} if algorithm == "mondrian" else {}),
-                    **id_info},
+        parameters={
+            "algorithm": algorithm,
+            "quasi_identifiers": qis,
+            "qi_kinds": qi_kinds(quasi_identifiers),
+            "sensitive": sensitive,
+            "suppression_limit": suppression_limit,
+            "metric": metric if algorithm == "optimal" else None,
+            "seed": seed,
+            **({"mondrian": m_options} if algorithm == "mondrian" else {}),
+            **id_info,
+        },
         suppressed=int((labels < 0).sum()),
         n_individuals=n,
         info=info,
@@ -440,8 +513,9 @@ def anonymize(
         add_warning(release, warning)
 
     def measure(release: TabularRelease) -> None:
-        _measure(release, data, take, labels, quasi_identifiers, sensitive, models, seed,
-                 classifier)
+        _measure(
+            release, data, take, labels, quasi_identifiers, sensitive, models, seed, classifier
+        )
 
     finish_release(release, measure, measures=measures, timings=timings)
     if linkage:
@@ -457,20 +531,28 @@ def _measure_switch(measures: Any, classifier: Any, utility: Any) -> tuple[bool,
     check_choice(classifier, "classifier", (True, False))
     if utility is not None:
         check_choice(utility, "utility", (True, False, "full"))
-        warnings.warn("utility= is deprecated: use measures=False to skip the measures and "
-                      "classifier=True for the classifier accuracy", DeprecationWarning,
-                      stacklevel=3)
+        warnings.warn(
+            "utility= is deprecated: use measures=False to skip the measures and "
+            "classifier=True for the classifier accuracy",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         measures = measures and utility is not False
         classifier = classifier or utility == "full"
     return bool(measures), bool(classifier)
 
 
-def _mondrian_search(data: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str],
-                     sensitive: str | None, models: list[PrivacyModel],
-                     options: dict[str, Any]) -> tuple[Callable, np.ndarray, dict[str, Any]]:
+def _mondrian_search(
+    data: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    sensitive: str | None,
+    models: list[PrivacyModel],
+    options: dict[str, Any],
+) -> tuple[Callable, np.ndarray, dict[str, Any]]:
     """Run Mondrian; return ``(take, labels, info)`` as :func:`_full_domain` does."""
-    labels, class_values = mondrian_classes(data, dict(quasi_identifiers), sensitive,
-                                            models, **options)
+    labels, class_values = mondrian_classes(
+        data, dict(quasi_identifiers), sensitive, models, **options
+    )
     labels = np.asarray(labels, dtype=np.int64)
     gathered: list = [None, labels]  # (rows, classes of those rows), reused across columns
 
@@ -482,33 +564,57 @@ def _mondrian_search(data: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarc
             gathered[:] = [rows, labels[rows]]
         return class_values[column][gathered[1]]
 
-    text = ("multidimensional (Mondrian): each class is published with its own "
-            "ranges, value sets or hierarchy nodes per quasi-identifier")
+    text = (
+        "multidimensional (Mondrian): each class is published with its own "
+        "ranges, value sets or hierarchy nodes per quasi-identifier"
+    )
     return take, labels, {"transformation": None, "transformation_text": text}
 
 
-def _measure(release: TabularRelease, data: pd.DataFrame, take: Callable,
-             labels: np.ndarray, quasi_identifiers: Mapping[str, Hierarchy | str],
-             sensitive: str | None, models: list[PrivacyModel], seed: int | None,
-             classifier: bool) -> None:
+def _measure(
+    release: TabularRelease,
+    data: pd.DataFrame,
+    take: Callable,
+    labels: np.ndarray,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    sensitive: str | None,
+    models: list[PrivacyModel],
+    seed: int | None,
+    classifier: bool,
+) -> None:
     """Fill ``release.utility`` and ``release.risk`` (before and after)."""
     qis = list(quasi_identifiers)
     generalized = data.assign(**{c: take(c, None) for c in qis})
-    release.utility = utility_report(data, generalized, labels, quasi_identifiers, models,
-                                     release.info.get("transformation"), seed,
-                                     target=sensitive if classifier else None)
+    release.utility = utility_report(
+        data,
+        generalized,
+        labels,
+        quasi_identifiers,
+        models,
+        release.info.get("transformation"),
+        seed,
+        target=sensitive if classifier else None,
+    )
     before = Partition.from_keys(data[qis])
-    release.risk = {"before": core_risk.reidentification_risk(before),
-                    "after": core_risk.reidentification_risk(release.partition)}
+    release.risk = {
+        "before": core_risk.reidentification_risk(before),
+        "after": core_risk.reidentification_risk(release.partition),
+    }
 
 
-def _linkage(release: TabularRelease, data: pd.DataFrame, published: pd.DataFrame,
-             quasi_identifiers: Mapping[str, Hierarchy | str], order: np.ndarray) -> None:
+def _linkage(
+    release: TabularRelease,
+    data: pd.DataFrame,
+    published: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    order: np.ndarray,
+) -> None:
     """Add the record-linkage attack, before and after, to ``release.risk``."""
     spec = dict(quasi_identifiers)
     release.risk.setdefault("before", {})["record_linkage"] = record_linkage(data, data, spec)
     release.risk.setdefault("after", {})["record_linkage"] = record_linkage(
-        data, published, spec, true_index=order)
+        data, published, spec, true_index=order
+    )
 
 
 def _weak_model_warnings(models: Sequence[PrivacyModel]) -> list[str]:
@@ -519,9 +625,13 @@ def _weak_model_warnings(models: Sequence[PrivacyModel]) -> list[str]:
 
 
 def utility_report(
-    original: pd.DataFrame, generalized: pd.DataFrame, labels: np.ndarray,
-    quasi_identifiers: Mapping[str, Hierarchy | str], models: Sequence[PrivacyModel],
-    transformation: Mapping[str, int] | None, seed: int | None = None,
+    original: pd.DataFrame,
+    generalized: pd.DataFrame,
+    labels: np.ndarray,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    models: Sequence[PrivacyModel],
+    transformation: Mapping[str, int] | None,
+    seed: int | None = None,
     target: str | None = None,
 ) -> dict[str, Any]:
     """The utility measures of a release (rows of ``generalized`` aligned with ``original``)."""
@@ -545,17 +655,25 @@ def utility_report(
     hierarchies = {c: h for c, h in quasi_identifiers.items() if isinstance(h, Hierarchy)}
     if transformation is not None:
         out["generalization_height"] = tab_metrics.generalization_height(transformation)
-        out["precision_loss"] = tab_metrics.precision(transformation, hierarchies, n,
-                                                      int((~kept).sum()))
+        out["precision_loss"] = tab_metrics.precision(
+            transformation, hierarchies, n, int((~kept).sum())
+        )
         out["loss"] = tab_metrics.loss(transformation, released, hierarchies, n)
     numeric = [c for c in qis if pd.api.types.is_numeric_dtype(original[c])]
     if numeric:
         out["sse"] = tab_metrics.sse(original, labels, numeric)
     if target is not None and released.shape[0] >= 10:
         out["classifier_accuracy"] = tab_metrics.classifier_accuracy(
-            original[kept], released, qis, target, seed=0 if seed is None else seed)
+            original[kept], released, qis, target, seed=0 if seed is None else seed
+        )
     if released.shape[0] and len(qis) >= 1:
         out["count_query_error"] = tab_metrics.count_query_error(
-            original, released, quasi_identifiers, n_queries=100,
-            dimension=min(2, len(qis)), selectivity=0.1, seed=seed)
+            original,
+            released,
+            quasi_identifiers,
+            n_queries=100,
+            dimension=min(2, len(qis)),
+            selectivity=0.1,
+            seed=seed,
+        )
     return out

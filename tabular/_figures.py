@@ -15,8 +15,13 @@ from structanon import Release
 
 __all__ = ["release_figures"]
 
-RISK_KEYS = ("prosecutor_max", "prosecutor_avg", "marketer", "share_above_threshold",
-             "record_linkage")
+RISK_KEYS = (
+    "prosecutor_max",
+    "prosecutor_avg",
+    "marketer",
+    "share_above_threshold",
+    "record_linkage",
+)
 
 
 def _pyplot():

@@ -15,15 +15,29 @@ from structanon.models import KAnonymity, PrivacyModel
 from ._optimal import QUALITY_MODELS
 from ._sets import SET, check_separator, is_set_spec
 
-__all__ = ["ALGORITHMS", "NUMERIC", "SET", "hierarchy_codes", "qi_kinds", "require_columns", "validate"]
+__all__ = [
+    "ALGORITHMS",
+    "NUMERIC",
+    "SET",
+    "hierarchy_codes",
+    "qi_kinds",
+    "require_columns",
+    "validate",
+]
 
 ALGORITHMS = ("optimal", "mondrian", "datafly")
 NUMERIC = "numeric"
 
 
-def require_columns(df: Any, columns: Sequence[str], *, argument: str,
-                    parameter: str = "quasi_identifiers", role: str = "quasi-identifier",
-                    where: str = "the table") -> list[str]:
+def require_columns(
+    df: Any,
+    columns: Sequence[str],
+    *,
+    argument: str,
+    parameter: str = "quasi_identifiers",
+    role: str = "quasi-identifier",
+    where: str = "the table",
+) -> list[str]:
     """Check ``df`` is a DataFrame holding every one of ``columns`` (at least one); return them."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"{argument} must be a pandas DataFrame, got {type(df).__name__}")
@@ -43,9 +57,17 @@ def _mixed_type_row(column: pd.Series) -> int | None:
     kind = pd.api.types.infer_dtype(column, skipna=True)
     if not kind.startswith("mixed") or kind == "mixed-integer-float":
         return None
-    kinds = column.map(lambda v: "str" if isinstance(v, str) else (
-        "num" if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else
-        type(v).__name__)).to_numpy()
+    kinds = column.map(
+        lambda v: (
+            "str"
+            if isinstance(v, str)
+            else (
+                "num"
+                if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                else type(v).__name__
+            )
+        )
+    ).to_numpy()
     uniq, counts = np.unique(kinds.astype(str), return_counts=True)
     if uniq.size <= 1:
         return None
@@ -74,28 +96,42 @@ def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.nd
 
 def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = True) -> None:
     if column not in df.columns:
-        raise InputError(f"{role} column not in the table (columns: {list(df.columns)})",
-                         column=column)
+        raise InputError(
+            f"{role} column not in the table (columns: {list(df.columns)})", column=column
+        )
     # (quasi-identifiers: missing values are reported by the encoders, per column and row)
     missing = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
     if missing.any():
-        raise InputError(f"missing value in {role} column", column=column,
-                         row=int(np.flatnonzero(missing)[0]))
+        raise InputError(
+            f"missing value in {role} column", column=column, row=int(np.flatnonzero(missing)[0])
+        )
     bad = _mixed_type_row(df[column])
     if bad is not None:
-        raise InputError(f"mixed value types in {role} column", column=column, row=bad,
-                         value=df[column].iloc[bad])
+        raise InputError(
+            f"mixed value types in {role} column",
+            column=column,
+            row=bad,
+            value=df[column].iloc[bad],
+        )
 
 
 def qi_kinds(quasi_identifiers: Mapping[str, Any]) -> dict[str, str]:
     """How each QI is generalized: ``"hierarchy"``, ``"numeric"`` or ``"set"``."""
-    return {c: "hierarchy" if isinstance(s, Hierarchy) else (SET if is_set_spec(s) else s)
-            for c, s in quasi_identifiers.items()}
+    return {
+        c: "hierarchy" if isinstance(s, Hierarchy) else (SET if is_set_spec(s) else s)
+        for c, s in quasi_identifiers.items()
+    }
 
 
 def validate(
-    df: Any, quasi_identifiers: Any, sensitive: str | None, models: Any, algorithm: str,
-    suppression_limit: Any, metric: str, identifiers: Sequence[str],
+    df: Any,
+    quasi_identifiers: Any,
+    sensitive: str | None,
+    models: Any,
+    algorithm: str,
+    suppression_limit: Any,
+    metric: str,
+    identifiers: Sequence[str],
 ) -> list[PrivacyModel]:
     """Check every parameter of :func:`tabular.anonymize`; return the models as a list.
 
@@ -139,29 +175,42 @@ def _check_specs(df: pd.DataFrame, quasi_identifiers: Any, algorithm: str) -> No
             continue
         if isinstance(spec, str) and (spec == NUMERIC or is_set_spec(spec)):
             if algorithm != "mondrian":
-                raise InputError(f"{spec!r} quasi-identifiers need algorithm='mondrian'; "
-                                 f"{algorithm} needs a Hierarchy", column=column)
+                raise InputError(
+                    f"{spec!r} quasi-identifiers need algorithm='mondrian'; "
+                    f"{algorithm} needs a Hierarchy",
+                    column=column,
+                )
             continue
-        raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric' or "
-                         f"'{SET}' (alias 'ordinal'), got {spec!r}", column=column)
+        raise InputError(
+            f"quasi-identifier spec must be a Hierarchy, 'numeric' or "
+            f"'{SET}' (alias 'ordinal'), got {spec!r}",
+            column=column,
+        )
 
 
-def _check_identifiers(df: pd.DataFrame, identifiers: Sequence[str],
-                       quasi_identifiers: Mapping[str, Any], sensitive: str | None) -> None:
+def _check_identifiers(
+    df: pd.DataFrame,
+    identifiers: Sequence[str],
+    quasi_identifiers: Mapping[str, Any],
+    sensitive: str | None,
+) -> None:
     for column in identifiers:
         if column not in df.columns:
             raise InputError("identifier column not in the table", column=column)
         if column in quasi_identifiers or column == sensitive:
-            raise InputError("a column cannot be both an identifier and a quasi-identifier "
-                             "or sensitive", column=column)
+            raise InputError(
+                "a column cannot be both an identifier and a quasi-identifier or sensitive",
+                column=column,
+            )
 
 
 def _check_models(models: Any) -> list[PrivacyModel]:
     if isinstance(models, PrivacyModel):
         models = [models]
     if isinstance(models, str | bytes) or not isinstance(models, Iterable):
-        raise InputError(f"models must be a list of privacy models (e.g. [KAnonymity(5)]), "
-                         f"got {models!r}")
+        raise InputError(
+            f"models must be a list of privacy models (e.g. [KAnonymity(5)]), got {models!r}"
+        )
     models = list(models)
     if not models:
         raise InputError("models must name at least one privacy model (e.g. KAnonymity(5))")
@@ -171,8 +220,12 @@ def _check_models(models: Any) -> list[PrivacyModel]:
     return models
 
 
-def _check_sensitive(df: pd.DataFrame, sensitive: str | None,
-                     quasi_identifiers: Mapping[str, Any], models: list[PrivacyModel]) -> None:
+def _check_sensitive(
+    df: pd.DataFrame,
+    sensitive: str | None,
+    quasi_identifiers: Mapping[str, Any],
+    models: list[PrivacyModel],
+) -> None:
     if sensitive is not None:
         if not isinstance(sensitive, Hashable):
             raise InputError(f"sensitive must be a column name, got {sensitive!r}")

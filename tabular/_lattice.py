@@ -185,8 +185,12 @@ class EncodedTable:
         return table
 
     def _group(
-        self, gen: list[np.ndarray], weight: np.ndarray, sens: np.ndarray | None,
-        node: tuple[int, ...], contingency: np.ndarray | None = None,
+        self,
+        gen: list[np.ndarray],
+        weight: np.ndarray,
+        sens: np.ndarray | None,
+        node: tuple[int, ...],
+        contingency: np.ndarray | None = None,
     ) -> tuple[np.ndarray, ClassTable]:
         radices = [self.n_nodes[j][node[j]] for j in range(self.q)]
         ids, m = dense_groups(gen, radices) if self.q else (np.zeros(weight.size, np.int64), 1)
@@ -208,9 +212,13 @@ class EncodedTable:
         gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
         return self._group(gen, self.base_weight, self.base_sensitive, node)
 
-    def _roll_up(self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]) -> ClassTable:
+    def _roll_up(
+        self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
+    ) -> ClassTable:
         gen = [
-            table.codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            table.codes[:, j]
+            if src[j] == node[j]
+            else self.up_map(j, src[j], node[j])[table.codes[:, j]]
             for j in range(self.q)
         ]
         if table.contingency is None:

@@ -50,8 +50,9 @@ class _Dimension:
         return int(self.values.size if self.numeric else self.n_leaves)
 
 
-def encode_column(column: pd.Series | np.ndarray, name: str | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def encode_column(
+    column: pd.Series | np.ndarray, name: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Sorted integer codes of a column: ``(codes, domain)`` with ``domain[codes] == column``.
 
     :func:`structanon.partition.encode_values` with the column named in its errors: missing
@@ -78,14 +79,21 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
         bad = np.flatnonzero(pd.isna(coerced) & ~pd.isna(column.to_numpy()))
         if bad.size or column.dtype == bool:
             row = int(bad[0]) if bad.size else 0
-            raise InputError("numeric quasi-identifier holds a non-numeric value",
-                             column=name, row=row, value=values[row])
+            raise InputError(
+                "numeric quasi-identifier holds a non-numeric value",
+                column=name,
+                row=row,
+                value=values[row],
+            )
         values = coerced
     values = values.astype(float)
     missing = np.flatnonzero(~np.isfinite(values))
     if missing.size:
-        raise InputError("numeric quasi-identifier holds a missing or infinite value",
-                         column=name, row=int(missing[0]))
+        raise InputError(
+            "numeric quasi-identifier holds a missing or infinite value",
+            column=name,
+            row=int(missing[0]),
+        )
     codes, domain = encode_column(values, name)
     return _Dimension(name, True, codes, values=domain.astype(float))
 
@@ -94,8 +102,7 @@ def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
     codes, domain = encode_column(column, name)
     check_separator(column, name)
     names = np.array([value_label(v) for v in domain.tolist()], dtype=object)
-    return _Dimension(name, True, codes, values=np.arange(domain.size, dtype=float),
-                      ordinal=names)
+    return _Dimension(name, True, codes, values=np.arange(domain.size, dtype=float), ordinal=names)
 
 
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
@@ -106,10 +113,18 @@ def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -
         ancestors = np.column_stack([ancestors, np.zeros(len(ancestors), dtype=np.int64)])
         labels.append(np.array(["*"], dtype=object))
     width = max(len(lab) for lab in labels)
-    counts = np.array([np.bincount(ancestors[:, lv], minlength=width)
-                       for lv in range(ancestors.shape[1])])
-    return _Dimension(name, False, leaves, ancestors=ancestors, labels=labels,
-                      leaf_counts=counts, n_leaves=int(ancestors.shape[0]))
+    counts = np.array(
+        [np.bincount(ancestors[:, lv], minlength=width) for lv in range(ancestors.shape[1])]
+    )
+    return _Dimension(
+        name,
+        False,
+        leaves,
+        ancestors=ancestors,
+        labels=labels,
+        leaf_counts=counts,
+        n_leaves=int(ancestors.shape[0]),
+    )
 
 
 def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
@@ -118,14 +133,18 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
     if len(df) == 0:
         raise InputError("df has no rows")
     if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
-        raise InputError("quasi_identifiers must be a non-empty dict: "
-                         "column -> Hierarchy | 'numeric'")
+        raise InputError(
+            "quasi_identifiers must be a non-empty dict: column -> Hierarchy | 'numeric'"
+        )
     for col, spec in quasi_identifiers.items():
         if col not in df.columns:
             raise InputError("quasi-identifier not in the table", column=col)
         if not (isinstance(spec, Hierarchy) or spec == NUMERIC or is_set_spec(spec)):
-            raise InputError("quasi-identifier spec must be a Hierarchy, 'numeric' or "
-                             f"'{SET}' (alias 'ordinal'), got {spec!r}", column=col)
+            raise InputError(
+                "quasi-identifier spec must be a Hierarchy, 'numeric' or "
+                f"'{SET}' (alias 'ordinal'), got {spec!r}",
+                column=col,
+            )
     models = list(models)
     if not models or not all(isinstance(m, PrivacyModel) for m in models):
         raise InputError("models must be a non-empty sequence of structanon privacy models")
@@ -133,8 +152,9 @@ def _validate(df, quasi_identifiers, sensitive, models) -> list[PrivacyModel]:
         if sensitive not in df.columns:
             raise InputError("sensitive attribute not in the table", column=sensitive)
         if sensitive in quasi_identifiers:
-            raise InputError("the sensitive attribute cannot be a quasi-identifier",
-                             column=sensitive)
+            raise InputError(
+                "the sensitive attribute cannot be a quasi-identifier", column=sensitive
+            )
     elif any(m.requires_sensitive for m in models):
         raise InputError("a model needs the sensitive attribute, but sensitive is None")
     return models
@@ -153,16 +173,28 @@ def _collapse(dims: list[_Dimension]) -> tuple[np.ndarray, np.ndarray]:
             codes[:, j] = uniq % sizes[j]
             uniq = uniq // sizes[j]
     else:
-        codes, tuple_of = np.unique(np.column_stack([d.codes for d in dims]), axis=0,
-                                    return_inverse=True)
+        codes, tuple_of = np.unique(
+            np.column_stack([d.codes for d in dims]), axis=0, return_inverse=True
+        )
     return tuple_of.reshape(-1), codes
 
 
 class _Cutter:
     """Breadth-first Mondrian over distinct tuples ("items") with record weights."""
 
-    def __init__(self, dims, item_codes, weights, pairs, reference, domain, models,
-                 remainder=True, criterion="width", relaxed=False):
+    def __init__(
+        self,
+        dims,
+        item_codes,
+        weights,
+        pairs,
+        reference,
+        domain,
+        models,
+        remainder=True,
+        criterion="width",
+        relaxed=False,
+    ):
         self.dims, self.item_codes, self.weights = dims, item_codes, weights
         self.remainder = remainder
         self.max_pooling = 6
@@ -190,12 +222,19 @@ class _Cutter:
             g = group_of_item[self.pair_item]
             keep = g >= 0
             flat = g[keep] * self.n_sens + self.pair_sens[keep]
-            counts = np.bincount(flat, weights=self.pair_w[keep],
-                                 minlength=n_groups * self.n_sens).reshape(n_groups, self.n_sens)
+            counts = np.bincount(
+                flat, weights=self.pair_w[keep], minlength=n_groups * self.n_sens
+            ).reshape(n_groups, self.n_sens)
         ok = np.ones(n_groups, dtype=bool)
         for model in self.models:
-            ok &= np.asarray(model.group_ok(counts if model.requires_sensitive else sizes,
-                                            reference=self.reference, domain=self.domain), bool)
+            ok &= np.asarray(
+                model.group_ok(
+                    counts if model.requires_sensitive else sizes,
+                    reference=self.reference,
+                    domain=self.domain,
+                ),
+                bool,
+            )
         return ok
 
     def _candidates(self, items, part, starts, n_parts):
@@ -209,8 +248,9 @@ class _Cutter:
         for j, dim in enumerate(self.dims):
             c = self.item_codes[items, j]
             cut = self._numeric_cut if dim.numeric else self._categorical_cut
-            widths[:, j], gains[:, j], sides[j] = cut(j, dim, c, part, starts, n_parts, w,
-                                                      part_weight)
+            widths[:, j], gains[:, j], sides[j] = cut(
+                j, dim, c, part, starts, n_parts, w, part_weight
+            )
         return (gains if self.criterion == "gain" else widths), widths, sides
 
     def _numeric_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
@@ -229,16 +269,21 @@ class _Cutter:
         below[np.searchsorted(skey, base, side="left") == starts] = 0.0
         upto = cum[np.searchsorted(skey, base, side="right") - 1] - before
         # cut "<= med" unless "< med" is more balanced (or the only proper cut)
-        strict = (med == hi) | ((med > lo) & (np.abs(2 * below - part_weight)
-                                              < np.abs(2 * upto - part_weight)))
+        strict = (med == hi) | (
+            (med > lo) & (np.abs(2 * below - part_weight) < np.abs(2 * upto - part_weight))
+        )
         side = np.where(strict[part], c >= med[part], c > med[part])
-        split = np.where(strict, np.searchsorted(skey, base, side="left"),
-                         np.searchsorted(skey, base, side="right"))
+        split = np.where(
+            strict,
+            np.searchsorted(skey, base, side="left"),
+            np.searchsorted(skey, base, side="right"),
+        )
         left_w = np.where(strict, below, upto)
         left_hi = c[order][np.maximum(split - 1, 0)]
         right_lo = c[order][np.minimum(split, items_size - 1)]
-        post = (left_w * (dim.values[left_hi] - dim.values[lo])
-                + (part_weight - left_w) * (dim.values[hi] - dim.values[right_lo]))
+        post = left_w * (dim.values[left_hi] - dim.values[lo]) + (part_weight - left_w) * (
+            dim.values[hi] - dim.values[right_lo]
+        )
         gain = part_weight * width - post / self.width_scale[j]
         if dim.ordinal is not None:  # a value set's NCP: (distinct - 1) / (V - 1)
             seen = np.cumsum(np.r_[True, skey[1:] != skey[:-1]])
@@ -248,8 +293,11 @@ class _Cutter:
             right_d = seen[ends] - seen[np.minimum(split, items_size - 1)] + 1
             scale = max(dim.n_codes - 1, 1)
             width = (distinct - 1) / scale
-            gain = (part_weight * (distinct - 1) - left_w * (left_d - 1)
-                    - (part_weight - left_w) * (right_d - 1)) / scale
+            gain = (
+                part_weight * (distinct - 1)
+                - left_w * (left_d - 1)
+                - (part_weight - left_w) * (right_d - 1)
+            ) / scale
         return width, gain, side
 
     def _categorical_cut(self, j, dim, c, part, starts, n_parts, w, part_weight):
@@ -258,8 +306,9 @@ class _Cutter:
         anc = dim.ancestors[c]  # (items, levels) node codes
         lca = np.full(n_parts, anc.shape[1] - 1)
         for level in range(anc.shape[1] - 2, -1, -1):
-            same = (np.minimum.reduceat(anc[:, level], starts)
-                    == np.maximum.reduceat(anc[:, level], starts))
+            same = np.minimum.reduceat(anc[:, level], starts) == np.maximum.reduceat(
+                anc[:, level], starts
+            )
             lca = np.where(same, level, lca)
         node = anc[starts, lca]
         count = dim.leaf_counts[lca, node]
@@ -267,8 +316,7 @@ class _Cutter:
         penalty = np.where(lca > 0, (count - 1) / max(self.width_scale[j] - 1, 1), 0.0)
         child_level = np.maximum(lca - 1, 0)[part]
         side = anc[np.arange(items_size), child_level]
-        child_ncp = ((dim.leaf_counts[child_level, side] - 1)
-                     / max(self.width_scale[j] - 1, 1))
+        child_ncp = (dim.leaf_counts[child_level, side] - 1) / max(self.width_scale[j] - 1, 1)
         post = np.bincount(part, weights=w * child_ncp, minlength=n_parts)
         gain = np.where(lca > 0, part_weight * penalty - post, 0.0)
         return width, gain, side
@@ -404,8 +452,13 @@ def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_class
         owner, codes = pairs // dim.n_codes, pairs % dim.n_codes
         bounds = np.searchsorted(owner, np.arange(n_classes + 1))
         names = dim.ordinal[codes]
-        return np.array([SET_SEPARATOR.join(names[a:b]) for a, b in
-                         zip(bounds[:-1].tolist(), bounds[1:].tolist())], dtype=object)
+        return np.array(
+            [
+                SET_SEPARATOR.join(names[a:b])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())
+            ],
+            dtype=object,
+        )
     if dim.numeric:
         lo = np.full(n_classes, np.iinfo(np.int64).max)
         hi = np.full(n_classes, -1)
@@ -426,8 +479,9 @@ def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_class
         lca = np.where(lo == hi, level, lca)
     node = np.zeros(n_classes, dtype=np.int64)
     node[label] = anc[np.arange(label.size), lca[label]]
-    return np.array([dim.labels[lv][nd] for lv, nd in zip(lca.tolist(), node.tolist())],
-                    dtype=object)
+    return np.array(
+        [dim.labels[lv][nd] for lv, nd in zip(lca.tolist(), node.tolist())], dtype=object
+    )
 
 
 def mondrian(
@@ -538,9 +592,15 @@ def mondrian(
     J. Xu, W. Wang, J. Pei, X. Wang, B. Shi, A. W.-C. Fu. Utility-based anonymization using
     local recoding. KDD 2006 (NCP).
     """
-    row_label, class_values = mondrian_classes(df, quasi_identifiers, sensitive, models,
-                                               remainder=remainder, criterion=criterion,
-                                               relaxed=relaxed)
+    row_label, class_values = mondrian_classes(
+        df,
+        quasi_identifiers,
+        sensitive,
+        models,
+        remainder=remainder,
+        criterion=criterion,
+        relaxed=relaxed,
+    )
     generalized = df.copy(deep=False)  # QI columns are replaced, not written into
     for name, values in class_values.items():
         generalized[name] = values[row_label]
@@ -585,22 +645,34 @@ def mondrian_classes(
         pair_of, pair_key = encode_values(tuple_of * domain.size + sens_codes)
         pair_w = np.bincount(pair_of, minlength=pair_key.size)
         pairs = (pair_key // domain.size, pair_key % domain.size, pair_w.astype(float))
-    cutter = _Cutter(dims, item_codes, weights, pairs, reference, domain, models, remainder,
-                     criterion, relaxed)
+    cutter = _Cutter(
+        dims, item_codes, weights, pairs, reference, domain, models, remainder, criterion, relaxed
+    )
     everyone = np.zeros(item_codes.shape[0], dtype=np.int64)
-    failing = [m.describe() for m in models if not _Cutter(
-        dims, item_codes, weights, pairs, reference, domain, [m]).allowed(everyone, 1)[0]]
+    failing = [
+        m.describe()
+        for m in models
+        if not _Cutter(dims, item_codes, weights, pairs, reference, domain, [m]).allowed(
+            everyone, 1
+        )[0]
+    ]
     if failing:
-        raise InfeasibleError(f"the whole table ({len(df)} records) already fails "
-                              f"{', '.join(failing)}; no generalization can satisfy it")
+        raise InfeasibleError(
+            f"the whole table ({len(df)} records) already fails "
+            f"{', '.join(failing)}; no generalization can satisfy it"
+        )
     item_label = cutter.run()
     n_classes = int(item_label.max()) + 1
-    published = [_publish(dim, item_codes[:, j], item_label, n_classes)
-                 for j, dim in enumerate(dims)]
+    published = [
+        _publish(dim, item_codes[:, j], item_label, n_classes) for j, dim in enumerate(dims)
+    ]
     # classes publishing the same values are one class of the release (possible when
     # relaxed, or when a hierarchy repeats a label); merging keeps every model satisfied
-    same = pd.MultiIndex.from_arrays(published).factorize()[0] if len(dims) > 1 else \
-        pd.factorize(published[0])[0]
+    same = (
+        pd.MultiIndex.from_arrays(published).factorize()[0]
+        if len(dims) > 1
+        else pd.factorize(published[0])[0]
+    )
     row_label = same[item_label][tuple_of]
     n_classes = int(same.max()) + 1
     first_row = np.full(n_classes, row_label.size)

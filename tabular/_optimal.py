@@ -23,8 +23,14 @@ from structanon.models import PrivacyModel
 
 from ._lattice import ClassTable, EncodedTable
 
-__all__ = ["QUALITY_MODELS", "QualityModel", "quality_model", "NodeOutcome", "LatticeSearch",
-           "optimal_generalization"]
+__all__ = [
+    "QUALITY_MODELS",
+    "QualityModel",
+    "quality_model",
+    "NodeOutcome",
+    "LatticeSearch",
+    "optimal_generalization",
+]
 
 
 @dataclass
@@ -41,8 +47,13 @@ class NodeOutcome:
         return int(self.table.sizes[self.ok].sum())
 
 
-def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.ndarray | None,
-                  levels: tuple[int, ...] = (), limit: int | None = None) -> NodeOutcome:
+def class_outcome(
+    table: ClassTable,
+    models: Sequence[PrivacyModel],
+    domain: np.ndarray | None,
+    levels: tuple[int, ...] = (),
+    limit: int | None = None,
+) -> NodeOutcome:
     """Test every class against every model; suppress the failing classes.
 
     Models are applied in turn to the classes that passed the previous ones (cheap tests
@@ -74,8 +85,11 @@ def class_outcome(table: ClassTable, models: Sequence[PrivacyModel], domain: np.
             if alive.size == 0:
                 break
             rows = kept[alive]
-            counts = table.contingency[rows][:, present] if model.requires_sensitive \
+            counts = (
+                table.contingency[rows][:, present]
+                if model.requires_sensitive
                 else table.sizes[rows]
+            )
             passed[alive[~model.group_ok(counts, reference, values)]] = False
         if passed.all():
             break
@@ -95,8 +109,11 @@ class _Lattice:
         self.dims = heights + 1
         q = heights.size
         self.n_nodes = int(np.prod(self.dims)) if q else 1
-        self.grid = (np.indices(tuple(self.dims.tolist())).reshape(q, -1).T if q
-                     else np.zeros((1, 0), dtype=np.int64))
+        self.grid = (
+            np.indices(tuple(self.dims.tolist())).reshape(q, -1).T
+            if q
+            else np.zeros((1, 0), dtype=np.int64)
+        )
         self.strides = np.ones(q, dtype=np.int64)
         for j in range(q - 2, -1, -1):
             self.strides[j] = self.strides[j + 1] * self.dims[j + 1]
@@ -129,8 +146,10 @@ class SearchContext:
 
     @classmethod
     def build(cls, enc: EncodedTable, lattice: _Lattice) -> SearchContext:
-        shares = [[h.leaf_counts(lv) / h.leaves.size for lv in range(h.height + 1)]
-                  for h in enc.hierarchies]
+        shares = [
+            [h.leaf_counts(lv) / h.leaves.size for lv in range(h.height + 1)]
+            for h in enc.hierarchies
+        ]
         return cls(enc, lattice, shares)
 
 
@@ -207,8 +226,10 @@ class Precision(QualityModel):
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         n = float(outcome.table.sizes.sum())
         s = float(outcome.suppressed)
-        values = [((n - s) * (lv / h if h else 0.0) + s) / n
-                  for lv, h in zip(outcome.levels, ctx.enc.heights.tolist())]
+        values = [
+            ((n - s) * (lv / h if h else 0.0) + s) / n
+            for lv, h in zip(outcome.levels, ctx.enc.heights.tolist())
+        ]
         return float(np.mean(values)) if values else 0.0
 
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
@@ -246,21 +267,30 @@ class Loss(QualityModel):
         product = np.ones(ctx.lattice.n_nodes)
         n = float(enc.n)
         for j in range(enc.q):
-            counts = np.bincount(enc.base_leaf_codes[:, j], weights=enc.base_weight,
-                                 minlength=enc.hierarchies[j].leaves.size)
+            counts = np.bincount(
+                enc.base_leaf_codes[:, j],
+                weights=enc.base_weight,
+                minlength=enc.hierarchies[j].leaves.size,
+            )
             low = n / enc.hierarchies[j].leaves.size
-            per_level = np.array([
-                float((counts * ctx.shares[j][lv][enc.maps[j][:, lv]]).sum())
-                for lv in range(int(enc.heights[j]) + 1)
-            ])
-            value = np.clip((per_level - low) / (n - low), 0, None) if n > low else \
-                np.zeros(per_level.size)
+            per_level = np.array(
+                [
+                    float((counts * ctx.shares[j][lv][enc.maps[j][:, lv]]).sum())
+                    for lv in range(int(enc.heights[j]) + 1)
+                ]
+            )
+            value = (
+                np.clip((per_level - low) / (n - low), 0, None)
+                if n > low
+                else np.zeros(per_level.size)
+            )
             product *= (value[grid[:, j]] + 1.0) ** (1.0 / enc.q)
         return product - 1.0
 
 
-_QUALITY: dict[str, QualityModel] = {m.name: m for m in (Discernibility(), Loss(), Precision(),
-                                                          Height())}
+_QUALITY: dict[str, QualityModel] = {
+    m.name: m for m in (Discernibility(), Loss(), Precision(), Height())
+}
 #: The names of the quality models, as ``metric=`` accepts them.
 QUALITY_MODELS = tuple(_QUALITY)
 
@@ -278,8 +308,9 @@ def quality_model(metric: str) -> QualityModel:
     return _QUALITY[check_choice(metric, "metric", QUALITY_MODELS)]
 
 
-def quality(outcome: NodeOutcome, metric: str, enc: EncodedTable,
-            shares: list[list[np.ndarray]]) -> float:
+def quality(
+    outcome: NodeOutcome, metric: str, enc: EncodedTable, shares: list[list[np.ndarray]]
+) -> float:
     """Score of a node under the quality model named ``metric`` (lower is better).
 
     See :class:`Discernibility`, :class:`Loss`, :class:`Precision` and :class:`Height`.
@@ -312,10 +343,19 @@ class LatticeSearch:
 class _Search:
     """One run of the optimal search: node evaluation (cached), tagging, scoring."""
 
-    def __init__(self, enc: EncodedTable, models: Sequence[PrivacyModel], max_suppressed: int,
-                 domain: np.ndarray | None) -> None:
-        self.enc, self.models, self.max_suppressed, self.domain = (enc, list(models),
-                                                                   max_suppressed, domain)
+    def __init__(
+        self,
+        enc: EncodedTable,
+        models: Sequence[PrivacyModel],
+        max_suppressed: int,
+        domain: np.ndarray | None,
+    ) -> None:
+        self.enc, self.models, self.max_suppressed, self.domain = (
+            enc,
+            list(models),
+            max_suppressed,
+            domain,
+        )
         self.lattice = _Lattice(enc.heights)
         self.outcomes: dict[int, NodeOutcome] = {}
         self.monotone = _predicate_monotone(models, max_suppressed)
@@ -324,8 +364,9 @@ class _Search:
         out = self.outcomes.get(i)
         if out is None:
             node = self.lattice.node(i)
-            out = class_outcome(self.enc.classes(node), self.models, self.domain, node,
-                                self.max_suppressed)
+            out = class_outcome(
+                self.enc.classes(node), self.models, self.domain, node, self.max_suppressed
+            )
             self.outcomes[i] = out
         return out
 
@@ -343,7 +384,8 @@ class _Search:
             raise InfeasibleError(
                 "no generalization satisfies the privacy models within the suppression limit "
                 f"(the most general node suppresses {self.outcomes[top].suppressed} of "
-                f"{self.enc.n} records, limit {self.max_suppressed})")
+                f"{self.enc.n} records, limit {self.max_suppressed})"
+            )
 
     def tag(self) -> np.ndarray:
         """Per node: 1 feasible (or a candidate), -1 infeasible."""
@@ -352,6 +394,7 @@ class _Search:
         if self.monotone:
             _flash(self.lattice, status, lambda i: self.feasible(self.evaluate(i)))
         elif pruning:
+
             def sub_feasible(i: int) -> bool:
                 node = self.lattice.node(i)
                 out = class_outcome(self.enc.classes(node), pruning, self.domain, node)
@@ -368,16 +411,19 @@ class _Search:
         ctx = SearchContext.build(self.enc, self.lattice)
         metric_monotone = model.monotone_with_suppression or self.max_suppressed == 0
         if self.monotone and metric_monotone:
-            return {int(i): model.score(self.evaluate(int(i)), ctx)
-                    for i in np.flatnonzero(self.lattice.minimal(status == 1))}
+            return {
+                int(i): model.score(self.evaluate(int(i)), ctx)
+                for i in np.flatnonzero(self.lattice.minimal(status == 1))
+            }
         candidates = np.flatnonzero(status == 1)
         bounds = model.lower_bounds(ctx)
         if bounds is None:
             return self._score_by_levels(candidates, model, ctx, metric_monotone)
         return self._score_best_first(candidates, bounds, model, ctx)
 
-    def _score_by_levels(self, candidates: np.ndarray, model: QualityModel, ctx: SearchContext,
-                         metric_monotone: bool) -> dict[int, float]:
+    def _score_by_levels(
+        self, candidates: np.ndarray, model: QualityModel, ctx: SearchContext, metric_monotone: bool
+    ) -> dict[int, float]:
         """Visit in level order; a node whose bound exceeds the best score so far prunes its
         generalizations, and so does a feasible node where the metric is monotone."""
         lattice, scored, best = self.lattice, {}, np.inf
@@ -400,8 +446,9 @@ class _Search:
                     alive &= ~above
         return scored
 
-    def _score_best_first(self, candidates: np.ndarray, bounds: np.ndarray,
-                          model: QualityModel, ctx: SearchContext) -> dict[int, float]:
+    def _score_best_first(
+        self, candidates: np.ndarray, bounds: np.ndarray, model: QualityModel, ctx: SearchContext
+    ) -> dict[int, float]:
         """Visit in order of the bounds; stop when no bound can beat the best score."""
         scored: dict[int, float] = {}
         best = np.inf
@@ -421,18 +468,25 @@ class _Search:
             raise InfeasibleError(
                 "no generalization satisfies the privacy models within the suppression limit "
                 f"(no node of the lattice does with at most {self.max_suppressed} of "
-                f"{self.enc.n} records suppressed)")
+                f"{self.enc.n} records suppressed)"
+            )
         lattice = self.lattice
         index = np.array(sorted(scored), dtype=np.int64)
         scores = np.array([scored[int(i)] for i in index])
         best_score = float(scores.min())
         tied = index[scores <= best_score + 1e-12 * max(1.0, abs(best_score))]
         tied = tied[np.lexsort((tied, lattice.level_sum[tied]))]
-        return LatticeSearch(best=self.evaluate(int(tied[0])), score=best_score, metric=metric,
-                             n_nodes=lattice.n_nodes, checked=len(self.outcomes),
-                             scored=int(index.size), monotone=self.monotone,
-                             feasible=int((status == 1).sum()),
-                             ties=[lattice.node(int(i)) for i in tied])
+        return LatticeSearch(
+            best=self.evaluate(int(tied[0])),
+            score=best_score,
+            metric=metric,
+            n_nodes=lattice.n_nodes,
+            checked=len(self.outcomes),
+            scored=int(index.size),
+            monotone=self.monotone,
+            feasible=int((status == 1).sum()),
+            ties=[lattice.node(int(i)) for i in tied],
+        )
 
 
 def optimal_generalization(
@@ -500,7 +554,8 @@ def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
         current = int(start)
         while True:
             nxt = [
-                current + int(strides[j]) for j in range(q)
+                current + int(strides[j])
+                for j in range(q)
                 if grid[current, j] + 1 < dims[j] and status[current + int(strides[j])] == 0
             ]
             if not nxt:

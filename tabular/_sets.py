@@ -15,8 +15,17 @@ from scipy import sparse
 
 from structanon import InputError
 
-__all__ = ["SET", "ORDINAL", "SET_SPECS", "SET_SEPARATOR", "is_set_spec", "value_label",
-           "value_labels", "check_separator", "SetDomain"]
+__all__ = [
+    "SET",
+    "ORDINAL",
+    "SET_SPECS",
+    "SET_SEPARATOR",
+    "is_set_spec",
+    "value_label",
+    "value_labels",
+    "check_separator",
+    "SetDomain",
+]
 
 SET = "set"
 ORDINAL = "ordinal"  # the older name of the same mode
@@ -41,8 +50,9 @@ def value_label(v: object) -> str:
 def value_labels(values) -> np.ndarray:
     """:func:`value_label` of every value (object array), computed once per distinct value."""
     codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
-    labels = np.array([value_label(v) for v in np.asarray(uniques, dtype=object).tolist()] + [""],
-                      dtype=object)
+    labels = np.array(
+        [value_label(v) for v in np.asarray(uniques, dtype=object).tolist()] + [""], dtype=object
+    )
     return labels[codes]
 
 
@@ -52,9 +62,14 @@ def check_separator(column: pd.Series, name: str) -> None:
     for i, v in enumerate(np.asarray(uniques, dtype=object).tolist()):
         if SET_SEPARATOR in value_label(v):
             row = int(np.flatnonzero(codes == i)[0])
-            raise InputError(f"a 'set' quasi-identifier's value contains {SET_SEPARATOR!r}, "
-                             "the separator of published value sets; recode it or give the "
-                             "column a Hierarchy", column=name, row=row, value=v)
+            raise InputError(
+                f"a 'set' quasi-identifier's value contains {SET_SEPARATOR!r}, "
+                "the separator of published value sets; recode it or give the "
+                "column a Hierarchy",
+                column=name,
+                row=row,
+                value=v,
+            )
 
 
 class SetDomain:
@@ -103,11 +118,15 @@ class SetDomain:
                 code = self.index.get(element)
                 if code is None:
                     row = int(np.flatnonzero(inverse == i)[0])
-                    raise InputError("released value-set element is not a value of the "
-                                     "original column", column=self.name, row=row,
-                                     value=element)
+                    raise InputError(
+                        "released value-set element is not a value of the original column",
+                        column=self.name,
+                        row=row,
+                        value=element,
+                    )
                 rows.append(i)
                 cols.append(code)
-        members = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)),
-                                    shape=(len(uniques), self.size))
+        members = sparse.csr_matrix(
+            (np.ones(len(rows)), (rows, cols)), shape=(len(uniques), self.size)
+        )
         return inverse, members

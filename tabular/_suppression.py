@@ -36,8 +36,9 @@ def _patterns(n_columns: int, preference: np.ndarray):
     yield frozenset(range(n_columns))
 
 
-def _donors(kept_labels: np.ndarray, k: int, need: int,
-            rng: np.random.Generator | None = None) -> np.ndarray:
+def _donors(
+    kept_labels: np.ndarray, k: int, need: int, rng: np.random.Generator | None = None
+) -> np.ndarray:
     """Records to move into the all-suppressed group, at least ``need``.
 
     Surplus records (beyond ``k``) of the largest classes first, so no class drops below
@@ -54,7 +55,7 @@ def _donors(kept_labels: np.ndarray, k: int, need: int,
         members = np.flatnonzero(kept_labels == g)
         if rng is not None:
             members = rng.permutation(members)
-        moved = members[len(members) - min(int(sizes[g]) - k, need - count):]
+        moved = members[len(members) - min(int(sizes[g]) - k, need - count) :]
         taken.append(moved)
         sizes[g] -= moved.size
         count += moved.size
@@ -77,7 +78,9 @@ def _row_ids(matrix: np.ndarray) -> np.ndarray:
 
 
 def local_suppression(
-    generalized: pd.DataFrame, quasi_identifiers: Sequence[str], k: int,
+    generalized: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    k: int,
     rng: np.random.Generator | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """Suppress few quasi-identifier cells so that every record is k-anonymous.
@@ -174,7 +177,7 @@ def local_suppression(
         if len(cols) < len(qis):
             earlier = np.flatnonzero(pattern_of == pid)  # resolved before under this pattern
             ids = _row_ids(np.vstack([final[earlier], masked]))
-            done = np.bincount(ids)[ids[earlier.size:]] >= k
+            done = np.bincount(ids)[ids[earlier.size :]] >= k
         else:
             done = np.ones(todo.size, dtype=bool)
         final[todo[done]] = masked[done]

@@ -44,8 +44,12 @@ class TabularVerifier:
     TabularVerifier(quasi_identifiers=['age'], sensitive=None, models=[k-anonymity(k=2)])
     """
 
-    def __init__(self, quasi_identifiers: Sequence[str], sensitive: str | None,
-                 models: Sequence[PrivacyModel]) -> None:
+    def __init__(
+        self,
+        quasi_identifiers: Sequence[str],
+        sensitive: str | None,
+        models: Sequence[PrivacyModel],
+    ) -> None:
         self.quasi_identifiers = list(quasi_identifiers)
         self.sensitive = sensitive
         self.models = list(models)
@@ -59,5 +63,7 @@ class TabularVerifier:
         return check_models(self.models, partition, values)
 
     def __repr__(self) -> str:
-        return (f"TabularVerifier(quasi_identifiers={self.quasi_identifiers}, "
-                f"sensitive={self.sensitive!r}, models={self.models})")
+        return (
+            f"TabularVerifier(quasi_identifiers={self.quasi_identifiers}, "
+            f"sensitive={self.sensitive!r}, models={self.models})"
+        )

@@ -49,13 +49,22 @@ __all__ = ["cli", "demo"]
 DATA = Path(__file__).resolve().parent / "data"
 DEMO_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass"]
 REPORT_EXTENSIONS = (".json", ".html", ".htm")
+
+
 def _split(value: str | None) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
 
-def _models(k: int | None, l_div: float | None, l_variant: str, c: float | None,
-            t: float | None, t_distance: str, sensitive_hierarchy: str | None,
-            sep: str) -> list[PrivacyModel]:
+def _models(
+    k: int | None,
+    l_div: float | None,
+    l_variant: str,
+    c: float | None,
+    t: float | None,
+    t_distance: str,
+    sensitive_hierarchy: str | None,
+    sep: str,
+) -> list[PrivacyModel]:
     models: list[PrivacyModel] = []
     if k is not None:
         models.append(KAnonymity(check_int(k, "-k", min_value=1)))
@@ -91,10 +100,15 @@ def _table_options(func):
     """INPUT and the options that say how to read it (shared by anonymize and assess)."""
     options = [
         click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
-        click.option("--sep", default=None, show_default=False,
-                     help="Field separator of the input (default ','; tab for .tsv)."),
-        click.option("--qi", "qi", required=True,
-                     help="Quasi-identifier columns, comma-separated."),
+        click.option(
+            "--sep",
+            default=None,
+            show_default=False,
+            help="Field separator of the input (default ','; tab for .tsv).",
+        ),
+        click.option(
+            "--qi", "qi", required=True, help="Quasi-identifier columns, comma-separated."
+        ),
         click.option("--sensitive", default=None, help="Sensitive column."),
     ]
     for option in reversed(options):
@@ -104,19 +118,37 @@ def _table_options(func):
 
 def _hierarchy_options(func):
     options = [
-        click.option("--hierarchy", "hierarchy", multiple=True, metavar="COLUMN=FILE",
-                     help="ARX hierarchy file of a QI (repeatable)."),
-        click.option("--hierarchy-dir", type=click.Path(file_okay=False), default=None,
-                     help="Folder with *hierarchy_<column>.csv files for the other QIs."),
-        click.option("--hierarchy-sep", default=";", show_default=True,
-                     help="Separator of hierarchy files."),
-        click.option("--numeric", "numeric", default=None,
-                     help="QIs treated as numbers (Mondrian only: published as ranges "
-                          "'lo-hi'), comma-separated."),
-        click.option("--set-qi", "set_qi", default=None,
-                     help="Categorical QIs without hierarchy (Mondrian only: cut along their "
-                          "sorted values, published as value sets 'a,b'; values must not "
-                          "contain ','), comma-separated."),
+        click.option(
+            "--hierarchy",
+            "hierarchy",
+            multiple=True,
+            metavar="COLUMN=FILE",
+            help="ARX hierarchy file of a QI (repeatable).",
+        ),
+        click.option(
+            "--hierarchy-dir",
+            type=click.Path(file_okay=False),
+            default=None,
+            help="Folder with *hierarchy_<column>.csv files for the other QIs.",
+        ),
+        click.option(
+            "--hierarchy-sep", default=";", show_default=True, help="Separator of hierarchy files."
+        ),
+        click.option(
+            "--numeric",
+            "numeric",
+            default=None,
+            help="QIs treated as numbers (Mondrian only: published as ranges "
+            "'lo-hi'), comma-separated.",
+        ),
+        click.option(
+            "--set-qi",
+            "set_qi",
+            default=None,
+            help="Categorical QIs without hierarchy (Mondrian only: cut along their "
+            "sorted values, published as value sets 'a,b'; values must not "
+            "contain ','), comma-separated.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -126,19 +158,35 @@ def _hierarchy_options(func):
 def _model_options(func):
     options = [
         click.option("-k", "k", type=int, default=None, help="k of k-anonymity."),
-        click.option("--l-diversity", "l_div", type=float, default=None,
-                     help="l of l-diversity (of the --sensitive column)."),
-        click.option("--l-variant", type=click.Choice(["distinct", "entropy", "recursive"]),
-                     default="distinct", show_default=True,
-                     help="Which l-diversity: distinct values, entropy, or recursive (c,l)."),
-        click.option("--c", "c", type=float, default=None,
-                     help="c of recursive (c,l)-diversity."),
+        click.option(
+            "--l-diversity",
+            "l_div",
+            type=float,
+            default=None,
+            help="l of l-diversity (of the --sensitive column).",
+        ),
+        click.option(
+            "--l-variant",
+            type=click.Choice(["distinct", "entropy", "recursive"]),
+            default="distinct",
+            show_default=True,
+            help="Which l-diversity: distinct values, entropy, or recursive (c,l).",
+        ),
+        click.option("--c", "c", type=float, default=None, help="c of recursive (c,l)-diversity."),
         click.option("--t-closeness", "t", type=float, default=None, help="t of t-closeness."),
-        click.option("--t-distance", type=click.Choice(["equal", "ordered", "hierarchical"]),
-                     default="equal", show_default=True,
-                     help="Ground distance of t-closeness between sensitive values."),
-        click.option("--sensitive-hierarchy", type=click.Path(dir_okay=False), default=None,
-                     help="Hierarchy of the sensitive column (hierarchical t-closeness)."),
+        click.option(
+            "--t-distance",
+            type=click.Choice(["equal", "ordered", "hierarchical"]),
+            default="equal",
+            show_default=True,
+            help="Ground distance of t-closeness between sensitive values.",
+        ),
+        click.option(
+            "--sensitive-hierarchy",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Hierarchy of the sensitive column (hierarchical t-closeness).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -147,36 +195,67 @@ def _model_options(func):
 
 def _algorithm_options(func):
     options = [
-        click.option("--suppression-limit", type=float, default=0.0, show_default=True,
-                     help="Largest share of records that may be suppressed."),
-        click.option("--algorithm", type=click.Choice(list(ALGORITHMS)), default="optimal",
-                     show_default=True,
-                     help="optimal: best full-domain generalization (lattice search); "
-                          "mondrian: multidimensional partitioning; datafly: greedy baseline."),
-        click.option("--metric", type=click.Choice(list(QUALITY_MODELS)),
-                     default="discernibility", show_default=True,
-                     help="Quality model the optimal search minimizes."),
-        click.option("--mondrian-criterion", type=click.Choice(["gain", "width"]), default=None,
-                     help="Mondrian: cut where the certainty penalty drops most (gain, the "
-                          "default) or along the widest normalized range (width, LeFevre)."),
-        click.option("--relaxed/--strict", "relaxed", default=None,
-                     help="Mondrian: let a pool of rare values borrow records from a sibling "
-                          "(relaxed, the default; regions may overlap) or keep regions "
-                          "disjoint (strict)."),
-        click.option("--identifier", "identifiers", multiple=True,
-                     help="Direct identifier column, pseudonymized with a keyed HMAC "
-                          "(repeatable)."),
-        click.option("--drop-identifiers", is_flag=True,
-                     help="Drop identifier columns instead."),
-        click.option("--local-suppression", is_flag=True,
-                     help="Blank QI cells of the last violating records instead of removing "
-                          "them (k-anonymity, optimal / datafly)."),
-        click.option("--linkage", is_flag=True,
-                     help="Also run the record-linkage attack before/after (quadratic in "
-                          "records)."),
-        click.option("--classifier", is_flag=True,
-                     help="Also measure a classifier's accuracy on the sensitive column, "
-                          "release vs original."),
+        click.option(
+            "--suppression-limit",
+            type=float,
+            default=0.0,
+            show_default=True,
+            help="Largest share of records that may be suppressed.",
+        ),
+        click.option(
+            "--algorithm",
+            type=click.Choice(list(ALGORITHMS)),
+            default="optimal",
+            show_default=True,
+            help="optimal: best full-domain generalization (lattice search); "
+            "mondrian: multidimensional partitioning; datafly: greedy baseline.",
+        ),
+        click.option(
+            "--metric",
+            type=click.Choice(list(QUALITY_MODELS)),
+            default="discernibility",
+            show_default=True,
+            help="Quality model the optimal search minimizes.",
+        ),
+        click.option(
+            "--mondrian-criterion",
+            type=click.Choice(["gain", "width"]),
+            default=None,
+            help="Mondrian: cut where the certainty penalty drops most (gain, the "
+            "default) or along the widest normalized range (width, LeFevre).",
+        ),
+        click.option(
+            "--relaxed/--strict",
+            "relaxed",
+            default=None,
+            help="Mondrian: let a pool of rare values borrow records from a sibling "
+            "(relaxed, the default; regions may overlap) or keep regions "
+            "disjoint (strict).",
+        ),
+        click.option(
+            "--identifier",
+            "identifiers",
+            multiple=True,
+            help="Direct identifier column, pseudonymized with a keyed HMAC (repeatable).",
+        ),
+        click.option("--drop-identifiers", is_flag=True, help="Drop identifier columns instead."),
+        click.option(
+            "--local-suppression",
+            is_flag=True,
+            help="Blank QI cells of the last violating records instead of removing "
+            "them (k-anonymity, optimal / datafly).",
+        ),
+        click.option(
+            "--linkage",
+            is_flag=True,
+            help="Also run the record-linkage attack before/after (quadratic in records).",
+        ),
+        click.option(
+            "--classifier",
+            is_flag=True,
+            help="Also measure a classifier's accuracy on the sensitive column, "
+            "release vs original.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -190,12 +269,40 @@ def _algorithm_options(func):
 @_algorithm_options
 @release_options
 @handle_errors
-def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep,
-                      numeric, set_qi, k, l_div, l_variant, c, t, t_distance,
-                      sensitive_hierarchy, suppression_limit, algorithm, metric,
-                      mondrian_criterion, relaxed, identifiers, drop_identifiers,
-                      local_suppression, linkage, classifier, output, report, seed, key_file,
-                      no_measures, quiet) -> None:
+def anonymize_command(
+    input_path,
+    sep,
+    qi,
+    sensitive,
+    hierarchy,
+    hierarchy_dir,
+    hierarchy_sep,
+    numeric,
+    set_qi,
+    k,
+    l_div,
+    l_variant,
+    c,
+    t,
+    t_distance,
+    sensitive_hierarchy,
+    suppression_limit,
+    algorithm,
+    metric,
+    mondrian_criterion,
+    relaxed,
+    identifiers,
+    drop_identifiers,
+    local_suppression,
+    linkage,
+    classifier,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+) -> None:
     """Anonymize INPUT and write the verified release to --output.
 
     Every option and path is checked before INPUT is read; the table and the report are
@@ -209,20 +316,27 @@ def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, 
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
     hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
-    options = {name: value for name, value in (("criterion", mondrian_criterion),
-                                               ("relaxed", relaxed)) if value is not None}
+    options = {
+        name: value
+        for name, value in (("criterion", mondrian_criterion), ("relaxed", relaxed))
+        if value is not None
+    }
     if options and algorithm != "mondrian":
-        raise InputError("--mondrian-criterion and --relaxed/--strict apply to "
-                         f"--algorithm mondrian, not {algorithm}")
+        raise InputError(
+            "--mondrian-criterion and --relaxed/--strict apply to "
+            f"--algorithm mondrian, not {algorithm}"
+        )
     files = tab_io.parse_assignments(hierarchy, "--hierarchy")
-    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy,
-                           key_file)
-    check_output_paths({"--output": output, "--report": report}, inputs=inputs,
-                       extensions={"--output": tab_io.TABLE_EXTENSIONS,
-                                   "--report": REPORT_EXTENSIONS})
+    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy, key_file)
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=inputs,
+        extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
+    )
     models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
-    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep,
-                                    _split(numeric), _split(set_qi))
+    specs = tab_io.load_hierarchies(
+        columns, files, hierarchy_dir, hierarchy_sep, _split(numeric), _split(set_qi)
+    )
     try:
         secret = release_key(key_file)
     except InputError as exc:
@@ -232,22 +346,35 @@ def anonymize_command(input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, 
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
     release = _run_anonymize(
-        input_path, df, specs, sensitive, models, algorithm=algorithm,
-        suppression_limit=suppression_limit, metric=metric, seed=seed, key=secret,
-        identifiers=list(identifiers), drop_identifiers=drop_identifiers,
-        local_suppression=local_suppression, linkage=linkage, classifier=classifier,
-        measures=not no_measures, mondrian_options=options)
+        input_path,
+        df,
+        specs,
+        sensitive,
+        models,
+        algorithm=algorithm,
+        suppression_limit=suppression_limit,
+        metric=metric,
+        seed=seed,
+        key=secret,
+        identifiers=list(identifiers),
+        drop_identifiers=drop_identifiers,
+        local_suppression=local_suppression,
+        linkage=linkage,
+        classifier=classifier,
+        measures=not no_measures,
+        mondrian_options=options,
+    )
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     # the key file is secret: its name or hash in a report would link releases made with it
-    release.provenance = provenance([p for p in inputs if key_file is None
-                                     or Path(p).resolve() != Path(key_file).resolve()])
+    release.provenance = provenance(
+        [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
+    )
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release) if html else ())
-        tab_io.write_microdata(release.data, stage(output),
-                               sep=_output_separator(sep, output))
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
     emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
         if report is not None:
@@ -265,8 +392,9 @@ def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any)
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
         if line is None:
             raise
-        raise InputError(exc.message, column=exc.column, line=line, value=exc.value,
-                         path=str(input_path)) from None
+        raise InputError(
+            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
+        ) from None
 
 
 def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
@@ -276,8 +404,10 @@ def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
         return None
     sep = "\t" if sep == "\\t" else sep
     if not sep or (single and len(sep) != 1):
-        raise InputError(f"{option} must be {'one character' if single else 'non-empty'} "
-                         f"(e.g. ',', ';' or \\t for a tab), got {sep!r}")
+        raise InputError(
+            f"{option} must be {'one character' if single else 'non-empty'} "
+            f"(e.g. ',', ';' or \\t for a tab), got {sep!r}"
+        )
     return sep
 
 
@@ -288,9 +418,14 @@ def _output_separator(sep: str | None, output: str) -> str | None:
     return sep
 
 
-def _check_inputs(input_path: str, files: dict[str, str], hierarchy_dir: str | None,
-                  columns: list[str], sensitive_hierarchy: str | None,
-                  key_file: str | None) -> list[Path]:
+def _check_inputs(
+    input_path: str,
+    files: dict[str, str],
+    hierarchy_dir: str | None,
+    columns: list[str],
+    sensitive_hierarchy: str | None,
+    key_file: str | None,
+) -> list[Path]:
     """Check that every file the command reads exists; return them all."""
     inputs = [check_input_path(input_path, "INPUT")]
     for column, path in files.items():
@@ -306,8 +441,12 @@ def _check_inputs(input_path: str, files: dict[str, str], hierarchy_dir: str | N
     return inputs
 
 
-def assess_table(df: pd.DataFrame, quasi_identifiers: list[str], sensitive: str | None = None,
-                 threshold: float = 0.2) -> dict[str, Any]:
+def assess_table(
+    df: pd.DataFrame,
+    quasi_identifiers: list[str],
+    sensitive: str | None = None,
+    threshold: float = 0.2,
+) -> dict[str, Any]:
     """Re-identification risk and privacy-model values of a raw table, each measure once.
 
     :func:`tabular.risk.assess` (records, classes, smallest class ``k``, prosecutor and
@@ -325,19 +464,25 @@ def assess_table(df: pd.DataFrame, quasi_identifiers: list[str], sensitive: str 
 def _assessment_warnings(risk: dict[str, Any]) -> list[str]:
     found = []
     if risk.get("sample_uniques"):
-        found.append(f"{risk['sample_uniques']} records are unique on the quasi-identifiers "
-                     "(k = 1): each can be re-identified by anyone who knows their values")
+        found.append(
+            f"{risk['sample_uniques']} records are unique on the quasi-identifiers "
+            "(k = 1): each can be re-identified by anyone who knows their values"
+        )
     return found
 
 
 @cli.command("assess")
 @_table_options
-@click.option("--threshold", type=float, default=0.2, show_default=True,
-              help="Risk threshold for the share of records above it.")
+@click.option(
+    "--threshold",
+    type=float,
+    default=0.2,
+    show_default=True,
+    help="Risk threshold for the share of records above it.",
+)
 @assess_options
 @handle_errors
-def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, seed,
-                   quiet) -> None:
+def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, seed, quiet) -> None:
     """Assess the re-identification risk of the raw table INPUT (before anonymization).
 
     Prints a table (with --json: the JSON document shared by every data type) and writes
@@ -353,15 +498,21 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     check_float(threshold, "--threshold", min_value=0, max_value=1)
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
-    check_output_paths({"--report": report}, inputs=[check_input_path(input_path, "INPUT")],
-                       extensions={"--report": (".json",)})
+    check_output_paths(
+        {"--report": report},
+        inputs=[check_input_path(input_path, "INPUT")],
+        extensions={"--report": (".json",)},
+    )
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(input_path, sep=sep,
-                                   columns=columns + ([sensitive] if sensitive else []))
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=columns + ([sensitive] if sensitive else [])
+        )
     if not df[columns].notna().all(axis=1).any():
-        raise InputError("no row has a value in every --qi column (an empty or malformed file? "
-                         "wrong --sep?)", path=str(input_path))
+        raise InputError(
+            "no row has a value in every --qi column (an empty or malformed file? wrong --sep?)",
+            path=str(input_path),
+        )
     with steps("assess"):
         risk = assess_table(df, columns, sensitive, threshold)
     doc = assessment("tabular", input_path, risk, _assessment_warnings(risk))
@@ -380,14 +531,22 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     source = DATA / "adult_sample.csv"
     df = tab_io.read_microdata(source, sep=";")
     specs = tab_io.load_hierarchies(DEMO_QIS, directory=DATA)
-    release = anonymize(df, specs, "occupation", [KAnonymity(5), DistinctLDiversity(2)],
-                        algorithm="optimal", suppression_limit=0.02, metric="loss", seed=seed,
-                        linkage=True, classifier=True)
+    release = anonymize(
+        df,
+        specs,
+        "occupation",
+        [KAnonymity(5), DistinctLDiversity(2)],
+        algorithm="optimal",
+        suppression_limit=0.02,
+        metric="loss",
+        seed=seed,
+        linkage=True,
+        classifier=True,
+    )
     inputs = [source] + [p for c in DEMO_QIS if (p := tab_io.find_hierarchy(DATA, c))]
     release.provenance = provenance(inputs)
     with staged_outputs() as stage:
-        tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"),
-                               sep=";")
+        tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"), sep=";")
         write_report(release, stage(output_dir / "report.json"))
         write_report(release, stage(output_dir / "report.html"), release_figures(release))
     return release

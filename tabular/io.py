@@ -12,15 +12,24 @@ from structanon import Hierarchy, InputError
 from structanon._validation import check_names, check_path, file_suffix
 from structanon.io import read_table, text_lines, write_table
 
-__all__ = ["read_microdata", "write_microdata", "load_hierarchies", "find_hierarchy",
-           "parse_assignments", "file_line", "read_hierarchy", "TABLE_EXTENSIONS"]
+__all__ = [
+    "read_microdata",
+    "write_microdata",
+    "load_hierarchies",
+    "find_hierarchy",
+    "parse_assignments",
+    "file_line",
+    "read_hierarchy",
+    "TABLE_EXTENSIONS",
+]
 
 TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
 _SEPARATORS = (",", ";", "\t", "|")
 
 
-def read_microdata(path: str | Path, sep: str | None = None,
-                   columns: Sequence[str] | None = None) -> pd.DataFrame:
+def read_microdata(
+    path: str | Path, sep: str | None = None, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Read a microdata table (CSV / TSV, optionally compressed, or Parquet).
 
     Parameters
@@ -44,16 +53,21 @@ def read_microdata(path: str | Path, sep: str | None = None,
     except InputError as exc:
         if "No columns to parse" not in exc.message:
             raise
-        raise InputError("the file is empty (no header, no rows); wrong file or wrong --sep?",
-                         path=str(path)) from None
+        raise InputError(
+            "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
+        ) from None
     hint = _separator_hint(df, sep)
     for column in columns or ():
         if column not in df.columns:
-            raise InputError(f"column not in the file (columns: {list(map(str, df.columns))})"
-                             f"{hint}", column=column, path=str(path))
+            raise InputError(
+                f"column not in the file (columns: {list(map(str, df.columns))}){hint}",
+                column=column,
+                path=str(path),
+            )
     if len(df) == 0:
-        raise InputError(f"the file has a header but no data rows{hint or '; wrong --sep?'}",
-                         path=str(path))
+        raise InputError(
+            f"the file has a header but no data rows{hint or '; wrong --sep?'}", path=str(path)
+        )
     return df
 
 
@@ -109,20 +123,28 @@ def find_hierarchy(directory: str | Path, column: str) -> Path | None:
     """The ARX hierarchy file of ``column`` in ``directory``: ``*hierarchy_<column>.csv``."""
     directory = Path(directory)
     matches = sorted(directory.glob(f"*hierarchy_{column}.csv")) + sorted(
-        directory.glob(f"{column}.csv"))
+        directory.glob(f"{column}.csv")
+    )
     return matches[0] if matches else None
 
 
-def _hierarchy_arguments(columns: Any, files: Any, numeric: Any, sets: Any, directory: Any
-                         ) -> tuple[list, dict, set, set, Path | None]:
+def _hierarchy_arguments(
+    columns: Any, files: Any, numeric: Any, sets: Any, directory: Any
+) -> tuple[list, dict, set, set, Path | None]:
     """The arguments of :func:`load_hierarchies` type-checked (InputError naming each)."""
     if files is not None and not isinstance(files, Mapping):
         raise InputError(f"files must map columns to hierarchy files, got {files!r}")
-    files = {column: check_path(path, f"hierarchy file of {column!r}")
-             for column, path in (files or {}).items()}
-    return (check_names(columns, "columns"), files, set(check_names(numeric, "numeric")),
-            set(check_names(sets, "sets")),
-            None if directory is None else check_path(directory, "directory"))
+    files = {
+        column: check_path(path, f"hierarchy file of {column!r}")
+        for column, path in (files or {}).items()
+    }
+    return (
+        check_names(columns, "columns"),
+        files,
+        set(check_names(numeric, "numeric")),
+        set(check_names(sets, "sets")),
+        None if directory is None else check_path(directory, "directory"),
+    )
 
 
 def load_hierarchies(
@@ -161,21 +183,30 @@ def load_hierarchies(
     >>> load_hierarchies(["age", "race"], numeric=["age"], sets=["race"])
     {'age': 'numeric', 'race': 'set'}
     """
-    columns, files, numeric, sets, directory = _hierarchy_arguments(columns, files, numeric,
-                                                                    sets, directory)
+    columns, files, numeric, sets, directory = _hierarchy_arguments(
+        columns, files, numeric, sets, directory
+    )
     if not isinstance(sep, str) or len(sep) != 1:
         raise InputError(f"the separator of hierarchy files must be one character, got {sep!r}")
     if directory is not None and not Path(directory).is_dir():
-        raise InputError("hierarchy folder does not exist" if not Path(directory).exists()
-                         else "hierarchy folder is not a folder", path=str(directory))
+        raise InputError(
+            "hierarchy folder does not exist"
+            if not Path(directory).exists()
+            else "hierarchy folder is not a folder",
+            path=str(directory),
+        )
     for column in list(files) + list(numeric) + list(sets):
         if column not in columns:
-            raise InputError("hierarchy, numeric or set marking for a column that is not a "
-                             "quasi-identifier", column=column)
+            raise InputError(
+                "hierarchy, numeric or set marking for a column that is not a quasi-identifier",
+                column=column,
+            )
     for column in columns:
         if (column in numeric) + (column in sets) + (column in files) > 1:
-            raise InputError("a quasi-identifier may have only one of a hierarchy file, "
-                             "--numeric and --set-qi", column=column)
+            raise InputError(
+                "a quasi-identifier may have only one of a hierarchy file, --numeric and --set-qi",
+                column=column,
+            )
     out: dict[str, Hierarchy | str] = {}
     for column in columns:
         if column in numeric:
@@ -188,8 +219,11 @@ def load_hierarchies(
         if path is None and directory is not None:
             path = find_hierarchy(directory, column)
         if path is None:
-            raise InputError("quasi-identifier has no hierarchy (give --hierarchy COLUMN=FILE, "
-                             "--hierarchy-dir, or --numeric / --set-qi for Mondrian)", column=column)
+            raise InputError(
+                "quasi-identifier has no hierarchy (give --hierarchy COLUMN=FILE, "
+                "--hierarchy-dir, or --numeric / --set-qi for Mondrian)",
+                column=column,
+            )
         out[column] = read_hierarchy(path, sep, column)
     return out
 
@@ -201,11 +235,15 @@ def read_hierarchy(path: str | Path, sep: str, column: str | None) -> Hierarchy:
     try:
         return Hierarchy.from_csv(path, sep=sep, name=column)
     except UnicodeDecodeError as exc:
-        raise InputError(f"hierarchy file is not UTF-8 text (byte {exc.start}); convert it "
-                         "to UTF-8", path=str(path), column=column) from None
+        raise InputError(
+            f"hierarchy file is not UTF-8 text (byte {exc.start}); convert it to UTF-8",
+            path=str(path),
+            column=column,
+        ) from None
     except OSError as exc:
-        raise InputError(f"cannot read hierarchy file: {exc.strerror or exc}",
-                         path=str(path), column=column) from None
+        raise InputError(
+            f"cannot read hierarchy file: {exc.strerror or exc}", path=str(path), column=column
+        ) from None
 
 
 def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:

@@ -36,7 +36,9 @@ __all__ = [
     "classifier_accuracy",
 ]
 
-_RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*-\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*$")
+_RANGE = re.compile(
+    r"^\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*-\s*(-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*$"
+)
 SUPPRESSED = "*"
 
 
@@ -58,8 +60,9 @@ def discernibility_star(released: pd.DataFrame, quasi_identifiers: Sequence[str]
     return int((sizes.astype(np.int64) ** 2).sum())
 
 
-def average_class_size(released: pd.DataFrame, quasi_identifiers: Sequence[str], k: int = 1
-                       ) -> float:
+def average_class_size(
+    released: pd.DataFrame, quasi_identifiers: Sequence[str], k: int = 1
+) -> float:
     """C_AVG = (released records / classes) / k (LeFevre et al. 2006).
 
     Examples
@@ -82,8 +85,12 @@ def generalization_height(transformation: Mapping[str, int]) -> int:
     return int(sum(int(v) for v in transformation.values()))
 
 
-def precision(transformation: Mapping[str, int], hierarchies: Mapping[str, Hierarchy],
-              n: int | None = None, suppressed: int = 0) -> float:
+def precision(
+    transformation: Mapping[str, int],
+    hierarchies: Mapping[str, Hierarchy],
+    n: int | None = None,
+    suppressed: int = 0,
+) -> float:
     """Sweeney's precision loss of a full-domain transformation, in [0, 1].
 
     Notes
@@ -107,8 +114,12 @@ def precision(transformation: Mapping[str, int], hierarchies: Mapping[str, Hiera
     return float(np.mean(values)) if values else 0.0
 
 
-def loss(transformation: Mapping[str, int], released: pd.DataFrame,
-         hierarchies: Mapping[str, Hierarchy], n: int) -> float:
+def loss(
+    transformation: Mapping[str, int],
+    released: pd.DataFrame,
+    hierarchies: Mapping[str, Hierarchy],
+    n: int,
+) -> float:
     """Iyengar's loss metric aggregated as ARX does (shifted geometric mean over attributes).
 
     Notes
@@ -136,8 +147,11 @@ def loss(transformation: Mapping[str, int], released: pd.DataFrame,
         index = pd.Index(h.labels(level).astype(str))
         codes = index.get_indexer(released[column].astype(str).to_numpy())
         if (codes < 0).any():
-            raise InputError("released value is not a node of the given level", column=column,
-                             row=int(np.flatnonzero(codes < 0)[0]))
+            raise InputError(
+                "released value is not a node of the given level",
+                column=column,
+                row=int(np.flatnonzero(codes < 0)[0]),
+            )
         total = float(shares[codes].sum()) + s
         low = n / h.leaves.size
         value = (total - low) / (n - low) if n > low else 0.0
@@ -145,8 +159,9 @@ def loss(transformation: Mapping[str, int], released: pd.DataFrame,
     return product - 1.0
 
 
-def _range_bounds(labels: np.ndarray, lo_all: float, hi_all: float, column: str
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def _range_bounds(
+    labels: np.ndarray, lo_all: float, hi_all: float, column: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper bound of each published numeric value ("lo-hi", a number, or "*")."""
     uniq, inverse = np.unique(labels, return_inverse=True)
     ulo, uhi = np.empty(uniq.size), np.empty(uniq.size)
@@ -160,13 +175,15 @@ def _range_bounds(labels: np.ndarray, lo_all: float, hi_all: float, column: str
             try:
                 ulo[i] = uhi[i] = float(label)
             except ValueError:
-                raise InputError("released value is neither a number nor a range",
-                                 column=column, value=label) from None
+                raise InputError(
+                    "released value is neither a number nor a range", column=column, value=label
+                ) from None
     return ulo[inverse], uhi[inverse]
 
 
-def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | None
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _penalties(
+    column: pd.Series, spec: Hierarchy | str, original: pd.Series | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per released cell: (normalized certainty penalty, number of original values covered)."""
     labels = column.astype(str).to_numpy()
     if isinstance(spec, Hierarchy):
@@ -194,12 +211,17 @@ def _penalties(column: pd.Series, spec: Hierarchy | str, original: pd.Series | N
     distinct = np.unique(values[~np.isnan(values)])
     lo, hi = _range_bounds(labels, np.nanmin(values), np.nanmax(values), column.name)
     penalty = (hi - lo) / span if span > 0 else np.zeros(labels.size)
-    covered = np.searchsorted(distinct, hi, side="right") - np.searchsorted(distinct, lo, side="left")
+    covered = np.searchsorted(distinct, hi, side="right") - np.searchsorted(
+        distinct, lo, side="left"
+    )
     return penalty, np.maximum(covered, 1).astype(float)
 
 
-def ncp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str],
-        original: pd.DataFrame | None = None) -> dict[str, float]:
+def ncp(
+    released: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    original: pd.DataFrame | None = None,
+) -> dict[str, float]:
     """Normalized certainty penalty of each quasi-identifier, averaged over released records.
 
     Notes
@@ -227,8 +249,12 @@ def ncp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str]
     return out
 
 
-def gcp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str],
-        n: int, original: pd.DataFrame | None = None) -> float:
+def gcp(
+    released: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    n: int,
+    original: pd.DataFrame | None = None,
+) -> float:
     """Global certainty penalty in [0, 1]: NCP summed over released cells, over ``n * q``.
 
     Each of the ``n - len(released)`` suppressed records costs 1 per attribute.
@@ -254,8 +280,11 @@ def gcp(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str]
     return total / (n * q)
 
 
-def ambiguity(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy | str],
-              original: pd.DataFrame | None = None) -> float:
+def ambiguity(
+    released: pd.DataFrame,
+    quasi_identifiers: Mapping[str, Hierarchy | str],
+    original: pd.DataFrame | None = None,
+) -> float:
     """Average over released records of the number of original QI tuples each could stand for.
 
     Notes
@@ -277,8 +306,9 @@ def ambiguity(released: pd.DataFrame, quasi_identifiers: Mapping[str, Hierarchy 
     return float(product.mean())
 
 
-def non_uniform_entropy(original: pd.DataFrame, generalized: pd.DataFrame,
-                        quasi_identifiers: Sequence[str]) -> float:
+def non_uniform_entropy(
+    original: pd.DataFrame, generalized: pd.DataFrame, quasi_identifiers: Sequence[str]
+) -> float:
     """Non-uniform entropy (aligned): bits lost per released cell, summed over the table.
 
     Notes
@@ -327,8 +357,9 @@ def sse(original: pd.DataFrame, labels: np.ndarray, columns: Sequence[str]) -> f
     for column in columns:
         x = pd.to_numeric(original[column], errors="coerce").to_numpy(dtype=float)[kept]
         if np.isnan(x).any():
-            raise InputError("SSE needs numeric values", column=column,
-                             row=int(np.flatnonzero(np.isnan(x))[0]))
+            raise InputError(
+                "SSE needs numeric values", column=column, row=int(np.flatnonzero(np.isnan(x))[0])
+            )
         sums = np.bincount(groups, weights=x)
         counts = np.bincount(groups)
         means = sums / np.maximum(counts, 1)
@@ -354,8 +385,9 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
             for lv in range(spec.height + 1):
                 sel = level == lv
                 if sel.any():
-                    hits = np.bincount(spec.node_codes[:, lv], weights=member,
-                                       minlength=leaf_counts[lv].size)
+                    hits = np.bincount(
+                        spec.node_codes[:, lv], weights=member, minlength=leaf_counts[lv].size
+                    )
                     out[sel] = hits[node[sel]] / leaf_counts[lv][node[sel]]
             return out
 
@@ -456,8 +488,13 @@ def count_query_error(
                 estimate *= coverage[c](a, a + width)
         true_count = float(truth.sum())
         errors[i] = abs(float(estimate.sum()) - true_count) / max(true_count, 1.0)
-    return {"mean": float(errors.mean()), "median": float(np.median(errors)),
-            "n_queries": n_queries, "dimension": dimension, "selectivity": selectivity}
+    return {
+        "mean": float(errors.mean()),
+        "median": float(np.median(errors)),
+        "n_queries": n_queries,
+        "dimension": dimension,
+        "selectivity": selectivity,
+    }
 
 
 def classifier_accuracy(
@@ -500,6 +537,7 @@ def classifier_accuracy(
         model = DecisionTreeClassifier(min_samples_leaf=5, random_state=seed)
         model.fit(x[train], y[train])
         result[name] = float((model.predict(x[test]) == y[test]).mean())
-    result["relative"] = result["released"] / result["original"] if result["original"] else float("nan")
+    result["relative"] = (
+        result["released"] / result["original"] if result["original"] else float("nan")
+    )
     return result
-

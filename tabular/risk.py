@@ -26,8 +26,6 @@ _RANGE = re.compile(rf"^\s*{_NUMBER}\s*-\s*{_NUMBER}\s*$")
 _EPS = 1e-6  # float32 distances: closer than this counts as a tie
 
 
-
-
 def assess(
     df: pd.DataFrame,
     quasi_identifiers: Sequence[str],
@@ -92,8 +90,9 @@ def assess(
     out.update(core_risk.reidentification_risk(partition, threshold))
     if population is not None:
         require_columns(population, columns, argument="the population", where="the population")
-        journalist = core_risk.journalist_risk(df[columns].astype(object),
-                                               population[columns].astype(object))
+        journalist = core_risk.journalist_risk(
+            df[columns].astype(object), population[columns].astype(object)
+        )
         out["journalist_max"] = journalist["journalist_max"]
         out["journalist_avg"] = journalist["journalist_avg"]
         out["journalist_marketer"] = journalist["marketer"]
@@ -101,8 +100,9 @@ def assess(
         if sensitive not in df.columns:
             raise InputError("sensitive attribute not in the table", column=sensitive)
         codes, domain = encode_column(df[sensitive], sensitive)
-        counts = np.bincount(partition.labels * domain.size + codes,
-                             minlength=partition.n_groups * domain.size)
+        counts = np.bincount(
+            partition.labels * domain.size + codes, minlength=partition.n_groups * domain.size
+        )
         counts = counts.reshape(partition.n_groups, domain.size)
         out["distinct_l"] = float(DistinctLDiversity(1).group_values(counts).min())
         out["entropy_l"] = float(EntropyLDiversity(1).group_values(counts).min())
@@ -135,13 +135,17 @@ class _Numeric:
     ``r`` (released records) and ``table[o, r]``, the squared distance.
     """
 
-    def __init__(self, col: str, original: pd.Series, released: pd.Series,
-                 hierarchy: Hierarchy | None) -> None:
+    def __init__(
+        self, col: str, original: pd.Series, released: pd.Series, hierarchy: Hierarchy | None
+    ) -> None:
         x = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(x))
         if bad.size:
-            raise InputError("numeric quasi-identifier holds a missing or non-numeric value",
-                             column=col, row=int(bad[0]))
+            raise InputError(
+                "numeric quasi-identifier holds a missing or non-numeric value",
+                column=col,
+                row=int(bad[0]),
+            )
         lo_all, hi_all = float(x.min()), float(x.max())
         self.scale = (hi_all - lo_all) or 1.0
         spans: dict[str, tuple[float, float]] = {}
@@ -164,26 +168,35 @@ class _Numeric:
             else:
                 match = _RANGE.match(label)
                 try:
-                    lo, hi = (float(match.group(1)), float(match.group(2))) if match else \
-                        (float(label), float(label))
+                    lo, hi = (
+                        (float(match.group(1)), float(match.group(2)))
+                        if match
+                        else (float(label), float(label))
+                    )
                 except ValueError:
                     row = int(np.flatnonzero(inverse.reshape(-1) == i)[0])
-                    raise InputError("released value is neither a number, a range 'lo-hi', "
-                                     "'*' nor a hierarchy node", column=col, row=row,
-                                     value=label) from None
+                    raise InputError(
+                        "released value is neither a number, a range 'lo-hi', "
+                        "'*' nor a hierarchy node",
+                        column=col,
+                        row=row,
+                        value=label,
+                    ) from None
             mids[i] = (lo + hi) / 2
         o_values, self.o = np.unique(x, return_inverse=True)
         r_values, self.r = np.unique(mids[inverse.reshape(-1)], return_inverse=True)
         self.o, self.r = self.o.reshape(-1), self.r.reshape(-1)
         self.table = (((o_values[:, None] - r_values[None, :]) / self.scale) ** 2).astype(
-            np.float32)
+            np.float32
+        )
 
 
 class _Hierarchical:
     """Distance (level of the lowest common ancestor of leaf and node) / height."""
 
-    def __init__(self, col: str, original: pd.Series, released: pd.Series,
-                 hierarchy: Hierarchy) -> None:
+    def __init__(
+        self, col: str, original: pd.Series, released: pd.Series, hierarchy: Hierarchy
+    ) -> None:
         self.o = hierarchy.encode(original, column=col)
         anc = hierarchy.node_codes
         height = max(hierarchy.height, 1)
@@ -200,13 +213,17 @@ class _Hierarchical:
             same = anc[:, level:] == anc[rep, level:]  # (leaves, levels >= level)
             first = np.where(same.any(axis=1), same.argmax(axis=1) + level, height)
             table[:, node] = np.minimum(first / height, 1.0)
-        self.table = (table ** 2).astype(np.float32)
+        self.table = (table**2).astype(np.float32)
         labels = released.astype(str).to_numpy()
         nodes = pd.Series(labels).map(node_of)
         missing = np.flatnonzero(nodes.isna().to_numpy())
         if missing.size:
-            raise InputError("released value is not a node of the hierarchy", column=col,
-                             row=int(missing[0]), value=labels[missing[0]])
+            raise InputError(
+                "released value is not a node of the hierarchy",
+                column=col,
+                row=int(missing[0]),
+                value=labels[missing[0]],
+            )
         self.r = nodes.to_numpy(dtype=np.int64)
 
 
@@ -223,7 +240,7 @@ class _ValueSet:
         size = np.asarray(members.sum(axis=1)).reshape(-1)
         # table[o, r]: original value o against distinct released cell r
         table = np.where(members.T.toarray() > 0, (size[None, :] - 1) / scale, 1.0)
-        self.table = (table ** 2).astype(np.float32)
+        self.table = (table**2).astype(np.float32)
 
 
 class _Exact:
@@ -236,8 +253,8 @@ class _Exact:
         n = len(uniques)
         star = np.flatnonzero(np.asarray(uniques, dtype=object) == "*")
         if star.size:  # a released "*" is the extra column, at distance 1 from everything
-            codes[len(original):][codes[len(original):] == star[0]] = n
-        self.o, self.r = codes[: len(original)], codes[len(original):]
+            codes[len(original) :][codes[len(original) :] == star[0]] = n
+        self.o, self.r = codes[: len(original)], codes[len(original) :]
         self.table = np.ones((n, n + 1), dtype=np.float32)
         self.table[np.arange(n), np.arange(n)] = 0.0
 
@@ -249,8 +266,9 @@ def _attributes(original, released, quasi_identifiers, hierarchies):
     else:
         specs = {c: None for c in quasi_identifiers}
     specs.update({c: h for c, h in (hierarchies or {}).items() if c in specs})
-    columns = require_columns(original, list(specs), argument="the original table",
-                              where="the original table")
+    columns = require_columns(
+        original, list(specs), argument="the original table", where="the original table"
+    )
     require_columns(released, columns, argument="the released table", where="the released table")
     attributes = []
     for col in columns:
@@ -270,8 +288,11 @@ def _attributes(original, released, quasi_identifiers, hierarchies):
         elif spec is None:
             attributes.append(_Exact(col, o_col, r_col))
         else:
-            raise InputError(f"quasi-identifier spec must be a Hierarchy, 'numeric', 'set' or "
-                             f"None, got {spec!r}", column=col)
+            raise InputError(
+                f"quasi-identifier spec must be a Hierarchy, 'numeric', 'set' or "
+                f"None, got {spec!r}",
+                column=col,
+            )
     return attributes
 
 
@@ -358,8 +379,9 @@ def record_linkage(
     source = original.index.get_indexer(labels)
     if (source < 0).any():
         row = int(np.flatnonzero(source < 0)[0])
-        raise InputError("released row does not come from any original record", row=row,
-                         value=labels[row])
+        raise InputError(
+            "released row does not come from any original record", row=row, value=labels[row]
+        )
     # distinct QI tuples on both sides
     o_cols, r_cols = [a.o for a in attributes], [a.r for a in attributes]
     o_tuple = pd.MultiIndex.from_arrays(o_cols).factorize()[0]
@@ -372,13 +394,13 @@ def record_linkage(
     tied = np.empty(o_first.size)
     step = max(1, chunk_size // max(1, r_first.size))
     for start in range(0, o_first.size, step):
-        rows = o_first[start:start + step]
+        rows = o_first[start : start + step]
         d2 = np.zeros((rows.size, r_first.size), dtype=np.float32)
         for attribute, o, r in zip(attributes, o_cols, r_sel):
             d2 += np.take(np.take(attribute.table, o[rows], axis=0), r, axis=1)
         best = d2.min(axis=1)
-        nearest[start:start + step] = best
-        tied[start:start + step] = (d2 <= best[:, None] + _EPS) @ multiplicity
+        nearest[start : start + step] = best
+        tied[start : start + step] = (d2 <= best[:, None] + _EPS) @ multiplicity
     own = np.zeros(len(released), dtype=np.float32)
     for attribute, o, r in zip(attributes, o_cols, r_cols):
         own += attribute.table[o[source], r]

@@ -18,14 +18,19 @@ FUZZ_LONG_FACTOR = 20
 
 
 def pytest_addoption(parser):
-    parser.addoption("--fuzz-long", action="store_true", default=False,
-                     help="run the fuzz suite (tests/fuzz) with thousands of random examples "
-                          "instead of a few hundred derandomized ones")
+    parser.addoption(
+        "--fuzz-long",
+        action="store_true",
+        default=False,
+        help="run the fuzz suite (tests/fuzz) with thousands of random examples "
+        "instead of a few hundred derandomized ones",
+    )
 
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "fuzz: generated bad inputs through every command and public function")
+        "markers", "fuzz: generated bad inputs through every command and public function"
+    )
     long = config.getoption("--fuzz-long")
     for name, examples in FUZZ_EXAMPLES.items():
         settings.register_profile(
@@ -39,6 +44,7 @@ def pytest_configure(config):
             phases=[Phase.explicit, Phase.generate] + ([Phase.shrink] if long else []),
             suppress_health_check=list(HealthCheck),
         )
+
 
 import importlib  # noqa: E402
 

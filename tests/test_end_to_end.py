@@ -44,16 +44,25 @@ def test_each_datatype_command_has_help(package):
 
 
 def test_installed_console_script_runs():
-    out = subprocess.run([sys.executable, "-m", "structanon", "--help"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "structanon", "--help"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "demo" in out.stdout
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
-                 "--v=0"]
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package 'chromium')")
@@ -62,15 +71,27 @@ def test_html_report_renders_in_a_browser(package, demo_run, tmp_path):
     out, _result, _releases = demo_run
     pages = sorted((out / package).rglob("*.html"))
     assert pages, "the demo wrote no HTML report"
-    run = subprocess.run([CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                          "--dump-dom", pages[0].as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            CHROMIUM,
+            *BROWSER_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            pages[0].as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     dom = run.stdout
-    assert "id=\"headline\"" in dom and "Checked again from the published output" in dom
-    assert "id=\"flags\"" in dom and "id=\"provenance\"" in dom
+    assert 'id="headline"' in dom and "Checked again from the published output" in dom
+    assert 'id="flags"' in dom and 'id="provenance"' in dom
     assert "structanon" in dom and "SHA-256" in dom or "command" in dom
-    console_errors = [line for line in run.stderr.splitlines()
-                      if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)]
+    console_errors = [
+        line
+        for line in run.stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
     assert not console_errors
     assert "<img" not in dom or "alt=" in dom  # every figure carries alt text

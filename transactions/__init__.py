@@ -50,8 +50,9 @@ __all__ = [
 ]
 
 
-def item_taxonomy(transactions: Any, hierarchy: Any = None, fanout: int | None = None,
-                  order: str = "id") -> Taxonomy:
+def item_taxonomy(
+    transactions: Any, hierarchy: Any = None, fanout: int | None = None, order: str = "id"
+) -> Taxonomy:
     """The item taxonomy an anonymizer would use for these transactions.
 
     Parameters

@@ -32,8 +32,17 @@ from ._data import Baskets, check_key_space, count_itemsets, decode_keys, dedupe
 from ._taxonomy import Taxonomy
 from ._verify import KmAnonymity, make_verifier
 
-__all__ = ["km_anonymize", "apriori_cut", "local_gen", "refine_cut", "local_cuts", "subset",
-           "generalized", "occurrence_cost", "METHODS"]
+__all__ = [
+    "km_anonymize",
+    "apriori_cut",
+    "local_gen",
+    "refine_cut",
+    "local_cuts",
+    "subset",
+    "generalized",
+    "occurrence_cost",
+    "METHODS",
+]
 
 METHODS = ("apriori", "local")
 
@@ -142,8 +151,9 @@ def _below(tax: Taxonomy, gen: np.ndarray, occ_leaf: np.ndarray) -> tuple[np.nda
     return occ, cost
 
 
-def _greedy_size(b: Baskets, tax: Taxonomy, k: int, size: int, gen: np.ndarray,
-                 occ_leaf: np.ndarray) -> tuple[np.ndarray, int]:
+def _greedy_size(
+    b: Baskets, tax: Taxonomy, k: int, size: int, gen: np.ndarray, occ_leaf: np.ndarray
+) -> tuple[np.ndarray, int]:
     """Raise published nodes until every generalized ``size``-itemset has support 0 or >= k.
 
     Each round counts the itemsets, and for every violating itemset picks the member whose
@@ -176,7 +186,7 @@ def _greedy_size(b: Baskets, tax: Taxonomy, k: int, size: int, gen: np.ndarray,
         touched = np.frombuffer(touched_bytes, dtype=np.uint8)
         raised: list[int] = []
         for start in range(0, order.size, 8192):
-            idx = order[start:start + 8192]
+            idx = order[start : start + 8192]
             idx = idx[~touched[sets[idx]].any(axis=1)]  # vectorized pre-filter
             rows = sets[idx].tolist()
             for j, row in zip(idx.tolist(), rows):
@@ -212,8 +222,9 @@ def _violations(b: Baskets, gen: np.ndarray, tax: Taxonomy, k: int, m: int) -> n
     return bad_nodes
 
 
-def refine_cut(b: Baskets, tax: Taxonomy, k: int, m: int, gen: np.ndarray,
-               max_checks: int = 40) -> tuple[np.ndarray, dict]:
+def refine_cut(
+    b: Baskets, tax: Taxonomy, k: int, m: int, gen: np.ndarray, max_checks: int = 40
+) -> tuple[np.ndarray, dict]:
     """Specialize published nodes one child at a time while k^m-anonymity holds.
 
     Starting from a valid generalization, for every published node ``p`` the child ``c``
@@ -269,14 +280,19 @@ def refine_cut(b: Baskets, tax: Taxonomy, k: int, m: int, gen: np.ndarray,
     return gen, {"checks": checks, "items_specialized": lowered}
 
 
-def local_gen(b: Baskets, tax: Taxonomy, k: int, m: int,
-              start: tuple[np.ndarray, dict] | None = None) -> tuple[np.ndarray, dict]:
+def local_gen(
+    b: Baskets, tax: Taxonomy, k: int, m: int, start: tuple[np.ndarray, dict] | None = None
+) -> tuple[np.ndarray, dict]:
     """Apriori Anonymization followed by per-item specialization (:func:`refine_cut`)."""
     gen, info = start if start is not None else apriori_cut(b, tax, k, m)
     gen, rinfo = refine_cut(b, tax, k, m, gen)
     occ_leaf = np.bincount(b.codes, minlength=tax.n_leaves).astype(np.float64)
-    return gen, {"rounds": info["rounds"], "refine": rinfo, "apriori_cost": info["cost"],
-                 "cost": occurrence_cost(gen, occ_leaf, tax)}
+    return gen, {
+        "rounds": info["rounds"],
+        "refine": rinfo,
+        "apriori_cost": info["cost"],
+        "cost": occurrence_cost(gen, occ_leaf, tax),
+    }
 
 
 def _similarity_order(b: Baskets) -> np.ndarray:
@@ -300,8 +316,9 @@ def _similarity_order(b: Baskets) -> np.ndarray:
     return np.lexsort((np.arange(b.n), keys[2], keys[1], keys[0]))
 
 
-def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
-               min_part: int | None = None) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict]:
+def local_cuts(
+    b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4, min_part: int | None = None
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict]:
     """Local recoding: per-item generalization, per part of a similarity bisection.
 
     Every part is anonymized by :func:`local_gen`.  A part is split in two
@@ -344,16 +361,24 @@ def local_cuts(b: Baskets, tax: Taxonomy, k: int, m: int, max_depth: int = 4,
                 stack.append((h, g, inf, depth + 1))
         else:
             parts.append((rows, gen))
-    total = sum(occurrence_cost(g, np.bincount(subset(b, r).codes, minlength=tax.n_leaves), tax)
-                for r, g in parts)
-    return parts, {"parts": len(parts), "splits_tried": tried, "splits_accepted": accepted,
-                   "global_cost": info0["cost"], "cost": total,
-                   "refine_whole_data": info0["refine"],
-                   "occurrences": float(occ_all.sum())}
+    total = sum(
+        occurrence_cost(g, np.bincount(subset(b, r).codes, minlength=tax.n_leaves), tax)
+        for r, g in parts
+    )
+    return parts, {
+        "parts": len(parts),
+        "splits_tried": tried,
+        "splits_accepted": accepted,
+        "global_cost": info0["cost"],
+        "cost": total,
+        "refine_whole_data": info0["refine"],
+        "occurrences": float(occ_all.sum()),
+    }
 
 
-def _check_parameters(k: Any, m: Any, seed: Any, method: Any, fanout: Any,
-                      max_basket_size: Any) -> tuple[int, int, int | None]:
+def _check_parameters(
+    k: Any, m: Any, seed: Any, method: Any, fanout: Any, max_basket_size: Any
+) -> tuple[int, int, int | None]:
     """Validate :func:`km_anonymize`'s parameters before any work."""
     k = check_int(k, "k", min_value=1)
     m = check_int(m, "m", min_value=1, max_value=MAX_M)
@@ -366,8 +391,9 @@ def _check_parameters(k: Any, m: Any, seed: Any, method: Any, fanout: Any,
     return k, m, seed
 
 
-def _generalize(b: Baskets, tax: Taxonomy, k: int, m: int, method: str
-                ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+def _generalize(
+    b: Baskets, tax: Taxonomy, k: int, m: int, method: str
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     """Published node of every item occurrence, the global cut (if one), and statistics."""
     if method == "apriori":
         gen, stats = apriori_cut(b, tax, k, m)
@@ -378,8 +404,10 @@ def _generalize(b: Baskets, tax: Taxonomy, k: int, m: int, method: str
         part_of_row[rows] = i
     gens = np.stack([g for _r, g in parts])
     occ_nodes = gens[part_of_row[b.rows], b.codes]
-    local = {name: stats[name] for name in ("parts", "splits_tried", "splits_accepted",
-                                            "refine_whole_data")}
+    local = {
+        name: stats[name]
+        for name in ("parts", "splits_tried", "splits_accepted", "refine_whole_data")
+    }
     local["part_sizes"] = [int(r.size) for r, _g in parts]
     return occ_nodes, gens[0] if len(parts) == 1 else None, {"local": local}
 
@@ -388,17 +416,29 @@ def _cut_summary(b: Baskets, tax: Taxonomy, cut: np.ndarray) -> dict[str, Any]:
     """How a global cut publishes the items: generalized nodes and their depths."""
     used = np.unique(cut[b.codes]) if b.nnz else np.zeros(0, np.int64)
     generalized_nodes = used[~tax.is_leaf[used]]
-    return {"generalized_nodes": int(generalized_nodes.size),
-            "items_published_as_themselves": int(tax.is_leaf[used].sum()),
-            "nodes": [str(tax.labels[g]) for g in generalized_nodes[:200].tolist()],
-            "depth_histogram": np.bincount(tax.depth[used], minlength=tax.height + 1).tolist()}
+    return {
+        "generalized_nodes": int(generalized_nodes.size),
+        "items_published_as_themselves": int(tax.is_leaf[used].sum()),
+        "nodes": [str(tax.labels[g]) for g in generalized_nodes[:200].tolist()],
+        "depth_histogram": np.bincount(tax.depth[used], minlength=tax.height + 1).tolist(),
+    }
 
 
-def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
-                 method: str = "apriori", fanout: int | None = None, seed: int | None = None,
-                 order: str = "id", evaluate: bool | None = None, *, key: Any = None,
-                 measures: bool = True, max_basket_size: int | None = None
-                 ) -> TransactionsRelease:
+def km_anonymize(
+    transactions: Any,
+    k: int,
+    m: int,
+    hierarchy: Any = None,
+    method: str = "apriori",
+    fanout: int | None = None,
+    seed: int | None = None,
+    order: str = "id",
+    evaluate: bool | None = None,
+    *,
+    key: Any = None,
+    measures: bool = True,
+    max_basket_size: int | None = None,
+) -> TransactionsRelease:
     """Make set-valued data k^m-anonymous by generalizing items over a taxonomy.
 
     Any attacker who knows up to ``m`` items of a person finds at least ``k`` published
@@ -498,8 +538,7 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
         if m >= 2:
             check_basket_width(baskets, m, max_basket_size, f"k^m-anonymity with m={m}")
 
-    b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings,
-                                    check=wide)
+    b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings, check=wide)
     check_key_space(tax.n_nodes, m)
     with timings("anonymize"):
         occ_nodes, cut, found = _generalize(b, tax, k, m, method)
@@ -510,10 +549,35 @@ def km_anonymize(transactions: Any, k: int, m: int, hierarchy: Any = None,
     info["transformation_text"] = transformation_text(b, tax, occ_nodes)
     model = KmAnonymity(k, m)
     release = TransactionsRelease(
-        data=published, datatype="transactions", verifier=make_verifier(model), models=[model],
-        parameters={"algorithm": "apriori-anonymization" if method == "apriori"
-                    else "local-recoding", "k": k, "m": m, "method": method, "fanout": fanout,
-                    "order": order, "seed": seed, "taxonomy": tax.source},
-        suppressed=0, n_individuals=b.n, info=info, taxonomy=tax)
-    return finish_generalization(release, b, published, tax, occ_nodes, key=key, seed=seed, k=k,
-                                 m=m, measures=measures, timings=timings)
+        data=published,
+        datatype="transactions",
+        verifier=make_verifier(model),
+        models=[model],
+        parameters={
+            "algorithm": "apriori-anonymization" if method == "apriori" else "local-recoding",
+            "k": k,
+            "m": m,
+            "method": method,
+            "fanout": fanout,
+            "order": order,
+            "seed": seed,
+            "taxonomy": tax.source,
+        },
+        suppressed=0,
+        n_individuals=b.n,
+        info=info,
+        taxonomy=tax,
+    )
+    return finish_generalization(
+        release,
+        b,
+        published,
+        tax,
+        occ_nodes,
+        key=key,
+        seed=seed,
+        k=k,
+        m=m,
+        measures=measures,
+        timings=timings,
+    )

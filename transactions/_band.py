@@ -54,8 +54,9 @@ def _qi_matrix(b: Baskets, qi_mask: np.ndarray) -> sp.csr_matrix:
     keep = qi_mask[b.codes]
     rows = b.rows[keep]
     cols = b.codes[keep]
-    return sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (rows, cols)),
-                         shape=(b.n, int(b.domain.size)))
+    return sp.csr_matrix(
+        (np.ones(rows.size, dtype=np.float32), (rows, cols)), shape=(b.n, int(b.domain.size))
+    )
 
 
 def band_order(b: Baskets, qi_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -77,15 +78,26 @@ def band_order(b: Baskets, qi_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     mean = np.bincount(coo.row, weights=pos, minlength=n) / np.maximum(cnt, 1)
     mean[cnt == 0] = np.inf
     row_order = np.lexsort((np.arange(n), mean, first))
-    stats = {"rows": n, "qi_items": int(qi_mask.sum()),
-             "cooccurrence_bandwidth_before": bandwidth(co),
-             "cooccurrence_bandwidth_after": bandwidth(co[col_order][:, col_order])}
+    stats = {
+        "rows": n,
+        "qi_items": int(qi_mask.sum()),
+        "cooccurrence_bandwidth_before": bandwidth(co),
+        "cooccurrence_bandwidth_after": bandwidth(co[col_order][:, col_order]),
+    }
     return row_order, col_order, stats
 
 
-def _window_members(t: int, at: int, row_order: np.ndarray, group: np.ndarray,
-                    is_sens: np.ndarray, sens_sets: dict, p: int, base_width: int,
-                    rng: np.random.Generator) -> list[int]:
+def _window_members(
+    t: int,
+    at: int,
+    row_order: np.ndarray,
+    group: np.ndarray,
+    is_sens: np.ndarray,
+    sens_sets: dict,
+    p: int,
+    base_width: int,
+    rng: np.random.Generator,
+) -> list[int]:
     """``p - 1`` free transactions drawn from a window of the band around ``t``.
 
     The window is placed at a random offset covering band position ``at``; members share no
@@ -117,8 +129,7 @@ def _window_members(t: int, at: int, row_order: np.ndarray, group: np.ndarray,
         width = 2 * width + 1
 
 
-def _last_group(group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int
-                ) -> tuple[int, int]:
+def _last_group(group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int) -> tuple[int, int]:
     """Put the leftovers in one last group, suppressing sensitive ones only as needed.
 
     Updates ``group`` in place (-2 marks a suppressed transaction); returns the number of
@@ -134,11 +145,11 @@ def _last_group(group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int
     suppressed = 0
     while counts.size and counts.max() * p > size:
         worst = int(counts.argmax())
-        holders = rest_sens.indices[rest_sens.indptr[worst]:rest_sens.indptr[worst + 1]]
+        holders = rest_sens.indices[rest_sens.indptr[worst] : rest_sens.indptr[worst + 1]]
         holders = np.sort(holders[alive[holders]])
         victim = int(holders[-1])
         alive[victim] = False
-        counts[sens.indices[sens.indptr[rest[victim]]:sens.indptr[rest[victim] + 1]]] -= 1
+        counts[sens.indices[sens.indptr[rest[victim]] : sens.indptr[rest[victim] + 1]]] -= 1
         size -= 1
         suppressed += 1
     if size:
@@ -148,8 +159,13 @@ def _last_group(group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int
     return n_groups, suppressed
 
 
-def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3,
-                rng: np.random.Generator | None = None) -> tuple[np.ndarray, dict]:
+def cahd_groups(
+    b: Baskets,
+    sensitive_mask: np.ndarray,
+    p: int,
+    alpha: int = 3,
+    rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray, dict]:
     """Group transactions (-1 = suppressed); returns labels and statistics.
 
     ``rng`` is the release's secret randomness (``release_key(key).rng("band-members",
@@ -164,12 +180,17 @@ def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3,
     qi_mask = ~sensitive_mask
     row_order, _col_order, stats = band_order(b, qi_mask)
     sens = sp.csr_matrix(
-        (np.ones(int(sensitive_mask[b.codes].sum()), dtype=np.int8),
-         (b.rows[sensitive_mask[b.codes]], b.codes[sensitive_mask[b.codes]])),
-        shape=(b.n, int(b.domain.size)))
+        (
+            np.ones(int(sensitive_mask[b.codes].sum()), dtype=np.int8),
+            (b.rows[sensitive_mask[b.codes]], b.codes[sensitive_mask[b.codes]]),
+        ),
+        shape=(b.n, int(b.domain.size)),
+    )
     is_sens_rows = np.flatnonzero(np.diff(sens.indptr) > 0)
-    sens_sets = {r: frozenset(sens.indices[sens.indptr[r]:sens.indptr[r + 1]].tolist())
-                 for r in is_sens_rows.tolist()}
+    sens_sets = {
+        r: frozenset(sens.indices[sens.indptr[r] : sens.indptr[r + 1]].tolist())
+        for r in is_sens_rows.tolist()
+    }
     is_sens = np.diff(sens.indptr) > 0
     n = b.n
     group = np.full(n, -1, dtype=np.int64)
@@ -181,8 +202,9 @@ def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3,
     for t in rng.permutation(is_sens_rows).tolist():
         if group[t] >= 0:
             continue
-        chosen = _window_members(t, int(position[t]), row_order, group, is_sens, sens_sets, p,
-                                 base_width, rng)
+        chosen = _window_members(
+            t, int(position[t]), row_order, group, is_sens, sens_sets, p, base_width, rng
+        )
         if len(chosen) < p - 1:
             unplaced += 1
             continue
@@ -190,9 +212,15 @@ def cahd_groups(b: Baskets, sensitive_mask: np.ndarray, p: int, alpha: int = 3,
         group[np.asarray(chosen, dtype=np.int64)] = n_groups
         n_groups += 1
     n_groups, suppressed = _last_group(group, sens, p, n_groups)
-    stats.update({"groups": n_groups, "sensitive_transactions": int(is_sens.sum()),
-                  "sensitive_not_grouped": unplaced, "suppressed": suppressed,
-                  "last_group_size": int((group == n_groups - 1).sum()) if n_groups else 0})
+    stats.update(
+        {
+            "groups": n_groups,
+            "sensitive_transactions": int(is_sens.sum()),
+            "sensitive_not_grouped": unplaced,
+            "suppressed": suppressed,
+            "last_group_size": int((group == n_groups - 1).sum()) if n_groups else 0,
+        }
+    )
     group[group == -2] = -1
     return group, stats
 
@@ -205,37 +233,46 @@ def _sensitive_mask(b: Baskets, sensitive_items: Iterable[Any]) -> tuple[np.ndar
     labels = [str(x) for x in b.domain.tolist()]
     absent = sorted(wanted - set(labels))
     if absent:
-        shown = ", ".join(absent[:10]) + (f" (and {len(absent) - 10} more)" if len(absent) > 10
-                                          else "")
-        raise InputError(f"{len(absent)} sensitive item(s) do not occur in the data: {shown}; "
-                         "check their spelling (items are compared by their text)")
+        shown = ", ".join(absent[:10]) + (
+            f" (and {len(absent) - 10} more)" if len(absent) > 10 else ""
+        )
+        raise InputError(
+            f"{len(absent)} sensitive item(s) do not occur in the data: {shown}; "
+            "check their spelling (items are compared by their text)"
+        )
     return np.array([x in wanted for x in labels], dtype=bool), wanted
 
 
-def _check_feasible(b: Baskets, sensitive_mask: np.ndarray, p: int,
-                    max_basket_size: int | None) -> None:
+def _check_feasible(
+    b: Baskets, sensitive_mask: np.ndarray, p: int, max_basket_size: int | None
+) -> None:
     """Refuse too-wide baskets and sensitive items no grouping can hide (in > n/p baskets)."""
     qi_len = np.bincount(b.rows[~sensitive_mask[b.codes]], minlength=b.n)
-    check_basket_width(b, 2, max_basket_size, "the band ordering (item co-occurrence)",
-                       lengths=qi_len)
+    check_basket_width(
+        b, 2, max_basket_size, "the band ordering (item co-occurrence)", lengths=qi_len
+    )
     freq = np.bincount(b.codes, minlength=b.domain.size)
     # freq * p > n, in integers that cannot overflow for any p
     too_common = np.flatnonzero(sensitive_mask & (freq > b.n // p))
     if too_common.size:
         s = b.domain[too_common[0]]
-        raise InfeasibleError(f"sensitive item {s!r} is in {int(freq[too_common[0]])} of {b.n} "
-                              f"transactions, more than 1/p of them (p={p})")
+        raise InfeasibleError(
+            f"sensitive item {s!r} is in {int(freq[too_common[0]])} of {b.n} "
+            f"transactions, more than 1/p of them (p={p})"
+        )
 
 
-def _group_views(b: Baskets, sensitive_mask: np.ndarray, group: np.ndarray, p: int
-                 ) -> dict[str, Any]:
+def _group_views(
+    b: Baskets, sensitive_mask: np.ndarray, group: np.ndarray, p: int
+) -> dict[str, Any]:
     """The release in input order: QI sets, groups and per-group sensitive counts."""
     n_groups = int(group.max()) + 1 if (group >= 0).any() else 0
     occ_s = sensitive_mask[b.codes]
     g_occ = group[b.rows[occ_s]]
     keep = g_occ >= 0
-    pair = np.unique(g_occ[keep] * np.int64(b.domain.size) + b.codes[occ_s][keep],
-                     return_counts=True)
+    pair = np.unique(
+        g_occ[keep] * np.int64(b.domain.size) + b.codes[occ_s][keep], return_counts=True
+    )
     summaries: list[dict] = [{} for _ in range(n_groups)]
     for code, c in zip(pair[0].tolist(), pair[1].tolist()):
         summaries[code // b.domain.size][b.domain[code % b.domain.size]] = int(c)
@@ -246,15 +283,21 @@ def _group_views(b: Baskets, sensitive_mask: np.ndarray, group: np.ndarray, p: i
         if group[i] < 0:
             qi.append(None)
             continue
-        items = b.codes[bounds[i]:bounds[i + 1]]
+        items = b.codes[bounds[i] : bounds[i + 1]]
         qi.append(frozenset(dom[items[~sensitive_mask[items]]].tolist()))
     sens_list = sorted((b.domain[sensitive_mask]).tolist(), key=str)
-    return {"qi": qi, "group": group, "sensitive_counts": summaries,
-            "sensitive_items": sens_list, "p": p}
+    return {
+        "qi": qi,
+        "group": group,
+        "sensitive_counts": summaries,
+        "sensitive_items": sens_list,
+        "p": p,
+    }
 
 
-def _published_view(in_order: dict[str, Any], rng: np.random.Generator
-                    ) -> tuple[dict[str, Any], np.ndarray]:
+def _published_view(
+    in_order: dict[str, Any], rng: np.random.Generator
+) -> tuple[dict[str, Any], np.ndarray]:
     """Secret transaction order and secret group ids; returns the data and the order."""
     group, summaries = in_order["group"], in_order["sensitive_counts"]
     n_groups = len(summaries)
@@ -264,9 +307,13 @@ def _published_view(in_order: dict[str, Any], rng: np.random.Generator
     pub_summaries: list[dict] = [{} for _ in range(n_groups)]
     for g, summary in enumerate(summaries):
         pub_summaries[int(new_id[g])] = summary
-    data = {"qi": [in_order["qi"][i] for i in perm.tolist()], "group": pub_group,
-            "sensitive_counts": pub_summaries, "sensitive_items": in_order["sensitive_items"],
-            "p": in_order["p"]}
+    data = {
+        "qi": [in_order["qi"][i] for i in perm.tolist()],
+        "group": pub_group,
+        "sensitive_counts": pub_summaries,
+        "sensitive_items": in_order["sensitive_items"],
+        "p": in_order["p"],
+    }
     return data, perm
 
 
@@ -278,12 +325,14 @@ def _band_text(b: Baskets, sensitive_mask: np.ndarray, data: dict[str, Any], p: 
     sizes = np.bincount(group[kept], minlength=n_groups) if kept.any() else np.zeros(0, int)
     smallest = int(sizes.min()) if sizes.size else 0
     n_sens = int(sensitive_mask.sum())
-    return (f"Every item is published unchanged except the {n_sens:,} sensitive "
-            f"item{'s' if n_sens != 1 else ''}, which appear only as counts per group: "
-            f"{int(kept.sum()):,} transactions in {n_groups:,} groups of {smallest:,} to "
-            f"{int(sizes.max()) if sizes.size else 0:,} transactions, so a sensitive item is "
-            f"tied to a person with probability at most 1/{p}; {int((~kept).sum()):,} "
-            "transactions are suppressed.")
+    return (
+        f"Every item is published unchanged except the {n_sens:,} sensitive "
+        f"item{'s' if n_sens != 1 else ''}, which appear only as counts per group: "
+        f"{int(kept.sum()):,} transactions in {n_groups:,} groups of {smallest:,} to "
+        f"{int(sizes.max()) if sizes.size else 0:,} transactions, so a sensitive item is "
+        f"tied to a person with probability at most 1/{p}; {int((~kept).sum()):,} "
+        "transactions are suppressed."
+    )
 
 
 def _band_measure(b: Baskets, in_order: dict[str, Any], seed: int | None):
@@ -300,10 +349,18 @@ def _band_measure(b: Baskets, in_order: dict[str, Any], seed: int | None):
     return measure
 
 
-def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
-                seed: int | None = None, alpha: int = 3, evaluate: bool | None = None, *,
-                key: Any = None, measures: bool = True,
-                max_basket_size: int | None = None) -> TransactionsRelease:
+def band_matrix(
+    transactions: Any,
+    sensitive_items: Iterable[Any],
+    p: int,
+    seed: int | None = None,
+    alpha: int = 3,
+    evaluate: bool | None = None,
+    *,
+    key: Any = None,
+    measures: bool = True,
+    max_basket_size: int | None = None,
+) -> TransactionsRelease:
     """Group transactions so no sensitive item is tied to a person with probability > 1/p.
 
     Items are split into quasi-identifying (QI, published exactly) and sensitive ones
@@ -385,8 +442,9 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
     measures = resolve_measures(measures, evaluate=evaluate)
     key = release_key(key)
     if isinstance(sensitive_items, (str, bytes)) or not isinstance(sensitive_items, Iterable):
-        raise InputError("sensitive_items must be a collection of items",
-                         value=repr(sensitive_items)[:60])
+        raise InputError(
+            "sensitive_items must be a collection of items", value=repr(sensitive_items)[:60]
+        )
     timings = Timings()
     with timings("encode"):
         b = encode_baskets(transactions)
@@ -394,23 +452,34 @@ def band_matrix(transactions: Any, sensitive_items: Iterable[Any], p: int,
         _check_feasible(b, sensitive_mask, p, max_basket_size)
     context = (seed, p, alpha, repr(sorted(wanted)))
     with timings("anonymize"):
-        group, stats = cahd_groups(b, sensitive_mask, p, alpha,
-                                   key.rng("band-members", *context))
+        group, stats = cahd_groups(b, sensitive_mask, p, alpha, key.rng("band-members", *context))
     # input-order view for the measures (they compare with the input position by position)
     in_order = _group_views(b, sensitive_mask, group, p)
     data, perm = _published_view(in_order, key.rng("transaction-order", *context))
     model = PrivacyDegree(p)
     release = TransactionsRelease(
-        data=data, datatype="transactions", verifier=make_verifier(model), models=[model],
+        data=data,
+        datatype="transactions",
+        verifier=make_verifier(model),
+        models=[model],
         partition=Partition(data["group"]),
-        parameters={"algorithm": "band-matrix (CAHD)", "p": p, "alpha": alpha, "seed": seed,
-                    "sensitive_items": len(wanted)},
-        suppressed=int((group < 0).sum()), n_individuals=b.n,
-        info={"input": b.input_stats(), "band": stats,
-              "transformation_text": _band_text(b, sensitive_mask, data, p)},
-        source_index=perm)
+        parameters={
+            "algorithm": "band-matrix (CAHD)",
+            "p": p,
+            "alpha": alpha,
+            "seed": seed,
+            "sensitive_items": len(wanted),
+        },
+        suppressed=int((group < 0).sum()),
+        n_individuals=b.n,
+        info={
+            "input": b.input_stats(),
+            "band": stats,
+            "transformation_text": _band_text(b, sensitive_mask, data, p),
+        },
+        source_index=perm,
+    )
     if not measures:
         skipped_note(release)
-    finish_release(release, _band_measure(b, in_order, seed), measures=measures,
-                   timings=timings)
+    finish_release(release, _band_measure(b, in_order, seed), measures=measures, timings=timings)
     return release

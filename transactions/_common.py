@@ -20,10 +20,23 @@ from . import metrics, risk
 from ._data import Baskets, dedupe_rows, encode_baskets
 from ._taxonomy import Taxonomy, resolve_taxonomy
 
-__all__ = ["check_seed", "publish_sets", "group_partition", "prepare_generalization",
-           "check_basket_width", "publication_order", "resolve_measures",
-           "publish_generalization", "measure_generalization", "evaluate_generalization",
-           "skipped_note", "transformation_text", "TransactionsRelease", "SUBSET_BUDGET", "MAX_M"]
+__all__ = [
+    "check_seed",
+    "publish_sets",
+    "group_partition",
+    "prepare_generalization",
+    "check_basket_width",
+    "publication_order",
+    "resolve_measures",
+    "publish_generalization",
+    "measure_generalization",
+    "evaluate_generalization",
+    "skipped_note",
+    "transformation_text",
+    "TransactionsRelease",
+    "SUBSET_BUDGET",
+    "MAX_M",
+]
 
 #: Largest number of ``m``-subsets one basket may have before an anonymizer that enumerates
 #: them refuses it (see :func:`check_basket_width`): 10 million keys, about 80 MB.
@@ -32,10 +45,15 @@ SUBSET_BUDGET = 10_000_000
 MAX_M = 8
 
 
-def prepare_generalization(transactions: Any, k: int, hierarchy: Any, fanout: int | None,
-                           order: str, timings: Timings,
-                           check: Callable[[Baskets], None] | None = None
-                           ) -> tuple[Baskets, Taxonomy]:
+def prepare_generalization(
+    transactions: Any,
+    k: int,
+    hierarchy: Any,
+    fanout: int | None,
+    order: str,
+    timings: Timings,
+    check: Callable[[Baskets], None] | None = None,
+) -> tuple[Baskets, Taxonomy]:
     """Encode the transactions and resolve the taxonomy; refuse a k no release can meet.
 
     ``check(baskets)``, when given, runs before the taxonomy is built (cheap refusals
@@ -78,8 +96,9 @@ def resolve_measures(measures: bool, **aliases: bool | None) -> bool:
     """
     for name, value in aliases.items():
         if value is not None:
-            warnings.warn(f"{name}= is deprecated; use measures= instead", DeprecationWarning,
-                          stacklevel=3)
+            warnings.warn(
+                f"{name}= is deprecated; use measures= instead", DeprecationWarning, stacklevel=3
+            )
             return bool(value)
     return bool(measures)
 
@@ -105,8 +124,9 @@ def default_width(size: int, budget: int = SUBSET_BUDGET) -> int:
     return width
 
 
-def check_basket_width(b: Baskets, size: int, max_basket_size: int | None, what: str,
-                       lengths: np.ndarray | None = None) -> int:
+def check_basket_width(
+    b: Baskets, size: int, max_basket_size: int | None, what: str, lengths: np.ndarray | None = None
+) -> int:
     """Refuse a basket too wide for an algorithm that enumerates its ``size``-subsets.
 
     ``max_basket_size`` ``None`` allows baskets whose ``size``-subsets number at most
@@ -118,8 +138,11 @@ def check_basket_width(b: Baskets, size: int, max_basket_size: int | None, what:
         Naming the first widest transaction (its 1-based position, which is its line in a
         FIMI or JSON-lines file without blank lines), its width and the limit.
     """
-    limit = default_width(size) if max_basket_size is None else check_int(
-        max_basket_size, "max_basket_size", min_value=1)
+    limit = (
+        default_width(size)
+        if max_basket_size is None
+        else check_int(max_basket_size, "max_basket_size", min_value=1)
+    )
     lens = b.lengths if lengths is None else lengths
     if lens.size and int(lens.max()) > limit:
         i = int(lens.argmax())
@@ -128,7 +151,10 @@ def check_basket_width(b: Baskets, size: int, max_basket_size: int | None, what:
             f"transaction {i + 1} has {width:,} items; {what} enumerates its "
             f"{math.comb(width, size):,} {size}-item subsets, over the limit of {limit:,} items "
             f"per transaction (split or drop such baskets, or raise max_basket_size / "
-            f"--max-basket-size if memory allows)", row=i + 1, value=width)
+            f"--max-basket-size if memory allows)",
+            row=i + 1,
+            value=width,
+        )
     return limit
 
 
@@ -137,21 +163,29 @@ def publication_order(key: Any, n: int, *context: Any) -> np.ndarray:
     return key.rng("transaction-order", *context).permutation(n).astype(np.int64)
 
 
-def publish_sets(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray,
-                 suppressed: np.ndarray | None = None) -> list[frozenset | None]:
+def publish_sets(
+    b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray, suppressed: np.ndarray | None = None
+) -> list[frozenset | None]:
     """One frozenset of published labels per transaction (None where suppressed)."""
     indptr, nodes = dedupe_rows(b.rows, occ_nodes, b.n, tax.n_nodes)
     labels = tax.labels[nodes].tolist()
     bounds = indptr.tolist()
-    out: list[frozenset | None] = [frozenset(labels[bounds[i]:bounds[i + 1]]) for i in range(b.n)]
+    out: list[frozenset | None] = [frozenset(labels[bounds[i] : bounds[i + 1]]) for i in range(b.n)]
     if suppressed is not None:
         for i in np.flatnonzero(suppressed).tolist():
             out[i] = None
     return out
 
 
-def publish_generalization(release: Release, b: Baskets, published: list, tax: Taxonomy,
-                           occ_nodes: np.ndarray, key: Any, *context: Any) -> None:
+def publish_generalization(
+    release: Release,
+    b: Baskets,
+    published: list,
+    tax: Taxonomy,
+    occ_nodes: np.ndarray,
+    key: Any,
+    *context: Any,
+) -> None:
     """Publish generalized transactions in a secret order and record their NCP.
 
     ``occ_nodes`` is the published taxonomy node of every item occurrence (for the NCP,
@@ -167,28 +201,35 @@ def publish_generalization(release: Release, b: Baskets, published: list, tax: T
     release.source_index = perm
 
 
-def evaluate_generalization(b: Any, published: list, tax: Any, k: int, m: int,
-                            seed: int | None) -> tuple[dict, dict]:
+def evaluate_generalization(
+    b: Any, published: list, tax: Any, k: int, m: int, seed: int | None
+) -> tuple[dict, dict]:
     """Utility and risk of a generalized release (``published`` in input order)."""
     s = 0 if seed is None else seed
     utility = {
         "ncp": metrics.ncp(b, published, tax),
         "utility_loss": metrics.utility_loss(b, published, tax),
-        "support_error": metrics.support_error(b, published, tax,
-                                               sizes=tuple(range(1, min(m, 2) + 1)),
-                                               n_queries=200, seed=s),
-        "top_itemsets_error": metrics.top_itemsets_error(b, published, tax, top=50,
-                                                         max_size=min(max(m, 1), 2)),
+        "support_error": metrics.support_error(
+            b, published, tax, sizes=tuple(range(1, min(m, 2) + 1)), n_queries=200, seed=s
+        ),
+        "top_itemsets_error": metrics.top_itemsets_error(
+            b, published, tax, top=50, max_size=min(max(m, 1), 2)
+        ),
         "frequent_itemsets": metrics.frequent_itemset_preservation(
-            b, published, tax, min_support=max(0.01, 2 * k / max(b.n, 1)), max_size=2),
+            b, published, tax, min_support=max(0.01, 2 * k / max(b.n, 1)), max_size=2
+        ),
     }
     attack = risk.attack_risk(b, published, tax, m=m, k=k, n_targets=300, seed=s)
-    return utility, {"before": attack["before"], "after": attack["after"],
-                     "attacker_items": attack["attacker_items"]}
+    return utility, {
+        "before": attack["before"],
+        "after": attack["after"],
+        "attacker_items": attack["attacker_items"],
+    }
 
 
-def measure_generalization(b: Baskets, published: list, tax: Taxonomy, k: int, m: int,
-                           seed: int | None) -> Callable[[Release], None]:
+def measure_generalization(
+    b: Baskets, published: list, tax: Taxonomy, k: int, m: int, seed: int | None
+) -> Callable[[Release], None]:
     """The ``measure`` that :func:`structanon._finish.finish_release` runs after verifying."""
 
     def measure(release: Release) -> None:
@@ -197,27 +238,53 @@ def measure_generalization(b: Baskets, published: list, tax: Taxonomy, k: int, m
     return measure
 
 
-def finish_generalization(release: Release, b: Baskets, published: list, tax: Taxonomy,
-                          occ_nodes: np.ndarray, *, key: Any, seed: int | None, k: int, m: int,
-                          measures: bool, timings: Timings) -> Release:
+def finish_generalization(
+    release: Release,
+    b: Baskets,
+    published: list,
+    tax: Taxonomy,
+    occ_nodes: np.ndarray,
+    *,
+    key: Any,
+    seed: int | None,
+    k: int,
+    m: int,
+    measures: bool,
+    timings: Timings,
+) -> Release:
     """The ending both generalizers share: the k = 1 warning, publication in a secret order,
     then strict verification and the measures (:func:`structanon._finish.finish_release`)."""
     warning = k_warning(k)
     if warning:
         add_warning(release, warning)
-    publish_generalization(release, b, published, tax, occ_nodes, key, seed, k, m,
-                           repr(sorted(release.parameters.items(), key=str)))
+    publish_generalization(
+        release,
+        b,
+        published,
+        tax,
+        occ_nodes,
+        key,
+        seed,
+        k,
+        m,
+        repr(sorted(release.parameters.items(), key=str)),
+    )
     if not measures:
         skipped_note(release, ": utility is NCP only, no risk")
-    finish_release(release, measure_generalization(b, published, tax, k, m, seed),
-                   measures=measures, timings=timings)
+    finish_release(
+        release,
+        measure_generalization(b, published, tax, k, m, seed),
+        measures=measures,
+        timings=timings,
+    )
     return release
 
 
 def skipped_note(release: Release, what: str = "") -> None:
     """Record in ``release.info["notes"]`` that the measures were switched off."""
     release.info.setdefault("notes", []).append(
-        f"measures skipped (measures=False / --no-measures){what}")
+        f"measures skipped (measures=False / --no-measures){what}"
+    )
 
 
 @dataclass(repr=False)
@@ -254,8 +321,10 @@ def transformation_text(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray) -> str
     n_items = int(np.unique(b.codes[general]).size)
     examples = ", ".join(repr(str(tax.labels[x])) for x in nodes[:3].tolist())
     groups = "group" if nodes.size == 1 else "groups"
-    return (f"{n_items:,} of {int(b.domain.size):,} distinct items were replaced, in some or "
-            f"all baskets, by {nodes.size:,} taxonomy {groups} (such as {examples}), each "
-            f"standing for {float(tax.size[nodes].mean()):.1f} items on average; "
-            f"{float(general.mean()):.1%} of item occurrences are published as a group, the "
-            "rest as the items themselves.")
+    return (
+        f"{n_items:,} of {int(b.domain.size):,} distinct items were replaced, in some or "
+        f"all baskets, by {nodes.size:,} taxonomy {groups} (such as {examples}), each "
+        f"standing for {float(tax.size[nodes].mean()):.1f} items on average; "
+        f"{float(general.mean()):.1%} of item occurrences are published as a group, the "
+        "rest as the items themselves."
+    )

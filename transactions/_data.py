@@ -60,7 +60,9 @@ class Baskets:
         }
 
 
-def dedupe_rows(rows: np.ndarray, codes: np.ndarray, n: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+def dedupe_rows(
+    rows: np.ndarray, codes: np.ndarray, n: int, base: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Sort and de-duplicate ``(row, code)`` pairs; return ``(indptr, codes)``."""
     keys = np.unique(rows.astype(np.int64) * np.int64(base) + codes.astype(np.int64))
     out_rows = keys // base
@@ -79,9 +81,10 @@ def _item_domain(flat: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         try:
             arr = np.asarray(flat, dtype=np.int64)
         except OverflowError:
-            big = next(x for x in flat if not -2**63 <= x < 2**63)
-            raise InputError("integer item does not fit 64 bits; read items as text",
-                             value=str(big)[:40]) from None
+            big = next(x for x in flat if not -(2**63) <= x < 2**63)
+            raise InputError(
+                "integer item does not fit 64 bits; read items as text", value=str(big)[:40]
+            ) from None
     elif kind == "string":
         arr = np.asarray(flat, dtype=object)
     else:
@@ -89,14 +92,17 @@ def _item_domain(flat: list[Any]) -> tuple[np.ndarray, np.ndarray]:
         strs = sum(1 for x in flat if isinstance(x, str))
         if ints and strs and ints + strs == len(flat):
             raise InputError("items mix integers and strings; use one type for every item")
-        bad = next(x for x in flat if isinstance(x, bool)
-                   or not isinstance(x, (numbers.Integral, str)))
+        bad = next(
+            x for x in flat if isinstance(x, bool) or not isinstance(x, (numbers.Integral, str))
+        )
         raise InputError("items must be integers or strings", value=repr(bad)[:60])
     codes, domain = encode_values(arr)  # the core's encoder: hashing, then sort the uniques
     return codes.astype(np.int32), domain.astype(object)
 
 
-def encode_baskets(transactions: Any, name: str = "transactions", stringify: bool = False) -> Baskets:
+def encode_baskets(
+    transactions: Any, name: str = "transactions", stringify: bool = False
+) -> Baskets:
     """Encode an iterable of item collections (sets, lists, a pandas Series of sets).
 
     Duplicate items inside a transaction are removed and counted; empty transactions are
@@ -119,8 +125,9 @@ def encode_baskets(transactions: Any, name: str = "transactions", stringify: boo
     flat: list[Any] = []
     for i, t in enumerate(transactions):
         if isinstance(t, (str, bytes, dict)) or not isinstance(t, Iterable):
-            raise InputError("each transaction must be a set, list or tuple of items",
-                             row=i, value=repr(t)[:60])
+            raise InputError(
+                "each transaction must be a set, list or tuple of items", row=i, value=repr(t)[:60]
+            )
         before = len(flat)
         flat.extend(t)
         lengths.append(len(flat) - before)
@@ -131,8 +138,13 @@ def encode_baskets(transactions: Any, name: str = "transactions", stringify: boo
     rows = np.repeat(np.arange(n, dtype=np.int64), np.asarray(lengths, dtype=np.int64))
     indptr, codes = dedupe_rows(rows, codes, n, max(int(domain.size), 1))
     lens = np.diff(indptr)
-    return Baskets(indptr=indptr, codes=codes, domain=domain, n_empty=int((lens == 0).sum()),
-                   n_duplicates=len(flat) - int(codes.size))
+    return Baskets(
+        indptr=indptr,
+        codes=codes,
+        domain=domain,
+        n_empty=int((lens == 0).sum()),
+        n_duplicates=len(flat) - int(codes.size),
+    )
 
 
 _TEMPLATES: dict[tuple[int, int], np.ndarray] = {}
@@ -142,8 +154,9 @@ def _template(length: int, size: int) -> np.ndarray:
     key = (length, size)
     if key in _TEMPLATES:
         return _TEMPLATES[key]
-    tmpl = np.array(list(itertools.combinations(range(length), size)),
-                    dtype=np.int64).reshape(-1, size)
+    tmpl = np.array(list(itertools.combinations(range(length), size)), dtype=np.int64).reshape(
+        -1, size
+    )
     if tmpl.shape[0] <= 100_000:  # keep small templates only: memory stays bounded
         _TEMPLATES[key] = tmpl
     return tmpl
@@ -151,12 +164,15 @@ def _template(length: int, size: int) -> np.ndarray:
 
 def check_key_space(base: int, size: int) -> None:
     if float(base) ** size >= 2.0**62:
-        raise InputError(f"itemsets of size {size} over {base} labels do not fit 64-bit keys; "
-                         "use a smaller m", value=size)
+        raise InputError(
+            f"itemsets of size {size} over {base} labels do not fit 64-bit keys; use a smaller m",
+            value=size,
+        )
 
 
-def itemsets_of(indptr: np.ndarray, codes: np.ndarray, size: int, base: int,
-                chunk: int = 2_000_000):
+def itemsets_of(
+    indptr: np.ndarray, codes: np.ndarray, size: int, base: int, chunk: int = 2_000_000
+):
     """Yield ``(keys, rows)`` chunks: every ``size``-subset of every transaction.
 
     ``codes`` must be sorted and unique within each transaction.  A key is the itemset's
@@ -174,14 +190,15 @@ def itemsets_of(indptr: np.ndarray, codes: np.ndarray, size: int, base: int,
         rows_l = np.flatnonzero(lens == length)
         step = max(1, chunk // tmpl.shape[0])
         for start in range(0, rows_l.size, step):
-            rows = rows_l[start:start + step]
+            rows = rows_l[start : start + step]
             idx = indptr[rows][:, None, None] + tmpl[None, :, :]
             keys = (codes[idx].astype(np.int64) * weights).sum(axis=2)
             yield keys.reshape(-1), np.repeat(rows, tmpl.shape[0])
 
 
-def count_itemsets(indptr: np.ndarray, codes: np.ndarray, size: int, base: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def count_itemsets(
+    indptr: np.ndarray, codes: np.ndarray, size: int, base: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Support of every ``size``-itemset present: ``(keys, counts)``, keys sorted."""
     if size == 1:
         counts = np.bincount(codes, minlength=base).astype(np.int64)

@@ -30,8 +30,9 @@ def _band_figures(release: Release) -> list[tuple[str, Any]]:
     plt = _pyplot()
     groups = np.asarray(release.data["group"])
     sizes = np.bincount(groups[groups >= 0], minlength=len(release.data["sensitive_counts"]))
-    share = np.array([max(c.values()) / s if c else 0.0
-                      for c, s in zip(release.data["sensitive_counts"], sizes)])
+    share = np.array(
+        [max(c.values()) / s if c else 0.0 for c, s in zip(release.data["sensitive_counts"], sizes)]
+    )
     title = "Sensitive-item share per group"
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.hist(share, bins=20, label="groups")
@@ -62,8 +63,9 @@ def _depth_figure(release: Release, tax: Any) -> tuple[str, Any]:
 
 def _error_figure(release: Release, original: Any, tax: Any) -> tuple[str, Any]:
     plt = _pyplot()
-    err = metrics.support_error(original, release.data, tax, n_queries=200,
-                                return_errors=True)["errors"]
+    err = metrics.support_error(original, release.data, tax, n_queries=200, return_errors=True)[
+        "errors"
+    ]
     title = "Itemset-support error distribution"
     fig, ax = plt.subplots(figsize=(5, 3))
     ax.hist(err, bins=30)
@@ -81,8 +83,7 @@ def _risk_figure(release: Release, original: Any, tax: Any) -> tuple[str, Any]:
     bins = np.logspace(0, np.log10(max(before.max(), after.max(), 2)) + 0.1, 30)
     title = "Risk before / after: candidate transactions per target"
     fig, ax = plt.subplots(figsize=(5.5, 3.2))
-    ax.hist([np.maximum(before, 1), np.maximum(after, 1)], bins=bins,
-            label=["before", "after"])
+    ax.hist([np.maximum(before, 1), np.maximum(after, 1)], bins=bins, label=["before", "after"])
     ax.set_xscale("log")
     ax.axvline(release.parameters.get("k", 1), color="k", ls="--", label="k")
     ax.set_xlabel(f"candidate transactions when {m} items are known (log scale)")
@@ -107,5 +108,8 @@ def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
         return []
     if release.source_index is not None:  # input in published order
         original = [original[i] for i in np.asarray(release.source_index).tolist()]
-    return [_depth_figure(release, tax), _error_figure(release, original, tax),
-            _risk_figure(release, original, tax)]
+    return [
+        _depth_figure(release, tax),
+        _error_figure(release, original, tax),
+        _risk_figure(release, original, tax),
+    ]

@@ -22,8 +22,9 @@ from ._taxonomy import Taxonomy
 __all__ = ["NodeIndex", "published_nodes", "sample_queries"]
 
 
-def published_nodes(published: Sequence[Any], tax: Taxonomy
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def published_nodes(
+    published: Sequence[Any], tax: Taxonomy
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR ``(indptr, node ids)`` of published label sets, and the suppressed mask."""
     index = {str(lab): i for i, lab in enumerate(tax.labels.tolist())}
     n = len(published)
@@ -37,8 +38,9 @@ def published_nodes(published: Sequence[Any], tax: Taxonomy
         try:
             flat.extend(index[str(x)] for x in t)
         except KeyError as exc:
-            raise InputError("published label not in the taxonomy", row=i,
-                             value=exc.args[0]) from None
+            raise InputError(
+                "published label not in the taxonomy", row=i, value=exc.args[0]
+            ) from None
         lengths[i] = len(t)
     rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
     indptr, nodes = dedupe_rows(rows, np.asarray(flat, dtype=np.int64), n, tax.n_nodes)
@@ -59,10 +61,12 @@ class NodeIndex:
     def of_baskets(cls, b: Baskets, n_nodes: int) -> NodeIndex:
         return cls(b.indptr, b.codes.astype(np.int64), n_nodes)
 
-    def _rows_weights(self, nodes: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _rows_weights(
+        self, nodes: np.ndarray, weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         parts_r, parts_w = [], []
         for node, w in zip(nodes.tolist(), weights.tolist()):
-            r = self.col_rows[self.col_ptr[node]:self.col_ptr[node + 1]]
+            r = self.col_rows[self.col_ptr[node] : self.col_ptr[node + 1]]
             parts_r.append(r)
             parts_w.append(np.full(r.size, w))
         rows = np.concatenate(parts_r) if parts_r else np.zeros(0, np.int64)
@@ -71,8 +75,9 @@ class NodeIndex:
         # a transaction holding an item and one of its ancestors matches once
         return uniq, np.minimum(np.bincount(inv.reshape(-1), weights=ws, minlength=uniq.size), 1.0)
 
-    def matches(self, queries: np.ndarray, tax: Taxonomy | None, weighted: bool = False
-                ) -> np.ndarray:
+    def matches(
+        self, queries: np.ndarray, tax: Taxonomy | None, weighted: bool = False
+    ) -> np.ndarray:
         """For each query (row of leaf ids), the (weighted) count of covering transactions.
 
         With ``tax=None`` only the items themselves cover (original data).
@@ -91,8 +96,9 @@ class NodeIndex:
                 if rows is None:
                     rows, weights = r, wr
                 else:
-                    common, ia, ib = np.intersect1d(rows, r, assume_unique=True,
-                                                    return_indices=True)
+                    common, ia, ib = np.intersect1d(
+                        rows, r, assume_unique=True, return_indices=True
+                    )
                     rows, weights = common, weights[ia] * wr[ib]
                 if rows.size == 0:
                     break
@@ -100,8 +106,7 @@ class NodeIndex:
         return out
 
 
-def sample_queries(b: Baskets, size: int, n_queries: int, rng: np.random.Generator
-                   ) -> np.ndarray:
+def sample_queries(b: Baskets, size: int, n_queries: int, rng: np.random.Generator) -> np.ndarray:
     """Random ``size``-itemsets drawn from random transactions long enough to hold them."""
     lens = b.lengths
     eligible = np.flatnonzero(lens >= size)

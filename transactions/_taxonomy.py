@@ -33,8 +33,9 @@ class Taxonomy:
     ancestor at depth ``d`` (the leaf itself below its own depth).
     """
 
-    def __init__(self, parent_of: Mapping[str, str | None], domain: np.ndarray,
-                 source: str = "given") -> None:
+    def __init__(
+        self, parent_of: Mapping[str, str | None], domain: np.ndarray, source: str = "given"
+    ) -> None:
         self.source = source
         self.domain = domain
         order, n_extra = _node_order(parent_of, domain)
@@ -86,8 +87,9 @@ class Taxonomy:
         return cls(parent_of, domain, source="hierarchy")
 
     @classmethod
-    def balanced(cls, domain: np.ndarray, fanout: int, counts: np.ndarray | None = None,
-                 order: str = "id") -> Taxonomy:
+    def balanced(
+        cls, domain: np.ndarray, fanout: int, counts: np.ndarray | None = None, order: str = "id"
+    ) -> Taxonomy:
         """A balanced tree of the given fan-out over the items, by id or by frequency.
 
         Examples
@@ -124,8 +126,12 @@ class Taxonomy:
         return [int(x) for x in self.anc[leaf, : d + 1]]
 
     def describe(self) -> dict[str, Any]:
-        return {"source": self.source, "height": self.height, "leaves": self.n_leaves,
-                "nodes": self.n_nodes}
+        return {
+            "source": self.source,
+            "height": self.height,
+            "leaves": self.n_leaves,
+            "nodes": self.n_nodes,
+        }
 
 
 def _node_order(parent_of: Mapping[str, str | None], domain: np.ndarray) -> tuple[list[str], int]:
@@ -157,8 +163,10 @@ def _parent_array(parent_of: Mapping[str, str | None], order: list[str]) -> tupl
             parent[index[lab]] = index[par]
     roots = np.flatnonzero(parent < 0)
     if roots.size != 1:
-        raise InputError(f"taxonomy must have exactly one root, found {roots.size}",
-                         node=order[int(roots[0])] if roots.size else None)
+        raise InputError(
+            f"taxonomy must have exactly one root, found {roots.size}",
+            node=order[int(roots[0])] if roots.size else None,
+        )
     return parent, int(roots[0])
 
 
@@ -207,9 +215,15 @@ def _group_bounds(n: int, fanout: int) -> list[int]:
     return bounds
 
 
-def _next_level(level: list[str], span: list[tuple[str, str]], bounds: list[int],
-                depth_no: int, order: str, taken: set[str],
-                parent_of: dict[str, str | None]) -> tuple[list[str], list[tuple[str, str]]]:
+def _next_level(
+    level: list[str],
+    span: list[tuple[str, str]],
+    bounds: list[int],
+    depth_no: int,
+    order: str,
+    taken: set[str],
+    parent_of: dict[str, str | None],
+) -> tuple[list[str], list[tuple[str, str]]]:
     """One level of a balanced tree: a parent per group, labelled by its item range."""
     new_level, new_span = [], []
     for g in range(len(bounds) - 1):
@@ -231,8 +245,11 @@ def _decoded(path: Path) -> str:
     lines = []
     for number, text in text_lines(path, "utf-8", name="taxonomy file"):
         if "\x00" in text:
-            raise InputError("the taxonomy file holds NUL bytes: it looks binary, not text",
-                             path=str(path), line=number)
+            raise InputError(
+                "the taxonomy file holds NUL bytes: it looks binary, not text",
+                path=str(path),
+                line=number,
+            )
         lines.append(text.removeprefix("\ufeff") if number == 1 else text)
     return "\n".join(lines)
 
@@ -245,8 +262,11 @@ def _load_hierarchy(spec: Any) -> Hierarchy:
     if isinstance(spec, Sequence) and not isinstance(spec, (str, bytes)):
         return Hierarchy.from_rows(spec)
     if not isinstance(spec, (str, os.PathLike)):
-        raise InputError("parameter 'hierarchy' must be a Hierarchy, a nested dict, rows, or "
-                         "the path of a .json or ARX .csv taxonomy", value=repr(spec)[:60])
+        raise InputError(
+            "parameter 'hierarchy' must be a Hierarchy, a nested dict, rows, or "
+            "the path of a .json or ARX .csv taxonomy",
+            value=repr(spec)[:60],
+        )
     path = Path(spec)
     if not path.exists():
         raise InputError("taxonomy file not found", path=str(path))
@@ -257,8 +277,9 @@ def _load_hierarchy(spec: Any) -> Hierarchy:
         try:
             tree = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"taxonomy is not valid JSON: {exc.msg}", path=str(path),
-                             line=exc.lineno) from None
+            raise InputError(
+                f"taxonomy is not valid JSON: {exc.msg}", path=str(path), line=exc.lineno
+            ) from None
         if not isinstance(tree, Mapping):
             raise InputError("JSON taxonomy must be a nested object", path=str(path))
         if len(tree) == 1 and next(iter(tree)) == ROOT:
@@ -267,8 +288,13 @@ def _load_hierarchy(spec: Any) -> Hierarchy:
     return Hierarchy.from_csv(path, sep=";" if path.suffix.lower() != ".tsv" else "\t")
 
 
-def resolve_taxonomy(hierarchy: Any, domain: np.ndarray, counts: np.ndarray,
-                     fanout: int | None = None, order: str = "id") -> Taxonomy:
+def resolve_taxonomy(
+    hierarchy: Any,
+    domain: np.ndarray,
+    counts: np.ndarray,
+    fanout: int | None = None,
+    order: str = "id",
+) -> Taxonomy:
     """Bind a taxonomy (Hierarchy, nested dict, rows, .json/.csv path, or None) to the data."""
     if isinstance(hierarchy, Taxonomy):
         return hierarchy

@@ -54,8 +54,9 @@ def _candidates(nodes: np.ndarray, tax: Taxonomy, frozen: frozenset) -> np.ndarr
     return cand[np.lexsort((cand, -weight[cand]))]
 
 
-def _borrow(sub: np.ndarray, sizes: np.ndarray, big: np.ndarray, left_mask: np.ndarray,
-            k: int) -> int:
+def _borrow(
+    sub: np.ndarray, sizes: np.ndarray, big: np.ndarray, left_mask: np.ndarray, k: int
+) -> int:
     """Move members of the largest sub-partitions (kept >= k) into the pooled rest.
 
     ``left_mask`` (the pooled rows) is updated in place; returns how many rows are still
@@ -76,8 +77,18 @@ def _borrow(sub: np.ndarray, sizes: np.ndarray, big: np.ndarray, left_mask: np.n
     return need
 
 
-def _expand(b: Baskets, tax: Taxonomy, k: int, rows: np.ndarray, idx: np.ndarray,
-            pos: np.ndarray, nodes: np.ndarray, x: int, h1: np.ndarray, h2: np.ndarray):
+def _expand(
+    b: Baskets,
+    tax: Taxonomy,
+    k: int,
+    rows: np.ndarray,
+    idx: np.ndarray,
+    pos: np.ndarray,
+    nodes: np.ndarray,
+    x: int,
+    h1: np.ndarray,
+    h2: np.ndarray,
+):
     """Try expanding node ``x`` in a partition; ``None`` when no valid split exists.
 
     Returns ``(left_mask, sub, occ, child, opos)``: the rows pooled back unexpanded, the
@@ -106,8 +117,9 @@ def _expand(b: Baskets, tax: Taxonomy, k: int, rows: np.ndarray, idx: np.ndarray
     return left_mask, sub, occ, child, opos
 
 
-def _split(stack: list, rows: np.ndarray, frozen: frozenset, x: int, left_mask: np.ndarray,
-           sub: np.ndarray) -> None:
+def _split(
+    stack: list, rows: np.ndarray, frozen: frozenset, x: int, left_mask: np.ndarray, sub: np.ndarray
+) -> None:
     """Push the sub-partitions of an expansion, and the pooled rest with ``x`` frozen."""
     keep_sub, keep_rows = sub[~left_mask], rows[~left_mask]
     o = np.argsort(keep_sub, kind="stable")
@@ -118,8 +130,9 @@ def _split(stack: list, rows: np.ndarray, frozen: frozenset, x: int, left_mask: 
         stack.append((rows[left_mask], frozen | {x}))
 
 
-def partition_groups(b: Baskets, tax: Taxonomy, k: int, seed: int | None = None
-                     ) -> tuple[np.ndarray, np.ndarray, dict]:
+def partition_groups(
+    b: Baskets, tax: Taxonomy, k: int, seed: int | None = None
+) -> tuple[np.ndarray, np.ndarray, dict]:
     """Run Partition on the non-empty transactions.
 
     Returns ``(cur, group, stats)``: the published node of every item occurrence, the group
@@ -156,10 +169,19 @@ def partition_groups(b: Baskets, tax: Taxonomy, k: int, seed: int | None = None
     return cur, group, {"groups": n_groups, "expansions": expansions, "failed_expansions": failures}
 
 
-def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | None = None,
-                fanout: int | None = None, order: str = "id", m: int = 2,
-                evaluate: bool | None = None, *, key: Any = None,
-                measures: bool = True) -> TransactionsRelease:
+def k_anonymize(
+    transactions: Any,
+    k: int,
+    hierarchy: Any = None,
+    seed: int | None = None,
+    fanout: int | None = None,
+    order: str = "id",
+    m: int = 2,
+    evaluate: bool | None = None,
+    *,
+    key: Any = None,
+    measures: bool = True,
+) -> TransactionsRelease:
     """Make every published transaction identical to at least ``k - 1`` others.
 
     For an attacker who may know every item of a person.  Items are generalized locally
@@ -244,12 +266,39 @@ def k_anonymize(transactions: Any, k: int, hierarchy: Any = None, seed: int | No
     n_sup = int(suppressed.sum())
     model = TransactionKAnonymity(k)
     release = TransactionsRelease(
-        data=published, datatype="transactions", verifier=make_verifier(model), models=[model],
-        parameters={"algorithm": "partition", "k": k, "fanout": fanout, "order": order,
-                    "seed": seed, "taxonomy": tax.source},
-        suppressed=n_sup, n_individuals=b.n, taxonomy=tax,
-        info={"input": b.input_stats(), "taxonomy": tax.describe(), "partition": stats,
-              "suppressed_empty_transactions": n_sup,
-              "transformation_text": transformation_text(b, tax, cur)})
-    return finish_generalization(release, b, published, tax, cur, key=key, seed=seed, k=k,
-                                 m=m, measures=measures, timings=timings)
+        data=published,
+        datatype="transactions",
+        verifier=make_verifier(model),
+        models=[model],
+        parameters={
+            "algorithm": "partition",
+            "k": k,
+            "fanout": fanout,
+            "order": order,
+            "seed": seed,
+            "taxonomy": tax.source,
+        },
+        suppressed=n_sup,
+        n_individuals=b.n,
+        taxonomy=tax,
+        info={
+            "input": b.input_stats(),
+            "taxonomy": tax.describe(),
+            "partition": stats,
+            "suppressed_empty_transactions": n_sup,
+            "transformation_text": transformation_text(b, tax, cur),
+        },
+    )
+    return finish_generalization(
+        release,
+        b,
+        published,
+        tax,
+        cur,
+        key=key,
+        seed=seed,
+        k=k,
+        m=m,
+        measures=measures,
+        timings=timings,
+    )

@@ -57,8 +57,9 @@ class KmAnonymity(PrivacyModel):
     def threshold(self) -> float:
         return float(self.k)
 
-    def check(self, partition: Any, sensitive: Any = None,
-              reference: np.ndarray | None = None) -> CheckResult:
+    def check(
+        self, partition: Any, sensitive: Any = None, reference: np.ndarray | None = None
+    ) -> CheckResult:
         """Recount every itemset of size 1..m of the published transactions ``partition``."""
         b = encode_baskets(_published(partition), stringify=True)
         base = max(int(b.domain.size), 1)
@@ -72,11 +73,15 @@ class KmAnonymity(PrivacyModel):
             n_bad += bad
             if counts.size:
                 worst = min(worst, float(counts.min()))
-        return CheckResult(model=self.describe(), passed=n_bad == 0,
-                           worst=float(worst) if np.isfinite(worst) else float(self.k),
-                           threshold=float(self.k), n_groups=n_sets,
-                           failing_groups=np.arange(n_bad, dtype=np.int64),
-                           details={"itemsets_by_size": per_size})
+        return CheckResult(
+            model=self.describe(),
+            passed=n_bad == 0,
+            worst=float(worst) if np.isfinite(worst) else float(self.k),
+            threshold=float(self.k),
+            n_groups=n_sets,
+            failing_groups=np.arange(n_bad, dtype=np.int64),
+            details={"itemsets_by_size": per_size},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.name, "k": self.k, "m": self.m}
@@ -98,11 +103,13 @@ class TransactionKAnonymity(KAnonymity):
     """
 
     name = "k-anonymity"
+
     def __init__(self, k: int) -> None:  # integral floats (3.0) are accepted as in the CLI
         self.k = check_int(k, "k", min_value=1)
 
-    def check(self, partition: Any, sensitive: Any = None,
-              reference: np.ndarray | None = None) -> CheckResult:
+    def check(
+        self, partition: Any, sensitive: Any = None, reference: np.ndarray | None = None
+    ) -> CheckResult:
         """Check a :class:`~structanon.Partition`, or published transactions grouped by value."""
         if not isinstance(partition, Partition):
             exact: dict[frozenset, int] = {}
@@ -111,10 +118,14 @@ class TransactionKAnonymity(KAnonymity):
                 exact[key] = exact.get(key, 0) + 1
             counts = np.array(list(exact.values()), dtype=np.int64)
             bad = np.flatnonzero(counts < self.k)
-            return CheckResult(model=self.describe(), passed=bad.size == 0,
-                               worst=float(counts.min()) if counts.size else float(self.k),
-                               threshold=float(self.k), n_groups=int(counts.size),
-                               failing_groups=bad)
+            return CheckResult(
+                model=self.describe(),
+                passed=bad.size == 0,
+                worst=float(counts.min()) if counts.size else float(self.k),
+                threshold=float(self.k),
+                n_groups=int(counts.size),
+                failing_groups=bad,
+            )
         return super().check(partition, sensitive, reference)
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,8 +161,9 @@ class PrivacyDegree(PrivacyModel):
     def threshold(self) -> float:
         return 1.0 / self.p
 
-    def check(self, partition: Any, sensitive: Any = None,
-              reference: np.ndarray | None = None) -> CheckResult:
+    def check(
+        self, partition: Any, sensitive: Any = None, reference: np.ndarray | None = None
+    ) -> CheckResult:
         """Check the published band-matrix release ``partition`` (its data dict)."""
         data = partition
         group = np.asarray(data["group"], dtype=np.int64)
@@ -160,8 +172,9 @@ class PrivacyDegree(PrivacyModel):
         summaries = data["sensitive_counts"]
         kept = group >= 0
         n_groups = len(summaries)
-        sizes = (np.bincount(group[kept], minlength=n_groups) if kept.any()
-                 else np.zeros(n_groups, int))
+        sizes = (
+            np.bincount(group[kept], minlength=n_groups) if kept.any() else np.zeros(n_groups, int)
+        )
         ratio = np.zeros(n_groups)
         bad = []
         for g, summary in enumerate(summaries):
@@ -170,14 +183,23 @@ class PrivacyDegree(PrivacyModel):
             if top * self.p > sizes[g] or any(str(s) not in sensitive_items for s in summary):
                 bad.append(g)
         leaked = sum(1 for t in qi if t is not None and any(str(x) in sensitive_items for x in t))
-        consistent = int(group.max(initial=-1)) < n_groups and len(qi) == group.size and all(
-            (t is None) == (g < 0) for t, g in zip(qi, group.tolist()))
-        return CheckResult(model=self.describe(), passed=not bad and leaked == 0 and consistent,
-                           worst=float(ratio.max()) if n_groups else 0.0,
-                           threshold=1.0 / self.p, n_groups=n_groups,
-                           failing_groups=np.asarray(bad, dtype=np.int64),
-                           details={"transactions_leaking_sensitive_items": leaked,
-                                    "labels_consistent": bool(consistent)})
+        consistent = (
+            int(group.max(initial=-1)) < n_groups
+            and len(qi) == group.size
+            and all((t is None) == (g < 0) for t, g in zip(qi, group.tolist()))
+        )
+        return CheckResult(
+            model=self.describe(),
+            passed=not bad and leaked == 0 and consistent,
+            worst=float(ratio.max()) if n_groups else 0.0,
+            threshold=1.0 / self.p,
+            n_groups=n_groups,
+            failing_groups=np.asarray(bad, dtype=np.int64),
+            details={
+                "transactions_leaking_sensitive_items": leaked,
+                "labels_consistent": bool(consistent),
+            },
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": "band-matrix privacy degree", "p": self.p}

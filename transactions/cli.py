@@ -60,21 +60,34 @@ def _at_line(input_path: str, fmt: str | None, run):
     try:
         return run()
     except InputError as exc:
-        if exc.row is None or exc.line is not None or "items;" not in exc.message or (
-                fmt or detect_format(input_path)) != "fimi":
+        if (
+            exc.row is None
+            or exc.line is not None
+            or "items;" not in exc.message
+            or (fmt or detect_format(input_path)) != "fimi"
+        ):
             raise
-        raise InputError(exc.message.replace(f"transaction {exc.row} ", f"line {exc.row} ", 1),
-                         path=str(input_path), line=exc.row, value=exc.value) from None
+        raise InputError(
+            exc.message.replace(f"transaction {exc.row} ", f"line {exc.row} ", 1),
+            path=str(input_path),
+            line=exc.row,
+            value=exc.value,
+        ) from None
 
 
-def _read(path: str | Path, fmt: str | None, item_type: str, encoding: str,
-          quiet: bool = False) -> list:
-    data, stats = read_transactions(path, format=fmt, return_stats=True, item_type=item_type,
-                                    encoding=encoding)
+def _read(
+    path: str | Path, fmt: str | None, item_type: str, encoding: str, quiet: bool = False
+) -> list:
+    data, stats = read_transactions(
+        path, format=fmt, return_stats=True, item_type=item_type, encoding=encoding
+    )
     if not quiet:
-        click.echo(f"read {stats['transactions']:,} transactions "
-                   f"({stats['empty_transactions']:,} empty, {stats['duplicate_items']:,} "
-                   "duplicate items removed)", err=True)
+        click.echo(
+            f"read {stats['transactions']:,} transactions "
+            f"({stats['empty_transactions']:,} empty, {stats['duplicate_items']:,} "
+            "duplicate items removed)",
+            err=True,
+        )
     return data
 
 
@@ -82,9 +95,15 @@ OUTPUT_SUFFIXES = (".dat", ".txt", ".fimi", ".csv", ".tsv", ".jsonl", ".json", "
 REPORT_SUFFIXES = (".json", ".html", ".htm")
 
 
-def _check_options(input_path: str | Path, output: str | Path | None,
-                   report: str | Path | None, output_suffixes: tuple, inputs: tuple = (),
-                   key_file: str | Path | None = None, **ints: Any) -> None:
+def _check_options(
+    input_path: str | Path,
+    output: str | Path | None,
+    report: str | Path | None,
+    output_suffixes: tuple,
+    inputs: tuple = (),
+    key_file: str | Path | None = None,
+    **ints: Any,
+) -> None:
     """Every option and output path, before the input is read (InputError, exit 2)."""
     for name, (value, low, high) in ints.items():
         if value is not None:
@@ -96,8 +115,11 @@ def _check_options(input_path: str | Path, output: str | Path | None,
     if key_file is not None:
         check_input_path(key_file, "--key-file")
     outputs = {"--report": report} if output is None else {"--output": output, "--report": report}
-    check_output_paths(outputs, inputs=[input_path, *inputs, key_file],
-                       extensions={"--output": output_suffixes, "--report": REPORT_SUFFIXES})
+    check_output_paths(
+        outputs,
+        inputs=[input_path, *inputs, key_file],
+        extensions={"--output": output_suffixes, "--report": REPORT_SUFFIXES},
+    )
 
 
 def _anonymized(run: Callable[[], Release], quiet: bool) -> Release:
@@ -106,21 +128,36 @@ def _anonymized(run: Callable[[], Release], quiet: bool) -> Release:
         warnings.simplefilter("always", UserWarning)
         release = run()
     messages = list(release.info.get("warnings", []))
-    messages += [str(w.message) for w in seen
-                 if issubclass(w.category, UserWarning) and str(w.message) not in messages]
+    messages += [
+        str(w.message)
+        for w in seen
+        if issubclass(w.category, UserWarning) and str(w.message) not in messages
+    ]
     if not quiet:
         for message in messages:
             click.echo(f"warning: {message}", err=True)
     return release
 
 
-def _publish(release: Release, output: Path, report: Path | None,
-             write_main: Callable[[Path], Any], figures: Callable[[], list], quiet: bool,
-             inputs: list) -> Any:
+def _publish(
+    release: Release,
+    output: Path,
+    report: Path | None,
+    write_main: Callable[[Path], Any],
+    figures: Callable[[], list],
+    quiet: bool,
+    inputs: list,
+) -> Any:
     """Summary, then the report and the main output, all or nothing."""
     with staged_outputs() as stage:
-        emit_release(release, report, figures=figures, quiet=quiet,
-                     inputs=[path for path in inputs if path is not None], stage=stage)
+        emit_release(
+            release,
+            report,
+            figures=figures,
+            quiet=quiet,
+            inputs=[path for path in inputs if path is not None],
+            stage=stage,
+        )
         return write_main(stage(output))
 
 
@@ -133,24 +170,49 @@ def cli() -> None:
     """Anonymize set-valued data (market baskets, click streams)."""
 
 
-_fmt = click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-                    help="Input format (default: from the file name).")
-_item_type = click.option("--item-type", type=click.Choice(ITEM_TYPES), default="auto",
-                          show_default=True,
-                          help="Items as integers or text; auto refuses a stray non-integer "
-                               "item in an integer file.")
-_encoding = click.option("--encoding", default="utf-8", show_default=True,
-                         help="Text encoding of the input.")
-_max_width = click.option("--max-basket-size", type=int, default=None,
-                          help="Widest transaction accepted (default: the widest whose item "
-                               "subsets stay under 10 million; 4,472 items for m=2).")
-_hierarchy = click.option("--hierarchy", type=click.Path(dir_okay=False), default=None,
-                          help="Item taxonomy: nested-dict .json or ARX .csv (default: a "
-                               "balanced tree over the items).")
-_fanout = click.option("--fanout", type=int, default=None,
-                       help="Children per node of the automatic taxonomy (default 5).")
-_order = click.option("--order", type=click.Choice(["id", "frequency"]), default="id",
-                      show_default=True, help="Item order of the automatic taxonomy.")
+_fmt = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Input format (default: from the file name).",
+)
+_item_type = click.option(
+    "--item-type",
+    type=click.Choice(ITEM_TYPES),
+    default="auto",
+    show_default=True,
+    help="Items as integers or text; auto refuses a stray non-integer item in an integer file.",
+)
+_encoding = click.option(
+    "--encoding", default="utf-8", show_default=True, help="Text encoding of the input."
+)
+_max_width = click.option(
+    "--max-basket-size",
+    type=int,
+    default=None,
+    help="Widest transaction accepted (default: the widest whose item "
+    "subsets stay under 10 million; 4,472 items for m=2).",
+)
+_hierarchy = click.option(
+    "--hierarchy",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Item taxonomy: nested-dict .json or ARX .csv (default: a balanced tree over the items).",
+)
+_fanout = click.option(
+    "--fanout",
+    type=int,
+    default=None,
+    help="Children per node of the automatic taxonomy (default 5).",
+)
+_order = click.option(
+    "--order",
+    type=click.Choice(["id", "frequency"]),
+    default="id",
+    show_default=True,
+    help="Item order of the automatic taxonomy.",
+)
 _input = click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 
 
@@ -168,61 +230,162 @@ _input_options = _with(_fmt, _item_type, _encoding)
 
 @cli.command("anonymize")
 @_input
-@click.option("-k", type=int, required=True,
-              help="Minimum support of every published itemset of up to m items.")
-@click.option("-m", type=int, default=2, show_default=True,
-              help=f"Items known by the attacker (1..{MAX_M}).")
+@click.option(
+    "-k",
+    type=int,
+    required=True,
+    help="Minimum support of every published itemset of up to m items.",
+)
+@click.option(
+    "-m", type=int, default=2, show_default=True, help=f"Items known by the attacker (1..{MAX_M})."
+)
 @_hierarchy
-@click.option("--method", type=click.Choice(["apriori", "local"]), default="apriori",
-              show_default=True,
-              help="apriori: one global cut of the taxonomy; local: local recoding.")
+@click.option(
+    "--method",
+    type=click.Choice(["apriori", "local"]),
+    default="apriori",
+    show_default=True,
+    help="apriori: one global cut of the taxonomy; local: local recoding.",
+)
 @_fanout
 @_order
 @_max_width
 @release_options
 @_input_options
 @handle_errors
-def anonymize_cmd(input_path, k, m, hierarchy, method, fanout, order, max_basket_size, output,
-                  report, seed, key_file, no_measures, quiet, fmt, item_type, encoding):
+def anonymize_cmd(
+    input_path,
+    k,
+    m,
+    hierarchy,
+    method,
+    fanout,
+    order,
+    max_basket_size,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+    fmt,
+    item_type,
+    encoding,
+):
     """k^m-anonymize INPUT: any m known items match at least k transactions."""
     show_progress(quiet)
-    _check_options(input_path, output, report, OUTPUT_SUFFIXES, (hierarchy,), key_file,
-                   k=(k, 1, None), m=(m, 1, MAX_M), fanout=(fanout, 2, None), seed=(seed, 0, None),
-                   max_basket_size=(max_basket_size, 1, None))
+    _check_options(
+        input_path,
+        output,
+        report,
+        OUTPUT_SUFFIXES,
+        (hierarchy,),
+        key_file,
+        k=(k, 1, None),
+        m=(m, 1, MAX_M),
+        fanout=(fanout, 2, None),
+        seed=(seed, 0, None),
+        max_basket_size=(max_basket_size, 1, None),
+    )
     key = release_key(key_file)
     data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(lambda: _at_line(input_path, fmt, lambda: km_anonymize(
-        data, k=k, m=m, hierarchy=hierarchy, method=method, fanout=fanout, order=order,
-        seed=seed, key=key, measures=not no_measures, max_basket_size=max_basket_size)), quiet)
-    n = _publish(release, output, report, lambda path: write_transactions(release.data, path),
-                 _figures(release, data, not no_measures), quiet, [input_path, hierarchy])
+    release = _anonymized(
+        lambda: _at_line(
+            input_path,
+            fmt,
+            lambda: km_anonymize(
+                data,
+                k=k,
+                m=m,
+                hierarchy=hierarchy,
+                method=method,
+                fanout=fanout,
+                order=order,
+                seed=seed,
+                key=key,
+                measures=not no_measures,
+                max_basket_size=max_basket_size,
+            ),
+        ),
+        quiet,
+    )
+    n = _publish(
+        release,
+        output,
+        report,
+        lambda path: write_transactions(release.data, path),
+        _figures(release, data, not no_measures),
+        quiet,
+        [input_path, hierarchy],
+    )
     if not quiet:
         click.echo(f"{n:,} transactions written to {output}")
 
 
 @cli.command("k-anonymize")
 @_input
-@click.option("-k", type=int, required=True,
-              help="People sharing each published transaction, as a whole.")
+@click.option(
+    "-k", type=int, required=True, help="People sharing each published transaction, as a whole."
+)
 @_hierarchy
 @_fanout
 @_order
 @release_options
 @_input_options
 @handle_errors
-def k_anonymize_cmd(input_path, k, hierarchy, fanout, order, output, report, seed, key_file,
-                    no_measures, quiet, fmt, item_type, encoding):
+def k_anonymize_cmd(
+    input_path,
+    k,
+    hierarchy,
+    fanout,
+    order,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+    fmt,
+    item_type,
+    encoding,
+):
     """k-anonymize whole transactions of INPUT (He & Naughton's top-down Partition)."""
     show_progress(quiet)
-    _check_options(input_path, output, report, OUTPUT_SUFFIXES, (hierarchy,), key_file,
-                   k=(k, 1, None), fanout=(fanout, 2, None), seed=(seed, 0, None))
+    _check_options(
+        input_path,
+        output,
+        report,
+        OUTPUT_SUFFIXES,
+        (hierarchy,),
+        key_file,
+        k=(k, 1, None),
+        fanout=(fanout, 2, None),
+        seed=(seed, 0, None),
+    )
     key = release_key(key_file)
     data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(lambda: k_anonymize(
-        data, k=k, hierarchy=hierarchy, fanout=fanout, order=order, seed=seed, key=key,
-        measures=not no_measures), quiet)
-    n = _publish(release, output, report, lambda path: write_transactions(release.data, path),
-                 _figures(release, data, not no_measures), quiet, [input_path, hierarchy])
+    release = _anonymized(
+        lambda: k_anonymize(
+            data,
+            k=k,
+            hierarchy=hierarchy,
+            fanout=fanout,
+            order=order,
+            seed=seed,
+            key=key,
+            measures=not no_measures,
+        ),
+        quiet,
+    )
+    n = _publish(
+        release,
+        output,
+        report,
+        lambda path: write_transactions(release.data, path),
+        _figures(release, data, not no_measures),
+        quiet,
+        [input_path, hierarchy],
+    )
     if not quiet:
         click.echo(f"{n:,} transactions written to {output}")
 
@@ -230,9 +393,10 @@ def k_anonymize_cmd(input_path, k, hierarchy, fanout, order, output, report, see
 def _sensitive_names(sensitive: str) -> list[str]:
     """The items of ``--sensitive``: comma-separated, or one per line of ``@FILE``."""
     if sensitive.startswith("@"):
-        lines = [line.removeprefix("\ufeff") if number == 1 else line
-                 for number, line in text_lines(sensitive[1:], "utf-8",
-                                                name="sensitive-items file")]
+        lines = [
+            line.removeprefix("\ufeff") if number == 1 else line
+            for number, line in text_lines(sensitive[1:], "utf-8", name="sensitive-items file")
+        ]
     else:
         lines = sensitive.split(",")
     names = [x.strip() for x in lines if x.strip()]
@@ -243,33 +407,90 @@ def _sensitive_names(sensitive: str) -> list[str]:
 
 @cli.command("band")
 @_input
-@click.option("--sensitive", required=True,
-              help="Sensitive items, comma-separated, or @FILE with one item per line.")
-@click.option("-p", "--privacy-degree", "p", type=int, required=True,
-              help="Privacy degree p: a sensitive item is tied to a person with probability "
-                   "at most 1/p.")
-@click.option("--alpha", type=int, default=3, show_default=True,
-              help="Window factor: candidates are drawn from 2*alpha*p+1 neighbours in the band.")
+@click.option(
+    "--sensitive",
+    required=True,
+    help="Sensitive items, comma-separated, or @FILE with one item per line.",
+)
+@click.option(
+    "-p",
+    "--privacy-degree",
+    "p",
+    type=int,
+    required=True,
+    help="Privacy degree p: a sensitive item is tied to a person with probability at most 1/p.",
+)
+@click.option(
+    "--alpha",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Window factor: candidates are drawn from 2*alpha*p+1 neighbours in the band.",
+)
 @_max_width
 @release_options
 @_input_options
 @handle_errors
-def band_cmd(input_path, sensitive, p, alpha, max_basket_size, output, report, seed, key_file,
-             no_measures, quiet, fmt, item_type, encoding):
+def band_cmd(
+    input_path,
+    sensitive,
+    p,
+    alpha,
+    max_basket_size,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+    fmt,
+    item_type,
+    encoding,
+):
     """Band-matrix grouping (CAHD) of INPUT with SENSITIVE items; OUTPUT is a .json file."""
     show_progress(quiet)
     side = (sensitive[1:],) if sensitive.startswith("@") else ()
-    _check_options(input_path, output, report, (".json",), side, key_file,
-                   p=(p, 2, None), alpha=(alpha, 1, MAX_ALPHA), seed=(seed, 0, None),
-                   max_basket_size=(max_basket_size, 1, None))
+    _check_options(
+        input_path,
+        output,
+        report,
+        (".json",),
+        side,
+        key_file,
+        p=(p, 2, None),
+        alpha=(alpha, 1, MAX_ALPHA),
+        seed=(seed, 0, None),
+        max_basket_size=(max_basket_size, 1, None),
+    )
     names = _sensitive_names(sensitive)
     key = release_key(key_file)
     data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(lambda: _at_line(input_path, fmt, lambda: band_matrix(
-        data, names, p=p, alpha=alpha, seed=seed, key=key, measures=not no_measures,
-        max_basket_size=max_basket_size)), quiet)
-    _publish(release, output, report, lambda path: write_band(release.data, path),
-             _figures(release, data, not no_measures), quiet, [input_path, *side])
+    release = _anonymized(
+        lambda: _at_line(
+            input_path,
+            fmt,
+            lambda: band_matrix(
+                data,
+                names,
+                p=p,
+                alpha=alpha,
+                seed=seed,
+                key=key,
+                measures=not no_measures,
+                max_basket_size=max_basket_size,
+            ),
+        ),
+        quiet,
+    )
+    _publish(
+        release,
+        output,
+        report,
+        lambda path: write_band(release.data, path),
+        _figures(release, data, not no_measures),
+        quiet,
+        [input_path, *side],
+    )
     if not quiet:
         click.echo(f"groups written to {output}")
 
@@ -292,9 +513,11 @@ def assess_input(data: list, k: int, m: int, seed: int) -> tuple[dict[str, Any],
         summary = risk.summarize_candidates(before, k)
         out[f"attacker_knowing_{m}_items"] = {"m": m, "k": k, **summary}
         if summary.get("share_below_k", 0.0) > 0:
-            found.append(f"{summary['share_below_k']:.1%} of sampled transactions are pinned "
-                         f"to fewer than k={k} candidates by {m} known items; anonymize before "
-                         "publishing")
+            found.append(
+                f"{summary['share_below_k']:.1%} of sampled transactions are pinned "
+                f"to fewer than k={k} candidates by {m} known items; anonymize before "
+                "publishing"
+            )
     return out, found
 
 
@@ -306,27 +529,49 @@ def _assess(input_path, k, m, report, as_json, seed, quiet, fmt, item_type, enco
     check_int(seed, "seed", min_value=0)
     check_input_path(input_path, "input file")
     if report is not None:
-        check_output_paths({"--report": report}, inputs=[input_path],
-                           extensions={"--report": (".json",)})
+        check_output_paths(
+            {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}
+        )
     data = _read(input_path, fmt, item_type, encoding, quiet or as_json)
     found, messages = assess_input(data, k, m, seed)
-    emit_assessment(assessment("transactions", input_path, found, messages), report,
-                    as_json=as_json, quiet=quiet)
+    emit_assessment(
+        assessment("transactions", input_path, found, messages),
+        report,
+        as_json=as_json,
+        quiet=quiet,
+    )
 
 
 _ASSESS_PARAMS = [
     _input,
-    click.option("-k", type=int, default=10, show_default=True,
-                 help="Candidate-set size an attacker must not get below."),
-    click.option("-m", type=int, default=2, show_default=True,
-                 help=f"Items known by the attacker (1..{MAX_M})."),
+    click.option(
+        "-k",
+        type=int,
+        default=10,
+        show_default=True,
+        help="Candidate-set size an attacker must not get below.",
+    ),
+    click.option(
+        "-m",
+        type=int,
+        default=2,
+        show_default=True,
+        help=f"Items known by the attacker (1..{MAX_M}).",
+    ),
     assess_options,
     _input_options,
     handle_errors,
 ]
 assess_cmd = cli.command("assess")(_with(*_ASSESS_PARAMS)(_assess))
-cli.add_command(click.Command("inspect", callback=assess_cmd.callback, params=assess_cmd.params,
-                              help="Old name of assess (kept for one release).", hidden=True))
+cli.add_command(
+    click.Command(
+        "inspect",
+        callback=assess_cmd.callback,
+        params=assess_cmd.params,
+        help="Old name of assess (kept for one release).",
+        hidden=True,
+    )
+)
 
 
 def demo(output_dir: Path, seed: int = 0) -> Release:

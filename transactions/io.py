@@ -58,13 +58,15 @@ def _lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
         if number == 1:
             text = text.removeprefix("\ufeff")
         if "\x00" in text:
-            raise InputError("the file holds NUL bytes: it looks binary, not text",
-                             path=str(path), line=number)
+            raise InputError(
+                "the file holds NUL bytes: it looks binary, not text", path=str(path), line=number
+            )
         yield number, text
 
 
-def _typed(tokens: list[list[str]], path: Path, item_type: str,
-           lines: list[int] | None = None) -> list[list[Any]]:
+def _typed(
+    tokens: list[list[str]], path: Path, item_type: str, lines: list[int] | None = None
+) -> list[list[Any]]:
     """Integers when every token is one; an error for a stray non-integer in an integer file.
 
     ``lines[i]`` is the file line of transaction ``i`` (default ``i + 1``).
@@ -85,14 +87,17 @@ def _typed(tokens: list[list[str]], path: Path, item_type: str,
     if first_bad is not None and (item_type == "int" or 2 * n_int >= n_tok):
         i, tok = first_bad
         line = lines[i] if lines is not None else i + 1
-        raise InputError(f"item {tok[:40]!r} is not an integer, while {n_int:,} of {n_tok:,} "
-                         "items are; fix the line, or read every item as text "
-                         "(item_type='str', --item-type str)", path=str(path), line=line)
+        raise InputError(
+            f"item {tok[:40]!r} is not an integer, while {n_int:,} of {n_tok:,} "
+            "items are; fix the line, or read every item as text "
+            "(item_type='str', --item-type str)",
+            path=str(path),
+            line=line,
+        )
     return tokens
 
 
-def _check_read(path: Any, format: str | None, item_type: str, encoding: Any
-                ) -> tuple[Path, str]:
+def _check_read(path: Any, format: str | None, item_type: str, encoding: Any) -> tuple[Path, str]:
     """Validate :func:`read_transactions`' arguments; the path and the format to read."""
     if not isinstance(path, (str, Path)):
         raise InputError("path must be a file path", value=repr(path)[:60])
@@ -114,7 +119,9 @@ def _check_read(path: Any, format: str | None, item_type: str, encoding: Any
 
 def _read_fimi(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
     """One transaction per line, items separated by spaces or commas."""
-    raw = [[tok for tok in _SPLIT.split(line.strip()) if tok] for _n, line in _lines(path, encoding)]
+    raw = [
+        [tok for tok in _SPLIT.split(line.strip()) if tok] for _n, line in _lines(path, encoding)
+    ]
     return _typed(raw, path, item_type), 0
 
 
@@ -123,12 +130,16 @@ def _jsonl_items(obj: Any, path: Path, line: int, item_type: str) -> list[Any]:
     if isinstance(obj, dict):
         obj = obj.get("items")
     if not isinstance(obj, list):
-        raise InputError("each line must be a JSON array of items or an object "
-                         "with an 'items' array", path=str(path), line=line)
+        raise InputError(
+            "each line must be a JSON array of items or an object with an 'items' array",
+            path=str(path),
+            line=line,
+        )
     for x in obj:
         if isinstance(x, bool) or not isinstance(x, (int, str)):
-            raise InputError("items must be integers or strings", path=str(path),
-                             line=line, value=repr(x)[:60])
+            raise InputError(
+                "items must be integers or strings", path=str(path), line=line, value=repr(x)[:60]
+            )
     if item_type == "str":
         return [str(x) for x in obj]
     if item_type == "int" and not all(isinstance(x, int) for x in obj):
@@ -177,8 +188,9 @@ def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]
     tid, item = _csv_columns(path, encoding)
     blank = (item.str.strip() == "") | (tid.str.strip() == "")
     if blank.any():
-        raise InputError("empty tid or item", path=str(path),
-                         line=int(blank.to_numpy().argmax()) + 2)
+        raise InputError(
+            "empty tid or item", path=str(path), line=int(blank.to_numpy().argmax()) + 2
+        )
     codes, uniques = pd.factorize(tid.str.strip())
     items = item.str.strip().tolist()
     raw: list[list[Any]] = [[] for _ in range(len(uniques))]
@@ -190,19 +202,30 @@ def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]
     try:
         return _typed(raw, path, item_type, lines=first_line), 0
     except InputError:  # name the exact line of the token, not its transaction's first
-        bad = next(j for j, it in enumerate(items)
-                   if not _INT.match(it) and (item_type == "int" or not _LABEL.match(it)))
-        raise InputError(f"item {items[bad][:40]!r} is not an integer, while most items "
-                         "are; fix the line, or read every item as text (item_type='str', "
-                         "--item-type str)", path=str(path), line=bad + 2) from None
+        bad = next(
+            j
+            for j, it in enumerate(items)
+            if not _INT.match(it) and (item_type == "int" or not _LABEL.match(it))
+        )
+        raise InputError(
+            f"item {items[bad][:40]!r} is not an integer, while most items "
+            "are; fix the line, or read every item as text (item_type='str', "
+            "--item-type str)",
+            path=str(path),
+            line=bad + 2,
+        ) from None
 
 
 READERS = {"fimi": _read_fimi, "csv": _read_csv, "jsonl": _read_jsonl}
 
 
-def read_transactions(path: str | Path, format: str | None = None,
-                      return_stats: bool = False, encoding: str = "utf-8",
-                      item_type: str = "auto") -> Any:
+def read_transactions(
+    path: str | Path,
+    format: str | None = None,
+    return_stats: bool = False,
+    encoding: str = "utf-8",
+    item_type: str = "auto",
+) -> Any:
     """Read transactions from a file.
 
     Parameters
@@ -254,8 +277,11 @@ def read_transactions(path: str | Path, format: str | None = None,
     out = [set(t) for t in raw]
     if not return_stats:
         return out
-    stats = {"transactions": len(out), "empty_transactions": sum(1 for t in out if not t),
-             "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out)}
+    stats = {
+        "transactions": len(out),
+        "empty_transactions": sum(1 for t in out if not t),
+        "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out),
+    }
     if nulls:
         stats["null_lines_skipped"] = nulls
     return out, stats
@@ -327,10 +353,14 @@ def write_band(data: dict[str, Any], path: str | Path) -> Path:
     doc = {
         "p": data["p"],
         "sensitive_items": data["sensitive_items"],
-        "groups": [{"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
-                   for s, c in zip(sizes.tolist(), data["sensitive_counts"])],
-        "transactions": [None if t is None else {"group": int(g), "items": sorted(t, key=str)}
-                         for t, g in zip(data["qi"], groups.tolist())],
+        "groups": [
+            {"size": int(s), "sensitive_counts": {str(k): v for k, v in c.items()}}
+            for s, c in zip(sizes.tolist(), data["sensitive_counts"])
+        ],
+        "transactions": [
+            None if t is None else {"group": int(g), "items": sorted(t, key=str)}
+            for t, g in zip(data["qi"], groups.tolist())
+        ],
     }
     path = Path(path)
     with atomic_write(path) as fh:

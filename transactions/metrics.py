@@ -52,8 +52,9 @@ def _bounded_rows(lengths: np.ndarray, size: int) -> np.ndarray:
     return keep
 
 
-def _rows_subset(indptr: np.ndarray, codes: np.ndarray, keep: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _rows_subset(
+    indptr: np.ndarray, codes: np.ndarray, keep: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     lens = np.diff(indptr)
     mask = np.repeat(keep, lens)
     new_ptr = np.zeros(indptr.size, dtype=np.int64)
@@ -61,8 +62,9 @@ def _rows_subset(indptr: np.ndarray, codes: np.ndarray, keep: np.ndarray
     return new_ptr, codes[mask]
 
 
-def _bounded_counts(indptr: np.ndarray, codes: np.ndarray, size: int, base: int,
-                    skipped: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _bounded_counts(
+    indptr: np.ndarray, codes: np.ndarray, size: int, base: int, skipped: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`count_itemsets` over the transactions within the budgets; counts the rest."""
     if size > 1:
         keep = _bounded_rows(np.diff(indptr), size)
@@ -75,19 +77,23 @@ def _bounded_counts(indptr: np.ndarray, codes: np.ndarray, size: int, base: int,
 def _skip_note(out: dict[str, Any], skipped: dict[str, int]) -> dict[str, Any]:
     if skipped:
         out["transactions_left_out"] = skipped
-        out["note"] = (f"itemset counts leave out transactions with more than "
-                       f"{MAX_SUBSETS_PER_TRANSACTION:,} itemsets of a size, and the widest "
-                       f"ones past {MAX_SUBSETS_TOTAL:,} itemsets in all (bounded memory)")
+        out["note"] = (
+            f"itemset counts leave out transactions with more than "
+            f"{MAX_SUBSETS_PER_TRANSACTION:,} itemsets of a size, and the widest "
+            f"ones past {MAX_SUBSETS_TOTAL:,} itemsets in all (bounded memory)"
+        )
     return out
 
 
-def _prepare(original: Any, published: Sequence[Any], taxonomy: Taxonomy
-             ) -> tuple[Baskets, np.ndarray, np.ndarray, np.ndarray]:
+def _prepare(
+    original: Any, published: Sequence[Any], taxonomy: Taxonomy
+) -> tuple[Baskets, np.ndarray, np.ndarray, np.ndarray]:
     b = encode_baskets(original, name="original")
     if len(published) != b.n:
         raise InputError(f"release has {len(published)} entries for {b.n} original transactions")
     if b.domain.size != taxonomy.n_items or not all(
-            str(x) == str(y) for x, y in zip(b.domain.tolist(), taxonomy.domain.tolist())):
+        str(x) == str(y) for x, y in zip(b.domain.tolist(), taxonomy.domain.tolist())
+    ):
         raise InputError("the taxonomy was built for different data (item domains differ)")
     indptr, nodes, suppressed = published_nodes(published, taxonomy)
     return b, indptr, nodes, suppressed
@@ -170,9 +176,13 @@ def utility_loss(original: Any, published: Sequence[Any], taxonomy: Taxonomy) ->
 def summarize_errors(errors: np.ndarray) -> dict[str, Any]:
     if errors.size == 0:
         return {"queries": 0}
-    return {"queries": int(errors.size), "mean": float(errors.mean()),
-            "median": float(np.median(errors)), "p90": float(np.quantile(errors, 0.9)),
-            "max": float(errors.max())}
+    return {
+        "queries": int(errors.size),
+        "mean": float(errors.mean()),
+        "median": float(np.median(errors)),
+        "p90": float(np.quantile(errors, 0.9)),
+        "max": float(errors.max()),
+    }
 
 
 def _relative_errors(b, indptr, nodes, tax, queries):
@@ -181,9 +191,15 @@ def _relative_errors(b, indptr, nodes, tax, queries):
     return np.abs(est - true) / np.maximum(true, 1.0)
 
 
-def support_error(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
-                  sizes: Sequence[int] = (1, 2), n_queries: int = 300, seed: int | None = 0,
-                  return_errors: bool = False) -> dict[str, Any]:
+def support_error(
+    original: Any,
+    published: Sequence[Any],
+    taxonomy: Taxonomy,
+    sizes: Sequence[int] = (1, 2),
+    n_queries: int = 300,
+    seed: int | None = 0,
+    return_errors: bool = False,
+) -> dict[str, Any]:
     """Relative error of the supports of random itemsets, estimated from the release.
 
     Each query is ``size`` items drawn from a random original transaction (seeded).  The
@@ -218,8 +234,9 @@ def support_error(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
     return out
 
 
-def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
-                       top: int = 100, max_size: int = 2) -> dict[str, Any]:
+def top_itemsets_error(
+    original: Any, published: Sequence[Any], taxonomy: Taxonomy, top: int = 100, max_size: int = 2
+) -> dict[str, Any]:
     """Relative support error of the ``top`` most frequent original itemsets (sizes 1..max_size).
 
     Examples
@@ -237,8 +254,9 @@ def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxono
         keys, counts = _bounded_counts(b.indptr, b.codes, size, taxonomy.n_nodes, skipped)
         if counts.size:
             best = np.lexsort((keys, -counts))[:top]
-            for row, c in zip(decode_keys(keys[best], size, taxonomy.n_nodes).tolist(),
-                              counts[best].tolist()):
+            for row, c in zip(
+                decode_keys(keys[best], size, taxonomy.n_nodes).tolist(), counts[best].tolist()
+            ):
                 cands.append((c, row))
     cands.sort(key=lambda x: (-x[0], len(x[1]), x[1]))
     cands = cands[:top]
@@ -250,8 +268,13 @@ def top_itemsets_error(original: Any, published: Sequence[Any], taxonomy: Taxono
     return _skip_note(summarize_errors(np.concatenate(errs) if errs else np.zeros(0)), skipped)
 
 
-def frequent_itemset_preservation(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
-                                  min_support: float = 0.01, max_size: int = 2) -> dict[str, Any]:
+def frequent_itemset_preservation(
+    original: Any,
+    published: Sequence[Any],
+    taxonomy: Taxonomy,
+    min_support: float = 0.01,
+    max_size: int = 2,
+) -> dict[str, Any]:
     """Precision and recall of the frequent itemsets mined from the release at item level.
 
     ``min_support`` is a fraction of the transactions (< 1) or a count (>= 1).  Itemsets
@@ -283,13 +306,25 @@ def frequent_itemset_preservation(original: Any, published: Sequence[Any], taxon
         n_both += np.intersect1d(f1, f2).size
     precision = n_both / n_pub if n_pub else 1.0
     recall = n_both / n_true if n_true else 1.0
-    return _skip_note({"min_support": threshold, "frequent_original": n_true,
-                       "frequent_release": n_pub, "precision": float(precision),
-                       "recall": float(recall)}, skipped)
+    return _skip_note(
+        {
+            "min_support": threshold,
+            "frequent_original": n_true,
+            "frequent_release": n_pub,
+            "precision": float(precision),
+            "recall": float(recall),
+        },
+        skipped,
+    )
 
 
-def band_query_error(original: Any, data: dict[str, Any], n_queries: int = 300,
-                     qi_size: int = 1, seed: int | None = 0) -> dict[str, Any]:
+def band_query_error(
+    original: Any,
+    data: dict[str, Any],
+    n_queries: int = 300,
+    qi_size: int = 1,
+    seed: int | None = 0,
+) -> dict[str, Any]:
     """Relative error of count queries "QI items and one sensitive item" on a band-matrix release.
 
     Each query takes ``qi_size`` quasi-identifying items and one sensitive item of a random
@@ -316,8 +351,11 @@ def band_query_error(original: Any, data: dict[str, Any], n_queries: int = 300,
     rng = np.random.default_rng(seed)
     occ_sens = is_sens_item[b.codes]
     rows_with = np.unique(b.rows[occ_sens])
-    holders = [r for r in rows_with.tolist()
-               if (~is_sens_item[b.codes[b.indptr[r]:b.indptr[r + 1]]]).sum() >= qi_size]
+    holders = [
+        r
+        for r in rows_with.tolist()
+        if (~is_sens_item[b.codes[b.indptr[r] : b.indptr[r + 1]]]).sum() >= qi_size
+    ]
     if not holders:
         return {"queries": 0}
     from scipy import sparse as sp
@@ -336,7 +374,7 @@ def band_query_error(original: Any, data: dict[str, Any], n_queries: int = 300,
             frac.setdefault(str(s), np.zeros(len(sizes)))[g] = c / sizes[g]
     errs = []
     for r in rng.choice(np.asarray(holders), size=n_queries, replace=True).tolist():
-        items = b.codes[b.indptr[r]:b.indptr[r + 1]]
+        items = b.codes[b.indptr[r] : b.indptr[r + 1]]
         qs = items[~is_sens_item[items]]
         ss = items[is_sens_item[items]]
         q = rng.choice(qs, size=qi_size, replace=False)

@@ -31,9 +31,14 @@ def _targets(lengths: np.ndarray, m: int, n_targets: int, rng: np.random.Generat
     return np.sort(rng.choice(eligible, size=n_targets, replace=False))
 
 
-def candidate_sizes(original: Any, published: Sequence[Any], taxonomy: Taxonomy, m: int,
-                    n_targets: int = 500, seed: int | None = 0
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def candidate_sizes(
+    original: Any,
+    published: Sequence[Any],
+    taxonomy: Taxonomy,
+    m: int,
+    n_targets: int = 500,
+    seed: int | None = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidate-set sizes before and after, for seeded targets knowing ``m`` of their items.
 
     Returns ``(before, after, target_rows)``.  A target with fewer than ``m`` items is
@@ -55,7 +60,7 @@ def candidate_sizes(original: Any, published: Sequence[Any], taxonomy: Taxonomy,
     rows = _targets(b.lengths, m, n_targets, rng)
     queries = []
     for r in rows.tolist():
-        items = b.codes[b.indptr[r]:b.indptr[r + 1]]
+        items = b.codes[b.indptr[r] : b.indptr[r + 1]]
         take = min(m, items.size)
         queries.append(np.sort(rng.choice(items, size=take, replace=False)))
     indptr, nodes, _s = published_nodes(published, taxonomy)
@@ -92,8 +97,15 @@ def summarize_candidates(sizes: np.ndarray, k: int) -> dict[str, Any]:
     }
 
 
-def attack_risk(original: Any, published: Sequence[Any], taxonomy: Taxonomy, m: int, k: int,
-                n_targets: int = 500, seed: int | None = 0) -> dict[str, Any]:
+def attack_risk(
+    original: Any,
+    published: Sequence[Any],
+    taxonomy: Taxonomy,
+    m: int,
+    k: int,
+    n_targets: int = 500,
+    seed: int | None = 0,
+) -> dict[str, Any]:
     """Risk before and after for an attacker knowing ``m`` items of each seeded target.
 
     Examples
@@ -105,12 +117,16 @@ def attack_risk(original: Any, published: Sequence[Any], taxonomy: Taxonomy, m: 
     0.0
     """
     before, after, _rows = candidate_sizes(original, published, taxonomy, m, n_targets, seed)
-    return {"before": summarize_candidates(before, k), "after": summarize_candidates(after, k),
-            "attacker_items": m}
+    return {
+        "before": summarize_candidates(before, k),
+        "after": summarize_candidates(after, k),
+        "attacker_items": m,
+    }
 
 
-def band_linkage_risk(original: Any, data: dict[str, Any], m: int = 2, n_targets: int = 300,
-                      seed: int | None = 0) -> dict[str, Any]:
+def band_linkage_risk(
+    original: Any, data: dict[str, Any], m: int = 2, n_targets: int = 300, seed: int | None = 0
+) -> dict[str, Any]:
     """Probability that an attacker knowing ``m`` QI items ties a sensitive item to the target.
 
     Before: the share of the target's candidates holding the target's sensitive item.
@@ -151,13 +167,13 @@ def band_linkage_risk(original: Any, data: dict[str, Any], m: int = 2, n_targets
     sens_keys = np.sort(sens_rows * np.int64(b.domain.size) + sens_codes)
     p_before, p_after = [], []
     for r in holders.tolist():
-        items = b.codes[b.indptr[r]:b.indptr[r + 1]]
+        items = b.codes[b.indptr[r] : b.indptr[r + 1]]
         qs, ss = items[~is_sens[items]], items[is_sens[items]]
         s = int(rng.choice(ss))
         known = rng.choice(qs, size=min(m, qs.size), replace=False) if qs.size else qs
         cand = np.arange(b.n, dtype=np.int64)
         for q in known.tolist():
-            cand = np.intersect1d(cand, col_rows[col_ptr[q]:col_ptr[q + 1]], assume_unique=True)
+            cand = np.intersect1d(cand, col_rows[col_ptr[q] : col_ptr[q + 1]], assume_unique=True)
         keys = cand * np.int64(b.domain.size) + s
         pos = np.searchsorted(sens_keys, keys)
         has = (pos < sens_keys.size) & (sens_keys[np.minimum(pos, sens_keys.size - 1)] == keys)
@@ -166,8 +182,18 @@ def band_linkage_risk(original: Any, data: dict[str, Any], m: int = 2, n_targets
         f = frac.get(str(b.domain[s]), np.zeros(len(sizes)))
         p_after.append(float(f[g[g >= 0]].mean()) if (g >= 0).any() else 0.0)
     pb, pa = np.asarray(p_before), np.asarray(p_after)
-    return {"before": {"targets": int(pb.size), "max_probability": float(pb.max()),
-                       "mean_probability": float(pb.mean()), "share_certain": float((pb >= 1).mean())},
-            "after": {"targets": int(pa.size), "max_probability": float(pa.max()),
-                      "mean_probability": float(pa.mean()), "share_certain": float((pa >= 1).mean())},
-            "attacker_items": m}
+    return {
+        "before": {
+            "targets": int(pb.size),
+            "max_probability": float(pb.max()),
+            "mean_probability": float(pb.mean()),
+            "share_certain": float((pb >= 1).mean()),
+        },
+        "after": {
+            "targets": int(pa.size),
+            "max_probability": float(pa.max()),
+            "mean_probability": float(pa.mean()),
+            "share_certain": float((pa >= 1).mean()),
+        },
+        "attacker_items": m,
+    }

@@ -42,9 +42,41 @@ OK_EXITS = (0, 2, 3)
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 # Tokens a real file holds where a value was expected.
-GARBAGE = ["", "nan", "NaN", "inf", "-inf", "1e309", "-1", "0", "abc", "9" * 40, "é", "日本",
-           "\t", ",", ";", '"', "'", "NULL", "None", "2008-13-45 25:61:61", "   ", "\\", "#",
-           "%", "1.5", "-0", "0x1F", "True", "\x00", "a,b", "[1, 2]", "{}", "null"]
+GARBAGE = [
+    "",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "1e309",
+    "-1",
+    "0",
+    "abc",
+    "9" * 40,
+    "é",
+    "日本",
+    "\t",
+    ",",
+    ";",
+    '"',
+    "'",
+    "NULL",
+    "None",
+    "2008-13-45 25:61:61",
+    "   ",
+    "\\",
+    "#",
+    "%",
+    "1.5",
+    "-0",
+    "0x1F",
+    "True",
+    "\x00",
+    "a,b",
+    "[1, 2]",
+    "{}",
+    "null",
+]
 SEPARATORS = [",", ";", "\t", " ", "|", ":"]
 HUGE = [10**6, 2**31, 2**63, 10**30]
 
@@ -105,8 +137,10 @@ def _querylog_text() -> str:
 def _graph_texts() -> dict[str, str]:
     import networkx as nx
 
-    edges = [tuple(map(int, line.split())) for line in
-             _lines(REPO / "graphs" / "data" / "ca-GrQc_undirected.txt", 300)]
+    edges = [
+        tuple(map(int, line.split()))
+        for line in _lines(REPO / "graphs" / "data" / "ca-GrQc_undirected.txt", 300)
+    ]
     graph = nx.Graph(edges)
     for node in graph:
         graph.nodes[node]["group"] = node % 3
@@ -131,40 +165,71 @@ def seeds() -> dict[str, Seed]:
         trans = "".join(_lines(REPO / "transactions" / "data" / "retail_head2000.dat", 150))
         _SEEDS["fimi"] = Seed("fimi", trans, None, False)
         rows = [line.split() for line in trans.splitlines()[:40]]
-        _SEEDS["tx-csv"] = Seed("tx-csv", "tid,item\n" + "".join(
-            f"{t},{item}\n" for t, items in enumerate(rows) for item in items), ",", True)
-        _SEEDS["jsonl"] = Seed("jsonl", "".join(
-            "[" + ", ".join(items) + "]\n" for items in rows), ",", False)
+        _SEEDS["tx-csv"] = Seed(
+            "tx-csv",
+            "tid,item\n"
+            + "".join(f"{t},{item}\n" for t, items in enumerate(rows) for item in items),
+            ",",
+            True,
+        )
+        _SEEDS["jsonl"] = Seed(
+            "jsonl", "".join("[" + ", ".join(items) + "]\n" for items in rows), ",", False
+        )
         edges = "".join(_lines(REPO / "graphs" / "data" / "ca-GrQc_undirected.txt", 300))
         _SEEDS["edgelist"] = Seed("edgelist", edges, None, False)
         for name, text in _graph_texts().items():
-            _SEEDS[f"graph-{name}"] = Seed(f"graph-{name}", text,
-                                           "," if name == "csv" else None, name == "csv")
+            _SEEDS[f"graph-{name}"] = Seed(
+                f"graph-{name}", text, "," if name == "csv" else None, name == "csv"
+            )
         _SEEDS["location"] = Seed("location", _location_text(), ",", True)
         _SEEDS["aol"] = Seed("aol", _querylog_text(), "\t", True)
-        _SEEDS["hierarchy"] = Seed("hierarchy", (REPO / "tabular" / "data" /
-                                                 "adult_hierarchy_age.csv").read_text(), ";",
-                                   False)
+        _SEEDS["hierarchy"] = Seed(
+            "hierarchy",
+            (REPO / "tabular" / "data" / "adult_hierarchy_age.csv").read_text(),
+            ";",
+            False,
+        )
     return _SEEDS
 
 
 # ---------------------------------------------------------------------------------------------
 # Input mutations
 
-CONTENT_KINDS = ["prefix", "prefix", "prefix", "truncated", "empty", "header-only", "blank",
-                 "random-bytes", "random-text", "wrong-sep", "garbage-cells", "ragged",
-                 "latin-1", "utf-16", "utf-8-bom", "nul", "invalid-utf8", "crlf", "long-line",
-                 "duplicated", "gzip", "stacked"]
+CONTENT_KINDS = [
+    "prefix",
+    "prefix",
+    "prefix",
+    "truncated",
+    "empty",
+    "header-only",
+    "blank",
+    "random-bytes",
+    "random-text",
+    "wrong-sep",
+    "garbage-cells",
+    "ragged",
+    "latin-1",
+    "utf-16",
+    "utf-8-bom",
+    "nul",
+    "invalid-utf8",
+    "crlf",
+    "long-line",
+    "duplicated",
+    "gzip",
+    "stacked",
+]
 
 
 def _prefix(data: Any, seed: Seed, min_lines: int = 1) -> list[str]:
     lines = seed.text.splitlines(keepends=True)
     if seed.name.startswith("graph-") and seed.name != "graph-csv":
         return lines  # structured formats: cut bytes, not lines
-    n = data.draw(st.integers(min_value=min(min_lines, len(lines)), max_value=len(lines)),
-                  label="lines kept")
+    n = data.draw(
+        st.integers(min_value=min(min_lines, len(lines)), max_value=len(lines)), label="lines kept"
+    )
     head = lines[:1] if seed.header else []
-    return head + lines[len(head):n] if n > len(head) else head
+    return head + lines[len(head) : n] if n > len(head) else head
 
 
 def _split_fields(line: str, sep: str | None) -> list[str]:
@@ -194,7 +259,8 @@ def _edit_cells(data: Any, lines: list[str], seed: Seed, ragged: bool) -> list[s
                 fields = _split_fields(lines[0], seed.sep)
         elif fields:
             fields[data.draw(st.integers(0, len(fields) - 1), label="field")] = data.draw(
-                st.sampled_from(GARBAGE), label="token")
+                st.sampled_from(GARBAGE), label="token"
+            )
         lines[index] = _join_fields(fields, seed.sep) if fields else "\n"
     return lines
 
@@ -206,8 +272,9 @@ def _insert(data: Any, raw: bytes, chunk: bytes) -> bytes:
     return raw
 
 
-def content(data: Any, seed: Seed, *, kinds: list[str] | None = None,
-            max_long: int = 400) -> tuple[bytes, str]:
+def content(
+    data: Any, seed: Seed, *, kinds: list[str] | None = None, max_long: int = 400
+) -> tuple[bytes, str]:
     """Bytes of a generated input derived from ``seed`` and a short description of them.
 
     ``max_long`` bounds the items of a "long-line" (one huge record; the subprocess tests,
@@ -215,14 +282,28 @@ def content(data: Any, seed: Seed, *, kinds: list[str] | None = None,
     """
     kind = data.draw(st.sampled_from(kinds or CONTENT_KINDS), label="content kind")
     if kind == "stacked":  # two mutations, one after the other
-        first, first_kind = content(data, seed, kinds=["garbage-cells", "ragged", "wrong-sep",
-                                                       "long-line", "duplicated", "truncated"],
-                                    max_long=max_long)
+        first, first_kind = content(
+            data,
+            seed,
+            kinds=["garbage-cells", "ragged", "wrong-sep", "long-line", "duplicated", "truncated"],
+            max_long=max_long,
+        )
         text = first.decode("utf-8", errors="replace")
-        second, second_kind = content(data, Seed(seed.name, text, seed.sep, seed.header),
-                                      kinds=["latin-1", "nul", "invalid-utf8", "crlf", "utf-16",
-                                             "ragged", "garbage-cells", "gzip"],
-                                      max_long=max_long)
+        second, second_kind = content(
+            data,
+            Seed(seed.name, text, seed.sep, seed.header),
+            kinds=[
+                "latin-1",
+                "nul",
+                "invalid-utf8",
+                "crlf",
+                "utf-16",
+                "ragged",
+                "garbage-cells",
+                "gzip",
+            ],
+            max_long=max_long,
+        )
         return second, f"{first_kind}+{second_kind}"
     if kind == "empty":
         return b"", kind
@@ -242,7 +323,7 @@ def content(data: Any, seed: Seed, *, kinds: list[str] | None = None,
         return (gzip.compress(raw, mtime=0) if kind == "gzip" else raw), kind
     if kind == "truncated":
         raw = seed.text.encode()
-        return raw[:data.draw(st.integers(0, len(raw)), label="bytes kept")], kind
+        return raw[: data.draw(st.integers(0, len(raw)), label="bytes kept")], kind
     if kind == "wrong-sep":
         old = seed.sep or " "
         new = data.draw(st.sampled_from([s for s in SEPARATORS if s != old]), label="sep")
@@ -260,8 +341,11 @@ def content(data: Any, seed: Seed, *, kinds: list[str] | None = None,
     if kind == "nul":
         return _insert(data, text.encode(), b"\x00"), kind
     if kind == "invalid-utf8":
-        return _insert(data, text.encode(), data.draw(st.sampled_from(
-            [b"\xff", b"\xfe\xff", b"\x80", b"\xc3", b"\xed\xa0\x80"]))), kind
+        return _insert(
+            data,
+            text.encode(),
+            data.draw(st.sampled_from([b"\xff", b"\xfe\xff", b"\x80", b"\xc3", b"\xed\xa0\x80"])),
+        ), kind
     if kind == "crlf":
         return text.replace("\n", "\r\n").encode(), kind
     if kind == "long-line":
@@ -270,9 +354,9 @@ def content(data: Any, seed: Seed, *, kinds: list[str] | None = None,
         record = [base[i % len(base)] if seed.header else str(i) for i in range(size)]
         return (text + _join_fields(record, seed.sep)).encode(), f"{kind} {size}"
     if kind == "duplicated":
-        body = lines[int(seed.header):] or lines
+        body = lines[int(seed.header) :] or lines
         times = data.draw(st.integers(2, 20), label="copies")
-        return ("".join(lines[:int(seed.header)]) + "".join(body) * times).encode(), kind
+        return ("".join(lines[: int(seed.header)]) + "".join(body) * times).encode(), kind
     raise AssertionError(kind)
 
 
@@ -302,19 +386,21 @@ def plan(data: Any) -> Plan:
     return Plan(frozenset(FAULTS if mode == "all" else () if mode == "clean" else (mode,)))
 
 
-def int_option(data: Any, plan: Plan, good: list[int], label: str,
-               huge: list[int] = HUGE) -> int:
+def int_option(data: Any, plan: Plan, good: list[int], label: str, huge: list[int] = HUGE) -> int:
     """An integer option: one of ``good``, or (options at fault) a boundary or a huge value."""
     if plan.bad("options") and data.draw(st.booleans(), label=f"bad {label}"):
-        return data.draw(st.one_of(st.sampled_from([-1, 0, 1, 2] + huge), st.integers(-3, 60)),
-                         label=label)
+        return data.draw(
+            st.one_of(st.sampled_from([-1, 0, 1, 2] + huge), st.integers(-3, 60)), label=label
+        )
     return data.draw(st.sampled_from(good), label=label)
 
 
 def float_option(data: Any, plan: Plan, good: list[float], label: str) -> str:
     if plan.bad("options") and data.draw(st.booleans(), label=f"bad {label}"):
-        return data.draw(st.sampled_from(["-1", "0", "1", "2", "nan", "inf", "-inf", "1e308",
-                                          "1e-320", "abc"]), label=label)
+        return data.draw(
+            st.sampled_from(["-1", "0", "1", "2", "nan", "inf", "-inf", "1e308", "1e-320", "abc"]),
+            label=label,
+        )
     return str(data.draw(st.sampled_from(good), label=label))
 
 
@@ -378,8 +464,18 @@ class Workdir:
         path.write_bytes(raw)
         return path
 
-    def output(self, data: Any, plan: Plan, inv: Invocation, option: str, name: str,
-               extensions: list[str], *, required: bool, others: list[Path] = ()) -> Path | None:
+    def output(
+        self,
+        data: Any,
+        plan: Plan,
+        inv: Invocation,
+        option: str,
+        name: str,
+        extensions: list[str],
+        *,
+        required: bool,
+        others: list[Path] = (),
+    ) -> Path | None:
         """Draw the path of an output option and add it to ``inv``; None when left out.
 
         Good paths end with one of ``extensions`` in an existing folder; with paths at
@@ -389,8 +485,14 @@ class Workdir:
         """
         kinds = ["good"]
         if plan.bad("paths"):
-            kinds += ["missing-folder", "is-input", "is-folder", "parent-is-file",
-                      "bad-extension", "existing-file"]
+            kinds += [
+                "missing-folder",
+                "is-input",
+                "is-folder",
+                "parent-is-file",
+                "bad-extension",
+                "existing-file",
+            ]
             if others:
                 kinds.append("same-as-other")
             if not IS_ROOT:
@@ -409,7 +511,8 @@ class Workdir:
             "is-folder": self.out,
             "parent-is-file": (inv.inputs[0] if inv.inputs else self.out / "existing.txt")
             / f"{name}{ext}",
-            "bad-extension": self.out / f"{name}{data.draw(st.sampled_from(['.xlsx', '.txt', '', '.exe', '.json.bak']))}",
+            "bad-extension": self.out
+            / f"{name}{data.draw(st.sampled_from(['.xlsx', '.txt', '', '.exe', '.json.bak']))}",
             "existing-file": self.out / "existing.txt",
             "same-as-other": others[0] if others else good,
             "read-only-folder": self._read_only() / f"{name}{ext}",
@@ -473,6 +576,7 @@ class Outcome:
 @contextlib.contextmanager
 def _in_process_limits(timeout: float) -> Iterator[None]:
     """A time budget (SIGALRM) and an address-space limit for code run in this process."""
+
     def on_alarm(signum: int, frame: Any) -> None:
         raise FuzzTimeout(f"in-process run exceeded {timeout:.0f} s")
 
@@ -507,8 +611,9 @@ def run_in_process(args: list[str], timeout: float = IN_PROCESS_TIMEOUT) -> Outc
     exception = ""
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         exception = "".join(traceback.format_exception(*result.exc_info))
-    elif isinstance(result.exception, SystemExit) and not isinstance(result.exception.code,
-                                                                     (int, type(None))):
+    elif isinstance(result.exception, SystemExit) and not isinstance(
+        result.exception.code, (int, type(None))
+    ):
         exception = f"SystemExit({result.exception.code!r})"
     return Outcome(result.exit_code, result.stdout, result.stderr, exception)
 
@@ -519,23 +624,42 @@ def _limit_memory() -> None:  # runs in the child, before exec
 
 def run_subprocess(args: list[str], timeout: float = SUBPROCESS_TIMEOUT) -> Outcome:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + ([env["PYTHONPATH"]]
-                                                      if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env.pop("STRUCTANON_PSEUDONYM_KEY", None)
     try:
-        proc = subprocess.run([sys.executable, "-m", "structanon", *args], capture_output=True,
-                              env=env, timeout=timeout, preexec_fn=_limit_memory,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [sys.executable, "-m", "structanon", *args],
+            capture_output=True,
+            env=env,
+            timeout=timeout,
+            preexec_fn=_limit_memory,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as exc:
-        return Outcome(None, (exc.stdout or b"").decode(errors="replace"),
-                       (exc.stderr or b"").decode(errors="replace"),
-                       f"timed out after {timeout:.0f} s", timed_out=True)
-    return Outcome(proc.returncode, proc.stdout.decode(errors="replace"),
-                   proc.stderr.decode(errors="replace"), "")
+        return Outcome(
+            None,
+            (exc.stdout or b"").decode(errors="replace"),
+            (exc.stderr or b"").decode(errors="replace"),
+            f"timed out after {timeout:.0f} s",
+            timed_out=True,
+        )
+    return Outcome(
+        proc.returncode,
+        proc.stdout.decode(errors="replace"),
+        proc.stderr.decode(errors="replace"),
+        "",
+    )
 
 
-def problems(inv: Invocation, outcome: Outcome, root: Path, before: dict[str, str],
-             input_hashes: dict[Path, str]) -> list[str]:
+def problems(
+    inv: Invocation,
+    outcome: Outcome,
+    root: Path,
+    before: dict[str, str],
+    input_hashes: dict[Path, str],
+) -> list[str]:
     """What the run did wrong (empty when it behaved)."""
     found = []
     if outcome.timed_out:
@@ -564,8 +688,13 @@ def problems(inv: Invocation, outcome: Outcome, root: Path, before: dict[str, st
             found.append(f"exit {outcome.exit_code} but files changed: {changed}")
     elif outcome.exit_code == 0:
         allowed = {str(p.relative_to(root)) for p in inv.outputs if _inside(p, root)}
-        allowed |= {str(parent.relative_to(root)) for p in inv.outputs if _inside(p, root)
-                    for parent in p.parents if _inside(parent, root) and parent != root}
+        allowed |= {
+            str(parent.relative_to(root))
+            for p in inv.outputs
+            if _inside(p, root)
+            for parent in p.parents
+            if _inside(parent, root) and parent != root
+        }
         stray = [rel for rel in changed if rel not in allowed]
         if stray:
             found.append(f"stray files left: {stray}")
@@ -581,7 +710,7 @@ def _clear_message(stderr: str) -> bool:
     for line in stderr.splitlines():
         for prefix in ("error (InputError): ", "error (InfeasibleError): ", "Error: "):
             if line.startswith(prefix):
-                text = line[len(prefix):].strip()
+                text = line[len(prefix) :].strip()
                 if len(text) > 3 and not text.startswith("("):
                     return True
     return False
@@ -604,19 +733,33 @@ def check(inv: Invocation, root: Path, *, subprocess_run: bool = False) -> Outco
     rel = [a.replace(str(root) + "/", "") for a in inv.args]
     if os.environ.get("STRUCTANON_FUZZ_LOG"):  # one JSON line per run, for counting and triage
         with open(os.environ["STRUCTANON_FUZZ_LOG"], "a", encoding="utf-8") as log:
-            log.write(json.dumps({"args": rel, "input": inv.description,
-                                  "mode": "subprocess" if subprocess_run else "in-process",
-                                  "exit": outcome.exit_code, "problems": found,
-                                  "message": (outcome.stderr.strip().splitlines() or [""])[-1]
-                                  [:300]}) + "\n")
+            log.write(
+                json.dumps(
+                    {
+                        "args": rel,
+                        "input": inv.description,
+                        "mode": "subprocess" if subprocess_run else "in-process",
+                        "exit": outcome.exit_code,
+                        "problems": found,
+                        "message": (outcome.stderr.strip().splitlines() or [""])[-1][:300],
+                    }
+                )
+                + "\n"
+            )
     if found:
-        raise AssertionError("\n".join([
-            "structanon " + " ".join(rel),
-            "input: " + ", ".join(inv.description),
-            *("PROBLEM: " + p for p in found),
-            "--- stderr (tail) ---", outcome.stderr[-3000:],
-            "--- exception ---", outcome.exception[-4000:],
-        ]))
+        raise AssertionError(
+            "\n".join(
+                [
+                    "structanon " + " ".join(rel),
+                    "input: " + ", ".join(inv.description),
+                    *("PROBLEM: " + p for p in found),
+                    "--- stderr (tail) ---",
+                    outcome.stderr[-3000:],
+                    "--- exception ---",
+                    outcome.exception[-4000:],
+                ]
+            )
+        )
     return outcome
 
 

@@ -24,8 +24,17 @@ FUZZ = settings.get_profile("fuzz")
 FUZZ_SUBPROCESS = settings.get_profile("fuzz-subprocess")
 
 REPO = Path(__file__).resolve().parents[2]
-ADULT_COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country",
-                 "workclass", "occupation", "salary-class"]
+ADULT_COLUMNS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
 ADULT_HIERARCHIES = REPO / "tabular" / "data"
 
 
@@ -51,8 +60,9 @@ def _input(fz, data, plan, wd, seed_name, names, big):
 
 def _report(fz, data, plan, wd, inv, others, extensions=(".json", ".html")):
     bad = [".pdf", ".csv", ".htm", ""] if plan.bad("paths") else []
-    return wd.output(data, plan, inv, "--report", "report", list(extensions) + bad,
-                     required=False, others=others)
+    return wd.output(
+        data, plan, inv, "--report", "report", list(extensions) + bad, required=False, others=others
+    )
 
 
 def _key_file(fz, data, plan, wd, inv):
@@ -62,13 +72,15 @@ def _key_file(fz, data, plan, wd, inv):
     kind = _choice(data, kinds, "--key-file kind")
     if kind == "absent":
         return
-    path = {"hex": lambda: wd.write_input("key.hex", b"ab" * 32 + b"\n"),
-            "text": lambda: wd.write_input("key.txt", b"a long enough secret passphrase"),
-            "short": lambda: wd.write_input("key.txt", b"short"),
-            "empty": lambda: wd.write_input("key.txt", b""),
-            "binary": lambda: wd.write_input("key.bin", data.draw(st.binary(max_size=64))),
-            "missing": lambda: wd.inputs / "no-such-key",
-            "folder": lambda: wd.inputs}[kind]()
+    path = {
+        "hex": lambda: wd.write_input("key.hex", b"ab" * 32 + b"\n"),
+        "text": lambda: wd.write_input("key.txt", b"a long enough secret passphrase"),
+        "short": lambda: wd.write_input("key.txt", b"short"),
+        "empty": lambda: wd.write_input("key.txt", b""),
+        "binary": lambda: wd.write_input("key.bin", data.draw(st.binary(max_size=64))),
+        "missing": lambda: wd.inputs / "no-such-key",
+        "folder": lambda: wd.inputs,
+    }[kind]()
     inv.add("--key-file", path)
     if path.is_file():
         inv.inputs.append(path)
@@ -99,6 +111,7 @@ def _seed_option(fz, data, plan, inv):
 
 # --------------------------------------------------------------------------------- tabular
 
+
 def _hierarchies(fz, data, plan, wd, inv):
     folder = wd.inputs / "hierarchies"
     folder.mkdir()
@@ -109,8 +122,13 @@ def _hierarchies(fz, data, plan, wd, inv):
         (folder / "adult_hierarchy_age.csv").write_bytes(raw)
         inv.note(f"age hierarchy: {kind}")
     inv.inputs.extend(sorted(folder.iterdir()))
-    how = fz.choice_option(data, plan, ["dir", "dir", "files"],
-                           ["missing-dir", "file-as-dir", "none", "malformed"], "hierarchies")
+    how = fz.choice_option(
+        data,
+        plan,
+        ["dir", "dir", "files"],
+        ["missing-dir", "file-as-dir", "none", "malformed"],
+        "hierarchies",
+    )
     inv.note(f"hierarchies={how}")
     if how == "dir":
         inv.add("--hierarchy-dir", folder)
@@ -118,9 +136,17 @@ def _hierarchies(fz, data, plan, wd, inv):
         for column in ["age", "sex", "race", "workclass"]:
             value = f"{column}={folder / f'adult_hierarchy_{column}.csv'}"
             if how == "malformed" and fz.maybe(data, "malformed --hierarchy", 2):
-                value = _choice(data, [column, f"={folder}", f"{column}=", f"{column}={folder}",
-                                       f"bogus={folder / 'adult_hierarchy_age.csv'}"],
-                                "malformed --hierarchy")
+                value = _choice(
+                    data,
+                    [
+                        column,
+                        f"={folder}",
+                        f"{column}=",
+                        f"{column}={folder}",
+                        f"bogus={folder / 'adult_hierarchy_age.csv'}",
+                    ],
+                    "malformed --hierarchy",
+                )
             inv.add("--hierarchy", value)
     elif how == "missing-dir":
         inv.add("--hierarchy-dir", wd.root / "no-such-folder")
@@ -133,8 +159,10 @@ def _hierarchies(fz, data, plan, wd, inv):
 def _qi(fz, data, plan, inv):
     good = ["age,sex,race", "sex,race", "age,sex,race,workclass", "age"]
     if plan.bad("options") and fz.maybe(data, "bad --qi", 2):
-        names = data.draw(st.lists(st.sampled_from(ADULT_COLUMNS[:7] + ["bogus", "", " ", "age"]),
-                                   max_size=4), label="--qi names")
+        names = data.draw(
+            st.lists(st.sampled_from(ADULT_COLUMNS[:7] + ["bogus", "", " ", "age"]), max_size=4),
+            label="--qi names",
+        )
         inv.add("--qi", ",".join(names))
     else:
         inv.add("--qi", _choice(data, good, "--qi"))
@@ -147,45 +175,68 @@ def _sep(fz, data, plan, inv, default):
 
 
 def tabular_anonymize(fz, data, plan, wd, big):
-    path, what = _input(fz, data, plan, wd, "tabular",
-                        ["adult.csv", "adult.tsv", "adult.txt", "adult", "adult.csv.gz"], big)
+    path, what = _input(
+        fz,
+        data,
+        plan,
+        wd,
+        "tabular",
+        ["adult.csv", "adult.tsv", "adult.txt", "adult", "adult.csv.gz"],
+        big,
+    )
     inv = fz.Invocation(["tabular", "anonymize", str(path)], inputs=[path])
     inv.note(what)
     _sep(fz, data, plan, inv, ";")
     _qi(fz, data, plan, inv)
     _hierarchies(fz, data, plan, wd, inv)
-    algorithm = fz.choice_option(data, plan, ["optimal", "mondrian", "datafly"], ["magic"],
-                                 "--algorithm")
+    algorithm = fz.choice_option(
+        data, plan, ["optimal", "mondrian", "datafly"], ["magic"], "--algorithm"
+    )
     inv.add("--algorithm", algorithm)
     if algorithm == "mondrian" and fz.maybe(data, "--numeric", 2):
-        inv.add("--numeric", fz.choice_option(data, plan, ["age"], ["sex", "bogus", "age,age"],
-                                              "--numeric"))
+        inv.add(
+            "--numeric",
+            fz.choice_option(data, plan, ["age"], ["sex", "bogus", "age,age"], "--numeric"),
+        )
     if algorithm == "mondrian" and fz.maybe(data, "--set-qi", 4):
         inv.add("--set-qi", fz.choice_option(data, plan, ["race"], ["age", "bogus"], "--set-qi"))
     if not fz.maybe(data, "no -k", 5):
         inv.add("-k", fz.int_option(data, plan, [2, 3, 5], "-k"))
     if fz.maybe(data, "--sensitive", 3):
-        inv.add("--sensitive", fz.choice_option(data, plan, ["occupation", "salary-class"],
-                                                ["bogus", "age"], "--sensitive"))
+        inv.add(
+            "--sensitive",
+            fz.choice_option(
+                data, plan, ["occupation", "salary-class"], ["bogus", "age"], "--sensitive"
+            ),
+        )
         if fz.maybe(data, "--l-diversity", 3):
             inv.add("--l-diversity", fz.float_option(data, plan, [2, 3], "--l-diversity"))
-            inv.add("--l-variant", _choice(data, ["distinct", "entropy", "recursive"],
-                                           "--l-variant"))
+            inv.add(
+                "--l-variant", _choice(data, ["distinct", "entropy", "recursive"], "--l-variant")
+            )
             if fz.maybe(data, "--c", 2):
                 inv.add("--c", fz.float_option(data, plan, [2, 3], "--c"))
         if fz.maybe(data, "--t-closeness", 4):
             inv.add("--t-closeness", fz.float_option(data, plan, [0.3, 0.6], "--t-closeness"))
-            inv.add("--t-distance", fz.choice_option(data, plan, ["equal", "ordered"],
-                                                     ["hierarchical"], "--t-distance"))
+            inv.add(
+                "--t-distance",
+                fz.choice_option(
+                    data, plan, ["equal", "ordered"], ["hierarchical"], "--t-distance"
+                ),
+            )
     if fz.maybe(data, "--suppression-limit", 3):
-        inv.add("--suppression-limit", fz.float_option(data, plan, [0.0, 0.05],
-                                                       "--suppression-limit"))
+        inv.add(
+            "--suppression-limit", fz.float_option(data, plan, [0.0, 0.05], "--suppression-limit")
+        )
     if algorithm == "optimal" and fz.maybe(data, "--metric", 4):
-        inv.add("--metric", _choice(data, ["discernibility", "loss", "precision", "height"],
-                                    "--metric"))
+        inv.add(
+            "--metric", _choice(data, ["discernibility", "loss", "precision", "height"], "--metric")
+        )
     if fz.maybe(data, "--identifier", 6):
-        inv.add("--identifier", fz.choice_option(data, plan, ["occupation"], ["bogus", "age"],
-                                                 "--identifier"))
+        inv.add(
+            "--identifier",
+            fz.choice_option(data, plan, ["occupation"], ["bogus", "age"], "--identifier"),
+        )
         if fz.maybe(data, "--drop-identifiers", 2):
             inv.add("--drop-identifiers")
         _key_file(fz, data, plan, wd, inv)
@@ -193,8 +244,9 @@ def tabular_anonymize(fz, data, plan, wd, big):
         inv.add("--local-suppression")
     _seed_option(fz, data, plan, inv)
     _shared_options(fz, data, plan, wd, inv)
-    out = wd.output(data, plan, inv, "-o", "anonymized", [".csv", ".tsv", ".parquet"],
-                    required=True)
+    out = wd.output(
+        data, plan, inv, "-o", "anonymized", [".csv", ".tsv", ".parquet"], required=True
+    )
     _report(fz, data, plan, wd, inv, [out])
     if fz.maybe(data, "--quiet", 3):
         inv.add("--quiet")
@@ -208,8 +260,10 @@ def tabular_assess(fz, data, plan, wd, big):
     _sep(fz, data, plan, inv, ";")
     _qi(fz, data, plan, inv)
     if fz.maybe(data, "--sensitive", 3):
-        inv.add("--sensitive", fz.choice_option(data, plan, ["occupation"], ["bogus", "age"],
-                                                "--sensitive"))
+        inv.add(
+            "--sensitive",
+            fz.choice_option(data, plan, ["occupation"], ["bogus", "age"], "--sensitive"),
+        )
     if fz.maybe(data, "--threshold", 3):
         inv.add("--threshold", fz.float_option(data, plan, [0.2, 0.5], "--threshold"))
     _report(fz, data, plan, wd, inv, [], [".json"])
@@ -218,9 +272,11 @@ def tabular_assess(fz, data, plan, wd, big):
 
 # ---------------------------------------------------------------------------- transactions
 
-TX_INPUTS = {"fimi": ["baskets.dat", "baskets.txt", "baskets", "baskets.dat.gz", "baskets.csv"],
-             "tx-csv": ["baskets.csv", "baskets.tsv", "baskets.dat"],
-             "jsonl": ["baskets.jsonl", "baskets.json", "baskets.dat"]}
+TX_INPUTS = {
+    "fimi": ["baskets.dat", "baskets.txt", "baskets", "baskets.dat.gz", "baskets.csv"],
+    "tx-csv": ["baskets.csv", "baskets.tsv", "baskets.dat"],
+    "jsonl": ["baskets.jsonl", "baskets.json", "baskets.dat"],
+}
 
 
 def _transactions_input(fz, data, plan, wd, args, big):
@@ -230,8 +286,10 @@ def _transactions_input(fz, data, plan, wd, args, big):
     inv.note(what)
     if fz.maybe(data, "--format", 4):
         good = {"fimi": "fimi", "tx-csv": "csv", "jsonl": "jsonl"}[seed]
-        inv.add("--format", fz.choice_option(data, plan, [good],
-                                             ["fimi", "csv", "jsonl", "xml"], "--format"))
+        inv.add(
+            "--format",
+            fz.choice_option(data, plan, [good], ["fimi", "csv", "jsonl", "xml"], "--format"),
+        )
     return inv
 
 
@@ -244,16 +302,18 @@ def _taxonomy(fz, data, plan, wd, inv):
         return False
     items = [str(i) for i in range(0, 120)]
     tree = {"low": items[:60], "high": {"mid": items[60:90], "top": items[90:]}}
-    path = {"json": lambda: wd.write_input("taxonomy.json", json.dumps(tree).encode()),
-            "bad-json": lambda: wd.write_input("taxonomy.json", b'{"a": [1, 2'),
-            "list-json": lambda: wd.write_input("taxonomy.json", b"[1, 2, 3]"),
-            "empty": lambda: wd.write_input("taxonomy.csv", b""),
-            "arx": lambda: wd.write_input("taxonomy.csv", "".join(
-                f"{i};{int(i) // 10}x;*\n" for i in items).encode()),
-            "folder": lambda: wd.inputs,
-            "missing": lambda: wd.inputs / "no-such-taxonomy.json",
-            "binary": lambda: wd.write_input("taxonomy.json", data.draw(st.binary(max_size=64)))
-            }[kind]()
+    path = {
+        "json": lambda: wd.write_input("taxonomy.json", json.dumps(tree).encode()),
+        "bad-json": lambda: wd.write_input("taxonomy.json", b'{"a": [1, 2'),
+        "list-json": lambda: wd.write_input("taxonomy.json", b"[1, 2, 3]"),
+        "empty": lambda: wd.write_input("taxonomy.csv", b""),
+        "arx": lambda: wd.write_input(
+            "taxonomy.csv", "".join(f"{i};{int(i) // 10}x;*\n" for i in items).encode()
+        ),
+        "folder": lambda: wd.inputs,
+        "missing": lambda: wd.inputs / "no-such-taxonomy.json",
+        "binary": lambda: wd.write_input("taxonomy.json", data.draw(st.binary(max_size=64))),
+    }[kind]()
     inv.add("--hierarchy", path)
     if path.is_file():
         inv.inputs.append(path)
@@ -271,13 +331,13 @@ def transactions_anonymize(fz, data, plan, wd, big):
         inv.add("-m", fz.int_option(data, plan, [1, 2, 3], "-m"))
     taxonomy = _taxonomy(fz, data, plan, wd, inv)
     if fz.maybe(data, "--method", 3):
-        inv.add("--method", fz.choice_option(data, plan, ["apriori", "local"], ["greedy"],
-                                             "--method"))
+        inv.add(
+            "--method", fz.choice_option(data, plan, ["apriori", "local"], ["greedy"], "--method")
+        )
     if (not taxonomy or plan.bad("options")) and fz.maybe(data, "--fanout", 3):
         inv.add("--fanout", fz.int_option(data, plan, [2, 5, 10], "--fanout"))
     if fz.maybe(data, "--order", 4):
-        inv.add("--order", fz.choice_option(data, plan, ["id", "frequency"], ["random"],
-                                            "--order"))
+        inv.add("--order", fz.choice_option(data, plan, ["id", "frequency"], ["random"], "--order"))
     _seed_option(fz, data, plan, inv)
     _shared_options(fz, data, plan, wd, inv)
     out = wd.output(data, plan, inv, "-o", "anonymized", TX_OUTPUTS, required=True)
@@ -300,12 +360,25 @@ def transactions_k_anonymize(fz, data, plan, wd, big):
 
 def transactions_band(fz, data, plan, wd, big):
     inv = _transactions_input(fz, data, plan, wd, ["transactions", "band"], big)
-    kind = fz.choice_option(data, plan, ["items", "items", "file"],
-                            ["absent-items", "empty", "bad-file", "missing-file"],
-                            "--sensitive kind")
+    kind = fz.choice_option(
+        data,
+        plan,
+        ["items", "items", "file"],
+        ["absent-items", "empty", "bad-file", "missing-file"],
+        "--sensitive kind",
+    )
     if kind == "items":
-        value = ",".join(data.draw(st.lists(st.sampled_from(["39", "41", "48", "38", "32"]),
-                                            min_size=1, max_size=3, unique=True), label="items"))
+        value = ",".join(
+            data.draw(
+                st.lists(
+                    st.sampled_from(["39", "41", "48", "38", "32"]),
+                    min_size=1,
+                    max_size=3,
+                    unique=True,
+                ),
+                label="items",
+            )
+        )
     elif kind == "absent-items":
         value = _choice(data, ["999999", "zzz", "39,999999", " , "], "absent items")
     elif kind == "empty":
@@ -342,6 +415,7 @@ def transactions_assess(fz, data, plan, wd, big):
 
 # -------------------------------------------------------------------------------- location
 
+
 def _location_columns(fz, data, plan, inv):
     columns = {"--user": "uid", "--time": "datetime", "--lat": "lat", "--lon": "lng"}
     if plan.bad("options") and fz.maybe(data, "wrong column names", 3):
@@ -354,8 +428,15 @@ def _location_columns(fz, data, plan, inv):
 
 
 def _location_input(fz, data, plan, wd, command, big):
-    path, what = _input(fz, data, plan, wd, "location",
-                        ["fixes.csv", "fixes.csv.gz", "fixes.tsv", "fixes.parquet", "fixes"], big)
+    path, what = _input(
+        fz,
+        data,
+        plan,
+        wd,
+        "location",
+        ["fixes.csv", "fixes.csv.gz", "fixes.tsv", "fixes.parquet", "fixes"],
+        big,
+    )
     inv = fz.Invocation(["location", command, str(path)], inputs=[path])
     inv.note(what)
     _location_columns(fz, data, plan, inv)
@@ -365,8 +446,12 @@ def _location_input(fz, data, plan, wd, command, big):
 def location_assess(fz, data, plan, wd, big):
     inv = _location_input(fz, data, plan, wd, "assess", big)
     if fz.maybe(data, "--window", 2):
-        inv.add("--window", fz.choice_option(data, plan, ["15min", "1h", "1D"],
-                                             ["0min", "-5min", "abc", "", "NaT"], "--window"))
+        inv.add(
+            "--window",
+            fz.choice_option(
+                data, plan, ["15min", "1h", "1D"], ["0min", "-5min", "abc", "", "NaT"], "--window"
+            ),
+        )
     if fz.maybe(data, "--cell-size", 3):
         inv.add("--cell-size", fz.float_option(data, plan, [100, 500], "--cell-size"))
     if fz.maybe(data, "--drop-invalid", 3):
@@ -380,12 +465,21 @@ def location_anonymize(fz, data, plan, wd, big):
     inv = _location_input(fz, data, plan, wd, "anonymize", big)
     inv.add("-k", fz.int_option(data, plan, [2, 3], "-k"))
     if fz.maybe(data, "--window", 2):
-        inv.add("--window", fz.choice_option(data, plan, ["15min", "1h", "1D"],
-                                             ["0min", "-5min", "abc", "", "1000000D", "1ns",
-                                              "NaT", "15"], "--window"))
+        inv.add(
+            "--window",
+            fz.choice_option(
+                data,
+                plan,
+                ["15min", "1h", "1D"],
+                ["0min", "-5min", "abc", "", "1000000D", "1ns", "NaT", "15"],
+                "--window",
+            ),
+        )
     if fz.maybe(data, "--method", 2):
-        inv.add("--method", fz.choice_option(data, plan, ["fixed", "adaptive"], ["quadtree"],
-                                             "--method"))
+        inv.add(
+            "--method",
+            fz.choice_option(data, plan, ["fixed", "adaptive"], ["quadtree"], "--method"),
+        )
     if fz.maybe(data, "--cell-size", 3):
         inv.add("--cell-size", fz.float_option(data, plan, [100, 500, 5000], "--cell-size"))
     if fz.maybe(data, "--levels", 4):
@@ -395,10 +489,12 @@ def location_anonymize(fz, data, plan, wd, big):
     _key_file(fz, data, plan, wd, inv)
     _seed_option(fz, data, plan, inv)
     _shared_options(fz, data, plan, wd, inv)
-    out = wd.output(data, plan, inv, "-o", "cloaked", [".csv", ".csv.gz", ".tsv", ".parquet"],
-                    required=True)
-    geojson = wd.output(data, plan, inv, "--geojson", "regions", [".geojson"],
-                        required=False, others=[out])
+    out = wd.output(
+        data, plan, inv, "-o", "cloaked", [".csv", ".csv.gz", ".tsv", ".parquet"], required=True
+    )
+    geojson = wd.output(
+        data, plan, inv, "--geojson", "regions", [".geojson"], required=False, others=[out]
+    )
     _report(fz, data, plan, wd, inv, [p for p in (out, geojson) if p is not None])
     if fz.maybe(data, "--quiet", 3):
         inv.add("--quiet")
@@ -407,17 +503,30 @@ def location_anonymize(fz, data, plan, wd, big):
 
 # ---------------------------------------------------------------------------------- graphs
 
-GRAPH_INPUTS = {"edgelist": ["graph.txt", "graph.edges", "graph.tsv", "graph.txt.gz", "graph"],
-                "graph-csv": ["graph.csv", "graph.txt"],
-                "graph-graphml": ["graph.graphml", "graph.xml"],
-                "graph-gexf": ["graph.gexf", "graph.xml"],
-                "graph-json": ["graph.json", "graph.json.gz"]}
+GRAPH_INPUTS = {
+    "edgelist": ["graph.txt", "graph.edges", "graph.tsv", "graph.txt.gz", "graph"],
+    "graph-csv": ["graph.csv", "graph.txt"],
+    "graph-graphml": ["graph.graphml", "graph.xml"],
+    "graph-gexf": ["graph.gexf", "graph.xml"],
+    "graph-json": ["graph.json", "graph.json.gz"],
+}
 GRAPH_FORMATS = ["edgelist", "csv", "graphml", "gexf", "json"]
 
 
 def _graph_input(fz, data, plan, wd, big, prefix=""):
-    seed = _choice(data, ["edgelist", "edgelist", "edgelist", "graph-csv", "graph-graphml",
-                          "graph-gexf", "graph-json"], "graph format")
+    seed = _choice(
+        data,
+        [
+            "edgelist",
+            "edgelist",
+            "edgelist",
+            "graph-csv",
+            "graph-graphml",
+            "graph-gexf",
+            "graph-json",
+        ],
+        "graph format",
+    )
     names = [prefix + name for name in GRAPH_INPUTS[seed]]
     path, what = _input(fz, data, plan, wd, seed, names, big)
     return path, what, seed
@@ -425,8 +534,13 @@ def _graph_input(fz, data, plan, wd, big, prefix=""):
 
 def _graph_format(fz, data, plan, inv, seed, option="--format"):
     if fz.maybe(data, option, 4):
-        good = {"edgelist": "edgelist", "graph-csv": "csv", "graph-graphml": "graphml",
-                "graph-gexf": "gexf", "graph-json": "json"}[seed]
+        good = {
+            "edgelist": "edgelist",
+            "graph-csv": "csv",
+            "graph-graphml": "graphml",
+            "graph-gexf": "gexf",
+            "graph-json": "json",
+        }[seed]
         inv.add(option, fz.choice_option(data, plan, [good], GRAPH_FORMATS + ["pajek"], option))
 
 
@@ -439,14 +553,17 @@ def graphs_anonymize(fz, data, plan, wd, big):
     if fz.maybe(data, "--method", 3):
         inv.add("--method", fz.choice_option(data, plan, ["dp", "greedy"], ["exact"], "--method"))
     if fz.maybe(data, "--construct", 3):
-        inv.add("--construct", fz.choice_option(data, plan, ["supergraph", "swap", "probing"],
-                                                ["x"], "--construct"))
+        inv.add(
+            "--construct",
+            fz.choice_option(data, plan, ["supergraph", "swap", "probing"], ["x"], "--construct"),
+        )
     for flag in ("--no-relabel", "--as-undirected"):
         if fz.maybe(data, flag, 5):
             inv.add(flag)
     if seed != "edgelist" and fz.maybe(data, "--keep-attr", 5):
-        inv.add("--keep-attr", fz.choice_option(data, plan, ["group"], ["bogus", ""],
-                                                "--keep-attr"))
+        inv.add(
+            "--keep-attr", fz.choice_option(data, plan, ["group"], ["bogus", ""], "--keep-attr")
+        )
     if fz.maybe(data, "--utility", 2):
         inv.add("--utility", _choice(data, ["auto", "fast", "full", "none"], "--utility"))
     _seed_option(fz, data, plan, inv)
@@ -455,10 +572,13 @@ def graphs_anonymize(fz, data, plan, wd, big):
     out = wd.output(data, plan, inv, "-o", "anonymized", [out_ext], required=True)
     if fz.maybe(data, "--out-format", 4):
         fmt = {".edges": "edgelist", ".txt": "edgelist", ".csv": "csv"}.get(out_ext, out_ext[1:])
-        inv.add("--out-format", fz.choice_option(data, plan, [fmt], GRAPH_FORMATS + ["pajek"],
-                                                 "--out-format"))
-    mapping = wd.output(data, plan, inv, "--mapping-out", "mapping", [".csv"], required=False,
-                        others=[out])
+        inv.add(
+            "--out-format",
+            fz.choice_option(data, plan, [fmt], GRAPH_FORMATS + ["pajek"], "--out-format"),
+        )
+    mapping = wd.output(
+        data, plan, inv, "--mapping-out", "mapping", [".csv"], required=False, others=[out]
+    )
     _report(fz, data, plan, wd, inv, [p for p in (out, mapping) if p is not None])
     return inv
 
@@ -476,13 +596,13 @@ def graphs_assess(fz, data, plan, wd, big):
 
 def graphs_compare(fz, data, plan, wd, big):
     original, what, _seed = _graph_input(fz, data, plan, wd, big, "original-")
-    how = fz.choice_option(data, plan, ["copy"], ["fuzzed", "same-path", "missing"],
-                           "anonymized")
+    how = fz.choice_option(data, plan, ["copy"], ["fuzzed", "same-path", "missing"], "anonymized")
     if plan.bad("content") and how == "copy" and fz.maybe(data, "fuzz the second graph", 2):
         how = "fuzzed"
     if how == "copy":
-        anonymized = wd.write_input("anonymized" + original.name[len("original"):],
-                                    original.read_bytes())
+        anonymized = wd.write_input(
+            "anonymized" + original.name[len("original") :], original.read_bytes()
+        )
     elif how == "fuzzed":
         anonymized, other, _seed = _graph_input(fz, data, plan, wd, big, "anonymized-")
         what += f"; anonymized {other}"
@@ -490,8 +610,9 @@ def graphs_compare(fz, data, plan, wd, big):
         anonymized = original
     else:
         anonymized = wd.inputs / "no-such-graph.txt"
-    inv = fz.Invocation(["graphs", "compare", str(original), str(anonymized)],
-                        inputs=[original, anonymized])
+    inv = fz.Invocation(
+        ["graphs", "compare", str(original), str(anonymized)], inputs=[original, anonymized]
+    )
     inv.note(what + f"; anonymized={how}")
     if fz.maybe(data, "--level", 2):
         inv.add("--level", fz.choice_option(data, plan, ["fast", "full"], ["none"], "--level"))
@@ -511,9 +632,16 @@ def _log_format(fz, data, plan, inv, sep=True):
         fmt = fz.choice_option(data, plan, ["aol", "csv"], ["parquet", "json"], "--format")
         inv.add("--format", fmt)
     if fmt == "csv" or (plan.bad("options") and fz.maybe(data, "--columns", 3)):
-        inv.add("--columns", fz.choice_option(data, plan, [AOL_COLUMNS],
-                                              ["user=AnonID", "bogus", "user=", "=x",
-                                               "user=nope,query=Query", ","], "--columns"))
+        inv.add(
+            "--columns",
+            fz.choice_option(
+                data,
+                plan,
+                [AOL_COLUMNS],
+                ["user=AnonID", "bogus", "user=", "=x", "user=nope,query=Query", ","],
+                "--columns",
+            ),
+        )
         if sep:
             inv.add("--sep", fz.choice_option(data, plan, ["\t"], [",", "", ";;"], "--sep"))
 
@@ -525,27 +653,40 @@ def querylogs_anonymize(fz, data, plan, wd, big):
     inv.add("-k", fz.int_option(data, plan, [2, 3, 5], "-k"))
     _log_format(fz, data, plan, inv)
     if fz.maybe(data, "--time-granularity", 3):
-        inv.add("--time-granularity", fz.choice_option(
-            data, plan, ["second", "hour", "day", "month"], ["year"], "--time-granularity"))
+        inv.add(
+            "--time-granularity",
+            fz.choice_option(
+                data, plan, ["second", "hour", "day", "month"], ["year"], "--time-granularity"
+            ),
+        )
     _seed_option(fz, data, plan, inv)
     _key_file(fz, data, plan, wd, inv)
     for flag in ("--keep-identifiers", "--no-assess"):
         if fz.maybe(data, flag, 4):
             inv.add(flag)
     if fz.maybe(data, "--tie-break", 4):
-        inv.add("--tie-break", fz.choice_option(data, plan, ["suppress", "add"], ["random"],
-                                                "--tie-break"))
+        inv.add(
+            "--tie-break",
+            fz.choice_option(data, plan, ["suppress", "add"], ["random"], "--tie-break"),
+        )
     if fz.maybe(data, "--on-bad-lines", 3):
-        inv.add("--on-bad-lines", fz.choice_option(data, plan, ["report", "skip", "raise"],
-                                                   ["warn"], "--on-bad-lines"))
+        inv.add(
+            "--on-bad-lines",
+            fz.choice_option(data, plan, ["report", "skip", "raise"], ["warn"], "--on-bad-lines"),
+        )
     if fz.maybe(data, "--grouping", 3):
-        inv.add("--grouping", fz.choice_option(data, plan, ["greedy", "greedy-intent", "mdav"],
-                                               ["kmeans"], "--grouping"))
+        inv.add(
+            "--grouping",
+            fz.choice_option(
+                data, plan, ["greedy", "greedy-intent", "mdav"], ["kmeans"], "--grouping"
+            ),
+        )
     if fz.maybe(data, "--refine", 4):
         inv.add("--refine", fz.int_option(data, plan, [0, 1, 2], "--refine"))
     _shared_options(fz, data, plan, wd, inv)
-    out = wd.output(data, plan, inv, "-o", "published", [".tsv", ".csv", ".parquet", ".tsv.gz"],
-                    required=True)
+    out = wd.output(
+        data, plan, inv, "-o", "published", [".tsv", ".csv", ".parquet", ".tsv.gz"], required=True
+    )
     _report(fz, data, plan, wd, inv, [out])
     return inv
 
@@ -591,6 +732,7 @@ COMMANDS = {
     "querylogs assess": querylogs_assess,
     "querylogs synthesize": querylogs_synthesize,
 }
+
 
 def test_every_command_is_fuzzed():
     from click.testing import CliRunner

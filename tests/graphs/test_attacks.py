@@ -55,8 +55,9 @@ def _best_replay(published: np.ndarray, n: int, codes: np.ndarray) -> float:
         perm = np.random.default_rng(seed).permutation(n)
         inverse = np.empty_like(perm)
         inverse[perm] = np.arange(n)
-        best = max(best, _recovered(published, inverse, n, codes),
-                   _recovered(published, perm, n, codes))
+        best = max(
+            best, _recovered(published, inverse, n, codes), _recovered(published, perm, n, codes)
+        )
     return best
 
 
@@ -71,8 +72,9 @@ def _read_edges(path: Path) -> np.ndarray:
 
 def _cli(tmp_path: Path, name: str, *extra: str) -> Path:
     out = tmp_path / f"{name}.txt"
-    result = CliRunner().invoke(cli, ["anonymize", str(SAMPLE), "-k", "5", "-o", str(out),
-                                      "--no-measures", *extra])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(SAMPLE), "-k", "5", "-o", str(out), "--no-measures", *extra]
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -91,8 +93,7 @@ def test_seed_replay_on_cli_defaults_is_at_chance(tmp_path, sample):
     true = dict(map(int, r.split(",")) for r in rows)
     labels = np.array([true[v] for v in nodes])
     assert sorted(labels.tolist()) == list(range(n))
-    agree = max(int((np.random.default_rng(seed).permutation(n) == labels).sum())
-                for seed in SEEDS)
+    agree = max(int((np.random.default_rng(seed).permutation(n) == labels).sum()) for seed in SEEDS)
     assert agree < 0.01 * n  # a random permutation agrees in about 1 place
 
 
@@ -127,8 +128,10 @@ def test_output_order_is_sorted_by_published_labels(tmp_path, sample):
     order = np.lexsort((published[:, 1], published[:, 0]))
     assert (order == np.arange(len(published))).all()
     graphml = tmp_path / "order.graphml"
-    result = CliRunner().invoke(cli, ["anonymize", str(SAMPLE), "-k", "5", "-o", str(graphml),
-                                      "--no-measures", "--seed", "3"])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(SAMPLE), "-k", "5", "-o", str(graphml), "--no-measures", "--seed", "3"],
+    )
     assert result.exit_code == 0, result.output
     ids = [int(v) for v in graphs.read_graph(graphml).nodes()]
     assert ids == sorted(ids)

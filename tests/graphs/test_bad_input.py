@@ -48,8 +48,9 @@ def test_output_naming_the_input_is_refused(tmp_path, option):
 @pytest.mark.parametrize("report", ["r.txt", "r.pdf"])
 def test_report_extension_checked_before_any_work(tmp_path, report):
     src = _edges(tmp_path)
-    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report",
-                  tmp_path / report)
+    result = _run(
+        "anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report", tmp_path / report
+    )
     assert result.exit_code == 2 and "--report" in result.output
     assert sorted(os.listdir(tmp_path)) == ["g.txt"]
 
@@ -59,11 +60,20 @@ def test_options_checked_before_reading(tmp_path):
     bad.write_text("1 x\n")  # would be an error on line 1 if it were read
     result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "out.xyz")
     assert result.exit_code == 2 and "--output" in result.output
-    result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "missing" / "deeper" / "o.txt",
-                  "--report", tmp_path / "o.txt")
+    result = _run(
+        "anonymize",
+        bad,
+        "-k",
+        "2",
+        "-o",
+        tmp_path / "missing" / "deeper" / "o.txt",
+        "--report",
+        tmp_path / "o.txt",
+    )
     assert result.exit_code == 2 or "line 1" in result.output
-    result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / "o.txt", "--key-file",
-                  tmp_path / "no.key")
+    result = _run(
+        "anonymize", bad, "-k", "2", "-o", tmp_path / "o.txt", "--key-file", tmp_path / "no.key"
+    )
     assert result.exit_code == 2 and "--key-file" in result.output
     assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
 
@@ -73,8 +83,11 @@ def test_unwritable_paths_exit_2_and_leave_nothing(tmp_path, option):
     src = _edges(tmp_path)
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder is needed")
-    paths = {"-o": tmp_path / "out.txt", "--report": tmp_path / "r.json",
-             "--mapping-out": tmp_path / "map.csv"}
+    paths = {
+        "-o": tmp_path / "out.txt",
+        "--report": tmp_path / "r.json",
+        "--mapping-out": tmp_path / "map.csv",
+    }
     paths[option] = blocker / paths[option].name  # its folder cannot exist
     result = _run("anonymize", src, "-k", "2", *[x for o, p in paths.items() for x in (o, p)])
     assert result.exit_code == 2 and option in result.output, result.output
@@ -90,24 +103,38 @@ def test_no_main_output_when_a_side_file_fails(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli_support, "write_report", broken)
     src = _edges(tmp_path)
-    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "out.txt", "--report",
-                  tmp_path / "r.json", "--mapping-out", tmp_path / "map.csv")
+    result = _run(
+        "anonymize",
+        src,
+        "-k",
+        "2",
+        "-o",
+        tmp_path / "out.txt",
+        "--report",
+        tmp_path / "r.json",
+        "--mapping-out",
+        tmp_path / "map.csv",
+    )
     assert result.exit_code == 2
     _no_traceback(result)
     assert sorted(os.listdir(tmp_path)) == ["g.txt"]
 
 
 @pytest.mark.parametrize("command", ["anonymize", "risk"])
-@pytest.mark.parametrize("content, line", [
-    (b"1 2\n2 3\n\xff\xfe 4\n", 3),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 3),  # the core names the first NUL byte's line
-    ("1 2\n\u00e9t\u00e9 3\n".encode("latin-1"), 2),
-])
+@pytest.mark.parametrize(
+    "content, line",
+    [
+        (b"1 2\n2 3\n\xff\xfe 4\n", 3),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", 3),  # the core names the first NUL byte's line
+        ("1 2\n\u00e9t\u00e9 3\n".encode("latin-1"), 2),
+    ],
+)
 def test_undecodable_input_names_file_and_line(tmp_path, command, content, line):
     src = tmp_path / "bin.txt"
     src.write_bytes(content)
-    args = [command, src] + (["-k", "2", "-o", tmp_path / "o.txt"] if command == "anonymize"
-                             else [])
+    args = [command, src] + (
+        ["-k", "2", "-o", tmp_path / "o.txt"] if command == "anonymize" else []
+    )
     result = _run(*args)
     assert result.exit_code == 2, result.output
     _no_traceback(result)
@@ -116,15 +143,18 @@ def test_undecodable_input_names_file_and_line(tmp_path, command, content, line)
         graphs.read_graph(src)
 
 
-@pytest.mark.parametrize("name, content", [
-    ("empty.txt", ""),
-    ("comments.txt", "# only a header\n% and another\n"),
-    ("header.csv", "source,target\n"),
-    ("malformed.txt", "a;b\nc;d\n"),
-    ("semicolons.csv", "source;target\n1;2\n"),
-    ("empty.graphml", ""),
-    ("empty.json", ""),
-])
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("empty.txt", ""),
+        ("comments.txt", "# only a header\n% and another\n"),
+        ("header.csv", "source,target\n"),
+        ("malformed.txt", "a;b\nc;d\n"),
+        ("semicolons.csv", "source;target\n1;2\n"),
+        ("empty.graphml", ""),
+        ("empty.json", ""),
+    ],
+)
 def test_empty_or_malformed_input_is_bad_input_with_a_hint(tmp_path, name, content):
     src = tmp_path / name
     src.write_text(content)
@@ -139,8 +169,9 @@ def test_edge_list_output_refuses_to_drop_isolated_nodes(tmp_path):
     graph.add_nodes_from([10, 11])  # two isolated nodes: degree class 0 holds k = 2
     src = tmp_path / "g.graphml"
     nx.write_graphml(graph, src)
-    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt", "--report",
-                  tmp_path / "r.json")
+    result = _run(
+        "anonymize", src, "-k", "2", "-o", tmp_path / "o.txt", "--report", tmp_path / "r.json"
+    )
     assert result.exit_code == 2 and "2 isolated" in result.output and ".graphml" in result.output
     assert sorted(os.listdir(tmp_path)) == ["g.graphml"]
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
@@ -153,8 +184,19 @@ def test_edge_list_output_refuses_to_drop_isolated_nodes(tmp_path):
 def test_k1_warns_on_stderr_and_in_the_report(tmp_path):
     src = _edges(tmp_path)
     result = CliRunner().invoke(
-        cli, ["anonymize", str(src), "-k", "1", "-o", str(tmp_path / "o.txt"), "--report",
-              str(tmp_path / "r.json"), "--no-measures"])
+        cli,
+        [
+            "anonymize",
+            str(src),
+            "-k",
+            "1",
+            "-o",
+            str(tmp_path / "o.txt"),
+            "--report",
+            str(tmp_path / "r.json"),
+            "--no-measures",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "k = 1 gives no protection" in result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
@@ -165,7 +207,16 @@ def test_k1_warns_on_stderr_and_in_the_report(tmp_path):
 def test_no_measures_and_utility_none(tmp_path):
     src = _edges(tmp_path)
     for flags in (["--no-measures"], ["--utility", "none"]):
-        result = _run("anonymize", src, "-k", "3", "-o", tmp_path / "o.txt", "--report",
-                      tmp_path / "r.json", *flags)
+        result = _run(
+            "anonymize",
+            src,
+            "-k",
+            "3",
+            "-o",
+            tmp_path / "o.txt",
+            "--report",
+            tmp_path / "r.json",
+            *flags,
+        )
         assert result.exit_code == 0, result.output
         assert json.loads((tmp_path / "r.json").read_text())["utility"] == {}

@@ -25,8 +25,10 @@ def _min_class(g):
 def test_anonymize_writes_graph_and_report(tmp_path):
     src = _karate(tmp_path)
     out, report = tmp_path / "anon.graphml", tmp_path / "report.json"
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "3", "-o", str(out),
-                                      "--report", str(report), "--seed", "1"])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(src), "-k", "3", "-o", str(out), "--report", str(report), "--seed", "1"],
+    )
     assert result.exit_code == 0, result.output
     g = read_graph(out)
     assert g.number_of_nodes() == 34 and _min_class(g) >= 3
@@ -38,8 +40,21 @@ def test_anonymize_writes_graph_and_report(tmp_path):
 def test_mapping_only_when_asked(tmp_path):
     src = _karate(tmp_path)
     out, mapping = tmp_path / "anon.csv", tmp_path / "mapping.csv"
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out),
-                                      "--mapping-out", str(mapping), "--utility", "none"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(src),
+            "-k",
+            "2",
+            "-o",
+            str(out),
+            "--mapping-out",
+            str(mapping),
+            "--utility",
+            "none",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = mapping.read_text().splitlines()
     assert rows[0] == "original,published" and len(rows) == 35
@@ -52,8 +67,10 @@ def test_mapping_only_when_asked(tmp_path):
 def test_html_report_has_figures(tmp_path):
     src = _karate(tmp_path)
     report = tmp_path / "r.html"
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "4", "-o",
-                                      str(tmp_path / "a.txt"), "--report", str(report)])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(src), "-k", "4", "-o", str(tmp_path / "a.txt"), "--report", str(report)],
+    )
     assert result.exit_code == 0, result.output
     text = report.read_text()
     assert text.count("data:image/png;base64") == 2 and "log-log" in text
@@ -62,10 +79,13 @@ def test_html_report_has_figures(tmp_path):
 def test_exit_codes(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 2\n3 four\n")
-    result = CliRunner().invoke(cli, ["anonymize", str(bad), "-k", "2", "-o", str(tmp_path / "o.txt")])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(bad), "-k", "2", "-o", str(tmp_path / "o.txt")]
+    )
     assert result.exit_code == 2 and "line 2" in result.output
-    result = CliRunner().invoke(cli, ["anonymize", str(_karate(tmp_path)), "-k", "50", "-o",
-                                      str(tmp_path / "o.txt")])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(_karate(tmp_path)), "-k", "50", "-o", str(tmp_path / "o.txt")]
+    )
     assert result.exit_code == 3
     assert not (tmp_path / "o.txt").exists()
 
@@ -76,8 +96,9 @@ def test_risk_and_compare(tmp_path):
     assert result.exit_code == 0
     assert json.loads(result.output)["degree"]["min_candidates"] == 1
     out = tmp_path / "anon.txt"
-    CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out), "--no-relabel",
-                             "--utility", "none"])
+    CliRunner().invoke(
+        cli, ["anonymize", str(src), "-k", "2", "-o", str(out), "--no-relabel", "--utility", "none"]
+    )
     result = CliRunner().invoke(cli, ["compare", str(src), str(out), "--level", "fast"])
     assert result.exit_code == 0, result.output
     assert 0 < json.loads(result.output)["edge_jaccard"] < 1
@@ -103,18 +124,22 @@ def test_anonymize_logs_progress_unless_quiet(tmp_path):
 
 def test_unsupported_report_extension_exits_2_before_any_file(tmp_path):
     src = _karate(tmp_path)
-    for command, extra in (("anonymize", ["-k", "3", "-o", str(tmp_path / "a.txt")]),
-                           ("assess", [])):
-        result = CliRunner().invoke(cli, [command, str(src), *extra, "--report",
-                                          str(tmp_path / "r.pdf")])
+    for command, extra in (
+        ("anonymize", ["-k", "3", "-o", str(tmp_path / "a.txt")]),
+        ("assess", []),
+    ):
+        result = CliRunner().invoke(
+            cli, [command, str(src), *extra, "--report", str(tmp_path / "r.pdf")]
+        )
         assert result.exit_code == 2 and "--report" in result.output, result.output
         assert sorted(p.name for p in tmp_path.iterdir()) == ["karate.txt"]
 
 
 def test_assess_emits_the_shared_shape(tmp_path):
     src = _karate(tmp_path)
-    result = CliRunner().invoke(cli, ["assess", str(src), "--json", "--report",
-                                      str(tmp_path / "r.json")])
+    result = CliRunner().invoke(
+        cli, ["assess", str(src), "--json", "--report", str(tmp_path / "r.json")]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
@@ -126,8 +151,12 @@ def test_assess_emits_the_shared_shape(tmp_path):
     assert doc["risk"]["degree"]["nodes_unique"] == unique
     assert doc["risk"]["degree"]["nodes_by_candidates"]["1"] == unique
     assert sum(doc["risk"]["neighbourhood"]["nodes_by_candidates"].values()) == 34
-    assert doc["risk"]["graph"] == {"nodes": 34, "edges": 78, "self_loops_removed": 0,
-                                    "duplicate_edges_removed": 0}
+    assert doc["risk"]["graph"] == {
+        "nodes": 34,
+        "edges": 78,
+        "self_loops_removed": 0,
+        "duplicate_edges_removed": 0,
+    }
     assert any("degree no other node has" in w for w in doc["warnings"])
     assert doc["provenance"]["inputs"][0]["sha256"]
     table = CliRunner().invoke(cli, ["assess", str(src)])
@@ -136,26 +165,45 @@ def test_assess_emits_the_shared_shape(tmp_path):
 
 def test_risk_is_a_hidden_alias_and_relabel_switch(tmp_path):
     help_text = CliRunner().invoke(cli, ["--help"]).output
-    listed = [line.split()[0] for line in help_text.split("Commands:")[1].splitlines()
-              if line.strip()]
+    listed = [
+        line.split()[0] for line in help_text.split("Commands:")[1].splitlines() if line.strip()
+    ]
     assert listed == ["anonymize", "assess", "compare"]
     assert CliRunner().invoke(cli, ["risk", "--help"]).exit_code == 0
     src = _karate(tmp_path)
     out = tmp_path / "a.txt"
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out),
-                                      "--relabel", "--no-measures", "--quiet"])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(src), "-k", "2", "-o", str(out), "--relabel", "--no-measures", "--quiet"],
+    )
     assert result.exit_code == 0, result.output
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "2", "-o", str(out),
-                                      "--no-relabel", "--no-measures", "--quiet"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(src),
+            "-k",
+            "2",
+            "-o",
+            str(out),
+            "--no-relabel",
+            "--no-measures",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert set(nx.karate_club_graph().edges()) <= {tuple(sorted(e)) for e in read_graph(out).edges()}
+    assert set(nx.karate_club_graph().edges()) <= {
+        tuple(sorted(e)) for e in read_graph(out).edges()
+    }
 
 
 def test_report_names_the_input_and_the_edits(tmp_path):
     src = _karate(tmp_path)
     report = tmp_path / "r.json"
-    result = CliRunner().invoke(cli, ["anonymize", str(src), "-k", "3", "-o",
-                                      str(tmp_path / "a.txt"), "--report", str(report)])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(src), "-k", "3", "-o", str(tmp_path / "a.txt"), "--report", str(report)],
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
     assert data["provenance"]["inputs"][0]["name"] == "karate.txt"

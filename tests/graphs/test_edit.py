@@ -32,7 +32,7 @@ def _set_partitions(items):
     for part in _set_partitions(rest):
         yield [[first]] + part
         for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
+            yield part[:i] + [[first] + part[i]] + part[i + 1 :]
 
 
 def brute_force_any(d, k):
@@ -153,9 +153,13 @@ def _verify(graph, n, k):
     assert min(Counter(d for _, d in graph.degree()).values()) >= k
 
 
-tiny = st.integers(2, 6).flatmap(lambda n: st.tuples(
-    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=12),
-    st.integers(1, n)))
+tiny = st.integers(2, 6).flatmap(
+    lambda n: st.tuples(
+        st.just(n),
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=12),
+        st.integers(1, n),
+    )
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -184,8 +188,9 @@ def test_realization_equals_exhaustive_optimum_mostly():
         n = int(rng.integers(3, 7))
         m = int(rng.integers(0, n * (n - 1) // 2 + 1))
         pairs = list(itertools.combinations(range(n), 2))
-        edges = np.array([pairs[i] for i in rng.choice(len(pairs), m, replace=False)],
-                         dtype=np.int64).reshape(-1, 2)
+        edges = np.array(
+            [pairs[i] for i in rng.choice(len(pairs), m, replace=False)], dtype=np.int64
+        ).reshape(-1, 2)
         k = int(rng.integers(2, n + 1))
         ours = edit_anonymize(n, edges, k, seed=0)[2]["symmetric_difference"]
         exact = _exhaustive_optimum(n, edges.tolist(), k)
@@ -244,8 +249,12 @@ def test_self_loops_and_repeated_edges_ignored():
     graph = _apply(4, edges, added, removed)
     _verify(graph, 4, 2)
     assert info["symmetric_difference"] == 0  # the path 0-1-2-3 is already 2-anonymous
-    assert edit_anonymize(3, np.array([[0, 1], [1, 1], [1, 2], [1, 2]]), 3, seed=0)[2][
-        "symmetric_difference"] == 1  # the path 0-1-2: add (0, 2)
+    assert (
+        edit_anonymize(3, np.array([[0, 1], [1, 1], [1, 2], [1, 2]]), 3, seed=0)[2][
+            "symmetric_difference"
+        ]
+        == 1
+    )  # the path 0-1-2: add (0, 2)
 
 
 def test_deterministic_for_a_seed():
@@ -268,8 +277,7 @@ def test_structural_bound_hand_checked():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.integers(0, 12), min_size=2, max_size=14), st.integers(1, 4),
-       st.integers(0, 99))
+@given(st.lists(st.integers(0, 12), min_size=2, max_size=14), st.integers(1, 4), st.integers(0, 99))
 def test_floors_zero_drop_is_the_additions_only_optimum(d, k, seed):
     if k > len(d):
         return
@@ -279,8 +287,13 @@ def test_floors_zero_drop_is_the_additions_only_optimum(d, k, seed):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(10, 80), st.integers(1, 3), st.integers(2, 6), st.sampled_from([0.0, 0.2, 0.5]),
-       st.integers(0, 10**6))
+@given(
+    st.integers(10, 80),
+    st.integers(1, 3),
+    st.integers(2, 6),
+    st.sampled_from([0.0, 0.2, 0.5]),
+    st.integers(0, 10**6),
+)
 def test_max_drop_caps_every_degree(n, m, k, max_drop, seed):
     graph = nx.barabasi_albert_graph(n, m, seed=seed)
     edges = np.array(list(graph.edges()), dtype=np.int64)
@@ -321,8 +334,12 @@ def brute_force_floored(d, k, floors):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=7), st.integers(1, 3),
-       st.sampled_from([0.0, 0.3, 0.6, 1.0]), st.integers(0, 99))
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=7),
+    st.integers(1, 3),
+    st.sampled_from([0.0, 0.3, 0.6, 1.0]),
+    st.integers(0, 99),
+)
 def test_floored_dp_matches_brute_force(d, k, drop, seed):
     if k > len(d):
         return
@@ -333,16 +350,23 @@ def test_floored_dp_matches_brute_force(d, k, drop, seed):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(4, 6), st.integers(0, 3), st.lists(st.tuples(st.integers(0, 5),
-       st.integers(0, 5)), max_size=6), st.integers(2, 6))
+@given(
+    st.integers(4, 6),
+    st.integers(0, 3),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=6),
+    st.integers(2, 6),
+)
 def test_structural_bound_never_exceeds_the_exact_optimum(n, hubs, extra, k):
     """Hub-heavy tiny graphs (stars plus random edges), where the bound is the tightest."""
     if k > n:
         return
     edges = {(min(h, v), max(h, v)) for h in range(min(hubs, n)) for v in range(n) if v != h}
     edges |= {(min(a, b), max(a, b)) for a, b in extra if a != b and max(a, b) < n}
-    deg = np.bincount(np.array(sorted(edges), dtype=np.int64).ravel(), minlength=n) if edges \
+    deg = (
+        np.bincount(np.array(sorted(edges), dtype=np.int64).ravel(), minlength=n)
+        if edges
         else np.zeros(n, dtype=np.int64)
+    )
     exact = _exhaustive_optimum(n, sorted(edges), k)
     assert structural_lower_bound(deg, k) <= exact
     assert math.ceil(two_sided_sequence(deg, k)[1] / 2) <= exact
@@ -350,10 +374,12 @@ def test_structural_bound_never_exceeds_the_exact_optimum(n, hubs, extra, k):
 
 # -- through k_degree_anonymize and the command line -------------------------------------
 
+
 def test_release_with_edit_construction_checked_with_networkx():
     graph = nx.barabasi_albert_graph(300, 3, seed=4)
-    release = graphs.k_degree_anonymize(graph, 6, construct="edit", relabel=False, seed=0,
-                                        utility=False)
+    release = graphs.k_degree_anonymize(
+        graph, 6, construct="edit", relabel=False, seed=0, utility=False
+    )
     out = release.data
     _verify(nx.convert_node_labels_to_integers(out, ordering="sorted"), 300, 6)
     assert set(out.nodes()) == set(graph.nodes())
@@ -363,10 +389,13 @@ def test_release_with_edit_construction_checked_with_networkx():
     assert info["edges_added"] == len(after - before) > 0
     assert info["edges_removed"] == len(before - after) > 0
     assert info["symmetric_difference"] == len(after ^ before)
-    assert info["lower_bound_edges"] == max(info["two_sided_lower_bound_edges"],
-                                            info["structural_lower_bound_edges"])
-    assert info["ratio_to_two_sided_bound"] == len(after ^ before) / info[
-        "two_sided_lower_bound_edges"]
+    assert info["lower_bound_edges"] == max(
+        info["two_sided_lower_bound_edges"], info["structural_lower_bound_edges"]
+    )
+    assert (
+        info["ratio_to_two_sided_bound"]
+        == len(after ^ before) / info["two_sided_lower_bound_edges"]
+    )
     assert release.parameters["construct"] == "edit" and release.verify().passed
 
 
@@ -380,15 +409,15 @@ def test_edit_release_relabelled_and_already_anonymous():
 def test_max_degree_drop_through_the_api():
     graph = nx.barabasi_albert_graph(400, 2, seed=8)
     top = max(d for _, d in graph.degree())
-    release = graphs.k_degree_anonymize(graph, 10, construct="edit", max_degree_drop=0.2,
-                                        relabel=False, seed=0, utility=False)
+    release = graphs.k_degree_anonymize(
+        graph, 10, construct="edit", max_degree_drop=0.2, relabel=False, seed=0, utility=False
+    )
     assert max(d for _, d in release.data.degree()) >= 0.8 * top
     assert all(release.data.degree(v) >= math.ceil(0.8 * d - 1e-9) for v, d in graph.degree())
     with pytest.raises(InputError, match="max_degree_drop"):
         graphs.k_degree_anonymize(graph, 10, max_degree_drop=0.2, utility=False)
     with pytest.raises(InputError, match="max_degree_drop"):
-        graphs.k_degree_anonymize(graph, 10, construct="edit", max_degree_drop=1.5,
-                                  utility=False)
+        graphs.k_degree_anonymize(graph, 10, construct="edit", max_degree_drop=1.5, utility=False)
 
 
 def _run_cli(*args):
@@ -401,8 +430,20 @@ def test_cli_construct_edit(tmp_path):
     lines = [f"{u} {v}" for u, v in nx.karate_club_graph().edges()] + ["0 0", "1 0"]
     src.write_text("\n".join(lines) + "\n")
     out, report = tmp_path / "anon.graphml", tmp_path / "report.json"
-    result = _run_cli("anonymize", src, "-k", "4", "--construct", "edit", "-o", out,
-                      "--report", report, "--utility", "none")
+    result = _run_cli(
+        "anonymize",
+        src,
+        "-k",
+        "4",
+        "--construct",
+        "edit",
+        "-o",
+        out,
+        "--report",
+        report,
+        "--utility",
+        "none",
+    )
     assert result.exit_code == 0, result.output
     anon = graphs.read_graph(out)
     assert anon.number_of_nodes() == 34
@@ -411,31 +452,54 @@ def test_cli_construct_edit(tmp_path):
     assert info["input_self_loops_removed"] == 1 and info["input_duplicate_edges_removed"] == 1
     assert info["symmetric_difference"] == info["edges_added"] + info["edges_removed"]
     assert info["edges_removed"] > 0 and "two_sided_lower_bound_edges" in info
-    capped = _run_cli("anonymize", src, "-k", "4", "--construct", "edit", "--max-degree-drop",
-                      "0", "-o", tmp_path / "capped.graphml", "--no-measures")
+    capped = _run_cli(
+        "anonymize",
+        src,
+        "-k",
+        "4",
+        "--construct",
+        "edit",
+        "--max-degree-drop",
+        "0",
+        "-o",
+        tmp_path / "capped.graphml",
+        "--no-measures",
+    )
     assert capped.exit_code == 0, capped.output
     degree0 = dict(nx.karate_club_graph().degree())
     assert max(d for _, d in graphs.read_graph(tmp_path / "capped.graphml").degree()) >= max(
-        degree0.values())
+        degree0.values()
+    )
 
 
 def test_cli_edit_errors(tmp_path):
     src = tmp_path / "g.txt"
     src.write_text("0 1\n1 2\n2 3\n")
-    wrong = _run_cli("anonymize", src, "-k", "2", "--max-degree-drop", "0.5", "-o",
-                     tmp_path / "o.txt")
+    wrong = _run_cli(
+        "anonymize", src, "-k", "2", "--max-degree-drop", "0.5", "-o", tmp_path / "o.txt"
+    )
     assert wrong.exit_code == 2 and "--max-degree-drop" in wrong.output
     assert not (tmp_path / "o.txt").exists()
-    too_big = _run_cli("anonymize", src, "-k", "5", "--construct", "edit", "-o",
-                       tmp_path / "o.txt")
+    too_big = _run_cli("anonymize", src, "-k", "5", "--construct", "edit", "-o", tmp_path / "o.txt")
     assert too_big.exit_code == 3, too_big.output
     directed = tmp_path / "d.txt"
     directed.write_text("# Directed graph\n0 1\n1 2\n2 0\n3 0\n")
-    refused = _run_cli("anonymize", directed, "-k", "2", "--construct", "edit", "-o",
-                       tmp_path / "o.txt")
+    refused = _run_cli(
+        "anonymize", directed, "-k", "2", "--construct", "edit", "-o", tmp_path / "o.txt"
+    )
     assert refused.exit_code == 2 and "directed" in refused.output
-    accepted = _run_cli("anonymize", directed, "-k", "2", "--construct", "edit",
-                        "--as-undirected", "-o", tmp_path / "o.txt", "--no-measures")
+    accepted = _run_cli(
+        "anonymize",
+        directed,
+        "-k",
+        "2",
+        "--construct",
+        "edit",
+        "--as-undirected",
+        "-o",
+        tmp_path / "o.txt",
+        "--no-measures",
+    )
     assert accepted.exit_code == 0, accepted.output
 
 
@@ -444,8 +508,9 @@ def test_isolated_nodes_kept_through_graphml(tmp_path):
     graph.add_nodes_from([10, 11, 12])
     src, out = tmp_path / "g.graphml", tmp_path / "o.graphml"
     nx.write_graphml(graph, src)
-    result = _run_cli("anonymize", src, "-k", "2", "--construct", "edit", "-o", out,
-                      "--no-measures")
+    result = _run_cli(
+        "anonymize", src, "-k", "2", "--construct", "edit", "-o", out, "--no-measures"
+    )
     assert result.exit_code == 0, result.output
     anon = graphs.read_graph(out)
     assert anon.number_of_nodes() == 8
@@ -457,15 +522,17 @@ def test_edit_release_labels_come_from_the_key(tmp_path, monkeypatch):
     keyless runs draw fresh labels (the public seed alone does not fix them)."""
     monkeypatch.delenv("STRUCTANON_PSEUDONYM_KEY", raising=False)
     src = tmp_path / "g.txt"
-    src.write_text("".join(f"{u} {v}\n" for u, v in nx.barabasi_albert_graph(80, 2, seed=1)
-                           .edges()))
+    src.write_text(
+        "".join(f"{u} {v}\n" for u, v in nx.barabasi_albert_graph(80, 2, seed=1).edges())
+    )
     key = tmp_path / "release.key"
     key.write_bytes(b"a secret key of the publisher, 32+ bytes long")
 
     def run(name, *extra):
         out = tmp_path / f"{name}.txt"
-        result = _run_cli("anonymize", src, "-k", "4", "--construct", "edit", "-o", out,
-                          "--no-measures", *extra)
+        result = _run_cli(
+            "anonymize", src, "-k", "4", "--construct", "edit", "-o", out, "--no-measures", *extra
+        )
         assert result.exit_code == 0, result.output
         return out.read_bytes()
 

@@ -48,7 +48,9 @@ def test_empty_edge_list(tmp_path):
 
 
 def test_csv_with_header(tmp_path):
-    p = _write(tmp_path / "g.csv", "source,target,weight\nann,bob,1\nbob,cat,2\ncat,ann,3\nbob,ann,1\n")
+    p = _write(
+        tmp_path / "g.csv", "source,target,weight\nann,bob,1\nbob,cat,2\ncat,ann,3\nbob,ann,1\n"
+    )
     g = read_graph(p)
     assert g.number_of_edges() == 3 and set(g.nodes()) == {"ann", "bob", "cat"}
     assert g.graph["input_report"]["duplicate_edges"] == 1
@@ -80,8 +82,17 @@ def test_directed_refused(tmp_path):
 
 def test_node_link_json_links_key(tmp_path):
     p = tmp_path / "g.json"
-    p.write_text(json.dumps({"directed": False, "multigraph": False, "graph": {},
-                             "nodes": [{"id": 1}, {"id": 2}], "links": [{"source": 1, "target": 2}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "directed": False,
+                "multigraph": False,
+                "graph": {},
+                "nodes": [{"id": 1}, {"id": 2}],
+                "links": [{"source": 1, "target": 2}],
+            }
+        )
+    )
     assert read_graph(p).number_of_edges() == 1
     p.write_text("{not json")
     with pytest.raises(InputError):
@@ -98,8 +109,11 @@ def test_format_errors(tmp_path):
 
 
 def test_snap_directed_header(tmp_path):
-    p = _write(tmp_path / "d.txt", "# Directed graph (each unordered pair of nodes is saved once)\n"
-               "# Nodes: 3 Edges: 3\n1 2\n2 1\n2 3\n")
+    p = _write(
+        tmp_path / "d.txt",
+        "# Directed graph (each unordered pair of nodes is saved once)\n"
+        "# Nodes: 3 Edges: 3\n1 2\n2 1\n2 3\n",
+    )
     with pytest.raises(InputError, match="directed") as info:
         read_graph(p)
     assert info.value.line == 1

@@ -37,16 +37,23 @@ def _check(graph, release, k, construct, relabel):
     assert release.info["edges_removed"] == len(before - after)
     if construct in ("supergraph", "probing"):
         assert before <= after
-    assert release.info["edges_added"] + release.info["edges_removed"] >= (
-        release.info["lower_bound_edges"])
+    assert (
+        release.info["edges_added"] + release.info["edges_removed"]
+        >= (release.info["lower_bound_edges"])
+    )
 
 
 graph_params = st.tuples(st.integers(3, 30), st.floats(0.0, 0.5), st.integers(0, 10**6))
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(graph_params, st.integers(1, 6), st.sampled_from(["supergraph", "swap", "probing"]),
-       st.sampled_from(["dp", "greedy"]), st.booleans())
+@given(
+    graph_params,
+    st.integers(1, 6),
+    st.sampled_from(["supergraph", "swap", "probing"]),
+    st.sampled_from(["dp", "greedy"]),
+    st.booleans(),
+)
 def test_release_is_k_degree_anonymous(params, k, construct, method, relabel):
     n, p, seed = params
     graph = nx.gnp_random_graph(n, p, seed=seed)
@@ -54,8 +61,9 @@ def test_release_is_k_degree_anonymous(params, k, construct, method, relabel):
         with pytest.raises(InfeasibleError):
             graphs.k_degree_anonymize(graph, k, utility=False)
         return
-    release = graphs.k_degree_anonymize(graph, k, method=method, construct=construct,
-                                        relabel=relabel, seed=seed, utility=False)
+    release = graphs.k_degree_anonymize(
+        graph, k, method=method, construct=construct, relabel=relabel, seed=seed, utility=False
+    )
     _check(graph, release, k, construct, relabel)
 
 
@@ -69,8 +77,9 @@ def test_power_law_supergraph(n, m, seed, k):
 
 @pytest.mark.parametrize("construct", ["supergraph", "swap", "probing"])
 def test_grqc(grqc, construct):
-    release = graphs.k_degree_anonymize(grqc, 10, construct=construct, relabel=False, seed=0,
-                                        utility=False)
+    release = graphs.k_degree_anonymize(
+        grqc, 10, construct=construct, relabel=False, seed=0, utility=False
+    )
     _check(grqc, release, 10, construct, relabel=False)
     assert release.verify().passed
 
@@ -102,8 +111,7 @@ def test_attributes_dropped_unless_kept():
     nx.set_node_attributes(graph, {i: i % 2 for i in graph}, "group")
     nx.set_edge_attributes(graph, 5, "weight")
     graph.graph["title"] = "secret"
-    release = graphs.k_degree_anonymize(graph, 2, seed=0, keep_attributes=["group"],
-                                        utility=False)
+    release = graphs.k_degree_anonymize(graph, 2, seed=0, keep_attributes=["group"], utility=False)
     for _, data in release.data.nodes(data=True):
         assert set(data) == {"group"}
     assert all(not d for *_, d in release.data.edges(data=True))
@@ -179,8 +187,9 @@ def test_one_degree_class_reaches_the_least_common_degree(construct):
     k=4000, 1000 rounds and a failure); the common-degree construction finds a 16-regular
     supergraph at once."""
     graph = nx.barabasi_albert_graph(53, 2, seed=3)
-    release = graphs.k_degree_anonymize(graph, 53, construct=construct, relabel=False, seed=0,
-                                        utility=False)
+    release = graphs.k_degree_anonymize(
+        graph, 53, construct=construct, relabel=False, seed=0, utility=False
+    )
     degrees = {d for _, d in release.data.degree()}
     assert degrees == {16}  # max degree 15, n odd: the least even common degree
     assert set(graph.edges()) <= set(release.data.edges())
@@ -208,7 +217,8 @@ def test_release_report_fields(grqc):
     info = d["info"]
     assert info["lower_bound_edges"] == -(-info["l1_degree_increase_optimum"] // 2)
     assert info["ratio_to_lower_bound"] == pytest.approx(
-        (info["edges_added"] + info["edges_removed"]) / info["lower_bound_edges"])
+        (info["edges_added"] + info["edges_removed"]) / info["lower_bound_edges"]
+    )
     assert info["sequence_bound_edges"] >= info["lower_bound_edges"]
     assert info["edges_added"] >= info["sequence_bound_edges"]
     assert d["risk"]["after"]["degree"]["min_candidates"] >= 5

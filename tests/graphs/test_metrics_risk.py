@@ -31,8 +31,12 @@ def test_identical_graphs():
     g = nx.karate_club_graph()
     u = graph_utility(g, g.copy(), seed=0)
     assert u["degree_emd"] == 0 and u["degree_ks"] == 0 and u["edge_jaccard"] == 1
-    for key in ("pagerank_spearman", "eigenvector_spearman", "closeness_spearman",
-                "betweenness_spearman"):
+    for key in (
+        "pagerank_spearman",
+        "eigenvector_spearman",
+        "closeness_spearman",
+        "betweenness_spearman",
+    ):
         assert u[key] == pytest.approx(1.0)
     assert u["community_nmi"] == pytest.approx(1.0) and u["community_ari"] == pytest.approx(1.0)
 
@@ -80,9 +84,11 @@ def test_candidate_sets_brute_force(n, p, seed):
     assert candidate_sets(n, e, "neighbourhood").tolist() == [by_neigh[key[v]] for v in range(n)]
     risk = structural_risk(g)
     assert risk["degree"]["share_unique"] == pytest.approx(
-        sum(by_degree[deg[v]] == 1 for v in g) / n)
+        sum(by_degree[deg[v]] == 1 for v in g) / n
+    )
     assert risk["neighbourhood"]["prosecutor_max"] == pytest.approx(
-        max(1 / by_neigh[key[v]] for v in g))
+        max(1 / by_neigh[key[v]] for v in g)
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -99,14 +105,17 @@ def test_distances_and_closeness_match_networkx(n, p, seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=30),
-       st.lists(st.integers(0, 9), min_size=1, max_size=30))
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=30),
+    st.lists(st.integers(0, 9), min_size=1, max_size=30),
+)
 def test_ks_matches_scipy(a, b):
     ref = stats.ks_2samp(a, b, method="asymp").statistic if len(a) > 1 and len(b) > 1 else None
     if ref is None:  # scipy's p-value warns on one-element samples; compare with the definition
         grid = sorted(set(a) | set(b))
-        ref = max(abs(sum(x <= g for x in a) / len(a) - sum(x <= g for x in b) / len(b))
-                  for g in grid)
+        ref = max(
+            abs(sum(x <= g for x in a) / len(a) - sum(x <= g for x in b) / len(b)) for g in grid
+        )
     assert ks_statistic(np.array(a), np.array(b)) == pytest.approx(ref)
 
 

@@ -22,7 +22,7 @@ def _set_partitions(items):
     for part in _set_partitions(rest):
         yield [[first]] + part
         for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1:]
+            yield part[:i] + [[first] + part[i]] + part[i + 1 :]
 
 
 def brute_force_any_grouping(d, k):

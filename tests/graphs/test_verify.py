@@ -17,8 +17,15 @@ def _classes_ok(graph: nx.Graph, k: int) -> bool:
     return min(Counter(d for _, d in graph.degree()).values()) >= k
 
 
-@pytest.mark.parametrize("graph", [nx.karate_club_graph(), nx.star_graph(5), nx.cycle_graph(7),
-                                   nx.barabasi_albert_graph(60, 2, seed=1)])
+@pytest.mark.parametrize(
+    "graph",
+    [
+        nx.karate_club_graph(),
+        nx.star_graph(5),
+        nx.cycle_graph(7),
+        nx.barabasi_albert_graph(60, 2, seed=1),
+    ],
+)
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
 def test_model_agrees_with_a_recount(graph, k):
     model = graphs.DegreeKAnonymity(k)
@@ -49,8 +56,9 @@ def test_verifier_refuses_what_the_model_excludes():
 def test_release_holds_the_model_and_checks_node_count():
     graph = nx.karate_club_graph()
     release = graphs.k_degree_anonymize(graph, 3, seed=0, measures=False)
-    assert release.models == [graphs.DegreeKAnonymity(3)] or \
-        [m.to_dict() for m in release.models] == [{"model": "k-degree-anonymity", "k": 3}]
+    assert release.models == [graphs.DegreeKAnonymity(3)] or [
+        m.to_dict() for m in release.models
+    ] == [{"model": "k-degree-anonymity", "k": 3}]
     assert isinstance(release.models[0], graphs.DegreeKAnonymity)
     release.data.remove_node(next(iter(release.data.nodes())))  # tampered after release
     assert not release.verify().passed
@@ -62,14 +70,18 @@ def test_measures_switch_and_deprecated_alias():
         warnings.simplefilter("error", DeprecationWarning)
         off = graphs.k_degree_anonymize(graph, 3, seed=0, measures=False)
     assert off.utility == {} and off.risk == {} and off.checks.passed
-    assert "measures" not in off.timings and {"prepare", "anonymize", "publish", "verify",
-                                              "total"} <= set(off.timings)
+    assert "measures" not in off.timings and {
+        "prepare",
+        "anonymize",
+        "publish",
+        "verify",
+        "total",
+    } <= set(off.timings)
     with pytest.warns(DeprecationWarning, match="measure_risk"):
         old = graphs.k_degree_anonymize(graph, 3, seed=0, utility=False, measure_risk=False)
     assert old.risk == {} and old.utility == {}
     with pytest.warns(DeprecationWarning):
-        risk_only = graphs.k_degree_anonymize(graph, 3, seed=0, utility=False,
-                                              measure_risk=True)
+        risk_only = graphs.k_degree_anonymize(graph, 3, seed=0, utility=False, measure_risk=True)
     assert risk_only.risk["after"]["degree"]["min_candidates"] >= 3
 
 
@@ -86,8 +98,9 @@ def test_utility_is_readable_and_the_edits_are_in_words():
                 assert x == float(f"{x:.4g}")
     text = release.info["transformation_text"]
     info = release.info
-    assert text.startswith(f"{info['edges_added']:,} edges added, {info['edges_removed']:,} "
-                           "removed")
+    assert text.startswith(
+        f"{info['edges_added']:,} edges added, {info['edges_removed']:,} removed"
+    )
     classes = len(set(d for _, d in release.data.degree()))
     assert f"34 nodes grouped into {classes} classes of at least 4 nodes" in text
     assert "secret random labels" in text
@@ -114,7 +127,8 @@ def test_negative_seed_is_refused_before_reading(tmp_path):
 
     bad = tmp_path / "bad.txt"
     bad.write_text("1 x\n")  # would fail on line 1 if it were read
-    result = CliRunner().invoke(cli, ["anonymize", str(bad), "-k", "2", "-o",
-                                      str(tmp_path / "o.txt"), "--seed", "-1"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(bad), "-k", "2", "-o", str(tmp_path / "o.txt"), "--seed", "-1"]
+    )
     assert result.exit_code == 2 and "--seed must be an integer >= 0, got -1" in result.output
     assert "line 1" not in result.output and not (tmp_path / "o.txt").exists()

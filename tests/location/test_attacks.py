@@ -45,8 +45,22 @@ def _cli_release(log_csv: Path, folder: Path, *extra: str) -> dict:
     """Run the CLI with its defaults; return every artefact it wrote or printed."""
     folder.mkdir(parents=True, exist_ok=True)
     out, geo, rep = folder / "out.csv", folder / "regions.geojson", folder / "report.json"
-    res = CliRunner().invoke(cli, ["anonymize", str(log_csv), "-k", str(K), "-o", str(out),
-                                   "--geojson", str(geo), "--report", str(rep), *extra])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(log_csv),
+            "-k",
+            str(K),
+            "-o",
+            str(out),
+            "--geojson",
+            str(geo),
+            "--report",
+            str(rep),
+            *extra,
+        ],
+    )
     assert res.exit_code == 0, res.output
     return {"table": pd.read_csv(out), "files": [out, geo, rep], "printed": res.output}
 
@@ -59,10 +73,14 @@ def _reference(log: pd.DataFrame, **params) -> pd.DataFrame:
 def _truth(release, log: pd.DataFrame) -> pd.DataFrame:
     labels = release.source_index if release.source_index is not None else release.data.index
     data = release.data
-    return pd.DataFrame({"window": data["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ").to_numpy(),
-                         "region_id": data["region_id"].to_numpy(),
-                         "true_user": log.loc[labels, "user"].to_numpy(),
-                         "time": _ns(log.loc[labels, "time"])})
+    return pd.DataFrame(
+        {
+            "window": data["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ").to_numpy(),
+            "region_id": data["region_id"].to_numpy(),
+            "true_user": log.loc[labels, "user"].to_numpy(),
+            "time": _ns(log.loc[labels, "time"]),
+        }
+    )
 
 
 def _ns(times: pd.Series) -> np.ndarray:
@@ -101,8 +119,10 @@ def _true_users(table: pd.DataFrame, reference: pd.DataFrame, seed: int = 0) -> 
     for users in candidates.values():
         rng.shuffle(users)
     expand = table.loc[table.index.repeat(table["n_fixes"])] if "n_fixes" in table else table
-    pseudonym_user = {pseudonym: candidates[signature].pop() for (pseudonym, _window), signature
-                      in window_signatures(expand, "user").items()}
+    pseudonym_user = {
+        pseudonym: candidates[signature].pop()
+        for (pseudonym, _window), signature in window_signatures(expand, "user").items()
+    }
     return table["user"].map(pseudonym_user).to_numpy()
 
 
@@ -111,10 +131,17 @@ def _row_times(table: pd.DataFrame, truth: np.ndarray, reference: pd.DataFrame) 
     nothing tells the attacker which of their fixes each one is: they get those fixes'
     times in random order (the attacker's expected case)."""
     rng = np.random.default_rng(1)
-    pools = {key: list(rng.permutation(g["time"].to_numpy())) for key, g in
-             reference.groupby(["window", "region_id", "true_user"])}
-    return np.array([pools[(window, int(region), user)].pop() for window, region, user
-                     in zip(table["window"], table["region_id"], truth)], dtype=np.int64)
+    pools = {
+        key: list(rng.permutation(g["time"].to_numpy()))
+        for key, g in reference.groupby(["window", "region_id", "true_user"])
+    }
+    return np.array(
+        [
+            pools[(window, int(region), user)].pop()
+            for window, region, user in zip(table["window"], table["region_id"], truth)
+        ],
+        dtype=np.int64,
+    )
 
 
 def _mean_rank_correlation(table: pd.DataFrame, times: np.ndarray, min_rows: int = 20) -> float:
@@ -128,8 +155,7 @@ def _mean_rank_correlation(table: pd.DataFrame, times: np.ndarray, min_rows: int
     return float(np.mean(rhos))
 
 
-def test_row_order_inside_a_window_does_not_tell_time_cli(log_csv, chronological_log,
-                                                          tmp_path):
+def test_row_order_inside_a_window_does_not_tell_time_cli(log_csv, chronological_log, tmp_path):
     release = _cli_release(log_csv, tmp_path / "a")
     table = release["table"]
     reference = _reference(chronological_log)
@@ -138,8 +164,10 @@ def test_row_order_inside_a_window_does_not_tell_time_cli(log_csv, chronological
     assert abs(rho) < 0.1, rho  # the input order gave rho = 1
     # the order is the published values' own order, nothing else
     assert table[["window", "region_id", "user"]].equals(
-        table[["window", "region_id", "user"]].sort_values(
-            ["window", "region_id", "user"]).reset_index(drop=True))
+        table[["window", "region_id", "user"]]
+        .sort_values(["window", "region_id", "user"])
+        .reset_index(drop=True)
+    )
 
 
 def test_row_order_inside_a_window_does_not_tell_time_api_geolife():
@@ -168,8 +196,16 @@ def test_input_index_and_row_numbers_are_not_published(chronological_log, log_cs
     bad_csv = tmp_path / "bad.csv"
     bad.to_csv(bad_csv, index=False)
     release = _cli_release(bad_csv, tmp_path / "b", "--drop-invalid")
-    assert list(release["table"].columns) == ["user", "window", "region_id", "region_wkt",
-                                              "west", "south", "east", "north"]
+    assert list(release["table"].columns) == [
+        "user",
+        "window",
+        "region_id",
+        "region_wkt",
+        "west",
+        "south",
+        "east",
+        "north",
+    ]
     report = release["files"][2].read_text()
     assert "invalid_fixes_dropped" in report and "first_invalid" not in report
 
@@ -214,15 +250,32 @@ def _mid_range_strings(values: pd.Series) -> set[str]:
 def test_no_artefact_carries_the_input_mid_range(log_csv, chronological_log, tmp_path):
     release = _cli_release(log_csv, tmp_path / "m")
     html = tmp_path / "m" / "report.html"
-    res = CliRunner().invoke(cli, ["anonymize", str(log_csv), "-k", str(K), "-o",
-                                   str(tmp_path / "m" / "o2.parquet"), "--report", str(html)])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(log_csv),
+            "-k",
+            str(K),
+            "-o",
+            str(tmp_path / "m" / "o2.parquet"),
+            "--report",
+            str(html),
+        ],
+    )
     assert res.exit_code == 0, res.output
     api = location.cloak(chronological_log, K)
-    texts = [p.read_text() for p in release["files"]] + [html.read_text(), release["printed"],
-                                                         res.output, api.to_json(), api.summary(),
-                                                         repr(api.info)]
-    needles = (_mid_range_strings(chronological_log["lon"])
-               | _mid_range_strings(chronological_log["lat"]))
+    texts = [p.read_text() for p in release["files"]] + [
+        html.read_text(),
+        release["printed"],
+        res.output,
+        api.to_json(),
+        api.summary(),
+        repr(api.info),
+    ]
+    needles = _mid_range_strings(chronological_log["lon"]) | _mid_range_strings(
+        chronological_log["lat"]
+    )
     for needle in needles:
         assert not any(needle in text for text in texts), needle
     grid = api.info["grid"]
@@ -233,8 +286,9 @@ def test_no_artefact_carries_the_input_mid_range(log_csv, chronological_log, tmp
 def test_key_file_gives_the_same_bytes_and_no_key_differs(log_csv, tmp_path):
     key_file = tmp_path / "release.key"
     key_file.write_text("00112233445566778899aabbccddeeff")
-    runs = [_cli_release(log_csv, tmp_path / f"k{i}", "--key-file", str(key_file))
-            for i in range(2)]
+    runs = [
+        _cli_release(log_csv, tmp_path / f"k{i}", "--key-file", str(key_file)) for i in range(2)
+    ]
     (out1, geo1, rep1), (out2, geo2, rep2) = runs[0]["files"], runs[1]["files"]
     assert out1.read_bytes() == out2.read_bytes() and geo1.read_bytes() == geo2.read_bytes()
     reports = [json.loads(p.read_text()) for p in (rep1, rep2)]

@@ -13,14 +13,14 @@ T0 = "2024-05-01T10:00:00Z"
 def _log(points, times=None):
     """points: list of (user, lat, lon)."""
     users, lats, lons = zip(*points)
-    return pd.DataFrame({"user": users, "time": times or [T0] * len(points), "lat": lats,
-                         "lon": lons})
+    return pd.DataFrame(
+        {"user": users, "time": times or [T0] * len(points), "lat": lats, "lon": lons}
+    )
 
 
 def test_release_shape_and_independent_recount(small_log, key, recount, assert_contains):
     for method in ("fixed", "adaptive"):
-        r = location.cloak(small_log, k=5, window="15min", method=method, pseudonymizer=key,
-                           seed=0)
+        r = location.cloak(small_log, k=5, window="15min", method=method, pseudonymizer=key, seed=0)
         d = r.data
         assert list(d.columns) == ["user", "window", "region_id", "region"]
         assert not {"lat", "lon"} & set(d.columns)
@@ -50,8 +50,9 @@ def test_users_are_pseudonymized_with_the_key(small_log, key):
 
 def test_dense_cell_stays_at_level_zero():
     # three users within a few metres: one 100 m cell holds them all
-    r = location.cloak(_log([("a", 40.0, 116.0), ("b", 40.00001, 116.00001),
-                             ("c", 40.00002, 116.0)]), k=3)
+    r = location.cloak(
+        _log([("a", 40.0, 116.0), ("b", 40.00001, 116.00001), ("c", 40.00002, 116.0)]), k=3
+    )
     level, kind, _, _ = CloakingGrid.decode(r.data["region_id"].to_numpy())
     assert r.suppressed == 0 and (level == 0).all() and r.data["region_id"].nunique() == 1
 
@@ -112,16 +113,25 @@ def test_time_zones_and_epoch_seconds_agree(key):
     iso_off = base.assign(time=["2024-05-01T12:14:59+02:00", "2024-05-01T12:15:00+02:00"] * 2)
     epoch = base.assign(time=[1714558499, 1714558500] * 2)
     naive = base.assign(time=pd.to_datetime(["2024-05-01 10:14:59", "2024-05-01 10:15:00"] * 2))
-    results = [location.cloak(d, k=2, pseudonymizer=key).data for d in (iso_utc, iso_off, epoch,
-                                                                         naive)]
+    results = [
+        location.cloak(d, k=2, pseudonymizer=key).data for d in (iso_utc, iso_off, epoch, naive)
+    ]
     for d in results[1:]:
         pd.testing.assert_frame_equal(d.drop(columns="region"), results[0].drop(columns="region"))
     assert results[0]["window"].nunique() == 2
 
 
 def test_invalid_rows_rejected_with_line_or_dropped_and_counted():
-    df = _log([("a", 40.0, 116.0), ("b", 95.0, 116.0), ("c", 40.0, 116.0), (None, 40.0, 116.0),
-               ("d", 40.0, 200.0), ("e", float("nan"), 116.0)])
+    df = _log(
+        [
+            ("a", 40.0, 116.0),
+            ("b", 95.0, 116.0),
+            ("c", 40.0, 116.0),
+            (None, 40.0, 116.0),
+            ("d", 40.0, 200.0),
+            ("e", float("nan"), 116.0),
+        ]
+    )
     df.loc[2, "time"] = "not a time"
     with pytest.raises(InputError) as err:
         location.cloak(df, k=1, source="fixes.csv")
@@ -132,9 +142,12 @@ def test_invalid_rows_rejected_with_line_or_dropped_and_counted():
     r = location.cloak(df, k=1, drop_invalid=True)
     assert len(r.data) == 1 and r.suppressed == 5 and r.n_individuals == 6
     assert r.info["invalid_reasons"] == {
-        "missing user": 1, "unparseable or missing time": 1,
-        "missing or non-numeric latitude/longitude": 1, "latitude outside [-90, 90]": 1,
-        "longitude outside [-180, 180]": 1}
+        "missing user": 1,
+        "unparseable or missing time": 1,
+        "missing or non-numeric latitude/longitude": 1,
+        "latitude outside [-90, 90]": 1,
+        "longitude outside [-180, 180]": 1,
+    }
 
 
 def test_parameter_and_feasibility_errors():
@@ -144,8 +157,14 @@ def test_parameter_and_feasibility_errors():
     apart = df.assign(time=["2024-05-01T10:00:00Z", "2024-05-01T11:00:00Z"])
     with pytest.raises(InfeasibleError, match="no time window"):
         location.cloak(apart, k=2)
-    for bad in ({"k": 0}, {"k": 2.5}, {"k": 2, "method": "grid"}, {"k": 2, "window": "-5min"},
-                {"k": 2, "window": "soon"}, {"k": 2, "user": "uid"}):
+    for bad in (
+        {"k": 0},
+        {"k": 2.5},
+        {"k": 2, "method": "grid"},
+        {"k": 2, "window": "-5min"},
+        {"k": 2, "window": "soon"},
+        {"k": 2, "user": "uid"},
+    ):
         with pytest.raises(InputError):
             location.cloak(df, **bad)
 
@@ -156,8 +175,10 @@ def test_release_independent_of_input_order_and_linked_through_source_index(smal
     b = location.cloak(shuffled, k=4, method="adaptive", key=key)
     pd.testing.assert_frame_equal(a.data.drop(columns="region"), b.data.drop(columns="region"))
     # ties are identical rows, so both links give the same published user per row
-    assert (small_log.loc[a.source_index, "user"].to_numpy()
-            == shuffled.loc[b.source_index, "user"].to_numpy()).all()
+    assert (
+        small_log.loc[a.source_index, "user"].to_numpy()
+        == shuffled.loc[b.source_index, "user"].to_numpy()
+    ).all()
 
 
 def test_larger_k_gives_larger_regions(small_log, key):
@@ -186,10 +207,12 @@ def test_verifier_detects_tampering(small_log, key):
 
 def test_string_dtypes_and_numeric_strings(key):
     base = _log([(u, 40.0, 116.0) for u in "abc"])
-    as_text = base.assign(time=["1714557600", "1714557601", "1714557602"],
-                          lat=["40.0"] * 3, lon=["116.0"] * 3).astype("string")
-    a = location.cloak(base.assign(time=[1714557600, 1714557601, 1714557602]), k=3,
-                       pseudonymizer=key).data
+    as_text = base.assign(
+        time=["1714557600", "1714557601", "1714557602"], lat=["40.0"] * 3, lon=["116.0"] * 3
+    ).astype("string")
+    a = location.cloak(
+        base.assign(time=[1714557600, 1714557601, 1714557602]), k=3, pseudonymizer=key
+    ).data
     b = location.cloak(as_text, k=3, pseudonymizer=key).data
     pd.testing.assert_frame_equal(a.drop(columns="region"), b.drop(columns="region"))
 
@@ -203,11 +226,17 @@ def test_duplicate_input_index_is_handled(small_log, key):
     assert (r.source_index == s.source_index // 2).all()
 
 
-@pytest.mark.parametrize("bad, name", [({"k": 0}, "k"), ({"k": "3"}, "k"),
-                                       ({"k": 2, "method": "grid"}, "method"),
-                                       ({"k": 2, "window": "soon"}, "window"),
-                                       ({"k": 2, "cell_size": -1.0}, "cell_size"),
-                                       ({"k": 2, "levels": -1}, "levels")])
+@pytest.mark.parametrize(
+    "bad, name",
+    [
+        ({"k": 0}, "k"),
+        ({"k": "3"}, "k"),
+        ({"k": 2, "method": "grid"}, "method"),
+        ({"k": 2, "window": "soon"}, "window"),
+        ({"k": 2, "cell_size": -1.0}, "cell_size"),
+        ({"k": 2, "levels": -1}, "levels"),
+    ],
+)
 def test_bad_parameters_are_named(bad, name):
     df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
     with pytest.raises(InputError, match=name):
@@ -249,8 +278,7 @@ def test_aggregate_api_counts_fixes(small_log, key):
     agg = location.cloak(small_log, k=5, key=key, aggregate=True)
     assert list(agg.data.columns) == ["user", "window", "region_id", "region", "n_fixes"]
     assert agg.data.index.equals(pd.RangeIndex(len(agg.data)))
-    expected = (per_fix.data.groupby(["window", "region_id", "user"], sort=True).size()
-                .to_numpy())
+    expected = per_fix.data.groupby(["window", "region_id", "user"], sort=True).size().to_numpy()
     assert (agg.data["n_fixes"].to_numpy() == expected).all()
     assert agg.checks.passed and agg.suppressed == per_fix.suppressed
     # source_index: each published fix's input label -> its aggregated row
@@ -277,8 +305,10 @@ def test_release_models_are_core_privacy_models(small_log, key):
     assert isinstance(count, location.WindowKAnonymity) and count.k == 5
     assert count.monotone and count.monotone_with_suppression
     assert isinstance(polygons, location.OnePolygonPerRegion)
-    assert r.to_dict()["models"] == [{"model": "k-anonymity per (region, window)", "k": 5},
-                                     {"model": "one polygon per region_id"}]
+    assert r.to_dict()["models"] == [
+        {"model": "k-anonymity per (region, window)", "k": 5},
+        {"model": "one polygon per region_id"},
+    ]
     # the models are what the verifier runs: each check names its model's failure
     bad = r.data.copy()
     bad.loc[0, "user"] = "someone-else"

@@ -19,15 +19,17 @@ def test_dask_without_distributed_client(key):
     df = synthetic_log(3_000, 60, seed=2)
     want = location.cloak(df, k=3, key=key)
     got = location.cloak(dd.from_pandas(df, npartitions=3), key=key, k=3)
-    pd.testing.assert_frame_equal(got.data.compute().drop(columns="region"),
-                                  want.data.drop(columns="region"))
+    pd.testing.assert_frame_equal(
+        got.data.compute().drop(columns="region"), want.data.drop(columns="region")
+    )
     assert len(got.source_index.compute()) == len(want.data)
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2,
-                                  dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+    ) as cluster:
         with distributed.Client(cluster) as c:
             yield c
 
@@ -39,15 +41,18 @@ def test_dask_matches_pandas(client, key, method, recount):
     # a sparse window: its leftovers are merged or suppressed the same way on both paths
     df.loc[df.index[:3], "time"] = pd.Timestamp("2024-05-03T00:00:00Z")
     expected = location.cloak(df, k=5, window="30min", method=method, pseudonymizer=key)
-    got = location.cloak(dd.from_pandas(df, npartitions=5), k=5, window="30min", method=method,
-                         pseudonymizer=key)
+    got = location.cloak(
+        dd.from_pandas(df, npartitions=5), k=5, window="30min", method=method, pseudonymizer=key
+    )
     assert hasattr(got.data, "dask")
     data = got.data.compute()
     want = expected.data
     # the same rows in the same order under the same fresh index
     pd.testing.assert_frame_equal(data.drop(columns="region"), want.drop(columns="region"))
-    assert (shapely.bounds(np.asarray(data["region"].to_numpy()))
-            == shapely.bounds(np.asarray(want["region"].to_numpy()))).all()
+    assert (
+        shapely.bounds(np.asarray(data["region"].to_numpy()))
+        == shapely.bounds(np.asarray(want["region"].to_numpy()))
+    ).all()
     assert got.suppressed == expected.suppressed == 3
     assert got.info["fixes_published_per_level"] == expected.info["fixes_published_per_level"]
     assert got.checks.passed and min(recount(data).values()) >= 5
@@ -78,19 +83,23 @@ def test_dask_source_index_and_aggregate_match_pandas(client, key, aggregate):
     df = synthetic_log(8_000, 80, seed=12)
     df.index = df.index * 3 + 5  # labels that are not positions
     expected = location.cloak(df, k=4, window="30min", key=key, aggregate=aggregate)
-    got = location.cloak(dd.from_pandas(df, npartitions=4), k=4, window="30min", key=key,
-                         aggregate=aggregate)
+    got = location.cloak(
+        dd.from_pandas(df, npartitions=4), k=4, window="30min", key=key, aggregate=aggregate
+    )
     data = got.data.compute()
-    pd.testing.assert_frame_equal(data.drop(columns="region"),
-                                  expected.data.drop(columns="region"))
+    pd.testing.assert_frame_equal(data.drop(columns="region"), expected.data.drop(columns="region"))
     rows = got.source_index.compute()  # input label -> published row
-    assert len(rows) == len(expected.data) if not aggregate else len(rows) == int(
-        expected.data["n_fixes"].sum())
+    assert (
+        len(rows) == len(expected.data)
+        if not aggregate
+        else len(rows) == int(expected.data["n_fixes"].sum())
+    )
     if not aggregate:
         assert sorted(rows.to_numpy()) == list(range(len(data)))
     source = df.loc[rows.index]
     users = window_pseudonyms(key, source["user"], source["time"], "30min")
     assert (data["user"].to_numpy()[rows.to_numpy()] == users).all()
-    assert (data["window"].to_numpy()[rows.to_numpy()]
-            == pd.to_datetime(df.loc[rows.index, "time"], utc=True).dt.floor("30min").to_numpy()
-            ).all()
+    assert (
+        data["window"].to_numpy()[rows.to_numpy()]
+        == pd.to_datetime(df.loc[rows.index, "time"], utc=True).dt.floor("30min").to_numpy()
+    ).all()

@@ -9,8 +9,9 @@ from structanon.errors import InputError
 def test_cells_are_equal_area(lat):
     grid = CloakingGrid.fit(10.0, 10.5, lat, lat + 0.4, cell_size=250.0)
     lon_e, lat_e = grid.lon_edges(), grid.lat_edges()
-    areas = lonlat_rectangle_area(lon_e[:-1, None], lat_e[None, :-1], lon_e[1:, None],
-                                  lat_e[None, 1:])
+    areas = lonlat_rectangle_area(
+        lon_e[:-1, None], lat_e[None, :-1], lon_e[1:, None], lat_e[None, 1:]
+    )
     np.testing.assert_allclose(areas, 250.0**2, rtol=1e-6)
 
 

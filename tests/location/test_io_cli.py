@@ -14,8 +14,9 @@ from structanon.errors import InputError
 
 @pytest.fixture
 def fixes_csv(tmp_path):
-    df = synthetic_log(3000, 60, seed=2).rename(columns={"user": "uid", "time": "ts",
-                                                          "lat": "latitude", "lon": "lng"})
+    df = synthetic_log(3000, 60, seed=2).rename(
+        columns={"user": "uid", "time": "ts", "lat": "latitude", "lon": "lng"}
+    )
     df["uid"] = "u" + df["uid"].astype(str).str.zfill(3)
     path = tmp_path / "fixes.csv"
     df.to_csv(path, index=False)
@@ -23,18 +24,38 @@ def fixes_csv(tmp_path):
 
 
 def _args(path, out, *extra, command="anonymize"):
-    return [command, str(path), "-k", "4", "--window", "1h", "--user", "uid", "--time", "ts",
-            "--lat", "latitude", "--lon", "lng", "-o", str(out), *extra]
+    return [
+        command,
+        str(path),
+        "-k",
+        "4",
+        "--window",
+        "1h",
+        "--user",
+        "uid",
+        "--time",
+        "ts",
+        "--lat",
+        "latitude",
+        "--lon",
+        "lng",
+        "-o",
+        str(out),
+        *extra,
+    ]
 
 
 def test_cli_cloak_writes_outputs(fixes_csv, tmp_path):
     out, geo, rep = tmp_path / "c.parquet", tmp_path / "r.geojson", tmp_path / "rep.json"
-    res = CliRunner().invoke(cli, _args(fixes_csv, out, "--method", "adaptive", "--geojson",
-                                        str(geo), "--report", str(rep)))
+    res = CliRunner().invoke(
+        cli,
+        _args(fixes_csv, out, "--method", "adaptive", "--geojson", str(geo), "--report", str(rep)),
+    )
     assert res.exit_code == 0, res.output
     table = pd.read_parquet(out)
-    assert {"user", "window", "region_id", "region_wkt", "west", "south", "east",
-            "north"} <= set(table.columns)
+    assert {"user", "window", "region_id", "region_wkt", "west", "south", "east", "north"} <= set(
+        table.columns
+    )
     assert not {"latitude", "lng"} & set(table.columns)
     per = table.groupby(["region_id", "window"])["user"].nunique()
     assert per.min() >= 4
@@ -63,8 +84,12 @@ def test_cli_html_report_and_infeasible(fixes_csv, tmp_path):
     assert res.exit_code == 0, res.output
     html = rep.read_text()
     assert html.count("<img") >= 3 and "Unicity" in html
-    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "d.csv")[:3] + ["1000"]
-                             + _args(fixes_csv, tmp_path / "d.csv")[4:])
+    res = CliRunner().invoke(
+        cli,
+        _args(fixes_csv, tmp_path / "d.csv")[:3]
+        + ["1000"]
+        + _args(fixes_csv, tmp_path / "d.csv")[4:],
+    )
     assert res.exit_code == 3
 
 
@@ -88,8 +113,9 @@ def test_demo(package_demo):
     assert (tmp_path / "location_geolife_report.html").read_text().count("<img") >= 3
     for name in ("geolife", "synthetic"):
         assert (tmp_path / f"location_{name}_cloaked.csv").exists()
-        assert json.loads((tmp_path / f"location_{name}_report.json").read_text())[
-            "verification"]["passed"]
+        assert json.loads((tmp_path / f"location_{name}_report.json").read_text())["verification"][
+            "passed"
+        ]
 
 
 def test_cli_reads_parquet_with_epoch_times(tmp_path):
@@ -98,8 +124,9 @@ def test_cli_reads_parquet_with_epoch_times(tmp_path):
     path = tmp_path / "fixes.parquet"
     df.to_parquet(path)
     out = tmp_path / "out.tsv"
-    res = CliRunner().invoke(cli, ["anonymize", str(path), "-k", "3", "--window", "1h", "-o",
-                                   str(out), "--quiet"])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(path), "-k", "3", "--window", "1h", "-o", str(out), "--quiet"]
+    )
     assert res.exit_code == 0, res.output
     table = pd.read_csv(out, sep="\t")
     assert table.groupby(["region_id", "window"])["user"].nunique().min() >= 3
@@ -125,33 +152,37 @@ def test_cli_refuses_an_output_naming_the_input(fixes_csv, tmp_path, option):
 def test_cli_checks_every_path_and_option_before_reading(tmp_path):
     garbage = tmp_path / "fixes.csv"
     garbage.write_bytes(b"\xff\xfe not a log at all")
-    for extra, needle in ((["--report", str(tmp_path / "r.pdf")], "--report"),
-                          (["--geojson", str(tmp_path / "r.txt")], "--geojson"),
-                          (["--report", str(tmp_path / "missing" / "x" / "r.json")], None),
-                          (["--window", "soon"], "--window"),
-                          (["--cell-size", "0"], "--cell-size"),
-                          (["--key-file", str(tmp_path / "no.key")], "--key-file")):
+    for extra, needle in (
+        (["--report", str(tmp_path / "r.pdf")], "--report"),
+        (["--geojson", str(tmp_path / "r.txt")], "--geojson"),
+        (["--report", str(tmp_path / "missing" / "x" / "r.json")], None),
+        (["--window", "soon"], "--window"),
+        (["--cell-size", "0"], "--cell-size"),
+        (["--key-file", str(tmp_path / "no.key")], "--key-file"),
+    ):
         res = CliRunner().invoke(cli, _args(garbage, tmp_path / "c.csv", *extra))
         if needle is None:  # a folder that can be created is fine: then the input is bad
             assert res.exit_code == 2
             continue
         assert res.exit_code == 2 and needle in res.output, (extra, res.output)
         assert not _outputs(tmp_path)
-    res = CliRunner().invoke(cli, ["anonymize", str(garbage), "-k", "0", "-o", str(tmp_path / "c.csv")])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(garbage), "-k", "0", "-o", str(tmp_path / "c.csv")]
+    )
     assert res.exit_code == 2 and "-k" in res.output
     res = CliRunner().invoke(cli, _args(garbage, tmp_path / "c.xlsx"))
     assert res.exit_code == 2 and "--output" in res.output and not _outputs(tmp_path)
 
 
-def test_cli_unwritable_folder_and_failed_side_file_leave_nothing(fixes_csv, tmp_path,
-                                                                  monkeypatch):
+def test_cli_unwritable_folder_and_failed_side_file_leave_nothing(fixes_csv, tmp_path, monkeypatch):
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)
     try:
         if not os.access(locked, os.W_OK):  # root writes anywhere
-            res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--report",
-                                                str(locked / "r.json")))
+            res = CliRunner().invoke(
+                cli, _args(fixes_csv, tmp_path / "c.csv", "--report", str(locked / "r.json"))
+            )
             assert res.exit_code == 2 and "--report" in res.output
     finally:
         locked.chmod(0o700)
@@ -166,16 +197,30 @@ def test_cli_unwritable_folder_and_failed_side_file_leave_nothing(fixes_csv, tmp
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("location.cli.write_geojson", broken)
-    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--geojson",
-                                        str(tmp_path / "r.geojson"), "--report",
-                                        str(tmp_path / "r.json")))
+    res = CliRunner().invoke(
+        cli,
+        _args(
+            fixes_csv,
+            tmp_path / "c.csv",
+            "--geojson",
+            str(tmp_path / "r.geojson"),
+            "--report",
+            str(tmp_path / "r.json"),
+        ),
+    )
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert not _outputs(tmp_path)  # all or nothing: not even the main output
 
 
-@pytest.mark.parametrize("content", ["", "uid,ts,latitude,lng\n",
-                                     "uid;ts;latitude;lng\nu1;1714557600;40.0;116.0\n",
-                                     "uid,ts,latitude,lng\nu1,soon,x,y\nu2,later,a,b\n"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "uid,ts,latitude,lng\n",
+        "uid;ts;latitude;lng\nu1;1714557600;40.0;116.0\n",
+        "uid,ts,latitude,lng\nu1,soon,x,y\nu2,later,a,b\n",
+    ],
+)
 def test_cli_empty_header_only_or_all_invalid_is_bad_input(tmp_path, content):
     path = tmp_path / "fixes.csv"
     path.write_text(content)
@@ -228,11 +273,12 @@ def test_help_texts_of_seed_and_key_file():
 def test_cloak_is_a_hidden_alias_of_anonymize(fixes_csv, tmp_path):
     listing = CliRunner().invoke(cli, ["--help"]).output
     assert "anonymize" in listing and "assess" in listing and "cloak " not in listing
-    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--quiet",
-                                        command="cloak"))
+    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--quiet", command="cloak"))
     assert res.exit_code == 0, res.output
-    assert pd.read_csv(tmp_path / "c.csv").groupby(["region_id", "window"])["user"].nunique(
-    ).min() >= 4
+    assert (
+        pd.read_csv(tmp_path / "c.csv").groupby(["region_id", "window"])["user"].nunique().min()
+        >= 4
+    )
 
 
 @pytest.mark.parametrize("command", ["anonymize", "assess"])
@@ -259,8 +305,20 @@ def test_anonymize_logs_progress_unless_quiet(fixes_csv, tmp_path):
 def test_unsupported_report_extension_exits_2_before_any_file(fixes_csv, tmp_path, command):
     out = tmp_path / "out"
     out.mkdir()
-    args = [command, str(fixes_csv), "--user", "uid", "--time", "ts", "--lat", "latitude",
-            "--lon", "lng", "--report", str(out / "r.pdf")]
+    args = [
+        command,
+        str(fixes_csv),
+        "--user",
+        "uid",
+        "--time",
+        "ts",
+        "--lat",
+        "latitude",
+        "--lon",
+        "lng",
+        "--report",
+        str(out / "r.pdf"),
+    ]
     if command == "anonymize":
         args += ["-k", "4", "-o", str(out / "c.csv"), "--geojson", str(out / "g.geojson")]
     res = CliRunner().invoke(cli, args)
@@ -271,9 +329,26 @@ def test_unsupported_report_extension_exits_2_before_any_file(fixes_csv, tmp_pat
 
 def test_assess_emits_the_shared_shape(fixes_csv, tmp_path):
     rep = tmp_path / "a.json"
-    res = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "uid", "--time", "ts",
-                                   "--lat", "latitude", "--lon", "lng", "--window", "1h",
-                                   "--json", "--report", str(rep)])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "assess",
+            str(fixes_csv),
+            "--user",
+            "uid",
+            "--time",
+            "ts",
+            "--lat",
+            "latitude",
+            "--lon",
+            "lng",
+            "--window",
+            "1h",
+            "--json",
+            "--report",
+            str(rep),
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
@@ -281,21 +356,34 @@ def test_assess_emits_the_shared_shape(fixes_csv, tmp_path):
     assert doc == json.loads(rep.read_text())
     # the raw log's risk is the "before" of a release with the same window and cells
     df = pd.read_csv(fixes_csv)
-    release = location.cloak(df, k=4, window="1h", user="uid", time="ts", lat="latitude",
-                             lon="lng")
+    release = location.cloak(df, k=4, window="1h", user="uid", time="ts", lat="latitude", lon="lng")
     for name, value in release.risk["before"].items():
         assert doc["risk"][name] == pytest.approx(value), name
     assert doc["risk"]["n_users"] == df["uid"].nunique() and doc["risk"]["n_fixes"] == len(df)
     assert "structanon: read done in" in res.stderr
-    table = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "uid", "--time", "ts",
-                                     "--lat", "latitude", "--lon", "lng"])
+    table = CliRunner().invoke(
+        cli,
+        [
+            "assess",
+            str(fixes_csv),
+            "--user",
+            "uid",
+            "--time",
+            "ts",
+            "--lat",
+            "latitude",
+            "--lon",
+            "lng",
+        ],
+    )
     assert table.exit_code == 0 and "unicity_p4" in table.stdout and "assessment" in table.stdout
 
 
 def test_report_has_provenance_and_words(fixes_csv, tmp_path):
     rep = tmp_path / "r.json"
-    res = CliRunner().invoke(cli, _args(fixes_csv, tmp_path / "c.csv", "--report", str(rep),
-                                        "--quiet"))
+    res = CliRunner().invoke(
+        cli, _args(fixes_csv, tmp_path / "c.csv", "--report", str(rep), "--quiet")
+    )
     assert res.exit_code == 0, res.output
     report = json.loads(rep.read_text())
     assert report["parameters"]["window"] == "1 hour"
@@ -322,8 +410,7 @@ def test_report_figures_have_labelled_axes_and_outside_legends(small_log, key):
             if legend is not None:  # entirely right of the plotting area
                 fig.canvas.draw()
                 renderer = fig.canvas.get_renderer()
-                assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(
-                    renderer).x1
+                assert legend.get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1
         __import__("matplotlib.pyplot").pyplot.close(fig)
 
 
@@ -332,8 +419,10 @@ def test_assess_bad_input_and_options_exit_2(fixes_csv, tmp_path):
     header_only.write_text("user,time,lat,lon\n")
     res = CliRunner().invoke(cli, ["assess", str(header_only)])
     assert res.exit_code == 2 and "no fixes" in res.output, res.output
-    for extra, needle in ((["--window", "soon"], "--window"), (["--cell-size", "-1"],
-                                                               "--cell-size")):
+    for extra, needle in (
+        (["--window", "soon"], "--window"),
+        (["--cell-size", "-1"], "--cell-size"),
+    ):
         res = CliRunner().invoke(cli, ["assess", str(fixes_csv), *extra])
         assert res.exit_code == 2 and needle in res.output, res.output
         assert "structanon: read" not in res.stderr  # refused before reading

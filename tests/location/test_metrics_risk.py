@@ -8,9 +8,15 @@ from location import metrics, risk
 
 
 def _release_frame(boxes, windows, users, index=None):
-    return pd.DataFrame({"user": users, "window": pd.to_datetime(windows, utc=True),
-                         "region_id": np.arange(len(boxes)),
-                         "region": [shapely.box(*b) for b in boxes]}, index=index)
+    return pd.DataFrame(
+        {
+            "user": users,
+            "window": pd.to_datetime(windows, utc=True),
+            "region_id": np.arange(len(boxes)),
+            "region": [shapely.box(*b) for b in boxes],
+        },
+        index=index,
+    )
 
 
 def test_region_area_is_spherical_rectangle_area():
@@ -21,11 +27,15 @@ def test_region_area_is_spherical_rectangle_area():
 
 
 def test_centroid_error_zero_at_centre_and_half_diagonal_at_corner():
-    d = _release_frame([(10, 0, 10.02, 0.02), (10, 0, 10.02, 0.02)], ["2024-01-01"] * 2,
-                       ["u", "v"])
+    d = _release_frame([(10, 0, 10.02, 0.02), (10, 0, 10.02, 0.02)], ["2024-01-01"] * 2, ["u", "v"])
     d["region_id"] = 5
-    original = pd.DataFrame({"lat": [0.01, 0.0], "lon": [10.01, 10.0],
-                             "time": pd.to_datetime(["2024-01-01"] * 2, utc=True)})
+    original = pd.DataFrame(
+        {
+            "lat": [0.01, 0.0],
+            "lon": [10.01, 10.0],
+            "time": pd.to_datetime(["2024-01-01"] * 2, utc=True),
+        }
+    )
     out = metrics.centroid_error(original, d)
     half_diag = 6_371_007.181 * np.radians(0.01) * np.sqrt(2)
     assert "centroid_error_m_max" not in out  # one fix's own distance: never reported
@@ -40,8 +50,9 @@ def test_range_queries_exact_when_regions_are_points_cells():
     eps = 1e-7
     boxes = [(x - eps, y - eps, x + eps, y + eps) for x, y in zip(lon, lat)]
     d = _release_frame(boxes, ["2024-01-01"] * 300, [str(i) for i in range(300)])
-    original = pd.DataFrame({"lat": lat, "lon": lon,
-                             "time": pd.to_datetime(["2024-01-01"] * 300, utc=True)})
+    original = pd.DataFrame(
+        {"lat": lat, "lon": lon, "time": pd.to_datetime(["2024-01-01"] * 300, utc=True)}
+    )
     out = metrics.range_query_error(original, d, "1h", n_queries=50, seed=1)
     assert out["range_query_rel_error_mean"] < 1e-3
     sim = metrics.heatmap_similarity(original, d, bins=16)
@@ -49,8 +60,13 @@ def test_range_queries_exact_when_regions_are_points_cells():
 
 
 def test_range_query_error_counts_suppression_as_loss():
-    original = pd.DataFrame({"lat": [40.0] * 4, "lon": [116.0] * 4,
-                             "time": pd.to_datetime(["2024-01-01"] * 4, utc=True)})
+    original = pd.DataFrame(
+        {
+            "lat": [40.0] * 4,
+            "lon": [116.0] * 4,
+            "time": pd.to_datetime(["2024-01-01"] * 4, utc=True),
+        }
+    )
     empty = _release_frame([], [], [])
     out = metrics.range_query_error(original, empty, "1h", n_queries=5, seed=0)
     assert out["range_query_rel_error_mean"] == 1.0
@@ -58,8 +74,9 @@ def test_range_query_error_counts_suppression_as_loss():
 
 def test_unicity_hand_example():
     # users 1 and 2 share point (A, 0); user 1 also has (B, 0), user 2 (C, 0), user 3 (A, 1)
-    df = pd.DataFrame({"user": [1, 1, 2, 2, 3], "region_id": ["A", "B", "A", "C", "A"],
-                       "window": [0, 0, 0, 0, 1]})
+    df = pd.DataFrame(
+        {"user": [1, 1, 2, 2, 3], "region_id": ["A", "B", "A", "C", "A"], "window": [0, 0, 0, 0, 1]}
+    )
     assert risk.unicity(df, 2, seed=0) == 1.0  # users 1 and 2 are unique given both points
     # p=1: user 3 is always unique, users 1 and 2 unique unless their draw is (A, 0)
     values = {risk.unicity(df, 1, seed=s) for s in range(30)}
@@ -79,8 +96,7 @@ def test_home_uniqueness_and_weights():
 
 
 def test_release_measures_fall_after_cloaking(small_log, key):
-    r = location.cloak(small_log, k=10, window="1h", method="adaptive", pseudonymizer=key,
-                       seed=3)
+    r = location.cloak(small_log, k=10, window="1h", method="adaptive", pseudonymizer=key, seed=3)
     for p in (1, 2, 4):
         assert r.risk["after"][f"unicity_p{p}"] <= r.risk["before"][f"unicity_p{p}"]
     assert r.risk["after"]["unicity_p1"] == 0.0  # each (region, window) holds >= 10 users
@@ -95,8 +111,13 @@ def test_unicity_does_not_depend_on_row_order():
     # regression: points were numbered in row order, so the same trace gave other figures
     # when its rows came in another order (the dask and pandas paths disagreed)
     rng = np.random.default_rng(3)
-    df = pd.DataFrame({"user": rng.integers(0, 30, 2000), "region_id": rng.integers(0, 40, 2000),
-                       "window": rng.integers(0, 5, 2000)})
+    df = pd.DataFrame(
+        {
+            "user": rng.integers(0, 30, 2000),
+            "region_id": rng.integers(0, 40, 2000),
+            "window": rng.integers(0, 5, 2000),
+        }
+    )
     shuffled = df.sample(frac=1, random_state=1).reset_index(drop=True)
     for p in (1, 2, 4):
         assert risk.unicity(df, p, seed=0) == risk.unicity(shuffled, p, seed=0)

@@ -30,12 +30,17 @@ def logs(draw):
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(df=logs(), k=st.integers(1, 4), method=st.sampled_from(["fixed", "adaptive"]),
-       cell=st.sampled_from([10.0, 100.0, 2000.0]))
+@given(
+    df=logs(),
+    k=st.integers(1, 4),
+    method=st.sampled_from(["fixed", "adaptive"]),
+    cell=st.sampled_from([10.0, 100.0, 2000.0]),
+)
 def test_every_region_window_has_k_users_and_contains_its_fixes(df, k, method, cell):
     try:
-        r = location.cloak(df, k=k, window="1h", method=method, cell_size=cell,
-                           pseudonymizer=KEY, measures=False)
+        r = location.cloak(
+            df, k=k, window="1h", method=method, cell_size=cell, pseudonymizer=KEY, measures=False
+        )
     except InfeasibleError:  # no window holds k users
         assert df.groupby(df["time"] // 3600)["user"].nunique().max() < k
         return
@@ -49,8 +54,10 @@ def test_every_region_window_has_k_users_and_contains_its_fixes(df, k, method, c
     assert d.index.equals(pd.RangeIndex(len(d)))
     assert r.source_index.is_unique and r.source_index.isin(df.index).all()
     orig = df.loc[r.source_index]
-    assert shapely.contains(np.asarray(d["region"].to_numpy()),
-                            shapely.points(orig["lon"].to_numpy(), orig["lat"].to_numpy())).all()
+    assert shapely.contains(
+        np.asarray(d["region"].to_numpy()),
+        shapely.points(orig["lon"].to_numpy(), orig["lat"].to_numpy()),
+    ).all()
     # with a single top cell, a fix is suppressed only when its window has < k users
     window = (df["time"] // 3600).astype(np.int64)
     users_in_window = df.groupby(window)["user"].nunique()

@@ -56,15 +56,19 @@ def reference_assign(ix, iy, w, u, weight, top, k, adaptive):
     for i in resid:
         left[(ix[i] >> top, iy[i] >> top, w[i])].append(i)
     for (_tx, _ty, win), members in sorted(left.items()):
-        start = next(lv for lv in range(top + 1)
-                     if len({(ix[i] >> lv, iy[i] >> lv) for i in members}) == 1)
+        start = next(
+            lv for lv in range(top + 1) if len({(ix[i] >> lv, iy[i] >> lv) for i in members}) == 1
+        )
         cx, cy = ix[members[0]], iy[members[0]]
         for level in range(start, top + 1):
             groups = defaultdict(list)
             for i in range(m):
-                if (region[i] >= 0 and w[i] == win
-                        and int(CloakingGrid.decode(np.int64(region[i]))[0]) <= level
-                        and (ix[i] >> level, iy[i] >> level) == (cx >> level, cy >> level)):
+                if (
+                    region[i] >= 0
+                    and w[i] == win
+                    and int(CloakingGrid.decode(np.int64(region[i]))[0]) <= level
+                    and (ix[i] >> level, iy[i] >> level) == (cx >> level, cy >> level)
+                ):
                     groups[region[i]].append(i)
             if groups:
                 best = min(groups, key=lambda g: (sum(weight[i] for i in groups[g]), g))
@@ -80,9 +84,14 @@ def triples(draw):
     side = 2**top
     n = draw(st.integers(1, 80))
     cells = st.integers(0, side - 1)
-    rows = draw(st.lists(st.tuples(cells, cells, st.integers(0, 2), st.integers(0, 7),
-                                   st.integers(1, 5)), min_size=1, max_size=n,
-                         unique_by=lambda r: r[:4]))
+    rows = draw(
+        st.lists(
+            st.tuples(cells, cells, st.integers(0, 2), st.integers(0, 7), st.integers(1, 5)),
+            min_size=1,
+            max_size=n,
+            unique_by=lambda r: r[:4],
+        )
+    )
     return top, [np.array(c, dtype=np.int64) for c in zip(*rows)]
 
 
@@ -91,8 +100,10 @@ def triples(draw):
 def test_vectorized_assignment_matches_reference(data, k, adaptive):
     top, (ix, iy, w, u, weight) = data
     grid = CloakingGrid(0.0, 0.0, 1.0, 0.0, 0.0, 2**top, 2**top, top)
-    got, _ = assign_regions(Triples(ix, iy, w, u, weight), grid, k,
-                            "adaptive" if adaptive else "fixed")
-    want = reference_assign(ix.tolist(), iy.tolist(), w.tolist(), u.tolist(), weight.tolist(),
-                            top, k, adaptive)
+    got, _ = assign_regions(
+        Triples(ix, iy, w, u, weight), grid, k, "adaptive" if adaptive else "fixed"
+    )
+    want = reference_assign(
+        ix.tolist(), iy.tolist(), w.tolist(), u.tolist(), weight.tolist(), top, k, adaptive
+    )
     np.testing.assert_array_equal(got, want)

@@ -10,8 +10,14 @@ from querylogs import synthetic_log
 
 KEY = b"test-key-0123456789abcdef"
 # the shared data folder beside the checkout (a worktree sits one level deeper)
-SHARED = next((parent / "shared" / "data" for parent in Path(__file__).resolve().parents
-               if (parent / "shared" / "data").is_dir()), Path("/nonexistent"))
+SHARED = next(
+    (
+        parent / "shared" / "data"
+        for parent in Path(__file__).resolve().parents
+        if (parent / "shared" / "data").is_dir()
+    ),
+    Path("/nonexistent"),
+)
 
 
 def shared_file(relative: str) -> Path:
@@ -32,8 +38,10 @@ def normalize(query: str) -> str:
 
 def original_counts(log: pd.DataFrame) -> Counter:
     """(user, normalized query) -> number of distinct query events (user, query, time)."""
-    events = {(str(u), normalize(q), pd.Timestamp(t)) for u, q, t in
-              zip(log["user"], log["query"], log["time"])}
+    events = {
+        (str(u), normalize(q), pd.Timestamp(t))
+        for u, q, t in zip(log["user"], log["query"], log["time"])
+    }
     return Counter((u, q) for u, q, _ in events)
 
 
@@ -60,7 +68,11 @@ def h():
     import types
 
     return types.SimpleNamespace(
-        KEY=KEY, shared_file=shared_file, hmac_pseudonym=hmac_pseudonym, normalize=normalize,
-        original_counts=original_counts, published_counts=published_counts,
+        KEY=KEY,
+        shared_file=shared_file,
+        hmac_pseudonym=hmac_pseudonym,
+        normalize=normalize,
+        original_counts=original_counts,
+        published_counts=published_counts,
         groups_of_identical_rows=groups_of_identical_rows,
     )

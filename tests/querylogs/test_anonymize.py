@@ -17,8 +17,7 @@ def check_release(h, log, release, k, identifiers_suppressed=0):
     assert list(data.columns) == ["user", "query", "time", "url"]
     groups = h.groups_of_identical_rows(data)
     assert all(n >= k for n in groups.values()), groups.values()
-    query_groups = Counter(frozenset(Counter(g["query"]).items())
-                           for _, g in data.groupby("user"))
+    query_groups = Counter(frozenset(Counter(g["query"]).items()) for _, g in data.groupby("user"))
     assert all(n >= k for n in query_groups.values())
     before = h.original_counts(log)
     after = h.published_counts(data)
@@ -41,8 +40,14 @@ def check_release(h, log, release, k, identifiers_suppressed=0):
 
 def test_median_multisets_are_optimal(h, small_log):
     k = 4
-    release = anonymize(small_log, k, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
-                        suppress_identifiers=False, measures=False)
+    release = anonymize(
+        small_log,
+        k,
+        seed=0,
+        pseudonymizer=Pseudonymizer(h.KEY),
+        suppress_identifiers=False,
+        measures=False,
+    )
     mapped, after = check_release(h, small_log, release, k)
     sizes = release.info["cluster_size_counts"]
     assert min(sizes) >= k and max(sizes) <= 2 * k - 1
@@ -68,55 +73,88 @@ def test_median_multisets_are_optimal(h, small_log):
 
 def test_intent_matching(h, small_log):
     exact = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY))
-    semantic = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
-                         match="intent")
+    semantic = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY), match="intent")
     check_release(h, small_log, semantic, 5, semantic.info["queries_suppressed_identifier"])
     # intents are kept better when similar queries may stand in for each other
-    assert (semantic.utility["intent_js_divergence"]["mean"]
-            < exact.utility["intent_js_divergence"]["mean"])
+    assert (
+        semantic.utility["intent_js_divergence"]["mean"]
+        < exact.utility["intent_js_divergence"]["mean"]
+    )
     with pytest.raises(InputError, match="match"):
         anonymize(small_log, 5, match="topic")
     with pytest.raises(InputError, match="profile_scale"):
         anonymize(small_log, 5, profile_scale="sqrt")
-    logged = anonymize(small_log, 5, seed=0, pseudonymizer=Pseudonymizer(h.KEY),
-                       profile_scale="log", measures=False)
+    logged = anonymize(
+        small_log,
+        5,
+        seed=0,
+        pseudonymizer=Pseudonymizer(h.KEY),
+        profile_scale="log",
+        measures=False,
+    )
     check_release(h, small_log, logged, 5, logged.info["queries_suppressed_identifier"])
 
 
 def test_published_events_come_from_the_cluster(h, small_log):
     release = anonymize(small_log, 3, seed=1, measures=False, suppress_identifiers=False)
-    original = {(h.normalize(q), u) for q, u in zip(small_log["query"], small_log["url"])
-                if not pd.isna(u)}
-    published = {(q, u) for q, u in zip(release.data["query"], release.data["url"])
-                 if not pd.isna(u)}
+    original = {
+        (h.normalize(q), u) for q, u in zip(small_log["query"], small_log["url"]) if not pd.isna(u)
+    }
+    published = {
+        (q, u) for q, u in zip(release.data["query"], release.data["url"]) if not pd.isna(u)
+    }
     assert published <= original
     days = set(generalize_times(small_log["time"], "day"))
     assert set(release.data["time"]) <= days
 
 
 def test_identifiers_suppressed_and_counted(h):
-    log = pd.DataFrame({
-        "user": ["a", "a", "b", "b", "c", "c"],
-        "query": ["weather", "call 555-867-5309", "weather", "mail me@example.com", "weather",
-                  "12 elm street"],
-        "time": pd.to_datetime(["2006-03-01 10:00"] * 6),
-        "url": [None] * 6,
-    })
+    log = pd.DataFrame(
+        {
+            "user": ["a", "a", "b", "b", "c", "c"],
+            "query": [
+                "weather",
+                "call 555-867-5309",
+                "weather",
+                "mail me@example.com",
+                "weather",
+                "12 elm street",
+            ],
+            "time": pd.to_datetime(["2006-03-01 10:00"] * 6),
+            "url": [None] * 6,
+        }
+    )
     release = anonymize(log, 3, seed=0, pseudonymizer=Pseudonymizer(h.KEY))
     assert release.data["query"].tolist() == ["weather"] * 3
     assert release.info["queries_suppressed_identifier"] == 3
-    assert release.info["identifier_queries_by_kind"] == {"email": 1, "ssn": 0, "phone": 1,
-                                                          "street_address": 1}
+    assert release.info["identifier_queries_by_kind"] == {
+        "email": 1,
+        "ssn": 0,
+        "phone": 1,
+        "street_address": 1,
+    }
     check_release(h, log, release, 3, identifiers_suppressed=3)
     kept = anonymize(log, 3, seed=0, suppress_identifiers=False, measures=False)
     assert kept.info["queries_suppressed_identifier"] == 0
 
 
 def test_time_granularity_and_determinism(h, small_log):
-    a = anonymize(small_log, 3, time_granularity="hour", seed=7,
-                  pseudonymizer=Pseudonymizer(h.KEY), measures=False)
-    b = anonymize(small_log, 3, time_granularity="hour", seed=7,
-                  pseudonymizer=Pseudonymizer(h.KEY), measures=False)
+    a = anonymize(
+        small_log,
+        3,
+        time_granularity="hour",
+        seed=7,
+        pseudonymizer=Pseudonymizer(h.KEY),
+        measures=False,
+    )
+    b = anonymize(
+        small_log,
+        3,
+        time_granularity="hour",
+        seed=7,
+        pseudonymizer=Pseudonymizer(h.KEY),
+        measures=False,
+    )
     pd.testing.assert_frame_equal(a.data, b.data)
     times = pd.to_datetime(a.data["time"])
     assert (times == times.dt.floor("h")).all()
@@ -143,8 +181,14 @@ def test_assessment(h, small_log):
 
 
 def test_everything_suppressed(h):
-    log = pd.DataFrame({"user": ["a", "b", "c"], "query": ["call 555-867-5309"] * 3,
-                        "time": pd.to_datetime(["2006-03-01"] * 3), "url": [None] * 3})
+    log = pd.DataFrame(
+        {
+            "user": ["a", "b", "c"],
+            "query": ["call 555-867-5309"] * 3,
+            "time": pd.to_datetime(["2006-03-01"] * 3),
+            "url": [None] * 3,
+        }
+    )
     release = anonymize(log, 2, seed=0, pseudonymizer=Pseudonymizer(h.KEY))
     assert len(release.data) == 0 and release.suppressed == 3
     assert release.info["queries_suppressed_identifier"] == 3
@@ -172,38 +216,74 @@ def test_errors(small_log):
 
 
 def test_verifier_rejects_bad_outputs():
-    data = pd.DataFrame({"user": ["a", "a", "b", "b"], "query": ["x", "y", "x", "y"],
-                         "time": ["d1", "d1", "d1", "d2"], "url": [None] * 4})
+    data = pd.DataFrame(
+        {
+            "user": ["a", "a", "b", "b"],
+            "query": ["x", "y", "x", "y"],
+            "time": ["d1", "d1", "d1", "d2"],
+            "url": [None] * 4,
+        }
+    )
     checks = verify_log(data, 2)
     assert checks[0].passed and not checks[1].passed
     assert not verify_log(data.iloc[:3], 2)[0].passed
 
 
-logs = st.integers(2, 12).flatmap(lambda n_users: st.lists(
-    st.tuples(st.integers(0, n_users - 1), st.sampled_from(["a", "b", "c", "d b", "D  b", "e", "call 555-867-5309"]),
-              st.integers(0, 3), st.sampled_from([None, "u1", "u2", "u3"])),
-    min_size=n_users, max_size=60).map(lambda rows: (n_users, rows)))
+logs = st.integers(2, 12).flatmap(
+    lambda n_users: st.lists(
+        st.tuples(
+            st.integers(0, n_users - 1),
+            st.sampled_from(["a", "b", "c", "d b", "D  b", "e", "call 555-867-5309"]),
+            st.integers(0, 3),
+            st.sampled_from([None, "u1", "u2", "u3"]),
+        ),
+        min_size=n_users,
+        max_size=60,
+    ).map(lambda rows: (n_users, rows))
+)
 
 
 @settings(max_examples=50, deadline=None)
-@given(logs, st.integers(1, 4), st.sampled_from(["suppress", "add"]), st.integers(0, 3),
-       st.sampled_from(["query", "intent"]), st.booleans(),
-       st.sampled_from(["greedy", "greedy-intent", "mdav"]), st.sampled_from([0, 0, 1]))
-def test_property_release_is_user_k_anonymous(h, case, k, tie_break, seed, match, identifiers,
-                                              grouping, refine):
+@given(
+    logs,
+    st.integers(1, 4),
+    st.sampled_from(["suppress", "add"]),
+    st.integers(0, 3),
+    st.sampled_from(["query", "intent"]),
+    st.booleans(),
+    st.sampled_from(["greedy", "greedy-intent", "mdav"]),
+    st.sampled_from([0, 0, 1]),
+)
+def test_property_release_is_user_k_anonymous(
+    h, case, k, tie_break, seed, match, identifiers, grouping, refine
+):
     n_users, rows = case
     users = [f"u{i}" for i in range(n_users)] + [f"u{r[0]}" for r in rows]
     queries = ["a"] * n_users + [r[1] for r in rows]
     times = [0] * n_users + [r[2] for r in rows]
     urls = [None] * n_users + [r[3] for r in rows]
-    log = pd.DataFrame({"user": users, "query": queries,
-                        "time": pd.Timestamp("2006-03-01") + pd.to_timedelta(times, unit="h"),
-                        "url": urls})
+    log = pd.DataFrame(
+        {
+            "user": users,
+            "query": queries,
+            "time": pd.Timestamp("2006-03-01") + pd.to_timedelta(times, unit="h"),
+            "url": urls,
+        }
+    )
     k = min(k, n_users)
-    release = anonymize(log, k, seed=seed, tie_break=tie_break, measures=False, match=match,
-                        pseudonymizer=Pseudonymizer(h.KEY), suppress_identifiers=identifiers,
-                        time_granularity="day", grouping=grouping,
-                        refine=refine)
+    release = anonymize(
+        log,
+        k,
+        seed=seed,
+        tie_break=tie_break,
+        measures=False,
+        match=match,
+        pseudonymizer=Pseudonymizer(h.KEY),
+        suppress_identifiers=identifiers,
+        time_granularity="day",
+        grouping=grouping,
+        refine=refine,
+    )
     assert release.parameters["grouping"] == grouping
     flagged = sum(n for (_, q), n in h.original_counts(log).items() if "555" in q)
     check_release(h, log, release, k, flagged if identifiers else 0)

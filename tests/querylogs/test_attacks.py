@@ -29,8 +29,9 @@ def _no_key_from_environment(monkeypatch):
 def published_clusters(data: pd.DataFrame) -> dict[frozenset, list[str]]:
     """Users grouped by identical published logs (what anyone sees in the output)."""
     logs: dict[str, Counter] = {}
-    for user, query, time, url in zip(data["user"], data["query"], data["time"].astype(str),
-                                      data["url"]):
+    for user, query, time, url in zip(
+        data["user"], data["query"], data["time"].astype(str), data["url"]
+    ):
         logs.setdefault(user, Counter())[(query, time, None if pd.isna(url) else url)] += 1
     clusters: dict[frozenset, list[str]] = {}
     for user, rows in logs.items():
@@ -109,9 +110,22 @@ def test_reports_do_not_give_cluster_original_totals(tmp_path):
     out, rep_json, rep_html = tmp_path / "anon.tsv", tmp_path / "r.json", tmp_path / "r.html"
     summaries = []
     for report in (rep_json, rep_html):
-        result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "2", "-o", str(out),
-                                          "--report", str(report), "--key-file", str(key),
-                                          "--keep-identifiers"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "anonymize",
+                str(source),
+                "-k",
+                "2",
+                "-o",
+                str(out),
+                "--report",
+                str(report),
+                "--key-file",
+                str(key),
+                "--keep-identifiers",
+            ],
+        )
         assert result.exit_code == 0, result.output
         summaries.append(result.output)
     data = read_log(out, "csv", sep="\t")
@@ -119,8 +133,9 @@ def test_reports_do_not_give_cluster_original_totals(tmp_path):
     clusters = published_clusters(data)
     truth = true_cluster_totals(read_log(source), data, bytes.fromhex(key.read_text()))
     assert len(clusters) >= 15
-    lists = numeric_lists(json.loads(rep_json.read_text()), rep_html.read_text(),
-                          *summaries, out.read_text())
+    lists = numeric_lists(
+        json.loads(rep_json.read_text()), rep_html.read_text(), *summaries, out.read_text()
+    )
     claims = cluster_total_attack(lists, clusters)
     recovered = [c for c, total in claims.items() if truth.get(c) == total]
     assert recovered == []
@@ -131,19 +146,32 @@ def test_reports_do_not_give_cluster_original_totals(tmp_path):
     pub = [float(n) for _, n in shapes]
     added = [float(i % 3) for i in range(len(shapes))]
     suppressed = [truth[c] - s * n + a for c, s, n, a in zip(shapes, sizes, pub, added)]
-    fake = {"info": {"clusters": {"size": sizes, "published_per_user": pub, "added": added,
-                                  "suppressed": suppressed}}}
+    fake = {
+        "info": {
+            "clusters": {
+                "size": sizes,
+                "published_per_user": pub,
+                "added": added,
+                "suppressed": suppressed,
+            }
+        }
+    }
     leaked = cluster_total_attack(numeric_lists(fake), clusters)
-    matchable = sum(n == 1 for n in Counter(
-        (len(users), sum(n for _, n in rows)) for rows, users in clusters.items()).values())
+    matchable = sum(
+        n == 1
+        for n in Counter(
+            (len(users), sum(n for _, n in rows)) for rows, users in clusters.items()
+        ).values()
+    )
     assert sum(truth[c] == total for c, total in leaked.items()) == matchable
     assert matchable >= len(clusters) / 3
 
 
 def _cli_release(tmp_path, source, name, *extra):
     out = tmp_path / name
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "5", "-o", str(out),
-                                      "--no-measures", *extra])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "5", "-o", str(out), "--no-measures", *extra]
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -159,9 +187,14 @@ def test_keyless_cli_releases_differ_and_positional_join_is_chance(tmp_path):
     content = [list(zip(r["query"], r["time"], r["url"].fillna(""))) for r in (ra, rb)]
     same = np.mean([x == y for x, y in zip(*content)])
     rng = np.random.default_rng(0)
-    chance = np.mean([np.mean([x == content[1][i] for x, i in
-                               zip(content[0], rng.permutation(len(content[1])))])
-                      for _ in range(20)])
+    chance = np.mean(
+        [
+            np.mean(
+                [x == content[1][i] for x, i in zip(content[0], rng.permutation(len(content[1])))]
+            )
+            for _ in range(20)
+        ]
+    )
     assert same <= chance + 0.02, (same, chance)
 
 
@@ -189,8 +222,9 @@ def test_published_order_has_no_rank_correlation_with_input_order():
     rho = spearmanr(np.arange(len(position)), position).statistic
     assert abs(rho) < 0.2, rho
     # the order is a function of the published values alone
-    resorted = release.data.sort_values(["user", "time", "query", "url"],
-                                        na_position="first").reset_index(drop=True)
+    resorted = release.data.sort_values(
+        ["user", "time", "query", "url"], na_position="first"
+    ).reset_index(drop=True)
     pd.testing.assert_frame_equal(resorted, release.data)
     assert "source_index" not in release.to_json() and "source_index" not in repr(release)
 
@@ -198,8 +232,12 @@ def test_published_order_has_no_rank_correlation_with_input_order():
 def test_choices_among_equals_come_from_the_key_not_the_seed():
     """Every query is clicked three times: the published URL is a choice among equals."""
     users = [f"u{i}" for i in range(6)]
-    rows = [(u, f"query {q}", pd.Timestamp("2006-03-01") + pd.Timedelta(hours=q), url)
-            for u in users for q in range(12) for url in ("http://a", "http://b", "http://c")]
+    rows = [
+        (u, f"query {q}", pd.Timestamp("2006-03-01") + pd.Timedelta(hours=q), url)
+        for u in users
+        for q in range(12)
+        for url in ("http://a", "http://b", "http://c")
+    ]
     log = pd.DataFrame(rows, columns=["user", "query", "time", "url"])
     key = b"0123456789abcdef0123"
 
@@ -217,8 +255,9 @@ def test_same_key_file_same_bytes(tmp_path):
     source, key = tmp_path / "log.tsv", tmp_path / "key"
     write_log(synthetic_log(80, 3000, seed=7), source, aol=True)
     key.write_text("ffeeddccbbaa99887766554433221100")
-    a, b = (_cli_release(tmp_path, source, name, "--key-file", str(key))
-            for name in ("a.tsv", "b.tsv"))
+    a, b = (
+        _cli_release(tmp_path, source, name, "--key-file", str(key)) for name in ("a.tsv", "b.tsv")
+    )
     assert a.read_bytes() == b.read_bytes()
     c = _cli_release(tmp_path, source, "c.tsv", "--key-file", str(key), "--seed", "1")
     assert c.read_bytes() != a.read_bytes()

@@ -26,8 +26,9 @@ def source(tmp_path):
 def run(*args):
     result = CliRunner().invoke(cli, ["anonymize", *map(str, args)])
     assert "Traceback" not in result.output
-    assert not isinstance(result.exception, Exception) or isinstance(result.exception,
-                                                                      SystemExit), result.output
+    assert not isinstance(result.exception, Exception) or isinstance(
+        result.exception, SystemExit
+    ), result.output
     return result
 
 
@@ -36,9 +37,13 @@ def digest(path):
 
 
 def disjoint_log(n_users):
-    return pd.DataFrame({"user": [f"u{i}" for i in range(n_users)],
-                         "query": [f"only mine {i}" for i in range(n_users)],
-                         "time": pd.to_datetime(["2006-03-01 10:00"] * n_users)})
+    return pd.DataFrame(
+        {
+            "user": [f"u{i}" for i in range(n_users)],
+            "query": [f"only mine {i}" for i in range(n_users)],
+            "time": pd.to_datetime(["2006-03-01 10:00"] * n_users),
+        }
+    )
 
 
 @pytest.mark.parametrize("n_users, k", [(4, 2), (7, 4), (7, 7)])
@@ -70,15 +75,16 @@ def test_aol_sample_at_k_above_half_the_users(h, tmp_path):
         result = run(path, "-k", k, "-o", out, "--no-assess")
         assert result.exit_code == 0, result.output
         published = pd.read_csv(out, sep="\t")
-        assert published["user"].nunique() == 0 or all(c.passed for c in verify_log(
-            published, k))
+        assert published["user"].nunique() == 0 or all(c.passed for c in verify_log(published, k))
     log = read_log(path)
     with pytest.warns(UserWarning):
         release = anonymize(log, 100, seed=0, measures=False)
     info = release.info
     assert release.verify().passed and release.n_individuals == 128
-    assert info["queries_published"] - info["queries_added"] + info["queries_suppressed"] \
+    assert (
+        info["queries_published"] - info["queries_added"] + info["queries_suppressed"]
         == info["queries_in"]
+    )
 
 
 def test_output_naming_the_input_is_refused(source, tmp_path):
@@ -90,15 +96,18 @@ def test_output_naming_the_input_is_refused(source, tmp_path):
         assert digest(source) == before and not out.exists()
 
 
-@pytest.mark.parametrize("report, message", [("r.pdf", "--report must end"),
-                                             ("not_a_dir/r.json", "cannot be created")])
+@pytest.mark.parametrize(
+    "report, message", [("r.pdf", "--report must end"), ("not_a_dir/r.json", "cannot be created")]
+)
 def test_paths_checked_before_anything(source, tmp_path, report, message):
     (tmp_path / "not_a_dir").write_text("a file")
     out = tmp_path / "out.tsv"
     result = run(source, "-k", 3, "-o", out, "--report", tmp_path / report)
     assert result.exit_code == 2 and message in result.output
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == [
-        "log.tsv", "not_a_dir"]
+        "log.tsv",
+        "not_a_dir",
+    ]
 
 
 def test_outputs_are_all_or_nothing(source, tmp_path, monkeypatch):
@@ -114,11 +123,16 @@ def test_outputs_are_all_or_nothing(source, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.tsv"]
 
 
-@pytest.mark.parametrize("content", [b"", HEADER.encode(),
-                                     (HEADER + "x\ty\n" * 20 + "1\tq\t2006-03-01 00:00:00\t\t\n"
-                                      ).encode(),
-                                     bytes(range(256)) * 40,
-                                     "1\tcaf\u00e9\t2006\n".encode("utf-16")])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        HEADER.encode(),
+        (HEADER + "x\ty\n" * 20 + "1\tq\t2006-03-01 00:00:00\t\t\n").encode(),
+        bytes(range(256)) * 40,
+        "1\tcaf\u00e9\t2006\n".encode("utf-16"),
+    ],
+)
 def test_empty_headers_only_or_malformed_files_are_bad_input(tmp_path, content):
     path, out = tmp_path / "log.tsv", tmp_path / "out.tsv"
     path.write_bytes(content)
@@ -148,13 +162,16 @@ def test_not_parquet_and_bad_csv(source, tmp_path):
         read_log(gz, "csv")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-k", "0"], "-k must be an integer >= 1"),
-    (["-k", "2", "--seed", "-1"], "--seed"),
-    (["-k", "2", "--columns", "user=uid"], "--columns applies to --format csv"),
-    (["-k", "2", "--sep", ";"], "--sep applies to --format csv"),
-    (["-k", "2", "--format", "csv", "--columns", "who=uid"], "unknown log column"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-k", "0"], "-k must be an integer >= 1"),
+        (["-k", "2", "--seed", "-1"], "--seed"),
+        (["-k", "2", "--columns", "user=uid"], "--columns applies to --format csv"),
+        (["-k", "2", "--sep", ";"], "--sep applies to --format csv"),
+        (["-k", "2", "--format", "csv", "--columns", "who=uid"], "unknown log column"),
+    ],
+)
 def test_bad_options_exit_2_before_reading(source, tmp_path, args, message):
     out = tmp_path / "x.tsv"
     result = run(source, "-o", out, *args)
@@ -163,13 +180,17 @@ def test_bad_options_exit_2_before_reading(source, tmp_path, args, message):
 
 
 def test_bad_parameters_are_named(small_log):
-    for kwargs, name in (({"k": 0}, "k"), ({"k": 2.5}, "k"), ({"k": "3"}, "k"),
-                         ({"k": 2, "time_granularity": "year"}, "time_granularity"),
-                         ({"k": 2, "grouping": "kmeans"}, "grouping"),
-                         ({"k": 2, "tie_break": "up"}, "tie_break"),
-                         ({"k": 2, "refine": -1}, "refine"),
-                         ({"k": 2, "click_threshold": 2.0}, "click_threshold"),
-                         ({"k": 2, "risk_p": (0,)}, "risk_p")):
+    for kwargs, name in (
+        ({"k": 0}, "k"),
+        ({"k": 2.5}, "k"),
+        ({"k": "3"}, "k"),
+        ({"k": 2, "time_granularity": "year"}, "time_granularity"),
+        ({"k": 2, "grouping": "kmeans"}, "grouping"),
+        ({"k": 2, "tie_break": "up"}, "tie_break"),
+        ({"k": 2, "refine": -1}, "refine"),
+        ({"k": 2, "click_threshold": 2.0}, "click_threshold"),
+        ({"k": 2, "risk_p": (0,)}, "risk_p"),
+    ):
         with pytest.raises(InputError, match=name):
             anonymize(small_log, **kwargs)
     with pytest.raises(InputError, match="empty"):
@@ -197,8 +218,9 @@ def test_k_1_warns_and_measures_flags(source, tmp_path, small_log):
 def test_unknown_output_extension_is_refused(tmp_path, small_log):
     with pytest.raises(InputError, match="xlsx"):
         write_log(small_log, tmp_path / "out.xlsx")
-    result = CliRunner().invoke(cli, ["synthesize", "-o", str(tmp_path / "s.xlsx"),
-                                      "--users", "5", "--lines", "20"])
+    result = CliRunner().invoke(
+        cli, ["synthesize", "-o", str(tmp_path / "s.xlsx"), "--users", "5", "--lines", "20"]
+    )
     assert result.exit_code == 2 and ".xlsx" in result.output
     assert list(tmp_path.iterdir()) == []
 

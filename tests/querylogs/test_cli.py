@@ -14,9 +14,23 @@ def test_anonymize_command(tmp_path):
     key = tmp_path / "key"
     key.write_text("00112233445566778899aabbccddeeff")
     out, report = tmp_path / "anon.tsv", tmp_path / "report.json"
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
-                                      "--report", str(report), "--seed", "1",
-                                      "--key-file", str(key)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(source),
+            "-k",
+            "4",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+            "--seed",
+            "1",
+            "--key-file",
+            str(key),
+        ],
+    )
     assert result.exit_code == 0, result.output
     published = read_log(out, "csv", sep="\t")
     assert all(c.passed for c in verify_log(published, 4))
@@ -24,19 +38,37 @@ def test_anonymize_command(tmp_path):
     assert summary["verification"]["passed"] and summary["parameters"]["k"] == 4
     assert summary["info"]["pseudonym_key_source"].startswith("file")
     html = tmp_path / "report.html"
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
-                                      "--report", str(html), "--no-assess"])
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(source), "-k", "4", "-o", str(out), "--report", str(html), "--no-assess"],
+    )
     assert result.exit_code == 0, result.output
     assert "<img" in html.read_text()
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
-                                      "--report", str(report), "--no-assess",
-                                      "--grouping", "mdav", "--refine", "1"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(source),
+            "-k",
+            "4",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+            "--no-assess",
+            "--grouping",
+            "mdav",
+            "--refine",
+            "1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     parameters = json.loads(report.read_text())["parameters"]
     assert parameters["grouping"] == "mdav" and parameters["refine"] == 1
     assert all(c.passed for c in verify_log(read_log(out, "csv", sep="\t"), 4))
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "4", "-o", str(out),
-                                      "--grouping", "kmeans"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "4", "-o", str(out), "--grouping", "kmeans"]
+    )
     assert result.exit_code == 2
 
 
@@ -48,8 +80,9 @@ def test_exit_codes(tmp_path):
     assert result.exit_code == 3 and not out.exists()
     with source.open("a") as handle:
         handle.write("broken line\n")
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "2", "-o", str(out),
-                                      "--on-bad-lines", "raise"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "2", "-o", str(out), "--on-bad-lines", "raise"]
+    )
     assert result.exit_code == 2 and "line 102" in result.output and not out.exists()
     result = CliRunner().invoke(cli, ["inspect", str(source), "--json", "--quiet"])
     assert result.exit_code == 0 and json.loads(result.output)["risk"]["malformed_lines"] == 1
@@ -57,8 +90,9 @@ def test_exit_codes(tmp_path):
 
 def test_synthesize_and_demo(tmp_path, package_demo):
     out = tmp_path / "syn.tsv"
-    result = CliRunner().invoke(cli, ["synthesize", "-o", str(out), "--users", "20",
-                                      "--lines", "500"])
+    result = CliRunner().invoke(
+        cli, ["synthesize", "-o", str(out), "--users", "20", "--lines", "500"]
+    )
     assert result.exit_code == 0, result.output
     assert len(read_log(out)) == 500
     release, folder = package_demo("querylogs")
@@ -75,29 +109,36 @@ def _aol(tmp_path, users=30, lines=1500, name="log.tsv"):
 
 def test_anonymize_logs_progress_unless_quiet(tmp_path):
     source, out = _aol(tmp_path), tmp_path / "anon.tsv"
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "3", "-o", str(out),
-                                      "--no-measures"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "3", "-o", str(out), "--no-measures"]
+    )
     assert result.exit_code == 0, result.output
     assert "structanon: read ..." in result.stderr and "structanon: verify" in result.stderr
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "3", "-o", str(out),
-                                      "--no-measures", "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "3", "-o", str(out), "--no-measures", "--quiet"]
+    )
     assert result.exit_code == 0 and result.stderr == "" and result.stdout == ""
     with source.open("a") as handle:  # a malformed line and k = 1: warned, unless quiet
         handle.write("broken line\n")
-    loud = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out),
-                                    "--no-measures"])
+    loud = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "1", "-o", str(out), "--no-measures"]
+    )
     assert loud.exit_code == 0 and "warning: k = 1" in loud.stderr
     assert "1 malformed line(s) skipped" in loud.stderr
-    quiet = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out),
-                                     "--no-measures", "--quiet"])
+    quiet = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "1", "-o", str(out), "--no-measures", "--quiet"]
+    )
     assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
 
 
 @pytest.mark.parametrize("command", [["anonymize", "-k", "3", "-o", "out.tsv"], ["assess"]])
 def test_unsupported_report_extension_exits_2_before_any_file(tmp_path, command):
     source = _aol(tmp_path)
-    args = [command[0], str(source), *[str(tmp_path / a) if a == "out.tsv" else a
-                                       for a in command[1:]]]
+    args = [
+        command[0],
+        str(source),
+        *[str(tmp_path / a) if a == "out.tsv" else a for a in command[1:]],
+    ]
     result = CliRunner().invoke(cli, [*args, "--report", str(tmp_path / "r.pdf")])
     assert result.exit_code == 2 and "--report must end" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.tsv"]
@@ -107,8 +148,9 @@ def test_assess_emits_the_shared_shape(tmp_path):
     from collections import Counter
 
     source = _aol(tmp_path, 20, 600)
-    result = CliRunner().invoke(cli, ["assess", str(source), "--json", "--known-queries", "2",
-                                      "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["assess", str(source), "--json", "--known-queries", "2", "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert set(doc) == {"data_type", "input", "risk", "warnings", "provenance"}
@@ -139,8 +181,9 @@ def test_format_follows_the_extension(tmp_path):
     source = tmp_path / "log.csv"
     log.to_csv(source, index=False)
     out = tmp_path / "anon.tsv"
-    result = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "3", "-o", str(out),
-                                      "--no-measures", "--quiet"])
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "3", "-o", str(out), "--no-measures", "--quiet"]
+    )
     assert result.exit_code == 0, result.output
     assert all(c.passed for c in verify_log(pd.read_csv(out, sep="\t"), 3))
     parquet = tmp_path / "log.parquet"
@@ -166,8 +209,13 @@ def test_report_figures_and_transformation_in_words(small_log):
     info = release.info
     text = info["transformation_text"]
     kept = info["queries_published"] - info["queries_added"]
-    for number in (info["n_clusters"], info["queries_in"], kept, info["queries_added"],
-                   info["queries_suppressed"]):
+    for number in (
+        info["n_clusters"],
+        info["queries_in"],
+        kept,
+        info["queries_added"],
+        info["queries_suppressed"],
+    ):
         assert f"{number:,}" in text
     assert "floored to the day" in text and "3 to 5 users" in text
     figures = release_figures(release)

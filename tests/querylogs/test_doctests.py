@@ -12,8 +12,16 @@ MODULES = sorted(info.name for info in pkgutil.iter_modules(querylogs.__path__))
 
 
 def test_every_module_is_listed():
-    assert {"_anonymize", "_grouping", "_intents", "_identifiers", "_verify", "_figures",
-            "cli", "io"} <= set(MODULES)
+    assert {
+        "_anonymize",
+        "_grouping",
+        "_intents",
+        "_identifiers",
+        "_verify",
+        "_figures",
+        "cli",
+        "io",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", ["__init__", *MODULES])

@@ -26,8 +26,9 @@ def brute_cost(x, labels, upper=False):
     return {"added": added, "suppressed": suppressed, "kept": kept, "published": added + kept}
 
 
-counts = arrays(np.int64, st.tuples(st.integers(1, 30), st.integers(1, 6)),
-                elements=st.integers(0, 3))
+counts = arrays(
+    np.int64, st.tuples(st.integers(1, 30), st.integers(1, 6)), elements=st.integers(0, 3)
+)
 
 
 @settings(max_examples=50, deadline=None)
@@ -66,8 +67,12 @@ def test_greedy_optimal_on_small_pairings():
         x = rng.integers(0, 3, size=(6, 5)) * (rng.random((6, 5)) < 0.5)
         best = 0
         for perm in itertools.permutations(range(6)):
-            if perm[0] < perm[1] and perm[2] < perm[3] and perm[4] < perm[5] \
-                    and perm[0] < perm[2] < perm[4]:
+            if (
+                perm[0] < perm[1]
+                and perm[2] < perm[3]
+                and perm[4] < perm[5]
+                and perm[0] < perm[2] < perm[4]
+            ):
                 labels = np.empty(6, dtype=int)
                 labels[list(perm)] = [0, 0, 1, 1, 2, 2]
                 best = max(best, grouping_cost(x, labels)["kept"])

@@ -37,8 +37,10 @@ def test_click_graph_counts():
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.int64, st.tuples(st.integers(1, 12), st.integers(1, 6)),
-              elements=st.integers(0, 3)), st.sampled_from([0.3, 0.5, 0.8, 1.0]))
+@given(
+    arrays(np.int64, st.tuples(st.integers(1, 12), st.integers(1, 6)), elements=st.integers(0, 3)),
+    st.sampled_from([0.3, 0.5, 0.8, 1.0]),
+)
 def test_similarity_and_components_match_brute_force(counts, threshold):
     graph = sp.csr_matrix(counts.astype(float))
     sim = query_similarity(graph, threshold, max_url_queries=None).toarray()
@@ -46,8 +48,9 @@ def test_similarity_and_components_match_brute_force(counts, threshold):
     expected = np.where(brute >= threshold - 1e-9, brute, 0)
     assert np.allclose(sim, expected)
     vocab = np.array([f"q{i}" for i in range(counts.shape[0])], dtype=object)
-    labels, stats = cluster_intents(vocab, graph, click_threshold=threshold,
-                                    max_intent_size=None, max_url_queries=None)
+    labels, stats = cluster_intents(
+        vocab, graph, click_threshold=threshold, max_intent_size=None, max_url_queries=None
+    )
     g = nx.Graph()
     g.add_nodes_from(range(counts.shape[0]))
     g.add_edges_from(zip(*np.nonzero(expected)))
@@ -62,15 +65,20 @@ def test_hub_urls_ignored():
     counts = np.zeros((6, 2))
     counts[:, 0] = 1  # a portal clicked after every query
     counts[:2, 1] = 1
-    labels, stats = cluster_intents(np.array([f"q{i}" for i in range(6)], dtype=object),
-                                    sp.csr_matrix(counts), max_url_queries=3)
+    labels, stats = cluster_intents(
+        np.array([f"q{i}" for i in range(6)], dtype=object),
+        sp.csr_matrix(counts),
+        max_url_queries=3,
+    )
     assert stats["hub_urls_ignored"] == 1
     assert labels[0] == labels[1] and len(set(labels[2:])) == 4
 
 
 def test_clickless_queries_attach_by_terms():
-    vocab = np.array(["cheap flights", "flight deals", "cheap flights paris", "news today",
-                      "weather"], dtype=object)
+    vocab = np.array(
+        ["cheap flights", "flight deals", "cheap flights paris", "news today", "weather"],
+        dtype=object,
+    )
     counts = np.array([[3, 0], [1, 0], [0, 0], [0, 2], [0, 0]])
     labels, stats = cluster_intents(vocab, sp.csr_matrix(counts), max_term_share=0.9)
     assert labels[0] == labels[1] == labels[2]
@@ -134,9 +142,14 @@ def naive_mdav(x, k):
 
 
 @settings(max_examples=40, deadline=None)
-@given(arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 4)),
-              elements=st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 3))),
-       st.integers(1, 5))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 40), st.integers(1, 4)),
+        elements=st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 3)),
+    ),
+    st.integers(1, 5),
+)
 def test_mdav_group_sizes(x, k):
     if len(x) < k:
         with pytest.raises(InfeasibleError):
@@ -158,10 +171,25 @@ def test_mdav_matches_textbook():
 
 
 def test_identifier_patterns():
-    positives = ["call 555-867-5309", "(212) 555 1234", "8005551212", "ssn 123-45-6789",
-                 "john.doe@aol.com", "1600 pennsylvania ave", "12 elm street", "555-1234"]
-    negatives = ["weather", "2006 world cup", "route 66", "1-800-flowers", "year 1999 2000",
-                 "5 st louis", "ipod 30gb 2005-2006"]
+    positives = [
+        "call 555-867-5309",
+        "(212) 555 1234",
+        "8005551212",
+        "ssn 123-45-6789",
+        "john.doe@aol.com",
+        "1600 pennsylvania ave",
+        "12 elm street",
+        "555-1234",
+    ]
+    negatives = [
+        "weather",
+        "2006 world cup",
+        "route 66",
+        "1-800-flowers",
+        "year 1999 2000",
+        "5 st louis",
+        "ipod 30gb 2005-2006",
+    ]
     assert contains_identifier(positives).all()
     assert not contains_identifier(negatives).any()
     assert detect_identifiers(["x@y.com"], ["email"]).columns.tolist() == ["email"]

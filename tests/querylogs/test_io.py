@@ -45,9 +45,18 @@ def test_aol_without_header_and_cut_lines(tmp_path):
 
 
 def test_malformed_lines_reported_by_number(tmp_path):
-    lines = [HEADER, ROWS[0], "only\ttwo\n", ROWS[1], "9\tq\tnot a time\t\t\n",
-             "9\tq\t2006-03-01 00:00:00\tx\thttp://u\n", "\tq\t2006-03-01 00:00:00\t\t\n", ROWS[3],
-             ROWS[2], ROWS[0]]
+    lines = [
+        HEADER,
+        ROWS[0],
+        "only\ttwo\n",
+        ROWS[1],
+        "9\tq\tnot a time\t\t\n",
+        "9\tq\t2006-03-01 00:00:00\tx\thttp://u\n",
+        "\tq\t2006-03-01 00:00:00\t\t\n",
+        ROWS[3],
+        ROWS[2],
+        ROWS[0],
+    ]
     path = write(tmp_path, "".join(lines))
     with pytest.warns(UserWarning, match="4 malformed"):
         log = read_log(path)
@@ -63,8 +72,11 @@ def test_malformed_lines_reported_by_number(tmp_path):
 
 
 def test_encoding_errors_counted_not_fatal(tmp_path):
-    raw = (HEADER + ROWS[0]).encode() + b"5\tcaf\xe9 \xff\t2006-03-01 01:00:00\t\t\n" + \
-        "".join(ROWS[1:]).encode()
+    raw = (
+        (HEADER + ROWS[0]).encode()
+        + b"5\tcaf\xe9 \xff\t2006-03-01 01:00:00\t\t\n"
+        + "".join(ROWS[1:]).encode()
+    )
     with pytest.warns(UserWarning, match="undecodable"):
         log = read_log(write(tmp_path, raw, binary=True))
     report = parse_report(log)
@@ -87,9 +99,14 @@ def test_gzip_and_crlf(tmp_path):
 
 
 def test_csv_with_mapping_and_parquet(tmp_path):
-    frame = pd.DataFrame({"uid": ["a", "b"], "q": ["x", "y"],
-                          "ts": ["2006-03-01 10:00:00", "2006-03-02 11:00:00"],
-                          "clicked": ["http://x", ""]})
+    frame = pd.DataFrame(
+        {
+            "uid": ["a", "b"],
+            "q": ["x", "y"],
+            "ts": ["2006-03-01 10:00:00", "2006-03-02 11:00:00"],
+            "clicked": ["http://x", ""],
+        }
+    )
     path = tmp_path / "log.csv"
     frame.to_csv(path, index=False)
     mapping = {"user": "uid", "query": "q", "time": "ts", "url": "clicked"}
@@ -145,8 +162,12 @@ def test_real_aol_sample_aggregates(h):
 
 def test_real_aol_head_through_column_mapping(h):
     path = h.shared_file("aol/aol_ia_head_clicks_92k.tsv.gz")
-    log = read_log(path, "csv", sep="\t", columns={"user": "AnonID", "query": "Query",
-                                                   "time": "QueryTime", "rank": "ItemRank"})
+    log = read_log(
+        path,
+        "csv",
+        sep="\t",
+        columns={"user": "AnonID", "query": "Query", "time": "QueryTime", "rank": "ItemRank"},
+    )
     report = parse_report(log)
     assert len(log) == 92_856 and report["malformed"] == 0
     assert log["user"].nunique() == 1_017

@@ -35,8 +35,12 @@ def test_uniqueness_small():
 
 def test_random_uniqueness_bounds():
     rng = np.random.default_rng(0)
-    log = pd.DataFrame({"user": rng.integers(0, 30, 300).astype(str),
-                        "query": rng.integers(0, 40, 300).astype(str)})
+    log = pd.DataFrame(
+        {
+            "user": rng.integers(0, 30, 300).astype(str),
+            "query": rng.integers(0, 40, 300).astype(str),
+        }
+    )
     for p in (1, 2, 3):
         share = random_query_uniqueness(log, p, seed=p)
         # unique for all p-subsets implies unique for the sampled one
@@ -58,8 +62,9 @@ def test_linkage():
 
 
 def test_utility_metrics():
-    original = pd.DataFrame({"user": ["a", "a", "b", "b"], "query": ["x", "y", "x", "z"],
-                             "url": ["u", None, "u", "w"]})
+    original = pd.DataFrame(
+        {"user": ["a", "a", "b", "b"], "query": ["x", "y", "x", "z"], "url": ["u", None, "u", "w"]}
+    )
     same = original.copy()
     assert top_n_overlap(original, same, 2) == 1.0
     assert frequency_kl(original, same) == 0.0
@@ -69,8 +74,7 @@ def test_utility_metrics():
     partial = original.iloc[[0, 2]]
     assert frequency_kl(original, partial) > 0
     retention = query_url_retention(original, partial)
-    assert retention == {"precision": 1.0, "recall": 0.5, "pairs_original": 2,
-                         "pairs_published": 1}
+    assert retention == {"precision": 1.0, "recall": 0.5, "pairs_original": 2, "pairs_published": 1}
     div = intent_divergence(original, partial, intents)
     # a keeps intent 0 only (same distribution); b goes from {0: .5, 1: .5} to {0: 1}
     p, m = np.array([0.5, 0.5]), np.array([0.75, 0.25])

@@ -13,8 +13,17 @@ from structanon import Hierarchy, InputError
 from structanon.distances import emd, emd_many
 
 SALARIES = [3, 4, 5, 6, 7, 8, 9, 10, 11]  # in thousands
-DISEASE_TABLE = ["gastric ulcer", "gastritis", "stomach cancer", "gastritis", "flu",
-                 "bronchitis", "bronchitis", "pneumonia", "stomach cancer"]
+DISEASE_TABLE = [
+    "gastric ulcer",
+    "gastritis",
+    "stomach cancer",
+    "gastritis",
+    "flu",
+    "bronchitis",
+    "bronchitis",
+    "pneumonia",
+    "stomach cancer",
+]
 
 
 def transport_lp(p, q, dist):
@@ -22,10 +31,15 @@ def transport_lp(p, q, dist):
     m = len(p)
     a_eq = np.zeros((2 * m, m * m))
     for i in range(m):
-        a_eq[i, i * m:(i + 1) * m] = 1
+        a_eq[i, i * m : (i + 1) * m] = 1
         a_eq[m + i, i::m] = 1
-    res = linprog(np.asarray(dist).reshape(-1), A_eq=a_eq, b_eq=np.concatenate([p, q]),
-                  bounds=(0, None), method="highs")
+    res = linprog(
+        np.asarray(dist).reshape(-1),
+        A_eq=a_eq,
+        b_eq=np.concatenate([p, q]),
+        bounds=(0, None),
+        method="highs",
+    )
     assert res.status == 0
     return res.fun
 
@@ -42,7 +56,9 @@ def transport_min_cost_flow(class_values, table_values, hierarchy):
         g.add_node(("t", v), demand=int(qc[v] * scale))
     for a in domain:
         for b in domain:
-            g.add_edge(("s", a), ("t", b), weight=round(hierarchy.distance(a, b) * hierarchy.height))
+            g.add_edge(
+                ("s", a), ("t", b), weight=round(hierarchy.distance(a, b) * hierarchy.height)
+            )
     cost = nx.min_cost_flow_cost(g)
     return cost / (scale * hierarchy.height)
 
@@ -58,7 +74,9 @@ def test_ordered_distance_matches_linear_program():
     dist = np.abs(np.subtract.outer(range(m), range(m))) / (m - 1)
     for cls in ([3, 4, 5], [6, 8, 11]):
         p = np.array([cls.count(v) for v in SALARIES]) / len(cls)
-        assert emd(cls, SALARIES, "ordered") == pytest.approx(transport_lp(p, np.full(m, 1 / m), dist))
+        assert emd(cls, SALARIES, "ordered") == pytest.approx(
+            transport_lp(p, np.full(m, 1 / m), dist)
+        )
 
 
 def test_hierarchy_ground_distances(disease_hierarchy):
@@ -98,10 +116,16 @@ def test_errors():
         emd(["a"], ["a"], distance="hierarchical")
 
 
-RANDOM_TREE = Hierarchy.from_rows([
-    ["a", "x", "r", "*"], ["b", "x", "r", "*"], ["c", "y", "r", "*"],
-    ["d", "y", "r", "*"], ["e", "z", "s", "*"], ["f", "w", "s", "*"],
-])
+RANDOM_TREE = Hierarchy.from_rows(
+    [
+        ["a", "x", "r", "*"],
+        ["b", "x", "r", "*"],
+        ["c", "y", "r", "*"],
+        ["d", "y", "r", "*"],
+        ["e", "z", "s", "*"],
+        ["f", "w", "s", "*"],
+    ]
+)
 distributions = st.lists(st.integers(0, 5), min_size=6, max_size=6).filter(lambda v: sum(v) > 0)
 
 
@@ -120,4 +144,6 @@ def test_emd_equals_exact_transport_and_is_a_distance(pc, qc, distance):
     assert d_pq == pytest.approx(transport_lp(p, q, dist), abs=1e-7)
     assert d_pq == pytest.approx(d_qp, abs=1e-9)
     assert -1e-12 <= d_pq <= 1 + 1e-12
-    assert emd_many(np.array([pc]), pc, distance, domain, RANDOM_TREE)[0] == pytest.approx(0, abs=1e-12)
+    assert emd_many(np.array([pc]), pc, distance, domain, RANDOM_TREE)[0] == pytest.approx(
+        0, abs=1e-12
+    )

@@ -67,7 +67,9 @@ def test_errors_name_row_and_value(tmp_path):
     with pytest.raises(InputError, match=r"node at level 1 has two parents.*'x'"):
         Hierarchy.from_csv(inner)
     h = Hierarchy([["a", "*"], ["b", "*"]], name="letters")
-    with pytest.raises(InputError, match=r"not in the hierarchy.*column 'letters', row 2, value 'z'"):
+    with pytest.raises(
+        InputError, match=r"not in the hierarchy.*column 'letters', row 2, value 'z'"
+    ):
         h.encode(["a", "b", "z"])
     with pytest.raises(InputError, match=r"missing value.*row 1"):
         h.encode(["a", None])
@@ -91,15 +93,25 @@ def test_interval_and_masking_builders():
     with pytest.raises(InputError, match="must nest"):
         Hierarchy.from_intervals([1, 2], widths=(5, 7))
     z = Hierarchy.from_masking(["47677", "47602", "47678"])
-    assert [z.generalize(["47677"], lv)[0] for lv in range(4)] == ["47677", "4767*", "476**", "47***"]
+    assert [z.generalize(["47677"], lv)[0] for lv in range(4)] == [
+        "47677",
+        "4767*",
+        "476**",
+        "47***",
+    ]
     assert z.height == 5 and z.lca(["47677", "47678"]) == (1, "4767*")
     with pytest.raises(InputError, match="one length"):
         Hierarchy.from_masking(["123", "1234"])
 
 
-@given(st.dictionaries(st.text("abc", min_size=1, max_size=3),
-                       st.lists(st.text("xyz0123", min_size=1, max_size=4), min_size=1, max_size=4,
-                                unique=True), min_size=1, max_size=4))
+@given(
+    st.dictionaries(
+        st.text("abc", min_size=1, max_size=3),
+        st.lists(st.text("xyz0123", min_size=1, max_size=4), min_size=1, max_size=4, unique=True),
+        min_size=1,
+        max_size=4,
+    )
+)
 def test_every_leaf_round_trips(tree):
     leaves = [leaf for children in tree.values() for leaf in children]
     if len(set(leaves)) != len(leaves) or set(leaves) & set(tree):

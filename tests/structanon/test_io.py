@@ -87,8 +87,10 @@ def test_text_inputs_fail_clearly(tmp_path):
         "binary.dat": (b"ok\n\x00\x01\x02", r"binary.*line 2"),
         "utf16.txt": ("a,b\n".encode("utf-16"), "UTF-16"),
         "latin1.txt": ("a\nb\u00e9\n".encode("latin-1"), r"not UTF-8 text.*line 2"),
-        "broken.gz": (gzip.compress("\n".join(map(str, range(20_000))).encode())[:2000],
-                      "cannot read the file"),
+        "broken.gz": (
+            gzip.compress("\n".join(map(str, range(20_000))).encode())[:2000],
+            "cannot read the file",
+        ),
     }
     for name, (content, message) in cases.items():
         path = tmp_path / name

@@ -48,8 +48,10 @@ def _groups(labels):
 
 @given(st.integers(0, 10_000), st.integers(1, 60), st.integers(1, 3), st.integers(1, 6))
 def test_mdav_matches_reference_dense_and_sparse(seed, n, d, k):
-    x = np.random.default_rng(seed).integers(0, 1000, size=(n, d)).astype(float) \
-        + np.arange(n)[:, None] * 1e-6  # distinct distances: no ties to break
+    x = (
+        np.random.default_rng(seed).integers(0, 1000, size=(n, d)).astype(float)
+        + np.arange(n)[:, None] * 1e-6
+    )  # distinct distances: no ties to break
     if k > n:
         with pytest.raises(InfeasibleError):
             mdav(x, k)

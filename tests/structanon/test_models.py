@@ -23,12 +23,18 @@ from structanon.models import (
 # Machanavajjhala et al., "l-Diversity" (TKDD 2007), Fig. 1-3: ZIP, Age, Nationality, Condition.
 ORIGINAL = pd.DataFrame(
     [
-        ("13053", 28, "Russian", "Heart Disease"), ("13068", 29, "American", "Heart Disease"),
-        ("13068", 21, "Japanese", "Viral Infection"), ("13053", 23, "American", "Viral Infection"),
-        ("14853", 50, "Indian", "Cancer"), ("14853", 55, "Russian", "Heart Disease"),
-        ("14850", 47, "American", "Viral Infection"), ("14850", 49, "American", "Viral Infection"),
-        ("13053", 31, "American", "Cancer"), ("13053", 37, "Indian", "Cancer"),
-        ("13068", 36, "Japanese", "Cancer"), ("13068", 35, "American", "Cancer"),
+        ("13053", 28, "Russian", "Heart Disease"),
+        ("13068", 29, "American", "Heart Disease"),
+        ("13068", 21, "Japanese", "Viral Infection"),
+        ("13053", 23, "American", "Viral Infection"),
+        ("14853", 50, "Indian", "Cancer"),
+        ("14853", 55, "Russian", "Heart Disease"),
+        ("14850", 47, "American", "Viral Infection"),
+        ("14850", 49, "American", "Viral Infection"),
+        ("13053", 31, "American", "Cancer"),
+        ("13053", 37, "Indian", "Cancer"),
+        ("13068", 36, "Japanese", "Cancer"),
+        ("13068", 35, "American", "Cancer"),
     ],
     columns=["zip", "age", "nationality", "condition"],
 )
@@ -82,7 +88,7 @@ def test_three_diverse_table():
     assert not DistinctLDiversity(4).check(part, df["condition"]).passed
     # every class has counts {2, 1, 1}: entropy exp(H) = 2^(3/2) = 2.83
     ent = EntropyLDiversity(2.8).check(part, df["condition"])
-    assert ent.passed and ent.worst == pytest.approx(2 ** 1.5)
+    assert ent.passed and ent.worst == pytest.approx(2**1.5)
     assert not EntropyLDiversity(3).check(part, df["condition"]).passed
     assert anonymity.l_diversity(df, QI, ["condition"]) == 3
     assert anonymity.entropy_l_diversity(df, QI, ["condition"]) == 2
@@ -108,8 +114,10 @@ def test_t_closeness_on_lecture_table():
     part = partition_of(df)
     result = TCloseness(0.2).check(part, df["condition"])
     # classes {C:2,H:1,V:1}, {C:1,H:1,V:2}, {C:2,H:1,V:1} vs table {C:5,H:3,V:4}/12
-    expected = max(0.5 * (abs(2 / 4 - 5 / 12) + abs(1 / 4 - 3 / 12) + abs(1 / 4 - 4 / 12)),
-                   0.5 * (abs(1 / 4 - 5 / 12) + abs(1 / 4 - 3 / 12) + abs(2 / 4 - 4 / 12)))
+    expected = max(
+        0.5 * (abs(2 / 4 - 5 / 12) + abs(1 / 4 - 3 / 12) + abs(1 / 4 - 4 / 12)),
+        0.5 * (abs(1 / 4 - 5 / 12) + abs(1 / 4 - 3 / 12) + abs(2 / 4 - 4 / 12)),
+    )
     assert result.worst == pytest.approx(expected)
     assert result.passed == (expected <= 0.2)
     assert anonymity.t_closeness(df, QI, ["condition"]) == pytest.approx(expected, abs=1e-6)
@@ -163,7 +171,7 @@ def reference_checks(labels, sens, k, l, c, t):
         ent = -sum(v / size * math.log(v / size) for v in cnt.values())
         out["entropy"] &= ent >= math.log(l) - 1e-9
         r = sorted(cnt.values(), reverse=True)
-        out["recursive"] &= r[0] < c * sum(r[l - 1:])
+        out["recursive"] &= r[0] < c * sum(r[l - 1 :])
         emd = 0.5 * sum(abs(cnt.get(v, 0) / size - table[v] / n) for v in table)
         out["t"] &= emd <= t + 1e-9
     return out
@@ -171,7 +179,10 @@ def reference_checks(labels, sens, k, l, c, t):
 
 @given(
     st.lists(st.tuples(st.integers(-1, 5), st.sampled_from("abcd")), min_size=1, max_size=40),
-    st.integers(1, 4), st.integers(1, 3), st.floats(0.5, 3), st.floats(0, 1),
+    st.integers(1, 4),
+    st.integers(1, 3),
+    st.floats(0.5, 3),
+    st.floats(0, 1),
 )
 def test_models_agree_with_brute_force(rows, k, l, c, t):
     labels = [g for g, _ in rows]

@@ -11,11 +11,16 @@ from structanon.report import write_report
 
 def make_release(data, k=2):
     model = KAnonymity(k)
-    return Release(data=data, datatype="tabular", models=[model],
-                   verifier=lambda d: [model.check(Partition.from_keys([[v] for v in d]))],
-                   partition=Partition.from_keys([[v] for v in data]),
-                   utility={"dm": 8}, risk={"before": {"uniq": 4}, "after": {"uniq": 0}},
-                   n_individuals=len(data))
+    return Release(
+        data=data,
+        datatype="tabular",
+        models=[model],
+        verifier=lambda d: [model.check(Partition.from_keys([[v] for v in d]))],
+        partition=Partition.from_keys([[v] for v in data]),
+        utility={"dm": 8},
+        risk={"before": {"uniq": 4}, "after": {"uniq": 0}},
+        n_individuals=len(data),
+    )
 
 
 def test_verify_rechecks_output_and_strict_raises():
@@ -66,16 +71,22 @@ def test_report_has_verdict_flags_and_provenance(tmp_path):
     model = KAnonymity(2)
     data_file = tmp_path / "input.csv"
     data_file.write_text("a\n1\n1\n2\n2\n3\n")
-    release = Release(data=[1, 1, 2, 2], datatype="tabular", models=[model],
-                      verifier=lambda d: [model.check(Partition.from_keys(d))],
-                      parameters={"quasi_identifiers": ["a"]}, n_individuals=5, suppressed=1,
-                      risk={"before": {"sample_uniques_share": 0.2},
-                            "after": {"sample_uniques_share": 0.4}},
-                      source_index=[0, 1, 2, 3])
+    release = Release(
+        data=[1, 1, 2, 2],
+        datatype="tabular",
+        models=[model],
+        verifier=lambda d: [model.check(Partition.from_keys(d))],
+        parameters={"quasi_identifiers": ["a"]},
+        n_individuals=5,
+        suppressed=1,
+        risk={"before": {"sample_uniques_share": 0.2}, "after": {"sample_uniques_share": 0.4}},
+        source_index=[0, 1, 2, 3],
+    )
     release.provenance = provenance([data_file], command=["structanon", "tabular", "anonymize"])
     doc = json.loads(write_report(release, tmp_path / "r.json").read_text())
-    assert doc["headline"].startswith("Every published record is indistinguishable from at "
-                                      "least 1 others on a.")
+    assert doc["headline"].startswith(
+        "Every published record is indistinguishable from at least 1 others on a."
+    )
     levels = {f["title"]: f["level"] for f in doc["flags"]}
     assert levels["Large suppression"] == "red"  # 1 of 5 = 20%
     assert levels["Risk did not fall: sample_uniques_share"] == "red"
@@ -116,8 +127,9 @@ def test_shared_command_options_and_assessment_shape(tmp_path):
     @click.command()
     @assess_options
     def assess(report, as_json, seed, quiet):
-        emit_assessment(assessment("tabular", source, {"sample_uniques": 1}, ["k = 1"]),
-                        report, as_json, quiet)
+        emit_assessment(
+            assessment("tabular", source, {"sample_uniques": 1}, ["k = 1"]), report, as_json, quiet
+        )
 
     out = CliRunner().invoke(assess, ["--json", "--report", str(tmp_path / "a.json")])
     doc = json.loads(out.output)

@@ -43,8 +43,9 @@ def test_output_equal_to_input_is_refused(tmp_path):
 
 def test_output_path_problems_are_named(tmp_path):
     with pytest.raises(InputError, match="--report must end in .json, .html; got .pdf"):
-        check_output_paths({"--report": tmp_path / "r.pdf"},
-                           extensions={"--report": (".json", ".html")})
+        check_output_paths(
+            {"--report": tmp_path / "r.pdf"}, extensions={"--report": (".json", ".html")}
+        )
     with pytest.raises(InputError, match="names a directory"):
         check_output_paths({"-o": tmp_path})
     with pytest.raises(InputError, match="--report and -o name the same file"):
@@ -77,8 +78,11 @@ def test_publication_rng_is_secret_and_reproducible_with_key():
     a = release_key(key).rng("order", 0, "k=5").permutation(1000)
     assert np.array_equal(a, Pseudonymizer(key).rng("order", 0, "k=5").permutation(1000))
     # other parameters, other purpose, other key: an unrelated order
-    for other in (release_key(key).rng("order", 0, "k=10"), release_key(key).rng("labels", 0,
-                  "k=5"), release_key(b"j" * 32).rng("order", 0, "k=5")):
+    for other in (
+        release_key(key).rng("order", 0, "k=10"),
+        release_key(key).rng("labels", 0, "k=5"),
+        release_key(b"j" * 32).rng("order", 0, "k=5"),
+    ):
         assert abs(np.corrcoef(a, other.permutation(1000))[0, 1]) < 0.15
     # without a key: fresh entropy, never the public seed's permutation
     fresh = [release_key(None).rng("order", 0).permutation(1000) for _ in range(2)]
@@ -90,8 +94,10 @@ def test_publication_rng_is_secret_and_reproducible_with_key():
 def test_release_key_reads_environment_and_files(tmp_path, monkeypatch):
     monkeypatch.setenv("STRUCTANON_PSEUDONYM_KEY", "ab" * 16)
     assert release_key().reproducible
-    assert np.array_equal(release_key().rng("x").permutation(50),
-                          Pseudonymizer(bytes.fromhex("ab" * 16)).rng("x").permutation(50))
+    assert np.array_equal(
+        release_key().rng("x").permutation(50),
+        Pseudonymizer(bytes.fromhex("ab" * 16)).rng("x").permutation(50),
+    )
     monkeypatch.delenv("STRUCTANON_PSEUDONYM_KEY")
     assert not release_key().reproducible
     key_file = tmp_path / "key"
@@ -111,8 +117,12 @@ def test_finish_release_verifies_before_measuring():
     model = KAnonymity(2)
 
     def make(data):
-        return Release(data=data, datatype="tabular", models=[model],
-                       verifier=lambda d: [model.check(Partition.from_keys(d))])
+        return Release(
+            data=data,
+            datatype="tabular",
+            models=[model],
+            verifier=lambda d: [model.check(Partition.from_keys(d))],
+        )
 
     with pytest.raises(VerificationError):
         finish_release(make([1, 2, 2]), measured.append)
@@ -122,8 +132,12 @@ def test_finish_release_verifies_before_measuring():
     with timings("search"):
         pass
     finish_release(release, measured.append, timings=timings)
-    assert measured == [release] and set(release.timings) == {"search", "verify", "measures",
-                                                               "total"}
+    assert measured == [release] and set(release.timings) == {
+        "search",
+        "verify",
+        "measures",
+        "total",
+    }
     finish_release(make([1, 1]), measured.append, measures=False)
     assert len(measured) == 1
     assert k_warning(1) and k_warning(2) is None

@@ -16,8 +16,7 @@ SHARED_ADULT = SHARED_DATA / "adult"
 
 
 def _hierarchies(directory: Path, columns=QIS) -> dict[str, Hierarchy]:
-    return {c: Hierarchy.from_csv(directory / f"adult_hierarchy_{c}.csv", name=c)
-            for c in columns}
+    return {c: Hierarchy.from_csv(directory / f"adult_hierarchy_{c}.csv", name=c) for c in columns}
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +49,14 @@ def pycanon_confirms():
     """
     anonymity = pytest.importorskip("pycanon.anonymity")
 
-    def confirm(release, n_input: int, k: int, l_div: int | None = None,
-                t: float | None = None, sensitive: str = "occupation") -> pd.DataFrame:
+    def confirm(
+        release,
+        n_input: int,
+        k: int,
+        l_div: int | None = None,
+        t: float | None = None,
+        sensitive: str = "occupation",
+    ) -> pd.DataFrame:
         data = release.data.reset_index(drop=True)
         assert anonymity.k_anonymity(data, QIS) >= k
         if l_div:
@@ -62,4 +67,3 @@ def pycanon_confirms():
         return data
 
     return confirm
-

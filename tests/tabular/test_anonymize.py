@@ -20,13 +20,15 @@ ZIP = Hierarchy.from_masking(["47677", "47602", "47678", "47905", "47909", "4790
 
 def table(n: int = 60, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "name": [f"person{i}" for i in range(n)],
-        "age": rng.integers(20, 60, size=n),
-        "sex": rng.choice(["M", "F"], size=n),
-        "zip": rng.choice(ZIP.leaves, size=n),
-        "disease": rng.choice(["flu", "cold", "hiv", "cancer"], size=n),
-    })
+    return pd.DataFrame(
+        {
+            "name": [f"person{i}" for i in range(n)],
+            "age": rng.integers(20, 60, size=n),
+            "sex": rng.choice(["M", "F"], size=n),
+            "zip": rng.choice(ZIP.leaves, size=n),
+            "disease": rng.choice(["flu", "cold", "hiv", "cancer"], size=n),
+        }
+    )
 
 
 QI = {"age": AGE, "sex": SEX, "zip": ZIP}
@@ -48,8 +50,15 @@ def independent_check(data: pd.DataFrame, qis, sensitive=None, k=1, l_div=None, 
 @pytest.mark.parametrize("algorithm", ["optimal", "datafly", "mondrian"])
 def test_release_satisfies_models_and_counts_everyone(algorithm):
     df = table(80)
-    release = tabular.anonymize(df, QI, "disease", [KAnonymity(4), DistinctLDiversity(2)],
-                                algorithm=algorithm, suppression_limit=0.1, seed=3)
+    release = tabular.anonymize(
+        df,
+        QI,
+        "disease",
+        [KAnonymity(4), DistinctLDiversity(2)],
+        algorithm=algorithm,
+        suppression_limit=0.1,
+        seed=3,
+    )
     independent_check(release.data, QI, "disease", k=4, l_div=2)
     assert len(release.data) + release.suppressed == len(df)
     assert release.n_individuals == len(df)
@@ -71,37 +80,54 @@ def test_same_seed_and_key_same_release_and_rows_are_shuffled():
     pd.testing.assert_frame_equal(a.data, b.data)
     assert a.data["name"].tolist() != df["name"].tolist()
     assert df["name"].loc[a.source_index].tolist() == a.data["name"].tolist()
-    keyless = [tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, measures=False)
-               for _ in range(2)]
+    keyless = [
+        tabular.anonymize(df, QI, models=[KAnonymity(3)], seed=7, measures=False) for _ in range(2)
+    ]
     assert keyless[0].data["name"].tolist() != keyless[1].data["name"].tolist()
 
 
 def test_identifiers_are_pseudonymized_with_a_key_before_anything_else():
     df = table(40)
     key = Pseudonymizer(b"k" * 32)
-    release = tabular.anonymize(df, QI, models=[KAnonymity(2)], identifiers=["name"],
-                                pseudonymizer=key, seed=0, measures=False)
+    release = tabular.anonymize(
+        df,
+        QI,
+        models=[KAnonymity(2)],
+        identifiers=["name"],
+        pseudonymizer=key,
+        seed=0,
+        measures=False,
+    )
     published = set(release.data["name"])
     assert not published & set(df["name"])
     assert published <= set(Pseudonymizer(b"k" * 32).pseudonymize(df["name"]))
     assert release.parameters["identifier_handling"] == "pseudonymized"
-    dropped = tabular.anonymize(df, QI, models=[KAnonymity(2)], identifiers=["name"],
-                                drop_identifiers=True, measures=False)
+    dropped = tabular.anonymize(
+        df, QI, models=[KAnonymity(2)], identifiers=["name"], drop_identifiers=True, measures=False
+    )
     assert "name" not in dropped.data.columns
 
 
 def test_t_closeness_is_met_against_the_published_distribution():
     df = table(120, seed=5)
-    release = tabular.anonymize(df, QI, "disease", [KAnonymity(2), TCloseness(0.15)],
-                                suppression_limit=0.2, measures=False)
+    release = tabular.anonymize(
+        df, QI, "disease", [KAnonymity(2), TCloseness(0.15)], suppression_limit=0.2, measures=False
+    )
     independent_check(release.data, QI, "disease", k=2, t=0.15)
 
 
-@pytest.mark.parametrize("mutate, match, column", [
-    (lambda d: d.assign(age=d["age"].astype(float).where(d.index != 5)), "missing", "age"),
-    (lambda d: d.assign(sex=d["sex"].where(d.index != 7, "X")), "not in the hierarchy", "sex"),
-    (lambda d: d.assign(zip=d["zip"].astype(object).where(d.index != 4, 47677)), "mixed", "zip"),
-])
+@pytest.mark.parametrize(
+    "mutate, match, column",
+    [
+        (lambda d: d.assign(age=d["age"].astype(float).where(d.index != 5)), "missing", "age"),
+        (lambda d: d.assign(sex=d["sex"].where(d.index != 7, "X")), "not in the hierarchy", "sex"),
+        (
+            lambda d: d.assign(zip=d["zip"].astype(object).where(d.index != 4, 47677)),
+            "mixed",
+            "zip",
+        ),
+    ],
+)
 def test_bad_values_are_reported_by_column_and_row(mutate, match, column):
     df = mutate(table(20))
     with pytest.raises(InputError, match=match) as info:
@@ -146,8 +172,16 @@ def test_any_valid_input_gives_a_verified_release_or_infeasible(problem):
     df, k, l_div, limit, algorithm = problem
     models = [KAnonymity(k)] + ([DistinctLDiversity(l_div)] if l_div else [])
     try:
-        release = tabular.anonymize(df, QI, "disease", models, algorithm=algorithm,
-                                    suppression_limit=limit, seed=1, measures=False)
+        release = tabular.anonymize(
+            df,
+            QI,
+            "disease",
+            models,
+            algorithm=algorithm,
+            suppression_limit=limit,
+            seed=1,
+            measures=False,
+        )
     except InfeasibleError:
         # only when even the whole table as one class fails the models
         assert len(df) < k or (l_div and df["disease"].nunique() < l_div)
@@ -160,15 +194,23 @@ def test_any_valid_input_gives_a_verified_release_or_infeasible(problem):
 
 def test_local_suppression_keeps_every_record_and_blanks_cells():
     df = table(60, seed=2)
-    release = tabular.anonymize(df, QI, models=[KAnonymity(3)], suppression_limit=0.2,
-                                local_suppression=True, seed=0, measures=False)
+    release = tabular.anonymize(
+        df,
+        QI,
+        models=[KAnonymity(3)],
+        suppression_limit=0.2,
+        local_suppression=True,
+        seed=0,
+        measures=False,
+    )
     assert release.suppressed == 0 and len(release.data) == len(df)
     independent_check(release.data, QI, k=3)
     blanked = int((release.data[list(QI)] == "*").to_numpy().sum())
     assert blanked >= release.info["locally_suppressed_cells"] > 0
     with pytest.raises(InputError, match="local_suppression"):
-        tabular.anonymize(df, QI, "disease", [KAnonymity(2), DistinctLDiversity(2)],
-                          local_suppression=True)
+        tabular.anonymize(
+            df, QI, "disease", [KAnonymity(2), DistinctLDiversity(2)], local_suppression=True
+        )
 
 
 def test_record_linkage_risk_drops():
@@ -184,10 +226,17 @@ def test_ordered_t_closeness_with_suppression_verifies_on_the_published_domain()
     # measured over the published domain, as a verifier reading the output measures it
     rng = np.random.default_rng(2)
     df = table(40, seed=2)
-    df["salary"] = rng.choice([1, 2, 3, 4, 5, 6], size=len(df),
-                              p=[0.3, 0.25, 0.2, 0.15, 0.05, 0.05])
-    release = tabular.anonymize(df, QI, "salary", [KAnonymity(2), TCloseness(0.3, "ordered")],
-                                suppression_limit=0.3, measures=False)
+    df["salary"] = rng.choice(
+        [1, 2, 3, 4, 5, 6], size=len(df), p=[0.3, 0.25, 0.2, 0.15, 0.05, 0.05]
+    )
+    release = tabular.anonymize(
+        df,
+        QI,
+        "salary",
+        [KAnonymity(2), TCloseness(0.3, "ordered")],
+        suppression_limit=0.3,
+        measures=False,
+    )
     assert release.verify().passed
     assert release.suppressed > 0
     from pycanon import anonymity

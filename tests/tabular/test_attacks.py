@@ -43,9 +43,25 @@ def _input_with_serial(directory: Path, source: Path) -> tuple[Path, pd.DataFram
 
 
 def _cli_release(path: Path, out: Path, *extra: str) -> pd.DataFrame:
-    result = CliRunner().invoke(cli, [
-        "anonymize", str(path), "--sep", ";", "--qi", ",".join(QIS),
-        "--hierarchy-dir", str(BUNDLED), "-k", "5", "-o", str(out), "--quiet", *extra])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(path),
+            "--sep",
+            ";",
+            "--qi",
+            ",".join(QIS),
+            "--hierarchy-dir",
+            str(BUNDLED),
+            "-k",
+            "5",
+            "-o",
+            str(out),
+            "--quiet",
+            *extra,
+        ],
+    )
     assert result.exit_code == 0, result.output
     return pd.read_csv(out, sep=";")
 
@@ -61,8 +77,10 @@ def _max_rank_correlation(true_positions: np.ndarray) -> float:
     truth = np.argsort(np.argsort(true_positions)).astype(np.int64)
     offset = m * ((m - 1) / 2) ** 2
     scale = m * (m * m - 1) / 12.0
-    return max(abs(int((np.random.default_rng(seed).permutation(m) * truth).sum()) - offset)
-               / scale for seed in SEEDS)
+    return max(
+        abs(int((np.random.default_rng(seed).permutation(m) * truth).sum()) - offset) / scale
+        for seed in SEEDS
+    )
 
 
 def _same_source_at_same_position(a: np.ndarray, b: np.ndarray) -> int:
@@ -80,9 +98,16 @@ def cli_releases(adult_file, tmp_path_factory):
     """Default CLI releases of one table: two with the DM* metric, one with the loss metric."""
     path, _ = adult_file
     out = tmp_path_factory.mktemp("releases")
-    return {name: _cli_release(path, out / f"{name}.csv", *extra) for name, extra in {
-        "dm": (), "dm_again": (), "loss": ("--metric", "loss"),
-        "ids": ("--identifier", "name"), "ids_again": ("--identifier", "name")}.items()}
+    return {
+        name: _cli_release(path, out / f"{name}.csv", *extra)
+        for name, extra in {
+            "dm": (),
+            "dm_again": (),
+            "loss": ("--metric", "loss"),
+            "ids": ("--identifier", "name"),
+            "ids_again": ("--identifier", "name"),
+        }.items()
+    }
 
 
 def test_replaying_seed_permutations_does_not_restore_the_cli_input_order(cli_releases):
@@ -91,19 +116,19 @@ def test_replaying_seed_permutations_does_not_restore_the_cli_input_order(cli_re
 
 
 def test_replaying_seed_permutations_does_not_restore_the_api_input_order(
-        adult_sample, adult_sample_hierarchies):
-    release = tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
-                                seed=0, measures=False)
+    adult_sample, adult_sample_hierarchies
+):
+    release = tabular.anonymize(
+        adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)], seed=0, measures=False
+    )
     assert _max_rank_correlation(np.asarray(release.source_index)) < 0.1
 
 
 def test_full_adult_order_is_not_restored_by_any_seed():
     folder = shared_file("adult/adult.csv").parent
     df = pd.read_csv(folder / "adult.csv", sep=";")
-    hierarchies = {c: Hierarchy.from_csv(folder / f"adult_hierarchy_{c}.csv", name=c)
-                   for c in QIS}
-    release = tabular.anonymize(df, hierarchies, None, [KAnonymity(5)], seed=0,
-                                measures=False)
+    hierarchies = {c: Hierarchy.from_csv(folder / f"adult_hierarchy_{c}.csv", name=c) for c in QIS}
+    release = tabular.anonymize(df, hierarchies, None, [KAnonymity(5)], seed=0, measures=False)
     assert _max_rank_correlation(np.asarray(release.source_index)) < 0.1
 
 
@@ -114,21 +139,44 @@ def test_two_default_cli_releases_are_not_row_aligned(cli_releases):
 
 
 def test_two_api_releases_with_different_metrics_are_not_row_aligned(
-        adult_sample, adult_sample_hierarchies):
-    sources = [np.asarray(tabular.anonymize(adult_sample, adult_sample_hierarchies, None,
-                                            [KAnonymity(5)], metric=metric, seed=0,
-                                            measures=False).source_index)
-               for metric in ("discernibility", "loss")]
+    adult_sample, adult_sample_hierarchies
+):
+    sources = [
+        np.asarray(
+            tabular.anonymize(
+                adult_sample,
+                adult_sample_hierarchies,
+                None,
+                [KAnonymity(5)],
+                metric=metric,
+                seed=0,
+                measures=False,
+            ).source_index
+        )
+        for metric in ("discernibility", "loss")
+    ]
     assert _same_source_at_same_position(*sources) <= CHANCE_HITS
 
 
 @pytest.mark.parametrize("algorithm", ["mondrian", "datafly"])
-def test_every_algorithm_publishes_rows_in_a_secret_order(algorithm, adult_sample,
-                                                          adult_sample_hierarchies):
-    sources = [np.asarray(tabular.anonymize(adult_sample, adult_sample_hierarchies, None,
-                                            [KAnonymity(5)], algorithm=algorithm, seed=0,
-                                            suppression_limit=0.02, measures=False).source_index)
-               for _ in range(2)]
+def test_every_algorithm_publishes_rows_in_a_secret_order(
+    algorithm, adult_sample, adult_sample_hierarchies
+):
+    sources = [
+        np.asarray(
+            tabular.anonymize(
+                adult_sample,
+                adult_sample_hierarchies,
+                None,
+                [KAnonymity(5)],
+                algorithm=algorithm,
+                seed=0,
+                suppression_limit=0.02,
+                measures=False,
+            ).source_index
+        )
+        for _ in range(2)
+    ]
     assert _same_source_at_same_position(*sources) <= CHANCE_HITS
     assert _max_rank_correlation(sources[0]) < 0.1
 
@@ -144,7 +192,8 @@ def test_pseudonyms_of_two_keyless_releases_do_not_link_by_position(cli_releases
 
 
 def test_a_key_file_reproduces_the_release_byte_for_byte_and_only_with_that_key(
-        adult_file, tmp_path):
+    adult_file, tmp_path
+):
     path, _ = adult_file
     for name, content in (("one.key", "0" * 64), ("two.key", "1" * 64)):
         (tmp_path / name).write_text(content)
@@ -158,24 +207,34 @@ def test_a_key_file_reproduces_the_release_byte_for_byte_and_only_with_that_key(
     assert _max_rank_correlation(serial) < 0.1
 
 
-def test_keyless_api_releases_differ_and_a_key_repeats_them(adult_sample,
-                                                             adult_sample_hierarchies):
+def test_keyless_api_releases_differ_and_a_key_repeats_them(adult_sample, adult_sample_hierarchies):
     def run(**kw):
-        return tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
-                                 seed=0, measures=False, **kw)
+        return tabular.anonymize(
+            adult_sample,
+            adult_sample_hierarchies,
+            None,
+            [KAnonymity(5)],
+            seed=0,
+            measures=False,
+            **kw,
+        )
 
     assert not run().data.equals(run().data)
     pd.testing.assert_frame_equal(run(key=b"k" * 32).data, run(key=b"k" * 32).data)
 
 
 def test_source_index_links_published_rows_to_the_input_and_is_never_published(
-        adult_sample, adult_sample_hierarchies):
+    adult_sample, adult_sample_hierarchies
+):
     df = adult_sample.set_index(pd.Index([f"r{i}" for i in range(len(adult_sample))]))
-    release = tabular.anonymize(df, adult_sample_hierarchies, "occupation", [KAnonymity(5)],
-                                seed=0, suppression_limit=0.02)
+    release = tabular.anonymize(
+        df, adult_sample_hierarchies, "occupation", [KAnonymity(5)], seed=0, suppression_limit=0.02
+    )
     assert len(release.source_index) == len(release.data)
-    assert (df.loc[release.source_index, "occupation"].to_numpy()
-            == release.data["occupation"].to_numpy()).all()
+    assert (
+        df.loc[release.source_index, "occupation"].to_numpy()
+        == release.data["occupation"].to_numpy()
+    ).all()
     from structanon.report import format_summary
 
     for text in (repr(release), str(release.to_dict()), format_summary(release)):
@@ -194,8 +253,15 @@ def test_local_suppression_donors_are_not_the_last_input_rows_of_their_class():
     spec = {c: Hierarchy([[v, "*"] for v in sorted(df[c].unique())], name=c) for c in "ab"}
     donors = set()
     for _ in range(20):
-        release = tabular.anonymize(df, spec, None, [KAnonymity(2)], suppression_limit=0.05,
-                                    local_suppression=True, measures=False)
+        release = tabular.anonymize(
+            df,
+            spec,
+            None,
+            [KAnonymity(2)],
+            suppression_limit=0.05,
+            local_suppression=True,
+            measures=False,
+        )
         blank = (release.data[["a", "b"]] == "*").all(axis=1).to_numpy()
         assert blank.sum() == 2
         donors |= set(np.asarray(release.source_index)[blank]) - {30}
@@ -213,10 +279,28 @@ def test_the_key_file_never_appears_in_the_report(tmp_path):
     key.write_text("00112233445566778899aabbccddeeff")
     data = Path(__file__).resolve().parents[2] / "tabular" / "data"
     out, report = tmp_path / "o.csv", tmp_path / "r.json"
-    result = CliRunner().invoke(cli, ["anonymize", str(data / "adult_sample.csv"), "--sep", ";",
-                                      "--qi", "sex,age", "--hierarchy-dir", str(data), "-k", "5",
-                                      "--key-file", str(key), "-o", str(out), "--report",
-                                      str(report), "--no-measures"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(data / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            "sex,age",
+            "--hierarchy-dir",
+            str(data),
+            "-k",
+            "5",
+            "--key-file",
+            str(key),
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+            "--no-measures",
+        ],
+    )
     assert result.exit_code == 0, result.output
     text = report.read_text()
     assert hashlib.sha256(key.read_bytes()).hexdigest() not in text

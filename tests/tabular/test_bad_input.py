@@ -33,8 +33,10 @@ def small(tmp_path) -> Path:
 
 
 def anonymize(path: Path, *args: str, qi: str = "sex,age"):
-    return CliRunner().invoke(tab_cli.cli, ["anonymize", str(path), "--sep", ";", "--qi", qi,
-                                            "--hierarchy-dir", str(DATA), *args])
+    return CliRunner().invoke(
+        tab_cli.cli,
+        ["anonymize", str(path), "--sep", ";", "--qi", qi, "--hierarchy-dir", str(DATA), *args],
+    )
 
 
 def digest(path: Path) -> str:
@@ -52,8 +54,10 @@ def assert_input_error(result, *words: str) -> None:
 def test_output_or_report_naming_an_input_is_refused_and_the_input_kept(small, tmp_path):
     before = digest(small)
     assert_input_error(anonymize(small, "-k", "5", "-o", str(small)), "--output", "input")
-    assert_input_error(anonymize(small, "-k", "5", "-o", str(tmp_path / "o.csv"),
-                                 "--report", str(small)), "--report")
+    assert_input_error(
+        anonymize(small, "-k", "5", "-o", str(tmp_path / "o.csv"), "--report", str(small)),
+        "--report",
+    )
     assert digest(small) == before
     hierarchy = tmp_path / "sex.csv"
     hierarchy.write_text((DATA / "adult_hierarchy_sex.csv").read_text())
@@ -65,8 +69,11 @@ def test_output_or_report_naming_an_input_is_refused_and_the_input_kept(small, t
 
 def test_wrong_report_extension_is_refused_before_anything_is_written(small, tmp_path):
     out = tmp_path / "out.csv"
-    assert_input_error(anonymize(small, "-k", "5", "-o", str(out), "--report",
-                                 str(tmp_path / "r.txt")), "--report", ".json")
+    assert_input_error(
+        anonymize(small, "-k", "5", "-o", str(out), "--report", str(tmp_path / "r.txt")),
+        "--report",
+        ".json",
+    )
     assert not out.exists() and not (tmp_path / "r.txt").exists()
 
 
@@ -89,8 +96,11 @@ def test_an_output_folder_that_cannot_exist_is_refused_before_reading(small, tmp
 def test_non_utf8_hierarchy_and_input_name_the_file(small, tmp_path):
     bad = tmp_path / "sex.csv"
     bad.write_bytes(b"Male;*\n\xff\xfeFemale;*\n")
-    assert_input_error(anonymize(small, "-k", "5", "--hierarchy", f"sex={bad}", "-o",
-                                 str(tmp_path / "o.csv")), "sex.csv", "UTF-8")
+    assert_input_error(
+        anonymize(small, "-k", "5", "--hierarchy", f"sex={bad}", "-o", str(tmp_path / "o.csv")),
+        "sex.csv",
+        "UTF-8",
+    )
     latin = tmp_path / "latin.csv"
     latin.write_bytes(small.read_bytes().replace(b"Male", b"M\xe4le", 1))
     assert_input_error(anonymize(latin, "-k", "5", "-o", str(tmp_path / "o.csv")), "latin.csv")
@@ -105,37 +115,67 @@ def test_empty_or_header_only_file_is_bad_input_with_a_separator_hint(tmp_path, 
 
 
 def test_a_wrong_separator_gets_a_hint(small, tmp_path):
-    result = CliRunner().invoke(tab_cli.cli, ["anonymize", str(small), "--qi", "sex", "-k", "5",
-                                              "--hierarchy-dir", str(DATA), "-o",
-                                              str(tmp_path / "o.csv")])
+    result = CliRunner().invoke(
+        tab_cli.cli,
+        [
+            "anonymize",
+            str(small),
+            "--qi",
+            "sex",
+            "-k",
+            "5",
+            "--hierarchy-dir",
+            str(DATA),
+            "-o",
+            str(tmp_path / "o.csv"),
+        ],
+    )
     assert_input_error(result, "wrong --sep", "';'")
 
 
 def test_unknown_output_extension_lists_the_accepted_ones(small, tmp_path):
-    assert_input_error(anonymize(small, "-k", "5", "-o", str(tmp_path / "out.xlsx")),
-                       ".xlsx", ".csv", ".parquet")
+    assert_input_error(
+        anonymize(small, "-k", "5", "-o", str(tmp_path / "out.xlsx")), ".xlsx", ".csv", ".parquet"
+    )
     assert not (tmp_path / "out.xlsx").exists()
 
 
 def test_missing_hierarchy_folder_is_named_as_a_folder(small, tmp_path):
-    result = CliRunner().invoke(tab_cli.cli, [
-        "anonymize", str(small), "--sep", ";", "--qi", "sex", "-k", "5", "--hierarchy-dir",
-        str(tmp_path / "nowhere"), "-o", str(tmp_path / "o.csv")])
+    result = CliRunner().invoke(
+        tab_cli.cli,
+        [
+            "anonymize",
+            str(small),
+            "--sep",
+            ";",
+            "--qi",
+            "sex",
+            "-k",
+            "5",
+            "--hierarchy-dir",
+            str(tmp_path / "nowhere"),
+            "-o",
+            str(tmp_path / "o.csv"),
+        ],
+    )
     assert_input_error(result, "folder does not exist")
 
 
-def test_k_1_warns_on_stderr_and_in_the_release(small, tmp_path, adult_sample,
-                                               adult_sample_hierarchies):
+def test_k_1_warns_on_stderr_and_in_the_release(
+    small, tmp_path, adult_sample, adult_sample_hierarchies
+):
     result = anonymize(small, "-k", "1", "-o", str(tmp_path / "o.csv"))
     assert result.exit_code == 0, result.output
     assert "k = 1 gives no protection" in result.stderr
     quiet = anonymize(small, "-k", "1", "-o", str(tmp_path / "q.csv"), "--quiet")
     assert quiet.exit_code == 0 and quiet.stderr == ""  # --quiet: nothing but errors
-    release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                                [KAnonymity(1)], measures=False)
+    release = tabular.anonymize(
+        adult_sample.head(200), adult_sample_hierarchies, None, [KAnonymity(1)], measures=False
+    )
     assert any("k = 1" in w for w in release.info["warnings"])
-    safe = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                             [KAnonymity(2)], measures=False)
+    safe = tabular.anonymize(
+        adult_sample.head(200), adult_sample_hierarchies, None, [KAnonymity(2)], measures=False
+    )
     assert "warnings" not in safe.info
 
 
@@ -144,23 +184,27 @@ def test_a_value_missing_from_its_hierarchy_is_reported_by_file_line(small, tmp_
     lines[5] = lines[5].replace("Male", "Mxle", 1)  # file line 6 = data row 4 (0-based)
     bad = tmp_path / "bad.csv"
     bad.write_text("\n".join(lines) + "\n")
-    assert_input_error(anonymize(bad, "-k", "5", "-o", str(tmp_path / "o.csv")),
-                       "line 6", "'Mxle'", "column 'sex'")
+    assert_input_error(
+        anonymize(bad, "-k", "5", "-o", str(tmp_path / "o.csv")), "line 6", "'Mxle'", "column 'sex'"
+    )
     lines.insert(3, "")  # a blank line the reader skips still counts as a file line
     bad.write_text("\n".join(lines) + "\n")
     assert_input_error(anonymize(bad, "-k", "5", "-o", str(tmp_path / "o.csv")), "line 7")
 
 
-def test_no_measures_skips_utility_and_risk(small, tmp_path, adult_sample,
-                                            adult_sample_hierarchies):
+def test_no_measures_skips_utility_and_risk(
+    small, tmp_path, adult_sample, adult_sample_hierarchies
+):
     report = tmp_path / "r.json"
-    result = anonymize(small, "-k", "5", "-o", str(tmp_path / "o.csv"), "--no-measures",
-                       "--report", str(report))
+    result = anonymize(
+        small, "-k", "5", "-o", str(tmp_path / "o.csv"), "--no-measures", "--report", str(report)
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(report.read_text())
     assert not doc["utility"] and not doc["risk"] and doc["verification"]["passed"]
-    release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                                [KAnonymity(2)], measures=False)
+    release = tabular.anonymize(
+        adult_sample.head(200), adult_sample_hierarchies, None, [KAnonymity(2)], measures=False
+    )
     assert release.utility == {} and release.risk == {}
 
 
@@ -169,37 +213,57 @@ def test_api_parameter_errors_name_the_parameter(adult_sample, adult_sample_hier
     twice = pd.concat([df, df[["sex"]]], axis=1)
     with pytest.raises(InputError, match="duplicate column names: 'sex'"):
         tabular.anonymize(twice, spec, None, [KAnonymity(2)], measures=False)
-    for kwargs, name in (({"suppression_limit": 1.5}, "suppression_limit"),
-                         ({"suppression_limit": -0.1}, "suppression_limit"),
-                         ({"algorithm": "flash"}, "algorithm"),
-                         ({"metric": "gini"}, "metric")):
+    for kwargs, name in (
+        ({"suppression_limit": 1.5}, "suppression_limit"),
+        ({"suppression_limit": -0.1}, "suppression_limit"),
+        ({"algorithm": "flash"}, "algorithm"),
+        ({"metric": "gini"}, "metric"),
+    ):
         with pytest.raises(InputError, match=name):
             tabular.anonymize(df, spec, None, [KAnonymity(2)], measures=False, **kwargs)
     with pytest.raises(InputError, match="k"):
         tabular.anonymize(df, spec, None, [KAnonymity(0)], measures=False)
     with pytest.raises(InputError, match="not both"):
-        tabular.anonymize(df, spec, None, [KAnonymity(2)], key=b"a" * 16,
-                          pseudonymizer=b"b" * 16, measures=False)
+        tabular.anonymize(
+            df, spec, None, [KAnonymity(2)], key=b"a" * 16, pseudonymizer=b"b" * 16, measures=False
+        )
 
 
 def test_load_hierarchies_names_a_missing_folder(tmp_path):
     with pytest.raises(InputError, match="folder does not exist"):
         tab_io.load_hierarchies(["sex"], directory=tmp_path / "nowhere")
-    assert isinstance(tab_io.read_hierarchy(DATA / "adult_hierarchy_sex.csv", ";", "sex"),
-                      Hierarchy)
+    assert isinstance(
+        tab_io.read_hierarchy(DATA / "adult_hierarchy_sex.csv", ";", "sex"), Hierarchy
+    )
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--seed", "-1"], ["--seed", ">= 0"]),
-    (["--sep", ""], ["--sep"]),
-    (["--hierarchy-sep", ";;"], ["--hierarchy-sep", "one character"]),
-    (["--suppression-limit", "1.5"], ["--suppression-limit"]),
-    (["-k", "0"], ["-k"]),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--seed", "-1"], ["--seed", ">= 0"]),
+        (["--sep", ""], ["--sep"]),
+        (["--hierarchy-sep", ";;"], ["--hierarchy-sep", "one character"]),
+        (["--suppression-limit", "1.5"], ["--suppression-limit"]),
+        (["-k", "0"], ["-k"]),
+    ],
+)
 def test_bad_options_are_named_before_reading(small, tmp_path, args, words):
-    result = CliRunner().invoke(tab_cli.cli, ["anonymize", str(small), "--qi", "sex", "-k", "5",
-                                              "--hierarchy-dir", str(DATA), "-o",
-                                              str(tmp_path / "o.csv"), *args])
+    result = CliRunner().invoke(
+        tab_cli.cli,
+        [
+            "anonymize",
+            str(small),
+            "--qi",
+            "sex",
+            "-k",
+            "5",
+            "--hierarchy-dir",
+            str(DATA),
+            "-o",
+            str(tmp_path / "o.csv"),
+            *args,
+        ],
+    )
     assert_input_error(result, *words)
     assert not (tmp_path / "o.csv").exists()
 
@@ -213,14 +277,21 @@ def test_a_short_key_file_is_named(small, tmp_path):
 
 def test_a_negative_seed_is_an_input_error(adult_sample, adult_sample_hierarchies):
     with pytest.raises(InputError, match="seed"):
-        tabular.anonymize(adult_sample.head(50), adult_sample_hierarchies, None,
-                          [KAnonymity(2)], seed=-3, measures=False)
+        tabular.anonymize(
+            adult_sample.head(50),
+            adult_sample_hierarchies,
+            None,
+            [KAnonymity(2)],
+            seed=-3,
+            measures=False,
+        )
 
 
 def test_assess_checks_its_report_before_reading(small, tmp_path):
     def assess(*args):
-        return CliRunner().invoke(tab_cli.cli, ["assess", str(small), "--sep", ";", "--qi",
-                                                "sex,age", *args])
+        return CliRunner().invoke(
+            tab_cli.cli, ["assess", str(small), "--sep", ";", "--qi", "sex,age", *args]
+        )
 
     before = digest(small)
     assert_input_error(assess("--report", str(small)), "--report")
@@ -229,8 +300,9 @@ def test_assess_checks_its_report_before_reading(small, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
 
 
-def test_utility_is_a_deprecated_alias_of_measures_and_classifier(adult_sample,
-                                                                   adult_sample_hierarchies):
+def test_utility_is_a_deprecated_alias_of_measures_and_classifier(
+    adult_sample, adult_sample_hierarchies
+):
     df, spec = adult_sample.head(200), adult_sample_hierarchies
     with pytest.warns(DeprecationWarning, match="measures=False"):
         skipped = tabular.anonymize(df, spec, None, [KAnonymity(2)], utility=False)
@@ -238,24 +310,30 @@ def test_utility_is_a_deprecated_alias_of_measures_and_classifier(adult_sample,
     with pytest.warns(DeprecationWarning, match="classifier=True"):
         full = tabular.anonymize(df, spec, "occupation", [KAnonymity(2)], utility="full")
     assert "classifier_accuracy" in full.utility
-    assert "classifier_accuracy" in tabular.anonymize(df, spec, "occupation", [KAnonymity(2)],
-                                                      classifier=True).utility
+    assert (
+        "classifier_accuracy"
+        in tabular.anonymize(df, spec, "occupation", [KAnonymity(2)], classifier=True).utility
+    )
     with pytest.raises(InputError, match="measures"):
         tabular.anonymize(df, spec, None, [KAnonymity(2)], measures="no")
 
 
 def test_release_timings_come_from_the_shared_ending(adult_sample, adult_sample_hierarchies):
-    release = tabular.anonymize(adult_sample.head(200), adult_sample_hierarchies, None,
-                                [KAnonymity(2)])
-    assert {"encode", "search", "publish", "shuffle", "verify", "measures",
-            "total"} <= set(release.timings)
+    release = tabular.anonymize(
+        adult_sample.head(200), adult_sample_hierarchies, None, [KAnonymity(2)]
+    )
+    assert {"encode", "search", "publish", "shuffle", "verify", "measures", "total"} <= set(
+        release.timings
+    )
     assert repr(release.verifier).startswith("TabularVerifier(")
 
 
-def test_transformation_is_said_in_words_with_hierarchy_labels(adult_sample,
-                                                               adult_sample_hierarchies):
-    release = tabular.anonymize(adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)],
-                                measures=False)
+def test_transformation_is_said_in_words_with_hierarchy_labels(
+    adult_sample, adult_sample_hierarchies
+):
+    release = tabular.anonymize(
+        adult_sample, adult_sample_hierarchies, None, [KAnonymity(5)], measures=False
+    )
     text = release.info["transformation_text"]
     for column, level in release.transformation.items():
         h = adult_sample_hierarchies[column]
@@ -264,6 +342,12 @@ def test_transformation_is_said_in_words_with_hierarchy_labels(adult_sample,
         else:
             assert f"{column}: " in text and f"(level {level} of {h.height})" in text
             assert repr(str(h.labels(level)[0])) in text  # a label of the chosen level
-    mondrian = tabular.anonymize(adult_sample.head(300), {"age": "numeric"}, None,
-                                 [KAnonymity(5)], algorithm="mondrian", measures=False)
+    mondrian = tabular.anonymize(
+        adult_sample.head(300),
+        {"age": "numeric"},
+        None,
+        [KAnonymity(5)],
+        algorithm="mondrian",
+        measures=False,
+    )
     assert "Mondrian" in mondrian.info["transformation_text"]

@@ -22,11 +22,34 @@ def run(args):
 
 def test_anonymize_writes_verified_table_and_json_report(tmp_path):
     out, report = tmp_path / "anon.csv", tmp_path / "report.json"
-    result = run(["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", QIS,
-                  "--hierarchy-dir", str(DATA), "--hierarchy",
-                  f"age={DATA / 'adult_hierarchy_age.csv'}", "--sensitive", "occupation",
-                  "-k", "5", "--l-diversity", "2", "--suppression-limit", "0.05",
-                  "--metric", "loss", "-o", str(out), "--report", str(report)])
+    result = run(
+        [
+            "anonymize",
+            str(DATA / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            QIS,
+            "--hierarchy-dir",
+            str(DATA),
+            "--hierarchy",
+            f"age={DATA / 'adult_hierarchy_age.csv'}",
+            "--sensitive",
+            "occupation",
+            "-k",
+            "5",
+            "--l-diversity",
+            "2",
+            "--suppression-limit",
+            "0.05",
+            "--metric",
+            "loss",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+        ]
+    )
     assert result.exit_code == 0, result.output
     data = pd.read_csv(out, sep=";")
     assert data.groupby(QIS.split(",")).size().min() >= 5
@@ -38,9 +61,27 @@ def test_anonymize_writes_verified_table_and_json_report(tmp_path):
 
 def test_html_report_embeds_figures(tmp_path):
     out, report = tmp_path / "anon.csv", tmp_path / "report.html"
-    result = run(["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi",
-                  "sex,age,race", "--hierarchy-dir", str(DATA), "-k", "3", "--algorithm",
-                  "datafly", "-o", str(out), "--report", str(report), "--quiet"])
+    result = run(
+        [
+            "anonymize",
+            str(DATA / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            "sex,age,race",
+            "--hierarchy-dir",
+            str(DATA),
+            "-k",
+            "3",
+            "--algorithm",
+            "datafly",
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+            "--quiet",
+        ]
+    )
     assert result.exit_code == 0, result.output
     html = report.read_text()
     assert html.count("data:image/png;base64") >= 3
@@ -53,8 +94,23 @@ def test_identifier_option_pseudonymizes(tmp_path):
     df.insert(0, "ssn", [f"123-45-{i:04d}" for i in range(len(df))])
     df.to_csv(src, index=False)
     out = tmp_path / "anon.csv"
-    result = run(["anonymize", str(src), "--qi", "sex,race", "--hierarchy-dir", str(DATA),
-                  "-k", "2", "--identifier", "ssn", "-o", str(out), "--quiet"])
+    result = run(
+        [
+            "anonymize",
+            str(src),
+            "--qi",
+            "sex,race",
+            "--hierarchy-dir",
+            str(DATA),
+            "-k",
+            "2",
+            "--identifier",
+            "ssn",
+            "-o",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert result.exit_code == 0, result.output
     published = pd.read_csv(out)
     assert not set(published["ssn"]) & set(df["ssn"])
@@ -62,9 +118,27 @@ def test_identifier_option_pseudonymizes(tmp_path):
 
 def test_mondrian_with_numeric_age(tmp_path):
     out = tmp_path / "anon.csv"
-    result = run(["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi",
-                  "age,sex", "--numeric", "age", "--hierarchy-dir", str(DATA), "-k", "4",
-                  "--algorithm", "mondrian", "-o", str(out), "--quiet"])
+    result = run(
+        [
+            "anonymize",
+            str(DATA / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            "age,sex",
+            "--numeric",
+            "age",
+            "--hierarchy-dir",
+            str(DATA),
+            "-k",
+            "4",
+            "--algorithm",
+            "mondrian",
+            "-o",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert result.exit_code == 0, result.output
     assert pd.read_csv(out, sep=";").groupby(["age", "sex"]).size().min() >= 4
 
@@ -72,22 +146,36 @@ def test_mondrian_with_numeric_age(tmp_path):
 def test_input_errors_exit_2_and_infeasible_exit_3(tmp_path):
     out = tmp_path / "anon.csv"
     base = ["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "-o", str(out)]
-    missing = CliRunner().invoke(cli, base + ["--qi", "sex,height", "--hierarchy-dir",
-                                              str(DATA), "-k", "2"])
+    missing = CliRunner().invoke(
+        cli, base + ["--qi", "sex,height", "--hierarchy-dir", str(DATA), "-k", "2"]
+    )
     assert missing.exit_code == 2
     assert "height" in missing.output
     no_hierarchy = CliRunner().invoke(cli, base + ["--qi", "sex,age", "-k", "2"])
     assert no_hierarchy.exit_code == 2
-    infeasible = CliRunner().invoke(cli, base + ["--qi", "sex", "--hierarchy-dir", str(DATA),
-                                                 "-k", "6000"])
+    infeasible = CliRunner().invoke(
+        cli, base + ["--qi", "sex", "--hierarchy-dir", str(DATA), "-k", "6000"]
+    )
     assert infeasible.exit_code == 3
     assert not out.exists()
 
 
 def test_assess_reports_raw_risk(tmp_path):
     report = tmp_path / "risk.json"
-    result = run(["assess", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", QIS,
-                  "--sensitive", "occupation", "--report", str(report)])
+    result = run(
+        [
+            "assess",
+            str(DATA / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            QIS,
+            "--sensitive",
+            "occupation",
+            "--report",
+            str(report),
+        ]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(report.read_text())
     assert doc["risk"]["records"] == 5000
@@ -121,8 +209,21 @@ def test_demo_writes_outputs_and_verifies(package_demo):
 
 
 def _anonymize_args(tmp_path, *extra):
-    return ["anonymize", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", "sex,age,race",
-            "--hierarchy-dir", str(DATA), "-k", "5", "-o", str(tmp_path / "anon.csv"), *extra]
+    return [
+        "anonymize",
+        str(DATA / "adult_sample.csv"),
+        "--sep",
+        ";",
+        "--qi",
+        "sex,age,race",
+        "--hierarchy-dir",
+        str(DATA),
+        "-k",
+        "5",
+        "-o",
+        str(tmp_path / "anon.csv"),
+        *extra,
+    ]
 
 
 def test_anonymize_logs_progress_on_stderr_unless_quiet(tmp_path):
@@ -135,18 +236,36 @@ def test_anonymize_logs_progress_on_stderr_unless_quiet(tmp_path):
 
 
 def test_unsupported_report_extension_exits_2_before_any_file_is_created(tmp_path):
-    result = CliRunner().invoke(cli, _anonymize_args(tmp_path, "--report",
-                                                     str(tmp_path / "r.pdf")))
+    result = CliRunner().invoke(cli, _anonymize_args(tmp_path, "--report", str(tmp_path / "r.pdf")))
     assert result.exit_code == 2 and "--report" in result.stderr
     assert list(tmp_path.iterdir()) == []
-    result = CliRunner().invoke(cli, ["assess", str(DATA / "adult_sample.csv"), "--sep", ";",
-                                      "--qi", "sex", "--report", str(tmp_path / "r.html")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "assess",
+            str(DATA / "adult_sample.csv"),
+            "--sep",
+            ";",
+            "--qi",
+            "sex",
+            "--report",
+            str(tmp_path / "r.html"),
+        ],
+    )
     assert result.exit_code == 2 and list(tmp_path.iterdir()) == []
 
 
 def test_assess_emits_the_shared_json_shape_and_a_table(tmp_path):
-    args = ["assess", str(DATA / "adult_sample.csv"), "--sep", ";", "--qi", "sex,age,race",
-            "--sensitive", "occupation"]
+    args = [
+        "assess",
+        str(DATA / "adult_sample.csv"),
+        "--sep",
+        ";",
+        "--qi",
+        "sex,age,race",
+        "--sensitive",
+        "occupation",
+    ]
     result = run(args + ["--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
@@ -174,5 +293,9 @@ def test_report_provenance_names_every_input_with_its_sha256(tmp_path):
     result = run(_anonymize_args(tmp_path, "--report", str(report), "--quiet"))
     assert result.exit_code == 0, result.output
     names = {f["name"] for f in json.loads(report.read_text())["provenance"]["inputs"]}
-    assert {"adult_sample.csv", "adult_hierarchy_age.csv", "adult_hierarchy_sex.csv",
-            "adult_hierarchy_race.csv"} <= names
+    assert {
+        "adult_sample.csv",
+        "adult_hierarchy_age.csv",
+        "adult_hierarchy_sex.csv",
+        "adult_hierarchy_race.csv",
+    } <= names

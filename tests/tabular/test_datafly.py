@@ -16,8 +16,7 @@ from tabular._lattice import EncodedTable
 def test_generalizes_the_attribute_with_most_distinct_values_first():
     wide = Hierarchy([[f"v{i}", f"g{i // 4}", "*"] for i in range(8)], name="wide")
     narrow = Hierarchy([["a", "*"], ["b", "*"]], name="narrow")
-    df = pd.DataFrame({"wide": [f"v{i % 8}" for i in range(16)],
-                       "narrow": ["a", "b"] * 8})
+    df = pd.DataFrame({"wide": [f"v{i % 8}" for i in range(16)], "narrow": ["a", "b"] * 8})
     enc = EncodedTable([wide.encode(df["wide"]), narrow.encode(df["narrow"])], [wide, narrow])
     outcome, steps = datafly(enc, [KAnonymity(4)], 0)
     # 8 distinct values beat 2: "wide" goes first, then (2 vs 2: the first column) again
@@ -27,9 +26,15 @@ def test_generalizes_the_attribute_with_most_distinct_values_first():
 
 
 def test_datafly_release_on_adult_sample(adult_sample, adult_sample_hierarchies):
-    release = tabular.anonymize(adult_sample, adult_sample_hierarchies, "occupation",
-                                [KAnonymity(10), DistinctLDiversity(2)], algorithm="datafly",
-                                suppression_limit=0.02, measures=False)
+    release = tabular.anonymize(
+        adult_sample,
+        adult_sample_hierarchies,
+        "occupation",
+        [KAnonymity(10), DistinctLDiversity(2)],
+        algorithm="datafly",
+        suppression_limit=0.02,
+        measures=False,
+    )
     qis = list(adult_sample_hierarchies)
     sizes = release.data.groupby(qis).size()
     assert sizes.min() >= 10
@@ -39,8 +44,7 @@ def test_datafly_release_on_adult_sample(adult_sample, adult_sample_hierarchies)
     assert release.parameters["metric"] is None
 
 
-def test_datafly_is_never_better_than_optimal_on_dm_star(adult_sample,
-                                                         adult_sample_hierarchies):
+def test_datafly_is_never_better_than_optimal_on_dm_star(adult_sample, adult_sample_hierarchies):
     args = (adult_sample, adult_sample_hierarchies, "occupation", [KAnonymity(5)])
     greedy = tabular.anonymize(*args, algorithm="datafly", measures=False)
     best = tabular.anonymize(*args, algorithm="optimal", metric="discernibility", measures=False)

@@ -34,24 +34,30 @@ def brute_merge_cost(a, b) -> float:
     return brute_sse(list(a) + list(b)) - brute_sse(a) - brute_sse(b)
 
 
-@pytest.mark.parametrize("a, b, expected", [
-    ([2], [12, 16], 96.0),
-    ([12, 16], [25, 29], 169.0),
-    ([25, 29], [45], 216.0),
-    ([2], [45], 924.5),
-    ([2, 12, 16], [25, 29], 346.8),
-    ([2, 12, 16], [45], 918.75),
-])
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([2], [12, 16], 96.0),
+        ([12, 16], [25, 29], 169.0),
+        ([25, 29], [45], 216.0),
+        ([2], [45], 924.5),
+        ([2, 12, 16], [25, 29], 346.8),
+        ([2, 12, 16], [45], 918.75),
+    ],
+)
 def test_ward_example_merge_costs(a, b, expected):
     """The Ward slide on {2, 12, 16, 25, 29, 45}: these printed costs follow the definition."""
     assert ward_merge_cost(a, b) == pytest.approx(expected, abs=1e-9)
     assert brute_merge_cost(a, b) == pytest.approx(expected, abs=1e-9)
 
 
-@pytest.mark.parametrize("a, b, printed, exact", [
-    ([2], [25, 29], 416.33, 1250 / 3),
-    ([12, 16], [45], 640.33, 1922 / 3),
-])
+@pytest.mark.parametrize(
+    "a, b, printed, exact",
+    [
+        ([2], [25, 29], 416.33, 1250 / 3),
+        ([12, 16], [45], 640.33, 1922 / 3),
+    ],
+)
 def test_ward_example_misprinted_costs(a, b, printed, exact):
     """The slide prints 416.33 and 640.33; the definition gives 416.67 and 640.67."""
     assert ward_merge_cost(a, b) == pytest.approx(exact, abs=1e-9)
@@ -105,8 +111,12 @@ def test_mdav_errors():
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), n=st.integers(1, 60), d=st.integers(1, 3), k=st.integers(1, 7))
 def test_mdav_groups_hold_k_to_2k_minus_1(data, n, d, k):
-    values = np.array(data.draw(st.lists(st.lists(st.integers(-20, 20), min_size=d, max_size=d),
-                                         min_size=n, max_size=n)), dtype=float)
+    values = np.array(
+        data.draw(
+            st.lists(st.lists(st.integers(-20, 20), min_size=d, max_size=d), min_size=n, max_size=n)
+        ),
+        dtype=float,
+    )
     if k > n:
         with pytest.raises(InfeasibleError):
             mdav(values, k)
@@ -120,8 +130,14 @@ def test_mdav_groups_hold_k_to_2k_minus_1(data, n, d, k):
 
 
 def test_microaggregate_replaces_values_by_group_means():
-    df = pd.DataFrame({"age": [20, 22, 24, 60, 62, 64, 61], "income": [1, 2, 3, 7, 8, 9, 8],
-                       "job": list("abcdefg")}, index=list("ABCDEFG"))
+    df = pd.DataFrame(
+        {
+            "age": [20, 22, 24, 60, 62, 64, 61],
+            "income": [1, 2, 3, 7, 8, 9, 8],
+            "job": list("abcdefg"),
+        },
+        index=list("ABCDEFG"),
+    )
     out = microaggregate(df, ["age", "income"], 3)
     assert out.index.equals(df.index) and out["job"].equals(df["job"])
     assert out.loc[["A", "B", "C"], "age"].tolist() == [22.0] * 3

@@ -32,7 +32,8 @@ def test_ncp_of_numeric_ranges():
     original = pd.DataFrame({"age": [20, 30, 40, 60]})
     released = pd.DataFrame({"age": ["20-30", "20-30", "40", "60"]})
     assert metrics.ncp(released, {"age": "numeric"}, original)["age"] == pytest.approx(
-        (10 / 40 * 2) / 4)
+        (10 / 40 * 2) / 4
+    )
 
 
 def test_precision_height_and_loss():
@@ -61,7 +62,9 @@ def test_sse_against_class_means():
 
 def test_count_query_error_is_zero_without_generalization_and_seeded():
     rng = np.random.default_rng(0)
-    original = pd.DataFrame({"x": rng.choice(list("abcd"), 200), "y": rng.choice(list("abcd"), 200)})
+    original = pd.DataFrame(
+        {"x": rng.choice(list("abcd"), 200), "y": rng.choice(list("abcd"), 200)}
+    )
     qi = {"x": H, "y": H}
     exact = metrics.count_query_error(original, original, qi, n_queries=50, seed=1)
     assert exact["mean"] == pytest.approx(0.0)
@@ -75,8 +78,9 @@ def test_count_query_error_uniform_spread_estimate():
     original = pd.DataFrame({"x": ["a", "a", "a", "b"]})
     released = pd.DataFrame({"x": ["ab"] * 4})
     # a query selecting one leaf; selecting "a" gives est 2 vs 3, "b" gives 2 vs 1, etc.
-    out = metrics.count_query_error(original, released, {"x": H}, n_queries=200,
-                                    dimension=1, selectivity=0.25, seed=0)
+    out = metrics.count_query_error(
+        original, released, {"x": H}, n_queries=200, dimension=1, selectivity=0.25, seed=0
+    )
     assert 0 < out["mean"] < 2
 
 

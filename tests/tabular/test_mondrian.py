@@ -40,12 +40,15 @@ def lecture_table() -> pd.DataFrame:
     [27-28] Male [53710-53711] (Broken Arm, Hang Nail): a cut on Zipcode (<= 53711 |
     53712), then one on Age (25-26 | 27-28) of the lower half.
     """
-    return pd.DataFrame({
-        "Age": [25, 25, 26, 27, 27, 28],
-        "Sex": ["Male", "Female", "Male", "Male", "Female", "Male"],
-        "Zipcode": [53711, 53712, 53711, 53710, 53712, 53711],
-        "Disease": ["Flu", "Hepatitis", "Bronchitis", "Broken Arm", "AIDS", "Hang Nail"],
-    }, index=[10, 11, 12, 13, 14, 15])
+    return pd.DataFrame(
+        {
+            "Age": [25, 25, 26, 27, 27, 28],
+            "Sex": ["Male", "Female", "Male", "Male", "Female", "Male"],
+            "Zipcode": [53711, 53712, 53711, 53710, 53712, 53711],
+            "Disease": ["Flu", "Hepatitis", "Bronchitis", "Broken Arm", "AIDS", "Hang Nail"],
+        },
+        index=[10, 11, 12, 13, 14, 15],
+    )
 
 
 def classes_of(labels) -> set[frozenset[int]]:
@@ -60,8 +63,14 @@ def test_lecture_table_zipcode_then_age():
     out, labels = mondrian(df, qis, "Disease", [KAnonymity(2)], **STRICT)
     assert classes_of(labels) == {frozenset({0, 2}), frozenset({1, 4}), frozenset({3, 5})}
     assert out["Age"].tolist() == ["25-26", "25-27", "25-26", "27-28", "25-27", "27-28"]
-    assert out["Zipcode"].tolist() == ["53711", "53712", "53711", "53710-53711", "53712",
-                                       "53710-53711"]
+    assert out["Zipcode"].tolist() == [
+        "53711",
+        "53712",
+        "53711",
+        "53710-53711",
+        "53712",
+        "53710-53711",
+    ]
     assert out["Sex"].tolist() == ["Male", "Female", "Male", "Male", "Female", "Male"]
     assert out["Disease"].tolist() == df["Disease"].tolist()
     assert out.index.tolist() == df.index.tolist()
@@ -69,16 +78,18 @@ def test_lecture_table_zipcode_then_age():
 
 def test_lecture_table_three_classes_of_two_with_sex_first():
     df = lecture_table()
-    out, labels = mondrian(df, {"Sex": SEX, "Age": "numeric", "Zipcode": "numeric"}, None,
-                           [KAnonymity(2)], **STRICT)
+    out, labels = mondrian(
+        df, {"Sex": SEX, "Age": "numeric", "Zipcode": "numeric"}, None, [KAnonymity(2)], **STRICT
+    )
     assert np.bincount(labels).tolist() == [2, 2, 2]
     assert classes_of(labels) == {frozenset({0, 2}), frozenset({1, 4}), frozenset({3, 5})}
 
 
 def test_lecture_table_age_first_tie_goes_to_first_listed():
     """All three dimensions tie at width 1; Age listed first is cut first (25-26 | 27-28)."""
-    _, labels = mondrian(lecture_table(), {"Age": "numeric", "Zipcode": "numeric"}, None,
-                         [KAnonymity(2)], **STRICT)
+    _, labels = mondrian(
+        lecture_table(), {"Age": "numeric", "Zipcode": "numeric"}, None, [KAnonymity(2)], **STRICT
+    )
     assert classes_of(labels) == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
 
 
@@ -170,12 +181,15 @@ def test_infeasible_when_whole_table_fails():
         mondrian(df, {"Age": "numeric"}, "Disease", [DistinctLDiversity(7)])
 
 
-@pytest.mark.parametrize("bad, match", [
-    (lambda d: d.assign(Age=[25, None, 26, 27, 27, 28]), "row 1"),
-    (lambda d: d.assign(Age=[25, "x", 26, 27, 27, 28]), "non-numeric"),
-    (lambda d: d.assign(Sex=["Male", "Female", "Male", "?", "Female", "Male"]), "row 3"),
-    (lambda d: d.assign(Sex=["Male", "Female", None, "Male", "Female", "Male"]), "row 2"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (lambda d: d.assign(Age=[25, None, 26, 27, 27, 28]), "row 1"),
+        (lambda d: d.assign(Age=[25, "x", 26, 27, 27, 28]), "non-numeric"),
+        (lambda d: d.assign(Sex=["Male", "Female", "Male", "?", "Female", "Male"]), "row 3"),
+        (lambda d: d.assign(Sex=["Male", "Female", None, "Male", "Female", "Male"]), "row 2"),
+    ],
+)
 def test_bad_values_name_column_and_row(bad, match):
     with pytest.raises(InputError, match=match) as err:
         mondrian(bad(lecture_table()), {"Age": "numeric", "Sex": SEX}, None, [KAnonymity(2)])
@@ -203,11 +217,13 @@ def test_bad_arguments():
 def test_gain_criterion_cuts_where_the_penalty_drops_most():
     """Both widths are 1; y is listed first, but cutting x leaves no range at all."""
     df = pd.DataFrame({"y": [0, 1, 2, 3, 4, 5], "x": [0, 0, 0, 0, 10, 10]})
-    _, by_width = mondrian(df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)],
-                           criterion="width")
+    _, by_width = mondrian(
+        df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)], criterion="width"
+    )
     assert classes_of(by_width) == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
-    _, by_gain = mondrian(df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)],
-                          criterion="gain")
+    _, by_gain = mondrian(
+        df, {"y": "numeric", "x": "numeric"}, None, [KAnonymity(2)], criterion="gain"
+    )
     assert classes_of(by_gain) == {frozenset({0, 1}), frozenset({2, 3}), frozenset({4, 5})}
 
 
@@ -221,14 +237,21 @@ def test_encode_column_matches_sorted_unique():
 
 # --------------------------------------------------------------------------- properties
 
-TAXONOMY = Hierarchy([["a1", "a", "*"], ["a2", "a", "*"], ["b1", "b", "*"], ["b2", "b", "*"],
-                      ["c1", "c", "*"]], name="cat")
+TAXONOMY = Hierarchy(
+    [["a1", "a", "*"], ["a2", "a", "*"], ["b1", "b", "*"], ["b2", "b", "*"], ["c1", "c", "*"]],
+    name="cat",
+)
 MODEL_CHOICES = st.sampled_from(["k", "distinct", "entropy", "recursive", "t"])
 
 
 def _models(kind: str, k: int):
-    extra = {"k": [], "distinct": [DistinctLDiversity(2)], "entropy": [EntropyLDiversity(1.5)],
-             "recursive": [RecursiveCLDiversity(3, 2)], "t": [TCloseness(0.4)]}[kind]
+    extra = {
+        "k": [],
+        "distinct": [DistinctLDiversity(2)],
+        "entropy": [EntropyLDiversity(1.5)],
+        "recursive": [RecursiveCLDiversity(3, 2)],
+        "t": [TCloseness(0.4)],
+    }[kind]
     return [KAnonymity(k)] + extra
 
 
@@ -239,8 +262,9 @@ def tables(draw):
     cats = draw(st.lists(st.sampled_from(list(TAXONOMY.leaves)), min_size=n, max_size=n))
     sens = draw(st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=n, max_size=n))
     grades = draw(st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=n, max_size=n))
-    return pd.DataFrame({"age": ages, "cat": cats, "grade": grades, "s": sens},
-                        index=np.arange(n) * 3 + 7)  # a gapped index
+    return pd.DataFrame(
+        {"age": ages, "cat": cats, "grade": grades, "s": sens}, index=np.arange(n) * 3 + 7
+    )  # a gapped index
 
 
 def _whole_table_ok(df, kind, k) -> bool:
@@ -265,10 +289,15 @@ def _emd_equal(group: pd.Series, table: pd.Series) -> float:
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(df=tables(), k=st.integers(1, 5), kind=MODEL_CHOICES, remainder=st.booleans(),
-       criterion=st.sampled_from(["width", "gain"]), relaxed=st.booleans())
-def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, criterion,
-                                                       relaxed):
+@given(
+    df=tables(),
+    k=st.integers(1, 5),
+    kind=MODEL_CHOICES,
+    remainder=st.booleans(),
+    criterion=st.sampled_from(["width", "gain"]),
+    relaxed=st.booleans(),
+)
+def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, criterion, relaxed):
     qis = {"age": "numeric", "cat": TAXONOMY, "grade": "ordinal"}
     models = _models(kind, k)
     options = {"remainder": remainder, "criterion": criterion, "relaxed": relaxed}
@@ -291,12 +320,16 @@ def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, c
             assert _emd_equal(group["s"], df["s"]) <= 0.4 + 1e-9
     # each published value covers the original value
     for (orig_age, orig_cat, orig_grade), (pub_age, pub_cat, pub_grade) in zip(
-            df[list(qis)].to_numpy(), out[list(qis)].to_numpy()):
+        df[list(qis)].to_numpy(), out[list(qis)].to_numpy()
+    ):
         assert orig_grade in pub_grade.split(",")
         lo, _, hi = pub_age.partition("-")
         assert int(lo) <= orig_age <= int(hi or lo)
-        level = [lv for lv in range(TAXONOMY.height + 1)
-                 if TAXONOMY.generalize([orig_cat], lv)[0] == pub_cat]
+        level = [
+            lv
+            for lv in range(TAXONOMY.height + 1)
+            if TAXONOMY.generalize([orig_cat], lv)[0] == pub_cat
+        ]
         assert level, (orig_cat, pub_cat)
     assert pycanon.k_anonymity(released, list(qis)) >= k
 
@@ -307,18 +340,22 @@ def test_every_class_passes_and_every_row_is_published(df, k, kind, remainder, c
 @pytest.fixture(scope="module")
 def adult():
     df = pd.read_csv(shared_file("adult/adult.csv"), sep=";")
-    hierarchies = {c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", name=c)
-                   for c in ADULT_QIS}
+    hierarchies = {
+        c: Hierarchy.from_csv(ADULT / f"adult_hierarchy_{c}.csv", name=c) for c in ADULT_QIS
+    }
     spec = {c: ("numeric" if c == "age" else hierarchies[c]) for c in ADULT_QIS}
     return df.iloc[::3], spec  # every third record: a gapped index, 10,054 rows
 
 
-@pytest.mark.parametrize("models, checks, criterion, relaxed", [
-    ([KAnonymity(5)], {"k": 5}, "width", False),
-    ([KAnonymity(5)], {"k": 5}, "gain", True),
-    ([KAnonymity(5), DistinctLDiversity(3)], {"k": 5, "l": 3}, "width", True),
-    ([KAnonymity(5), TCloseness(0.2)], {"k": 5, "t": 0.2}, "gain", False),
-])
+@pytest.mark.parametrize(
+    "models, checks, criterion, relaxed",
+    [
+        ([KAnonymity(5)], {"k": 5}, "width", False),
+        ([KAnonymity(5)], {"k": 5}, "gain", True),
+        ([KAnonymity(5), DistinctLDiversity(3)], {"k": 5, "l": 3}, "width", True),
+        ([KAnonymity(5), TCloseness(0.2)], {"k": 5, "t": 0.2}, "gain", False),
+    ],
+)
 def test_adult_verified_by_pycanon(adult, models, checks, criterion, relaxed):
     df, spec = adult
     out, labels = mondrian(df, spec, "occupation", models, criterion=criterion, relaxed=relaxed)

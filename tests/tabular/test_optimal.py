@@ -36,11 +36,19 @@ ARX_DM_STAR = [
 ]
 
 
-@pytest.mark.parametrize("models, expected", ARX_DM_STAR,
-                         ids=["k2", "k5", "k10", "k50", "k5-l3", "k5-t0.2"])
+@pytest.mark.parametrize(
+    "models, expected", ARX_DM_STAR, ids=["k2", "k5", "k10", "k50", "k5-l3", "k5-t0.2"]
+)
 def test_dm_star_optimum_equals_arx(adult_full, adult_full_hierarchies, models, expected):
-    release = tabular.anonymize(adult_full, adult_full_hierarchies, "occupation", models,
-                                algorithm="optimal", metric="discernibility", utility=False)
+    release = tabular.anonymize(
+        adult_full,
+        adult_full_hierarchies,
+        "occupation",
+        models,
+        algorithm="optimal",
+        metric="discernibility",
+        utility=False,
+    )
     assert release.info["score"]["value"] == expected
     assert release.suppressed == 0
     # recomputed from the published table alone
@@ -49,8 +57,14 @@ def test_dm_star_optimum_equals_arx(adult_full, adult_full_hierarchies, models, 
 
 
 def test_default_loss_optimum_equals_arx_levels(adult_full, adult_full_hierarchies):
-    release = tabular.anonymize(adult_full, adult_full_hierarchies, "occupation", [KAnonymity(5)],
-                                metric="loss", utility=False)
+    release = tabular.anonymize(
+        adult_full,
+        adult_full_hierarchies,
+        "occupation",
+        [KAnonymity(5)],
+        metric="loss",
+        utility=False,
+    )
     assert [release.transformation[c] for c in QIS] == [0, 4, 0, 1, 3, 2, 2]
     assert release.data.groupby(QIS).ngroups == 20  # ARX reports 20 classes
 
@@ -59,8 +73,9 @@ def test_age_labels_come_from_the_hierarchy_table(adult_full, adult_full_hierarc
     # the Adult age hierarchy is shifted by one: 20 sits under "15-19"
     h = adult_full_hierarchies["age"]
     assert h.generalize([20], 1).tolist() == ["15-19"]
-    release = tabular.anonymize(adult_full, adult_full_hierarchies, None, [KAnonymity(2)],
-                                utility=False)
+    release = tabular.anonymize(
+        adult_full, adult_full_hierarchies, None, [KAnonymity(2)], utility=False
+    )
     level = release.transformation["age"]
     expected = pd.Series(h.generalize(adult_full["age"], level)).value_counts().sort_index()
     got = release.data["age"].value_counts().sort_index()
@@ -82,8 +97,9 @@ def brute_force(df, hierarchies, sensitive, k, l_div, t, max_suppressed, metric,
     best = None
     n = len(df)
     for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
-        gen = pd.DataFrame({c: hierarchies[c].generalize(df[c], lv)
-                            for c, lv in zip(names, levels)})
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
         cls = gen.astype(str).agg("|".join, axis=1).to_numpy()
         classes = sorted(set(cls))
         members = {g: np.flatnonzero(cls == g) for g in classes}
@@ -120,12 +136,16 @@ def brute_force(df, hierarchies, sensitive, k, l_div, t, max_suppressed, metric,
             continue
         sizes = np.array([len(members[g]) for g in classes])
         if metric == "discernibility":
-            score = float((sizes ** 2).sum())
+            score = float((sizes**2).sum())
         elif metric == "height":
             score = float(sum(levels))
         elif metric == "precision":
-            score = np.mean([((n - suppressed) * lv / hierarchies[c].height + suppressed) / n
-                             for c, lv in zip(names, levels)])
+            score = np.mean(
+                [
+                    ((n - suppressed) * lv / hierarchies[c].height + suppressed) / n
+                    for c, lv in zip(names, levels)
+                ]
+            )
         else:  # ARX loss
             product = 1.0
             kept_rows = np.concatenate([members[g] for g in sorted(kept)])
@@ -151,7 +171,7 @@ def small_problem(draw):
     hierarchies = {}
     for j in range(q):
         height = draw(st.integers(1, 3))
-        leaves = draw(st.integers(2, 2 ** height + 1))
+        leaves = draw(st.integers(2, 2**height + 1))
         hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
     n = draw(st.integers(6, 40))
     seed = draw(st.integers(0, 10_000))
@@ -171,9 +191,12 @@ def small_problem(draw):
 @given(small_problem())
 def test_search_matches_brute_force(problem):
     df, hierarchies, k, l_div, t, entropy_l, limit, metric = problem
-    models = [KAnonymity(k)] + ([DistinctLDiversity(l_div)] if l_div else []) + (
-        [TCloseness(t)] if t is not None else []) + (
-        [EntropyLDiversity(entropy_l)] if entropy_l else [])
+    models = (
+        [KAnonymity(k)]
+        + ([DistinctLDiversity(l_div)] if l_div else [])
+        + ([TCloseness(t)] if t is not None else [])
+        + ([EntropyLDiversity(entropy_l)] if entropy_l else [])
+    )
     expected = brute_force(df, hierarchies, "s", k, l_div, t, limit, metric, entropy_l)
     names = list(hierarchies)
     codes = [hierarchies[c].encode(df[c]) for c in names]
@@ -192,13 +215,53 @@ def test_non_monotone_model_with_suppression_finds_the_true_optimum():
     # A case where assuming monotonicity (tagging generalizations of a feasible node as
     # feasible) returns a worse node (loss 0.589 instead of 0.429).
     hierarchies = {"a": random_hierarchy("a", 4, 2), "b": random_hierarchy("b", 3, 2)}
-    df = pd.DataFrame({
-        "a": ["a1", "a0", "a3", "a0", "a1", "a2", "a3", "a2", "a3", "a0", "a1", "a2", "a1",
-              "a1", "a1", "a0", "a0", "a2", "a1"],
-        "b": ["b2", "b0", "b2", "b0", "b0", "b0", "b1", "b0", "b2", "b2", "b2", "b1", "b0",
-              "b0", "b1", "b1", "b1", "b1", "b1"],
-        "s": list("zxxxxxxxyxyxxxxxxyz"),
-    })
+    df = pd.DataFrame(
+        {
+            "a": [
+                "a1",
+                "a0",
+                "a3",
+                "a0",
+                "a1",
+                "a2",
+                "a3",
+                "a2",
+                "a3",
+                "a0",
+                "a1",
+                "a2",
+                "a1",
+                "a1",
+                "a1",
+                "a0",
+                "a0",
+                "a2",
+                "a1",
+            ],
+            "b": [
+                "b2",
+                "b0",
+                "b2",
+                "b0",
+                "b0",
+                "b0",
+                "b1",
+                "b0",
+                "b2",
+                "b2",
+                "b2",
+                "b1",
+                "b0",
+                "b0",
+                "b1",
+                "b1",
+                "b1",
+                "b1",
+                "b1",
+            ],
+            "s": list("zxxxxxxxyxyxxxxxxyz"),
+        }
+    )
     models = [KAnonymity(2), EntropyLDiversity(1.5)]
     expected = brute_force(df, hierarchies, "s", 2, None, None, 8, "loss", entropy_l=1.5)
     codes = [hierarchies[c].encode(df[c]) for c in hierarchies]
@@ -210,15 +273,17 @@ def test_non_monotone_model_with_suppression_finds_the_true_optimum():
     assert not result.monotone
 
 
-def test_entropy_l_diversity_with_suppression_is_searched_exhaustively(adult_sample,
-                                                                      adult_sample_hierarchies):
+def test_entropy_l_diversity_with_suppression_is_searched_exhaustively(
+    adult_sample, adult_sample_hierarchies
+):
     # entropy l-diversity is not monotone under suppression: no pruning may be applied
     qi = {c: adult_sample_hierarchies[c] for c in ["sex", "age", "race"]}
     codes = [h.encode(adult_sample[c]) for c, h in qi.items()]
     sens, domain = encode_values(adult_sample["occupation"].to_numpy())
     enc = EncodedTable(codes, list(qi.values()), sens, domain.size)
-    result = optimal_generalization(enc, [KAnonymity(3), EntropyLDiversity(3)], 100,
-                                    "discernibility", domain)
+    result = optimal_generalization(
+        enc, [KAnonymity(3), EntropyLDiversity(3)], 100, "discernibility", domain
+    )
     assert not result.monotone
     assert result.best.suppressed <= 100
 
@@ -236,8 +301,13 @@ def test_dense_groups_survives_overflowing_radices():
 
 def test_infeasible_request_raises(adult_sample, adult_sample_hierarchies):
     with pytest.raises(InfeasibleError):
-        tabular.anonymize(adult_sample, adult_sample_hierarchies, "occupation",
-                          [KAnonymity(2), DistinctLDiversity(100)], utility=False)
+        tabular.anonymize(
+            adult_sample,
+            adult_sample_hierarchies,
+            "occupation",
+            [KAnonymity(2), DistinctLDiversity(100)],
+            utility=False,
+        )
 
 
 def test_failing_top_node_does_not_end_a_non_monotone_search():
@@ -247,13 +317,25 @@ def test_failing_top_node_does_not_end_a_non_monotone_search():
     rows = [("a0", "b0", "y"), ("a0", "b0", "x")] + [("a1", "b1", "x")] * 7
     df = pd.DataFrame(rows, columns=["qa", "qb", "s"])
     qis = {"qa": Hierarchy([["a0", "*"], ["a1", "*"]]), "qb": Hierarchy([["b0", "*"], ["b1", "*"]])}
-    release = tabular.anonymize(df, quasi_identifiers=qis, sensitive="s",
-                                models=[EntropyLDiversity(1.5)], algorithm="optimal",
-                                suppression_limit=8 / 9, utility=False)
+    release = tabular.anonymize(
+        df,
+        quasi_identifiers=qis,
+        sensitive="s",
+        models=[EntropyLDiversity(1.5)],
+        algorithm="optimal",
+        suppression_limit=8 / 9,
+        utility=False,
+    )
     assert release.suppressed == 7
     assert release.transformation == {"qa": 0, "qb": 0}
     assert sorted(release.data["s"]) == ["x", "y"]
     with pytest.raises(InfeasibleError):
-        tabular.anonymize(df, quasi_identifiers=qis, sensitive="s",
-                          models=[EntropyLDiversity(1.5)], algorithm="optimal",
-                          suppression_limit=6 / 9, utility=False)
+        tabular.anonymize(
+            df,
+            quasi_identifiers=qis,
+            sensitive="s",
+            models=[EntropyLDiversity(1.5)],
+            algorithm="optimal",
+            suppression_limit=6 / 9,
+            utility=False,
+        )

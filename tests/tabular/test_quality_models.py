@@ -57,8 +57,10 @@ def test_search_reads_monotone_flag():
     enc, domain = _table()
     result = optimal_generalization(enc, [NonMonotoneK(3)], 0, "discernibility", domain)
     assert not result.monotone
-    assert result.score == optimal_generalization(enc, [KAnonymity(3)], 0, "discernibility",
-                                                  domain).score
+    assert (
+        result.score
+        == optimal_generalization(enc, [KAnonymity(3)], 0, "discernibility", domain).score
+    )
 
 
 def test_quality_models_are_selected_by_name():
@@ -70,8 +72,7 @@ def test_quality_models_are_selected_by_name():
 
 @pytest.mark.parametrize("metric", QUALITY_MODELS)
 @pytest.mark.parametrize("max_suppressed", [0, 10])
-def test_lower_bound_bounds_the_node_and_where_monotone_its_generalizations(metric,
-                                                                            max_suppressed):
+def test_lower_bound_bounds_the_node_and_where_monotone_its_generalizations(metric, max_suppressed):
     """Checked node by node on every node of a small lattice (independent of the search)."""
     enc, domain = _table()
     lattice = _Lattice(enc.heights)
@@ -96,6 +97,13 @@ def test_lower_bound_bounds_the_node_and_where_monotone_its_generalizations(metr
 def test_public_metric_strings_still_work(adult_sample, adult_sample_hierarchies):
     small = adult_sample.head(400)
     for metric in tabular.QUALITY_MODELS:
-        release = tabular.anonymize(small, adult_sample_hierarchies, None, [KAnonymity(3)],
-                                    metric=metric, measures=False, key=b"q" * 32)
+        release = tabular.anonymize(
+            small,
+            adult_sample_hierarchies,
+            None,
+            [KAnonymity(3)],
+            metric=metric,
+            measures=False,
+            key=b"q" * 32,
+        )
         assert release.info["score"]["metric"] == metric

@@ -11,18 +11,22 @@ from hypothesis import strategies as st
 from structanon import Hierarchy, InputError
 from tabular.risk import assess, record_linkage
 
-TREE = Hierarchy([["a1", "a", "*"], ["a2", "a", "*"], ["b1", "b", "*"], ["b2", "b", "*"]],
-                 name="cat")
-AGES = Hierarchy([[str(v), f"{v // 10 * 10}-{v // 10 * 10 + 9}", "*"] for v in range(20, 60)],
-                 name="age")
+TREE = Hierarchy(
+    [["a1", "a", "*"], ["a2", "a", "*"], ["b1", "b", "*"], ["b2", "b", "*"]], name="cat"
+)
+AGES = Hierarchy(
+    [[str(v), f"{v // 10 * 10}-{v // 10 * 10 + 9}", "*"] for v in range(20, 60)], name="age"
+)
 
 
 def table() -> pd.DataFrame:
-    return pd.DataFrame({
-        "age": [30, 30, 30, 40, 40, 50],
-        "sex": ["F", "F", "F", "M", "M", "M"],
-        "d": ["x", "y", "x", "x", "x", "z"],
-    })
+    return pd.DataFrame(
+        {
+            "age": [30, 30, 30, 40, 40, 50],
+            "sex": ["F", "F", "F", "M", "M", "M"],
+            "d": ["x", "y", "x", "x", "x", "z"],
+        }
+    )
 
 
 def test_assess_prosecutor_marketer_uniques_and_l():
@@ -61,15 +65,19 @@ def test_linkage_of_the_raw_table_is_the_average_prosecutor_risk():
     sizes = df.groupby(["age", "sex"])["d"].transform("size").to_numpy()
     assert record_linkage(df, df, ["age", "sex"]) == pytest.approx(np.mean(1 / sizes))
     assert record_linkage(df, df, ["age", "sex"]) == pytest.approx(
-        assess(df, ["age", "sex"])["prosecutor_avg"])
+        assess(df, ["age", "sex"])["prosecutor_avg"]
+    )
 
 
 def test_linkage_on_ranges_hierarchy_nodes_and_suppression():
-    orig = pd.DataFrame({"age": [20, 29, 41, 58], "cat": ["a1", "a2", "b1", "b2"]},
-                        index=[10, 11, 12, 13])
+    orig = pd.DataFrame(
+        {"age": [20, 29, 41, 58], "cat": ["a1", "a2", "b1", "b2"]}, index=[10, 11, 12, 13]
+    )
     # numeric QI generalized through its hierarchy (never by parsing labels)
-    released = pd.DataFrame({"age": ["20-29", "20-29", "40-49", "50-59"],
-                             "cat": ["a", "a", "b1", "b"]}, index=[10, 11, 12, 13])
+    released = pd.DataFrame(
+        {"age": ["20-29", "20-29", "40-49", "50-59"], "cat": ["a", "a", "b1", "b"]},
+        index=[10, 11, 12, 13],
+    )
     hier = {"age": AGES, "cat": TREE}
     # records 10 and 11 are tied (1/2 each); 12 and 13 are unique and nearest to themselves
     assert record_linkage(orig, released, hier) == pytest.approx((0.5 + 0.5 + 1 + 1) / 4)
@@ -81,8 +89,7 @@ def test_linkage_on_ranges_hierarchy_nodes_and_suppression():
     assert record_linkage(orig, released.iloc[:3], hier) == pytest.approx((0.5 + 0.5 + 1) / 4)
     # shuffled release, origins given explicitly
     shuffled = released.iloc[[3, 1, 0, 2]].reset_index(drop=True)
-    assert record_linkage(orig, shuffled, hier, true_index=[13, 11, 10, 12]) == \
-        pytest.approx(0.75)
+    assert record_linkage(orig, shuffled, hier, true_index=[13, 11, 10, 12]) == pytest.approx(0.75)
 
 
 def test_linkage_categorical_hierarchical_distance_picks_the_nearer_branch():
@@ -107,6 +114,7 @@ def test_linkage_errors():
 
 def brute_linkage(orig: pd.DataFrame, released: pd.DataFrame, scale: float) -> float:
     """Explicit loops: numeric 'age' (ranges -> midpoints) and exact-match 'sex'."""
+
     def mid(v):
         lo, _, hi = str(v).partition("-")
         return (float(lo) + float(hi or lo)) / 2
@@ -117,7 +125,7 @@ def brute_linkage(orig: pd.DataFrame, released: pd.DataFrame, scale: float) -> f
         for j, r in released.iterrows():
             d_age = abs(o["age"] - mid(r["age"])) / scale
             d_sex = 0.0 if o["sex"] == r["sex"] else 1.0
-            dists.append((d_age ** 2 + d_sex ** 2, j))
+            dists.append((d_age**2 + d_sex**2, j))
         best = min(d for d, _ in dists)
         nearest = [j for d, j in dists if d <= best + 1e-9]
         if i in nearest:
@@ -132,11 +140,14 @@ def test_linkage_matches_brute_force(data, n):
     sexes = data.draw(st.lists(st.sampled_from(["F", "M"]), min_size=n, max_size=n))
     orig = pd.DataFrame({"age": ages, "sex": sexes})
     widths = data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
-    released = pd.DataFrame({
-        "age": [str(a) if w == 0 else f"{a - w // 2}-{a - w // 2 + w}"
-                for a, w in zip(ages, widths)],
-        "sex": sexes,
-    })
+    released = pd.DataFrame(
+        {
+            "age": [
+                str(a) if w == 0 else f"{a - w // 2}-{a - w // 2 + w}" for a, w in zip(ages, widths)
+            ],
+            "sex": sexes,
+        }
+    )
     keep = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
     released = released[np.array(keep, dtype=bool)]
     scale = (max(ages) - min(ages)) or 1.0

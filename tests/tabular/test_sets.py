@@ -32,22 +32,39 @@ def _elements(cell: str) -> set[str]:
 
 @pytest.mark.parametrize("k, l_div, t", [(5, None, None), (10, 3, None), (5, None, 0.2)])
 def test_pycanon_confirms_set_release(adult_sample, k, l_div, t, pycanon_confirms):
-    models = [KAnonymity(k)] + ([DistinctLDiversity(l_div)] if l_div else []) + (
-        [TCloseness(t)] if t is not None else [])
+    models = (
+        [KAnonymity(k)]
+        + ([DistinctLDiversity(l_div)] if l_div else [])
+        + ([TCloseness(t)] if t is not None else [])
+    )
     specs = {c: SET_SPECS[c] for c in QIS}
-    release = tabular.anonymize(adult_sample, specs, "occupation", models,
-                                algorithm="mondrian", seed=0, measures=False)
+    release = tabular.anonymize(
+        adult_sample, specs, "occupation", models, algorithm="mondrian", seed=0, measures=False
+    )
     data = pycanon_confirms(release, len(adult_sample), k, l_div, t)
     assert data["race"].str.contains(",").any()  # value sets were published
     assert release.parameters["qi_kinds"]["race"] == "set"
 
 
 def test_ordinal_is_an_alias_of_set(adult_sample):
-    a = tabular.anonymize(adult_sample, {"race": "set", "age": "numeric"}, models=[KAnonymity(5)],
-                          algorithm="mondrian", seed=3, measures=False, key=b"s" * 32)
-    b = tabular.anonymize(adult_sample, {"race": "ordinal", "age": "numeric"},
-                          models=[KAnonymity(5)], algorithm="mondrian", seed=3, measures=False,
-                          key=b"s" * 32)
+    a = tabular.anonymize(
+        adult_sample,
+        {"race": "set", "age": "numeric"},
+        models=[KAnonymity(5)],
+        algorithm="mondrian",
+        seed=3,
+        measures=False,
+        key=b"s" * 32,
+    )
+    b = tabular.anonymize(
+        adult_sample,
+        {"race": "ordinal", "age": "numeric"},
+        models=[KAnonymity(5)],
+        algorithm="mondrian",
+        seed=3,
+        measures=False,
+        key=b"s" * 32,
+    )
     pd.testing.assert_frame_equal(a.data, b.data)
 
 
@@ -55,13 +72,15 @@ def test_ordinal_is_an_alias_of_set(adult_sample):
 def tables(draw):
     n = draw(st.integers(1, 40))
     letters = st.sampled_from(["a", "b", "c", "d", "e", "f"])
-    return pd.DataFrame({
-        "id": np.arange(n),
-        "c1": draw(st.lists(letters, min_size=n, max_size=n)),
-        "c2": draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)),
-        "x": draw(st.lists(st.integers(0, 9), min_size=n, max_size=n)),
-        "s": draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n)),
-    })
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "c1": draw(st.lists(letters, min_size=n, max_size=n)),
+            "c2": draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)),
+            "x": draw(st.lists(st.integers(0, 9), min_size=n, max_size=n)),
+            "s": draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n)),
+        }
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -101,8 +120,9 @@ def test_metrics_on_a_hand_computed_example():
     np.testing.assert_allclose(cover(only_a), [0.5, 0.5, 0.5, 0.0, 0.0])
     np.testing.assert_allclose(cover(c_or_d), [0.0, 0.0, 0.0, 1.0, 1.0])
     # COUNT query "a in {all values}" is exact; the suppressed record is simply missing
-    q = metrics.count_query_error(original, released, spec, n_queries=3, dimension=1,
-                                  selectivity=1.0)
+    q = metrics.count_query_error(
+        original, released, spec, n_queries=3, dimension=1, selectivity=1.0
+    )
     assert q["mean"] == pytest.approx(1 / 6)
     # a released "*" covers the whole domain
     assert metrics.ncp(pd.DataFrame({"a": ["*"]}), spec, original)["a"] == 1.0
@@ -125,13 +145,20 @@ def test_record_linkage_distance_on_value_sets():
 
 def test_release_with_set_qis_reports_utility_and_linkage(adult_sample):
     specs = {"race": "set", "workclass": "set", "age": "numeric"}
-    release = tabular.anonymize(adult_sample, specs, "occupation", [KAnonymity(5)],
-                                algorithm="mondrian", seed=0, linkage=True, classifier=True)
+    release = tabular.anonymize(
+        adult_sample,
+        specs,
+        "occupation",
+        [KAnonymity(5)],
+        algorithm="mondrian",
+        seed=0,
+        linkage=True,
+        classifier=True,
+    )
     u = release.utility
     assert 0 < u["gcp"] < 1 and set(u["ncp"]) == set(specs)
     assert u["ambiguity"] >= 1 and np.isfinite(u["count_query_error"]["mean"])
-    assert 0 <= release.risk["after"]["record_linkage"] <= release.risk["before"][
-        "record_linkage"]
+    assert 0 <= release.risk["after"]["record_linkage"] <= release.risk["before"]["record_linkage"]
 
 
 def _frame():
@@ -165,10 +192,27 @@ def test_set_qi_errors_name_column_and_row():
 
 def test_cli_set_qi(tmp_path):
     out = tmp_path / "anon.csv"
-    args = ["anonymize", str(BUNDLED / "adult_sample.csv"), "--sep", ";", "--qi",
-            "sex,age,race,workclass", "--numeric", "age", "--set-qi", "sex,race,workclass",
-            "--sensitive", "occupation", "-k", "5", "--algorithm", "mondrian", "-o", str(out),
-            "--quiet"]
+    args = [
+        "anonymize",
+        str(BUNDLED / "adult_sample.csv"),
+        "--sep",
+        ";",
+        "--qi",
+        "sex,age,race,workclass",
+        "--numeric",
+        "age",
+        "--set-qi",
+        "sex,race,workclass",
+        "--sensitive",
+        "occupation",
+        "-k",
+        "5",
+        "--algorithm",
+        "mondrian",
+        "-o",
+        str(out),
+        "--quiet",
+    ]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data = pd.read_csv(out, sep=";")
@@ -177,7 +221,8 @@ def test_cli_set_qi(tmp_path):
     assert len(data) == 5000
     bad = CliRunner().invoke(cli, [a if a != "mondrian" else "optimal" for a in args])
     assert bad.exit_code == 2 and "mondrian" in bad.output
-    both = CliRunner().invoke(cli, args[:6] + ["--numeric", "age", "--set-qi", "age,sex"]
-                              + args[10:])
+    both = CliRunner().invoke(
+        cli, args[:6] + ["--numeric", "age", "--set-qi", "age,sex"] + args[10:]
+    )
     assert both.exit_code == 2 and "only one" in both.output
     assert "--set-qi" in CliRunner().invoke(cli, ["anonymize", "--help"]).output

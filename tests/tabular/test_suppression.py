@@ -82,8 +82,10 @@ def test_errors():
 @given(data=st.data(), n=st.integers(1, 40), q=st.integers(1, 4), k=st.integers(1, 5))
 def test_output_is_k_anonymous_and_only_violators_change(data, n, q, k):
     cols = [f"q{j}" for j in range(q)]
-    values = {c: data.draw(st.lists(st.sampled_from(["a", "b", "c", "*"]), min_size=n,
-                                    max_size=n)) for c in cols}
+    values = {
+        c: data.draw(st.lists(st.sampled_from(["a", "b", "c", "*"]), min_size=n, max_size=n))
+        for c in cols
+    }
     df = pd.DataFrame({**values, "s": np.arange(n)}, index=np.arange(n) * 2 + 1)
     if n < k:
         with pytest.raises(InfeasibleError):

@@ -79,10 +79,18 @@ def check_covering(original, published, covers, source_index=None) -> None:
 @pytest.fixture
 def groceries():
     baskets = [
-        {"milk", "beer", "diapers"}, {"milk", "bread"}, {"beer", "wine", "diapers"},
-        {"yogurt", "apple"}, {"milk", "apple", "banana"}, {"beer", "diapers"},
-        {"wine", "cake"}, {"milk", "yogurt", "bread"}, {"wipes", "milk"}, {"banana", "bread"},
-        {"beer", "wine"}, {"apple", "cake"},
+        {"milk", "beer", "diapers"},
+        {"milk", "bread"},
+        {"beer", "wine", "diapers"},
+        {"yogurt", "apple"},
+        {"milk", "apple", "banana"},
+        {"beer", "diapers"},
+        {"wine", "cake"},
+        {"milk", "yogurt", "bread"},
+        {"wipes", "milk"},
+        {"banana", "bread"},
+        {"beer", "wine"},
+        {"apple", "cake"},
     ]
     return baskets
 

@@ -32,9 +32,12 @@ def _noise(p_chance: float, n: int) -> float:
 # ---------------------------------------------------------------- band matrix (finding 3)
 def _published_band(doc: dict) -> dict:
     """The band release as the attacker reads it from the published JSON file."""
-    return {"qi": [None if t is None else frozenset(t["items"]) for t in doc["transactions"]],
-            "group": [-1 if t is None else t["group"] for t in doc["transactions"]],
-            "sensitive_items": doc["sensitive_items"], "p": doc["p"]}
+    return {
+        "qi": [None if t is None else frozenset(t["items"]) for t in doc["transactions"]],
+        "group": [-1 if t is None else t["group"] for t in doc["transactions"]],
+        "sensitive_items": doc["sensitive_items"],
+        "p": doc["p"],
+    }
 
 
 def _attacker_band_order(published: dict) -> np.ndarray:
@@ -80,11 +83,14 @@ def band_replay_attack(published: dict, p: int, alpha: int = 3) -> dict[int, lis
         hits = []
         for x in mem:
             at = int(pos[x])
-            cand = [int(c) for c in order[max(0, at - w):min(n, at + w + 1)]
-                    if c != x and group[c] in (g, leftover)]
+            cand = [
+                int(c)
+                for c in order[max(0, at - w) : min(n, at + w + 1)]
+                if c != x and group[c] in (g, leftover)
+            ]
             overlap = np.array([len(sets[x] & sets[c]) for c in cand])
             dist = np.abs(pos[cand] - at)
-            chosen = {cand[j] for j in np.lexsort((dist, -overlap))[:p - 1]}
+            chosen = {cand[j] for j in np.lexsort((dist, -overlap))[: p - 1]}
             if chosen | {x} == target:
                 hits.append(x)
         found[g] = hits
@@ -139,9 +145,20 @@ def test_band_replay_attack_api_default(retail_head):
 
 def test_band_replay_attack_cli_default(tmp_path):
     out = tmp_path / "band.json"
-    res = CliRunner().invoke(cli, ["band", str(SAMPLE), "--sensitive",
-                                   ",".join(map(str, HEAD_SENSITIVE)), "-p", "5", "-o", str(out),
-                                   "--no-measures"])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "band",
+            str(SAMPLE),
+            "--sensitive",
+            ",".join(map(str, HEAD_SENSITIVE)),
+            "-p",
+            "5",
+            "-o",
+            str(out),
+            "--no-measures",
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert "source_index" not in out.read_text()
@@ -158,15 +175,20 @@ def test_band_replay_attack_cli_default(tmp_path):
     # no input order either: the QI sets are not in input order
     head = read_transactions(SAMPLE)
     sens = set(HEAD_SENSITIVE)
-    in_order = sum(1 for t, d in zip(head, doc["transactions"])
-                   if d is not None and frozenset(map(str, t - sens)) == frozenset(
-                       map(str, d["items"])))
+    in_order = sum(
+        1
+        for t, d in zip(head, doc["transactions"])
+        if d is not None and frozenset(map(str, t - sens)) == frozenset(map(str, d["items"]))
+    )
     assert in_order < 200  # identical-by-position transactions: chance level, not 2000
 
 
-@pytest.mark.parametrize("name,rel_path,sensitive", [
-    ("bms", "bms/BMS-WebView-1.dat", [12844, 18872, 10882]),
-])
+@pytest.mark.parametrize(
+    "name,rel_path,sensitive",
+    [
+        ("bms", "bms/BMS-WebView-1.dat", [12844, 18872, 10882]),
+    ],
+)
 def test_band_replay_attack_shared_data(name, rel_path, sensitive):
     path = SHARED / rel_path
     if not path.exists():
@@ -200,12 +222,16 @@ def test_positional_join_of_km_and_k_releases_is_random(retail_head):
         out = set()
         for lab in labels:
             node = index[str(lab)]
-            out |= set(np.flatnonzero((tax.nanc[:tax.n_items] == node).any(axis=1)).tolist())
+            out |= set(np.flatnonzero((tax.nanc[: tax.n_items] == node).any(axis=1)).tolist())
         return out
 
     def consistent(pairs):
-        return np.mean([leaves(tax_k, b) >= leaves(tax_km, a) or leaves(tax_km, a) >= leaves(
-            tax_k, b) for a, b in pairs])
+        return np.mean(
+            [
+                leaves(tax_k, b) >= leaves(tax_km, a) or leaves(tax_km, a) >= leaves(tax_k, b)
+                for a, b in pairs
+            ]
+        )
 
     sample = np.random.default_rng(1).choice(n, size=300, replace=False)
     positional = consistent([(km.data[j], kk.data[j]) for j in sample])
@@ -216,7 +242,8 @@ def test_positional_join_of_km_and_k_releases_is_random(retail_head):
 
 def _covers(published_labels, basket, covers) -> bool:
     return all(any(covers(lab, x) for lab in published_labels) for x in basket) and all(
-        any(covers(lab, x) for x in basket) for lab in published_labels)
+        any(covers(lab, x) for x in basket) for lab in published_labels
+    )
 
 
 def test_positional_join_cli_defaults(tmp_path, checks):
@@ -225,31 +252,41 @@ def test_positional_join_cli_defaults(tmp_path, checks):
     sample = np.random.default_rng(3).choice(n, size=300, replace=False)
     for cmd in ("anonymize", "k-anonymize"):
         out = tmp_path / f"{cmd}.jsonl"
-        res = CliRunner().invoke(cli, [cmd, str(SAMPLE), "-k", "5", "-o", str(out),
-                                       "--no-measures"])
+        res = CliRunner().invoke(
+            cli, [cmd, str(SAMPLE), "-k", "5", "-o", str(out), "--no-measures"]
+        )
         assert res.exit_code == 0, res.output
         pub = [json.loads(line) for line in out.read_text().splitlines()]
         assert len(pub) == n
         # line j of the release is a generalization of input line j: always, before
         positional = np.mean([_covers(pub[j], head[j], checks.range_covers) for j in sample])
         other = np.random.default_rng(4).permutation(n)
-        random_pairs = np.mean([_covers(pub[other[j]], head[j], checks.range_covers)
-                                for j in sample])
+        random_pairs = np.mean(
+            [_covers(pub[other[j]], head[j], checks.range_covers) for j in sample]
+        )
         assert positional <= random_pairs + _noise(max(random_pairs, 0.05), 300), cmd
 
 
 def test_same_key_same_bytes_and_no_key_differs(tmp_path, retail_head):
     key = tmp_path / "release.key"
     key.write_text("0123456789abcdef0123456789abcdef\n")
-    for cmd, extra in (("anonymize", ["-k", "5"]), ("k-anonymize", ["-k", "5"]),
-                       ("band", ["--sensitive", "110,271,413", "-p", "5"])):
+    for cmd, extra in (
+        ("anonymize", ["-k", "5"]),
+        ("k-anonymize", ["-k", "5"]),
+        ("band", ["--sensitive", "110,271,413", "-p", "5"]),
+    ):
         suffix = ".json" if cmd == "band" else ".dat"
         runs = {}
-        for name, opts in (("a", ["--key-file", str(key)]), ("b", ["--key-file", str(key)]),
-                           ("c", []), ("d", [])):
+        for name, opts in (
+            ("a", ["--key-file", str(key)]),
+            ("b", ["--key-file", str(key)]),
+            ("c", []),
+            ("d", []),
+        ):
             out = tmp_path / f"{cmd}-{name}{suffix}"
-            res = CliRunner().invoke(cli, [cmd, str(SAMPLE), *extra, "-o", str(out),
-                                           "--no-measures", *opts])
+            res = CliRunner().invoke(
+                cli, [cmd, str(SAMPLE), *extra, "-o", str(out), "--no-measures", *opts]
+            )
             assert res.exit_code == 0, res.output
             runs[name] = out.read_bytes()
         assert runs["a"] == runs["b"], cmd
@@ -258,8 +295,9 @@ def test_same_key_same_bytes_and_no_key_differs(tmp_path, retail_head):
     # API: the same key gives the same release; another seed, another order
     a = transactions.km_anonymize(retail_head, k=5, m=2, key=b"0123456789abcdef", measures=False)
     b = transactions.km_anonymize(retail_head, k=5, m=2, key=b"0123456789abcdef", measures=False)
-    c = transactions.km_anonymize(retail_head, k=5, m=2, key=b"0123456789abcdef", seed=1,
-                                  measures=False)
+    c = transactions.km_anonymize(
+        retail_head, k=5, m=2, key=b"0123456789abcdef", seed=1, measures=False
+    )
     assert a.data == b.data and a.data != c.data
 
 

@@ -46,13 +46,29 @@ def _bad(res, *needles):
 
 
 # ---------------------------------------------------------------- item 1: outputs
-@pytest.mark.parametrize("cmd,extra", [("anonymize", ["-k", "2"]), ("k-anonymize", ["-k", "2"]),
-                                       ("band", ["--sensitive", "10", "-p", "2"])])
+@pytest.mark.parametrize(
+    "cmd,extra",
+    [
+        ("anonymize", ["-k", "2"]),
+        ("k-anonymize", ["-k", "2"]),
+        ("band", ["--sensitive", "10", "-p", "2"]),
+    ],
+)
 def test_output_naming_the_input_is_refused(tmp_path, baskets, cmd, extra):
     before = _digest(baskets)
     _bad(_run(cmd, baskets, *extra, "-o", baskets), "--output", "input")
-    _bad(_run(cmd, baskets, *extra, "-o", tmp_path / "o.json" if cmd == "band" else
-              tmp_path / "o.dat", "--report", baskets), "--report")
+    _bad(
+        _run(
+            cmd,
+            baskets,
+            *extra,
+            "-o",
+            tmp_path / "o.json" if cmd == "band" else tmp_path / "o.dat",
+            "--report",
+            baskets,
+        ),
+        "--report",
+    )
     assert _digest(baskets) == before
     assert sorted(os.listdir(tmp_path)) == ["b.dat"]
 
@@ -64,8 +80,21 @@ def test_report_or_output_naming_the_hierarchy_is_refused(tmp_path):
     tax.write_text(json.dumps({"alcohol": ["beer", "wine"], "dairy": ["milk"]}))
     before = _digest(tax)
     _bad(_run("anonymize", data, "-k", "2", "--hierarchy", tax, "-o", tax), "input")
-    _bad(_run("anonymize", data, "-k", "2", "--hierarchy", tax, "-o", tmp_path / "o.dat",
-              "--report", tax), "input")
+    _bad(
+        _run(
+            "anonymize",
+            data,
+            "-k",
+            "2",
+            "--hierarchy",
+            tax,
+            "-o",
+            tmp_path / "o.dat",
+            "--report",
+            tax,
+        ),
+        "input",
+    )
     assert _digest(tax) == before and not (tmp_path / "o.dat").exists()
 
 
@@ -73,8 +102,19 @@ def test_bad_report_extension_rejected_before_reading(tmp_path):
     bad_input = tmp_path / "x.dat"
     bad_input.write_bytes(b"\xff\xfe\x00binary")
     # the report is checked first: the message is about --report, not the binary input
-    _bad(_run("anonymize", bad_input, "-k", "2", "-o", tmp_path / "o.dat", "--report",
-              tmp_path / "r.txt"), "--report")
+    _bad(
+        _run(
+            "anonymize",
+            bad_input,
+            "-k",
+            "2",
+            "-o",
+            tmp_path / "o.dat",
+            "--report",
+            tmp_path / "r.txt",
+        ),
+        "--report",
+    )
     assert not (tmp_path / "o.dat").exists()
 
 
@@ -99,13 +139,19 @@ def test_binary_input_and_hierarchy(tmp_path, baskets):
     for name in ("tax.csv", "tax.json"):
         tax = tmp_path / name
         tax.write_bytes(b"1;*\n\xff\xfe;*\n")
-        _bad(_run("anonymize", baskets, "-k", "2", "--hierarchy", tax, "-o",
-                  tmp_path / "o.dat"), name, "line 2")
+        _bad(
+            _run("anonymize", baskets, "-k", "2", "--hierarchy", tax, "-o", tmp_path / "o.dat"),
+            name,
+            "line 2",
+        )
     assert not (tmp_path / "o.dat").exists()
 
 
 def test_m_out_of_range_is_an_input_error(tmp_path, baskets):
-    _bad(_run("anonymize", baskets, "-k", "2", "-m", "1000", "-o", tmp_path / "o.dat"), "m must be an integer in [1, 8]")
+    _bad(
+        _run("anonymize", baskets, "-k", "2", "-m", "1000", "-o", tmp_path / "o.dat"),
+        "m must be an integer in [1, 8]",
+    )
     with pytest.raises(InputError, match=r"m must be an integer in \[1, 8\]"):
         transactions.km_anonymize([{1, 2}, {1, 2}], k=2, m=1000)
     with pytest.raises(InputError, match="m must be an integer"):
@@ -113,10 +159,17 @@ def test_m_out_of_range_is_an_input_error(tmp_path, baskets):
 
 
 # ---------------------------------------------------------------- item 5: empty input
-@pytest.mark.parametrize("name,content", [("empty.dat", ""), ("blank.dat", "\n\n\n"),
-                                          ("header.csv", "tid,item\n"), ("empty.csv", ""),
-                                          ("nulls.jsonl", "null\nnull\n"),
-                                          ("empty.jsonl", "\n")])
+@pytest.mark.parametrize(
+    "name,content",
+    [
+        ("empty.dat", ""),
+        ("blank.dat", "\n\n\n"),
+        ("header.csv", "tid,item\n"),
+        ("empty.csv", ""),
+        ("nulls.jsonl", "null\nnull\n"),
+        ("empty.jsonl", "\n"),
+    ],
+)
 @pytest.mark.parametrize("cmd,extra", [("anonymize", ["-k", "2"]), ("k-anonymize", ["-k", "2"])])
 def test_empty_or_itemless_file_is_bad_input(tmp_path, name, content, cmd, extra):
     p = tmp_path / name
@@ -144,8 +197,7 @@ def test_stray_token_in_integer_file_names_line_and_token(tmp_path):
 
 
 def test_band_sensitive_items_absent(tmp_path, baskets):
-    res = _run("band", baskets, "--sensitive", "10,zzz,999", "-p", "2", "-o",
-               tmp_path / "o.json")
+    res = _run("band", baskets, "--sensitive", "10,zzz,999", "-p", "2", "-o", tmp_path / "o.json")
     _bad(res, "zzz", "999")
     assert not (tmp_path / "o.json").exists()
 
@@ -177,8 +229,9 @@ def test_api_raw_exceptions_become_input_errors(tmp_path):
 
 def test_no_measures_and_measures_flag(tmp_path, baskets):
     rep = tmp_path / "r.json"
-    res = _run("anonymize", baskets, "-k", "2", "-o", tmp_path / "o.dat", "--no-measures",
-               "--report", rep)
+    res = _run(
+        "anonymize", baskets, "-k", "2", "-o", tmp_path / "o.dat", "--no-measures", "--report", rep
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(rep.read_text())
     assert set(doc["utility"]) == {"ncp"} and not doc.get("risk")
@@ -191,17 +244,24 @@ def test_no_measures_and_measures_flag(tmp_path, baskets):
 def test_wide_basket_named_by_its_line(tmp_path):
     p = tmp_path / "w.dat"
     p.write_text("1 2\n\n" + " ".join(map(str, range(40))) + "\n1 2\n")
-    _bad(_run("anonymize", p, "-k", "1", "--max-basket-size", "10", "-o", tmp_path / "o.dat"),
-         "w.dat", "line 3", "40 items")
+    _bad(
+        _run("anonymize", p, "-k", "1", "--max-basket-size", "10", "-o", tmp_path / "o.dat"),
+        "w.dat",
+        "line 3",
+        "40 items",
+    )
     with pytest.raises(InputError, match="transaction 3 has 40 items"):
         transactions.km_anonymize(read_transactions(p), k=1, m=2, max_basket_size=10)
     assert transactions.km_anonymize(read_transactions(p), k=1, m=2, measures=False).verify()
 
 
 @settings(max_examples=60, deadline=None)
-@given(blob=st.binary(max_size=300) | st.text(alphabet="0123456789 ,\n\tab\x00é.-*", max_size=300),
-       name=st.sampled_from(["f.dat", "f.csv", "f.jsonl", "f.tsv"]),
-       k=st.integers(-1, 6), m=st.integers(0, 4))
+@given(
+    blob=st.binary(max_size=300) | st.text(alphabet="0123456789 ,\n\tab\x00é.-*", max_size=300),
+    name=st.sampled_from(["f.dat", "f.csv", "f.jsonl", "f.tsv"]),
+    k=st.integers(-1, 6),
+    m=st.integers(0, 4),
+)
 def test_fuzz_reader_and_anonymizers(tmp_path_factory, blob, name, k, m):
     """Arbitrary bytes or text: only InputError / InfeasibleError, never another exception."""
     p = tmp_path_factory.mktemp("fuzz") / name
@@ -224,11 +284,16 @@ def _limited(args, cwd):
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (_LIMIT, _LIMIT))
 
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    return subprocess.run([sys.executable, "-m", "structanon", "transactions", *map(str, args)],
-                          cwd=cwd, capture_output=True, text=True, preexec_fn=limit,
-                          env=env, timeout=300)
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return subprocess.run(
+        [sys.executable, "-m", "structanon", "transactions", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -240,15 +305,17 @@ def wide_file(tmp_path):
     return p
 
 
-@pytest.mark.parametrize("cmd,extra,expect", [
-    ("anonymize", ["-k", "5", "-m", "2"], 2),
-    ("k-anonymize", ["-k", "5"], 0),
-    ("band", ["--sensitive", "19999", "-p", "2"], 2),
-])
+@pytest.mark.parametrize(
+    "cmd,extra,expect",
+    [
+        ("anonymize", ["-k", "5", "-m", "2"], 2),
+        ("k-anonymize", ["-k", "5"], 0),
+        ("band", ["--sensitive", "19999", "-p", "2"], 2),
+    ],
+)
 def test_wide_basket_bounded_memory(tmp_path, wide_file, cmd, extra, expect):
     out = tmp_path / ("o.json" if cmd == "band" else "o.dat")
-    res = _limited([cmd, wide_file, *extra, "-o", out, "--report", tmp_path / "r.json"],
-                   ROOT)
+    res = _limited([cmd, wide_file, *extra, "-o", out, "--report", tmp_path / "r.json"], ROOT)
     assert res.returncode == expect, res.stderr[-2000:]
     assert "Traceback" not in res.stderr
     if expect == 2:
@@ -272,9 +339,11 @@ def test_sampled_queries_stay_small_on_a_wide_basket():
     from transactions._query import sample_queries
 
     width = 2_000_000
-    b = Baskets(indptr=np.array([0, width, width + 2], dtype=np.int64),
-                codes=np.concatenate([np.arange(width), [0, 1]]).astype(np.int32),
-                domain=np.arange(width).astype(object))
+    b = Baskets(
+        indptr=np.array([0, width, width + 2], dtype=np.int64),
+        codes=np.concatenate([np.arange(width), [0, 1]]).astype(np.int32),
+        domain=np.arange(width).astype(object),
+    )
     tracemalloc.start()
     try:
         q = sample_queries(b, 2, 200, np.random.default_rng(0))

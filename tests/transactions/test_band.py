@@ -20,8 +20,9 @@ def independent_band_check(original, data, sensitive, p, source_index):
             continue
         for s in t & sensitive:
             true_counts[(g, s)] = true_counts.get((g, s), 0) + 1
-    published = {(g, s): c for g, summary in enumerate(data["sensitive_counts"])
-                 for s, c in summary.items()}
+    published = {
+        (g, s): c for g, summary in enumerate(data["sensitive_counts"]) for s, c in summary.items()
+    }
     assert published == true_counts
     for (g, _s), c in true_counts.items():
         assert c * p <= sizes[g]
@@ -33,8 +34,11 @@ def independent_band_check(original, data, sensitive, p, source_index):
 
 
 @settings(max_examples=40, deadline=None)
-@given(data=st.lists(st.sets(st.integers(0, 15), max_size=5), min_size=1, max_size=60),
-       p=st.integers(2, 4), sens=st.sets(st.integers(0, 15), min_size=1, max_size=3))
+@given(
+    data=st.lists(st.sets(st.integers(0, 15), max_size=5), min_size=1, max_size=60),
+    p=st.integers(2, 4),
+    sens=st.sets(st.integers(0, 15), min_size=1, max_size=3),
+)
 def test_band_property(data, p, sens):
     n = len(data)
     freq = Counter(x for t in data for x in t)

@@ -7,8 +7,16 @@ from click.testing import CliRunner
 
 from transactions.cli import cli
 
-MODULES = ["transactions", "transactions._apriori", "transactions._topdown", "transactions._band",
-           "transactions._verify", "transactions.metrics", "transactions.risk", "transactions.io"]
+MODULES = [
+    "transactions",
+    "transactions._apriori",
+    "transactions._topdown",
+    "transactions._band",
+    "transactions._verify",
+    "transactions.metrics",
+    "transactions.risk",
+    "transactions.io",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -27,8 +35,10 @@ def basket_file(tmp_path):
 
 def test_anonymize_command(tmp_path, basket_file):
     out, rep = tmp_path / "o.dat", tmp_path / "r.json"
-    res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "5", "-m", "2", "-o",
-                                   str(out), "--report", str(rep)])
+    res = CliRunner().invoke(
+        cli,
+        ["anonymize", str(basket_file), "-k", "5", "-m", "2", "-o", str(out), "--report", str(rep)],
+    )
     assert res.exit_code == 0, res.output
     assert "PASS" in res.output
     assert len(out.read_text().splitlines()) == 60
@@ -37,20 +47,44 @@ def test_anonymize_command(tmp_path, basket_file):
 
 def test_html_report_with_figures(tmp_path, basket_file):
     rep = tmp_path / "r.html"
-    res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "5", "-o",
-                                   str(tmp_path / "o.dat"), "--report", str(rep)])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(basket_file),
+            "-k",
+            "5",
+            "-o",
+            str(tmp_path / "o.dat"),
+            "--report",
+            str(rep),
+        ],
+    )
     assert res.exit_code == 0, res.output
     html = rep.read_text()
     assert html.count("data:image/png;base64") >= 3
 
 
 def test_k_anonymize_and_band_commands(tmp_path, basket_file):
-    res = CliRunner().invoke(cli, ["k-anonymize", str(basket_file), "-k", "4", "-o",
-                                   str(tmp_path / "k.dat")])
+    res = CliRunner().invoke(
+        cli, ["k-anonymize", str(basket_file), "-k", "4", "-o", str(tmp_path / "k.dat")]
+    )
     assert res.exit_code == 0, res.output
-    res = CliRunner().invoke(cli, ["band", str(basket_file), "--sensitive", "10,8", "-p", "3",
-                                   "-o", str(tmp_path / "band.json"), "--report",
-                                   str(tmp_path / "band.html")])
+    res = CliRunner().invoke(
+        cli,
+        [
+            "band",
+            str(basket_file),
+            "--sensitive",
+            "10,8",
+            "-p",
+            "3",
+            "-o",
+            str(tmp_path / "band.json"),
+            "--report",
+            str(tmp_path / "band.html"),
+        ],
+    )
     assert "data:image/png;base64" in (tmp_path / "band.html").read_text()
     assert res.exit_code == 0, res.output
     doc = json.loads((tmp_path / "band.json").read_text())
@@ -58,11 +92,13 @@ def test_k_anonymize_and_band_commands(tmp_path, basket_file):
 
 
 def test_exit_codes(tmp_path, basket_file):
-    res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "0", "-o",
-                                   str(tmp_path / "o.dat")])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(basket_file), "-k", "0", "-o", str(tmp_path / "o.dat")]
+    )
     assert res.exit_code == 2 and "k must be an integer >= 1, got 0" in res.output
-    res = CliRunner().invoke(cli, ["anonymize", str(basket_file), "-k", "500", "-o",
-                                   str(tmp_path / "o.dat")])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(basket_file), "-k", "500", "-o", str(tmp_path / "o.dat")]
+    )
     assert res.exit_code == 3
     assert not (tmp_path / "o.dat").exists()
 
@@ -88,8 +124,9 @@ def test_anonymize_with_csv_taxonomy(tmp_path):
     tax = tmp_path / "items.csv"
     tax.write_text("beer;alcohol;*\nwine;alcohol;*\nmilk;dairy;*\nyogurt;dairy;*\n")
     out = tmp_path / "o.dat"
-    res = CliRunner().invoke(cli, ["anonymize", str(data), "-k", "2", "-m", "2", "--hierarchy",
-                                   str(tax), "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(data), "-k", "2", "-m", "2", "--hierarchy", str(tax), "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     lines = [set(x.split()) for x in out.read_text().splitlines()]
     # one side generalized is enough: every pair then occurs twice
@@ -97,6 +134,7 @@ def test_anonymize_with_csv_taxonomy(tmp_path):
     assert all("alcohol" in t for t in lines) or all("dairy" in t for t in lines)
     bad = tmp_path / "bad.dat"
     bad.write_text("beer tofu\n")
-    res = CliRunner().invoke(cli, ["anonymize", str(bad), "-k", "1", "--hierarchy", str(tax),
-                                   "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(bad), "-k", "1", "--hierarchy", str(tax), "-o", str(out)]
+    )
     assert res.exit_code == 2 and "tofu" in res.output

@@ -18,8 +18,11 @@ def basket_file(tmp_path):
     return p
 
 
-COMMANDS = [("anonymize", ["-k", "5"], ".dat"), ("k-anonymize", ["-k", "4"], ".dat"),
-            ("band", ["--sensitive", "10,8", "-p", "3"], ".json")]
+COMMANDS = [
+    ("anonymize", ["-k", "5"], ".dat"),
+    ("k-anonymize", ["-k", "4"], ".dat"),
+    ("band", ["--sensitive", "10,8", "-p", "3"], ".json"),
+]
 
 
 def _invoke(*args):
@@ -33,28 +36,33 @@ def test_progress_on_stderr_unless_quiet(tmp_path, basket_file, cmd, extra, suff
     assert res.exit_code == 0, res.output
     assert "structanon: verify ..." in res.stderr and "structanon: anonymize done" in res.stderr
     assert "structanon:" not in res.stdout
-    quiet = _invoke(cmd, basket_file, *extra, "-o", tmp_path / f"q{suffix}", "--no-measures",
-                    "--quiet")
+    quiet = _invoke(
+        cmd, basket_file, *extra, "-o", tmp_path / f"q{suffix}", "--no-measures", "--quiet"
+    )
     assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == ""
     assert (tmp_path / f"q{suffix}").read_bytes()
 
 
 @pytest.mark.parametrize("cmd,extra,suffix", COMMANDS)
-def test_unsupported_report_extension_exits_2_before_any_file(tmp_path, basket_file, cmd,
-                                                              extra, suffix):
-    res = _invoke(cmd, basket_file, *extra, "-o", tmp_path / f"o{suffix}", "--report",
-                  tmp_path / "r.pdf")
+def test_unsupported_report_extension_exits_2_before_any_file(
+    tmp_path, basket_file, cmd, extra, suffix
+):
+    res = _invoke(
+        cmd, basket_file, *extra, "-o", tmp_path / f"o{suffix}", "--report", tmp_path / "r.pdf"
+    )
     assert res.exit_code == 2 and "--report" in res.output
     assert "structanon: encode" not in res.output  # refused before reading
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.dat"]
 
 
 @pytest.mark.parametrize("cmd,extra,suffix", COMMANDS)
-def test_report_provenance_names_the_input_with_its_sha256(tmp_path, basket_file, cmd, extra,
-                                                           suffix):
+def test_report_provenance_names_the_input_with_its_sha256(
+    tmp_path, basket_file, cmd, extra, suffix
+):
     rep = tmp_path / "r.json"
-    res = _invoke(cmd, basket_file, *extra, "-o", tmp_path / f"o{suffix}", "--report", rep,
-                  "--quiet")
+    res = _invoke(
+        cmd, basket_file, *extra, "-o", tmp_path / f"o{suffix}", "--report", rep, "--quiet"
+    )
     assert res.exit_code == 0, res.output
     inputs = json.loads(rep.read_text())["provenance"]["inputs"]
     assert [e["name"] for e in inputs] == ["b.dat"]
@@ -66,8 +74,20 @@ def test_band_privacy_degree_long_name(tmp_path, basket_file):
     key = tmp_path / "k.key"
     key.write_text("0123456789abcdef0123456789abcdef\n")
     for out, opt in ((a, "-p"), (b, "--privacy-degree")):
-        res = _invoke("band", basket_file, "--sensitive", "10,8", opt, "3", "-o", out,
-                      "--key-file", key, "--no-measures", "--quiet")
+        res = _invoke(
+            "band",
+            basket_file,
+            "--sensitive",
+            "10,8",
+            opt,
+            "3",
+            "-o",
+            out,
+            "--key-file",
+            key,
+            "--no-measures",
+            "--quiet",
+        )
         assert res.exit_code == 0, res.output
     assert a.read_bytes() == b.read_bytes() and json.loads(a.read_text())["p"] == 3
 
@@ -94,8 +114,9 @@ def test_assess_table_by_default_and_hidden_alias(basket_file):
     assert "share_below_k" in res.stdout
     listed = CliRunner().invoke(cli, ["--help"]).output
     assert "assess" in listed and "inspect" not in listed
-    assert _invoke("assess", basket_file, "--report", basket_file.with_suffix(".txt")
-                   ).exit_code == 2
+    assert (
+        _invoke("assess", basket_file, "--report", basket_file.with_suffix(".txt")).exit_code == 2
+    )
 
 
 def test_every_option_has_help_and_input_metavar():

@@ -41,8 +41,10 @@ def test_count_itemsets_matches_brute_force(data, size):
     b = encode_baskets(data)
     base = max(b.domain.size, 1)
     keys, counts = count_itemsets(b.indptr, b.codes, size, base)
-    got = {tuple(b.domain[c] for c in row): int(n)
-           for row, n in zip(decode_keys(keys, size, base).tolist(), counts.tolist())}
+    got = {
+        tuple(b.domain[c] for c in row): int(n)
+        for row, n in zip(decode_keys(keys, size, base).tolist(), counts.tolist())
+    }
     want = Counter()
     for t in data:
         want.update(combinations(sorted(t), size))

@@ -19,7 +19,9 @@ def test_milk_beer_diapers(groceries, checks):
     assert rel.verify().passed
     assert checks.km_violations(rel.data, 2, 2) == []
     anc = checks.ancestors_from_dict(checks.GROCERIES)
-    checks.check_covering(groceries, rel.data, lambda lab, x: lab == x or lab in anc[x], rel.source_index)
+    checks.check_covering(
+        groceries, rel.data, lambda lab, x: lab == x or lab in anc[x], rel.source_index
+    )
     assert len(rel.data) == len(groceries) and rel.suppressed == 0
     assert all(isinstance(t, frozenset) for t in rel.data)
     # before: someone is pinned down by 2 items; after: nobody
@@ -34,15 +36,16 @@ def test_km_property(method, data, k, m, fanout, checks):
     n_nonempty = sum(1 for t in data if t)
     if k > len(data) or 0 < n_nonempty < k:
         with pytest.raises(InfeasibleError):
-            transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout,
-                                      measures=False)
+            transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout, measures=False)
         return
-    rel = transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout,
-                                    measures=False)
+    rel = transactions.km_anonymize(data, k=k, m=m, method=method, fanout=fanout, measures=False)
     assert len(rel.data) == len(data) and rel.suppressed == 0
     assert checks.km_violations(rel.data, k, m) == []
     checks.check_covering(data, rel.data, checks.range_covers, rel.source_index)
-    assert all((len(p) == 0) == (len(t) == 0) for t, p in zip([data[i] for i in rel.source_index], rel.data))
+    assert all(
+        (len(p) == 0) == (len(t) == 0)
+        for t, p in zip([data[i] for i in rel.source_index], rel.data)
+    )
 
 
 def test_local_never_loses_more_than_apriori(retail_head):
@@ -54,6 +57,7 @@ def test_local_never_loses_more_than_apriori(retail_head):
 
 def _all_cuts(tax):
     """Every cut of a small tree, as leaf -> node arrays (brute force)."""
+
     def cuts(node):
         kids = np.flatnonzero(tax.parent == node).tolist()
         options = [[node]]
@@ -72,8 +76,10 @@ def _all_cuts(tax):
 
 
 @settings(max_examples=30, deadline=None)
-@given(data=st.lists(st.sets(st.integers(0, 7), max_size=4), min_size=3, max_size=15),
-       k=st.integers(2, 3))
+@given(
+    data=st.lists(st.sets(st.integers(0, 7), max_size=4), min_size=3, max_size=15),
+    k=st.integers(2, 3),
+)
 def test_single_item_cut_is_optimal(data, k):
     b = encode_baskets(data)
     if b.nnz == 0 or (b.lengths > 0).sum() < k:
@@ -84,7 +90,9 @@ def test_single_item_cut_is_optimal(data, k):
     cost = (occ * tax.ncp[gen]).sum()
     best = np.inf
     for cut in _all_cuts(tax):
-        labels = [frozenset(cut[b.codes[b.indptr[i]:b.indptr[i + 1]]].tolist()) for i in range(b.n)]
+        labels = [
+            frozenset(cut[b.codes[b.indptr[i] : b.indptr[i + 1]]].tolist()) for i in range(b.n)
+        ]
         sup = {}
         for t in labels:
             for x in t:
@@ -129,8 +137,9 @@ def test_deterministic():
     a = transactions.km_anonymize(data, k=4, m=2, measures=False)
     b = transactions.km_anonymize(data, k=4, m=2, measures=False)
     # the generalization is deterministic; only the secret publication order differs
-    assert [a.data[j] for j in np.argsort(a.source_index)] == \
-        [b.data[j] for j in np.argsort(b.source_index)]
+    assert [a.data[j] for j in np.argsort(a.source_index)] == [
+        b.data[j] for j in np.argsort(b.source_index)
+    ]
 
 
 def test_pandas_series_input_and_json_taxonomy(tmp_path, groceries, checks):
@@ -140,7 +149,6 @@ def test_pandas_series_input_and_json_taxonomy(tmp_path, groceries, checks):
 
     path = tmp_path / "items.json"
     path.write_text(json.dumps({"*": checks.GROCERIES}))
-    rel = transactions.km_anonymize(pd.Series(groceries), k=3, m=1, hierarchy=path,
-                                    measures=False)
+    rel = transactions.km_anonymize(pd.Series(groceries), k=3, m=1, hierarchy=path, measures=False)
     assert checks.km_violations(rel.data, 3, 1) == []
     assert rel.parameters["taxonomy"] == "hierarchy"

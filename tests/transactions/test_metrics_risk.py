@@ -41,8 +41,9 @@ def test_frequent_itemsets(small):
     data, tax = small
     r = metrics.frequent_itemset_preservation(data, data, tax, min_support=2)
     assert r["precision"] == r["recall"] == 1.0
-    r = metrics.frequent_itemset_preservation(data, [{"0..1"}, {0, 2}, {"0..1"}, {2}], tax,
-                                              min_support=2)
+    r = metrics.frequent_itemset_preservation(
+        data, [{"0..1"}, {0, 2}, {"0..1"}, {2}], tax, min_support=2
+    )
     # only {2} survives as an item (support 2); 0 is published once as itself
     assert r["frequent_original"] == 4 and r["recall"] == 0.25 and r["precision"] == 1.0
 

@@ -35,7 +35,9 @@ def test_groceries_with_taxonomy(groceries, checks):
     rel = transactions.k_anonymize(groceries, k=3, hierarchy=checks.GROCERIES, seed=1)
     assert min(_groups(rel.data).values()) >= 3
     anc = checks.ancestors_from_dict(checks.GROCERIES)
-    checks.check_covering(groceries, rel.data, lambda lab, x: lab == x or lab in anc[x], rel.source_index)
+    checks.check_covering(
+        groceries, rel.data, lambda lab, x: lab == x or lab in anc[x], rel.source_index
+    )
     assert rel.risk["after"]["share_below_k"] == 0
 
 

@@ -23,9 +23,11 @@ def _releases():
 
 
 def test_release_models_are_core_privacy_models_with_flags():
-    expected = {"km": (transactions.KmAnonymity, True, False),
-                "k": (transactions.TransactionKAnonymity, True, True),
-                "band": (transactions.PrivacyDegree, False, False)}
+    expected = {
+        "km": (transactions.KmAnonymity, True, False),
+        "k": (transactions.TransactionKAnonymity, True, True),
+        "band": (transactions.PrivacyDegree, False, False),
+    }
     for name, rel in _releases().items():
         (model,) = rel.models
         cls, monotone, with_suppression = expected[name]
@@ -40,8 +42,13 @@ def test_release_models_are_core_privacy_models_with_flags():
 def test_models_fail_on_a_violating_release():
     assert not transactions.KmAnonymity(2, 2).check([{"a", "b"}, {"a", "b"}, {"a", "c"}]).passed
     assert not transactions.TransactionKAnonymity(2).check([{"a"}, {"a"}, {"b"}]).passed
-    leaky = {"qi": [{"a", "x"}, {"b"}], "group": [0, 0], "sensitive_counts": [{}],
-             "sensitive_items": ["x"], "p": 2}
+    leaky = {
+        "qi": [{"a", "x"}, {"b"}],
+        "group": [0, 0],
+        "sensitive_counts": [{}],
+        "sensitive_items": ["x"],
+        "p": 2,
+    }
     assert not transactions.PrivacyDegree(2).check(leaky).passed
 
 
@@ -61,9 +68,11 @@ def test_measures_switch_and_deprecated_evaluate():
         warnings.simplefilter("error", DeprecationWarning)
         rel = transactions.km_anonymize(DATA, k=2, m=2, fanout=2, measures=False)
     assert set(rel.utility) == {"ncp"} and not rel.risk
-    for run in (lambda: transactions.km_anonymize(DATA, k=2, m=2, fanout=2, evaluate=False),
-                lambda: transactions.k_anonymize(DATA, k=2, fanout=2, evaluate=False),
-                lambda: transactions.band_matrix(DATA, ["beer"], p=2, evaluate=False)):
+    for run in (
+        lambda: transactions.km_anonymize(DATA, k=2, m=2, fanout=2, evaluate=False),
+        lambda: transactions.k_anonymize(DATA, k=2, fanout=2, evaluate=False),
+        lambda: transactions.band_matrix(DATA, ["beer"], p=2, evaluate=False),
+    ):
         with pytest.warns(DeprecationWarning, match="evaluate= is deprecated"):
             old = run()
         assert not old.risk

@@ -48,7 +48,11 @@ def test_from_arx_csv(tmp_path):
     path = tmp_path / "items.csv"
     path.write_text("beer;alcohol;*\nwine;alcohol;*\nmilk;dairy;*\n")
     tax = item_taxonomy([{"beer", "milk"}], hierarchy=str(path))
-    assert tax.height == 2 and sorted(tax.labels[~tax.is_leaf].tolist()) == ["*", "alcohol", "dairy"]
+    assert tax.height == 2 and sorted(tax.labels[~tax.is_leaf].tolist()) == [
+        "*",
+        "alcohol",
+        "dairy",
+    ]
 
 
 def test_from_hierarchy_object_and_json(tmp_path, checks):
