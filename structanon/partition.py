@@ -31,9 +31,8 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
     codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
-    values_sorted: np.ndarray = np.asarray(
-        uniques, dtype=series.dtype if series.dtype != object else object
-    )  # type: ignore[arg-type]
+    dtype = series.dtype if series.dtype != object else object
+    values_sorted: np.ndarray = np.asarray(uniques, dtype=dtype)  # type: ignore[arg-type]
     try:
         order = np.argsort(values_sorted, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
