@@ -405,7 +405,7 @@ def _repair_rounds(
         try:
             done.repairs += _repair(done.graph, leftover, k, rng)
         except InfeasibleError as exc:
-            reason = str(exc)
+            reason: str | None = str(exc)
         else:
             reason = (
                 None if done.rounds < max_rounds else f"not converged within {max_rounds} rounds"
@@ -441,6 +441,7 @@ def construct(
     first, optimum = anonymize_for_graph(deg0, k, method, seed)
     if optimum is None:  # the greedy sequence; the bound comes from the DP
         optimum = _anonymize_sequence(deg0, k, "dp", False, seed)[1]
+    assert optimum is not None  # the DP always reports its least increase
     log: list[str] = []
     if 2 * k > n:  # one degree class only: raise every node to one common degree
         graph, how = _uniform(n, edges, deg0)

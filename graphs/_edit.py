@@ -397,6 +397,7 @@ def edit_anonymize(
         run = _rounds(g, target, k, seed, floors, max_rounds)
         if best_run is None or run[0] < best_run[0]:
             best_run = run + (target,)
+    assert best_run is not None and optimum is not None  # the first target is always run
     edits, g, rounds, repairs, finished_by_additions, first = best_run
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)

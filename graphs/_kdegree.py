@@ -52,7 +52,7 @@ def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]
         )
     if graph.is_directed() or graph.is_multigraph():
         rows = graph.number_of_edges()
-        simple = nx.Graph()
+        simple: nx.Graph = nx.Graph()
         simple.add_nodes_from(graph.nodes(data=True))
         simple.add_edges_from(graph.edges())
         loops_rows = sum(1 for u, v in graph.edges() if u == v)
@@ -309,7 +309,7 @@ def _publish(
     order = np.argsort(rank)
     pub = np.sort(rank[final], axis=1)
     pub = pub[np.lexsort((pub[:, 1], pub[:, 0]))]
-    published = nx.Graph()
+    published: nx.Graph = nx.Graph()
     with _no_gc():
         if keep_attributes:
             published.add_nodes_from(

@@ -63,7 +63,7 @@ def _check_options(
     check_int(seed, "--seed", min_value=0)
     if key_file is not None:
         check_input_path(key_file, "--key-file")
-    extensions = {"--report": REPORT_EXTENSIONS}
+    extensions: dict[str, tuple[str, ...]] = {"--report": REPORT_EXTENSIONS}
     if out_format is None:
         extensions["--output"] = OUTPUT_EXTENSIONS
     inputs = [input] + ([key_file] if key_file is not None else [])

@@ -80,7 +80,7 @@ def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph
     """Undirected simple graph from endpoint arrays; self-loops and duplicates are counted."""
     loops = src == dst
     a, b = src[~loops], dst[~loops]
-    graph = nx.Graph()
+    graph: nx.Graph = nx.Graph()
     if nodes is not None:
         graph.add_nodes_from(nodes)
     if a.size:
@@ -295,7 +295,7 @@ def read_graph(
         )
     multi = graph.is_multigraph()
     n_rows = graph.number_of_edges()
-    simple = nx.Graph()
+    simple: nx.Graph = nx.Graph()
     simple.add_nodes_from(graph.nodes(data=True))
     simple.add_edges_from(graph.edges(data=True))
     loops = nx.number_of_selfloops(simple)
@@ -330,7 +330,7 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
         raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
     path = check_path(path, "path")
     fmt = guess_format(path, format)
-    clean = nx.Graph()
+    clean: nx.Graph = nx.Graph()
     clean.add_nodes_from(graph.nodes(data=True))
     clean.add_edges_from(graph.edges(data=True))
     if fmt in ("edgelist", "csv"):

@@ -257,7 +257,7 @@ def _betweenness(adj: sp.csr_matrix, sources: np.ndarray, batch: int = 16) -> np
 
 
 def _nx_graph(n: int, edges: np.ndarray) -> nx.Graph:
-    g = nx.Graph()
+    g: nx.Graph = nx.Graph()
     g.add_nodes_from(range(n))
     g.add_edges_from(edges.tolist())
     return g

@@ -174,6 +174,7 @@ def _merge_leftovers(
     merged = 0
     for (tx, ty, win), rows in leftovers.groupby(["tx", "ty", "w"], sort=True)["row"]:
         left = rows.to_numpy()
+        win = int(win)  # type: ignore[call-overload]  # the groupby key is an int64
         lo, hi = np.searchsorted(w_sorted, [win, win + 1])
         same = by_window[lo:hi]
         pub = same[(region[same] >= 0) & (t.ix[same] >> top == tx) & (t.iy[same] >> top == ty)]

@@ -46,7 +46,8 @@ __all__ = ["cloak_dask"]
 
 
 def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
-    f = parse_fixes(pdf, *cols, drop_invalid=True)
+    user, time, lat, lon = cols
+    f = parse_fixes(pdf, user, time, lat, lon, drop_invalid=True)
     first_bad = -1
     if f.n_dropped:
         bad = np.ones(f.n_input, dtype=bool)
@@ -79,7 +80,8 @@ _STATS_META = pd.DataFrame(
 
 
 def _keys(pdf, cols, grid: CloakingGrid, window_ns: int):
-    f = parse_fixes(pdf, *cols, drop_invalid=True)
+    user, time, lat, lon = cols
+    f = parse_fixes(pdf, user, time, lat, lon, drop_invalid=True)
     ix, iy = grid.cells(f.lon, f.lat)
     w = np.floor_divide(f.t_ns, window_ns)
     return f, ix, iy, w, user_keys(f.user)

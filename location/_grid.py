@@ -199,8 +199,10 @@ class CloakingGrid:
 
     # -- region codes ---------------------------------------------------------------------
     @staticmethod
-    def encode(level: int, kind: int, cx: np.ndarray, cy: np.ndarray) -> np.ndarray:
-        return (np.int64(3 * level + kind) << 52) | (cx << _AXIS_BITS) | cy
+    def encode(
+        level: int, kind: int, cx: np.ndarray | np.integer, cy: np.ndarray | np.integer
+    ) -> np.ndarray:
+        return np.asarray((np.int64(3 * level + kind) << 52) | (cx << _AXIS_BITS) | cy)
 
     @staticmethod
     def decode(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -235,7 +237,7 @@ class CloakingGrid:
             b[:, 3] + EDGE_PAD_DEG,
         )
 
-    def to_dict(self) -> dict[str, float | int | str]:
+    def to_dict(self) -> dict[str, float | int | str | list[int]]:
         return {
             "projection": "Lambert cylindrical equal-area (sphere R=6371007.181 m)",
             "central_meridian": self.lon0,

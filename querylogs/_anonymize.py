@@ -460,7 +460,7 @@ def _parse(
         found = detect_identifiers(vocabulary, identifier_kinds)
         flagged = found.any(axis=1).to_numpy(dtype=bool)
         per_event = found.to_numpy(dtype=bool)[events["query"]]
-        identifier_counts = {kind: int(per_event[:, j].sum()) for j, kind in enumerate(found)}
+        identifier_counts = {str(kind): int(per_event[:, j].sum()) for j, kind in enumerate(found)}
     return _State(frame, query_codes, vocabulary, flagged, events, users, identifier_counts)
 
 

@@ -381,7 +381,8 @@ class _Refine:
         """The move or swap of ``u`` that lowers the cost most (first best kept)."""
         matrix, groups, a = self.matrix, self.groups, int(self.labels[u])
         rest_a = [x for x in groups[a] if x != u]
-        best, move = -1e-9, None
+        move: tuple[int, int | None] | None = None
+        best = -1e-9
         for b in self._candidates(u):
             members_b = groups[b]
             base = self.cost[a] + self.cost[b]

@@ -35,7 +35,7 @@ def _user_query_matrix(log: pd.DataFrame, vocabulary: pd.Index | None = None):
         query_codes, uniques = pd.factorize(queries)
         vocabulary = pd.Index(uniques)
     else:
-        query_codes = vocabulary.get_indexer(queries)
+        query_codes = vocabulary.get_indexer(pd.Index(queries))
     keep = query_codes >= 0
     matrix = sp.csr_matrix(
         (
@@ -178,7 +178,7 @@ def _linkage(before, users, after, published_users, p, seed) -> float:
     if published_users.size == 0:
         return 0.0
     counts, some, _ = _match_counts(known, after)
-    matched = np.where(counts == 1, published_users[np.maximum(some, 0)], None)
+    matched = np.where(counts == 1, published_users[np.maximum(some, 0)], np.array(None))
     return float(np.mean(matched == users))
 
 

@@ -13,12 +13,14 @@ import contextlib
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _progress
 from .release import Release
 
 __all__ = ["Timings", "finish_release", "add_warning", "k_warning"]
+
+R = TypeVar("R", bound=Release)
 
 
 class Timings(dict):
@@ -71,13 +73,13 @@ def k_warning(k: int) -> str | None:
 
 
 def finish_release(
-    release: Release,
-    measure: Callable[[Release], Any] | None = None,
+    release: R,
+    measure: Callable[[R], Any] | None = None,
     *,
     measures: bool = True,
     timings: Timings | None = None,
     warn: bool = True,
-) -> Release:
+) -> R:
     """Verify ``release`` strictly from its output alone, then run ``measure`` on it.
 
     Parameters

@@ -6,7 +6,7 @@ import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -235,7 +235,7 @@ def _locally_suppress(
             "local_suppression needs algorithm 'optimal' or 'datafly' and "
             "k-anonymity as the only model"
         )
-    k = max(m.k for m in models)
+    k = max(m.k for m in models if isinstance(m, KAnonymity))
     table = pd.DataFrame({c: take(c, None) for c in qis})
     fixed, n_cells = suppress_cells(table, qis, k, rng)
     columns = {c: fixed[c].astype(str).to_numpy(dtype=object) for c in qis}
@@ -444,7 +444,7 @@ def anonymize(
         max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
         take, labels, info = _full_domain(
             data,
-            dict(quasi_identifiers),
+            cast(dict[str, Hierarchy], dict(quasi_identifiers)),  # checked: all hierarchies
             sensitive,
             models,
             algorithm,

@@ -100,10 +100,10 @@ def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = T
             f"{role} column not in the table (columns: {list(df.columns)})", column=column
         )
     # (quasi-identifiers: missing values are reported by the encoders, per column and row)
-    missing = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
-    if missing.any():
+    absent = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
+    if absent.any():
         raise InputError(
-            f"missing value in {role} column", column=column, row=int(np.flatnonzero(missing)[0])
+            f"missing value in {role} column", column=column, row=int(np.flatnonzero(absent)[0])
         )
     bad = _mixed_type_row(df[column])
     if bad is not None:

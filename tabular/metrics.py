@@ -106,11 +106,11 @@ def precision(
     0.5
     """
     s = float(suppressed)
-    n = float(n) if n else 1.0
+    rows = float(n) if n else 1.0
     values = []
     for column, level in transformation.items():
         height = hierarchies[column].height
-        values.append(((n - s) * (level / height if height else 0.0) + s) / n)
+        values.append(((rows - s) * (level / height if height else 0.0) + s) / rows)
     return float(np.mean(values)) if values else 0.0
 
 
@@ -198,7 +198,9 @@ def _penalties(
         return penalty, counts
     if original is None:
         kind = "value-set" if is_set_spec(spec) else "numeric"
-        raise InputError(f"{kind} quasi-identifier needs the original column", column=column.name)
+        raise InputError(
+            f"{kind} quasi-identifier needs the original column", column=str(column.name)
+        )
     if is_set_spec(spec):
         domain = SetDomain(original, str(column.name))
         inverse, members = domain.incidence(column)
@@ -209,7 +211,7 @@ def _penalties(
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
     span = float(np.nanmax(values) - np.nanmin(values)) if values.size else 0.0
     distinct = np.unique(values[~np.isnan(values)])
-    lo, hi = _range_bounds(labels, np.nanmin(values), np.nanmax(values), column.name)
+    lo, hi = _range_bounds(labels, np.nanmin(values), np.nanmax(values), str(column.name))
     penalty = (hi - lo) / span if span > 0 else np.zeros(labels.size)
     covered = np.searchsorted(distinct, hi, side="right") - np.searchsorted(
         distinct, lo, side="left"
@@ -376,14 +378,14 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
             for code, label in enumerate(spec.labels(level).tolist()):
                 index[str(label)] = (level, code)
         pairs = pd.Series(labels).map(index)
-        level = np.array([p[0] if isinstance(p, tuple) else -1 for p in pairs], dtype=np.int64)
+        levels = np.array([p[0] if isinstance(p, tuple) else -1 for p in pairs], dtype=np.int64)
         node = np.array([p[1] if isinstance(p, tuple) else 0 for p in pairs], dtype=np.int64)
         leaf_counts = [spec.leaf_counts(lv) for lv in range(spec.height + 1)]
 
         def fraction(member: np.ndarray) -> np.ndarray:  # member: bool per leaf code
             out = np.full(labels.size, member.mean())  # unknown labels, e.g. "*": whole domain
             for lv in range(spec.height + 1):
-                sel = level == lv
+                sel = levels == lv
                 if sel.any():
                     hits = np.bincount(
                         spec.node_codes[:, lv], weights=member, minlength=leaf_counts[lv].size
@@ -401,7 +403,9 @@ def _coverage(column: pd.Series, spec: Hierarchy | str, original: pd.Series):
 
         return fraction_set
     values = pd.to_numeric(original, errors="coerce").to_numpy(dtype=float)
-    lo, hi = _range_bounds(labels, float(np.nanmin(values)), float(np.nanmax(values)), column.name)
+    lo, hi = _range_bounds(
+        labels, float(np.nanmin(values)), float(np.nanmax(values)), str(column.name)
+    )
 
     def fraction_range(a: float, b: float) -> np.ndarray:
         width = hi - lo

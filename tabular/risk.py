@@ -201,7 +201,7 @@ class _Hierarchical:
         anc = hierarchy.node_codes
         height = max(hierarchy.height, 1)
         node_of: dict[str, int] = {}
-        reps = []  # representative leaf and level of every node
+        reps: list[tuple[int, int]] = []  # representative leaf and level of every node
         for level in range(hierarchy.height + 1):
             for code, label in enumerate(hierarchy.labels(level)):
                 node_of.setdefault(str(label), len(reps))
@@ -301,7 +301,7 @@ def record_linkage(
     released: pd.DataFrame,
     quasi_identifiers: Sequence[str] | Mapping[str, Hierarchy | str | None],
     hierarchies: Mapping[str, Hierarchy] | None = None,
-    true_index: Sequence[Any] | None = None,
+    true_index: Sequence[Any] | np.ndarray | None = None,
     chunk_size: int = 2_000_000,
 ) -> float:
     """Distance-based record linkage: share of original records linked to their own release.

@@ -6,7 +6,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,8 @@ __all__ = [
 SUBSET_BUDGET = 10_000_000
 #: Largest attacker knowledge ``m`` accepted.
 MAX_M = 8
+
+R = TypeVar("R", bound=Release)
 
 
 def prepare_generalization(
@@ -239,7 +241,7 @@ def measure_generalization(
 
 
 def finish_generalization(
-    release: Release,
+    release: R,
     b: Baskets,
     published: list,
     tax: Taxonomy,
@@ -251,7 +253,7 @@ def finish_generalization(
     m: int,
     measures: bool,
     timings: Timings,
-) -> Release:
+) -> R:
     """The ending both generalizers share: the k = 1 warning, publication in a secret order,
     then strict verification and the measures (:func:`structanon._finish.finish_release`)."""
     warning = k_warning(k)

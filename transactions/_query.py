@@ -84,8 +84,8 @@ class NodeIndex:
         """
         out = np.zeros(queries.shape[0])
         for j, query in enumerate(queries):
-            rows = None
-            weights = None
+            rows: np.ndarray | None = None
+            weights = np.ones(0)
             for leaf in query.tolist():
                 if tax is None:
                     nodes = np.array([leaf])

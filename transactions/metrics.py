@@ -368,10 +368,10 @@ def band_query_error(
                 pub_rows.append(i)
                 pub_cols.append(code_of[str(x)])
     pub = sp.csc_matrix((np.ones(len(pub_rows)), (pub_rows, pub_cols)), shape=(b.n, b.domain.size))
-    frac = {}
-    for g, summary in enumerate(data["sensitive_counts"]):
+    frac: dict[str, np.ndarray] = {}
+    for gi, summary in enumerate(data["sensitive_counts"]):
         for s, c in summary.items():
-            frac.setdefault(str(s), np.zeros(len(sizes)))[g] = c / sizes[g]
+            frac.setdefault(str(s), np.zeros(len(sizes)))[gi] = c / sizes[gi]
     errs = []
     for r in rng.choice(np.asarray(holders), size=n_queries, replace=True).tolist():
         items = b.codes[b.indptr[r] : b.indptr[r + 1]]

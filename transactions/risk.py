@@ -146,9 +146,9 @@ def band_linkage_risk(
     group = np.asarray(data["group"], dtype=np.int64)
     sizes = np.bincount(group[group >= 0], minlength=len(data["sensitive_counts"]))
     frac: dict[str, np.ndarray] = {}
-    for g, summary in enumerate(data["sensitive_counts"]):
+    for gi, summary in enumerate(data["sensitive_counts"]):
         for s, c in summary.items():
-            frac.setdefault(str(s), np.zeros(len(sizes)))[g] = c / sizes[g]
+            frac.setdefault(str(s), np.zeros(len(sizes)))[gi] = c / sizes[gi]
     rng = np.random.default_rng(seed)
     occ_s = is_sens[b.codes]
     holders = np.unique(b.rows[occ_s])
