@@ -11,6 +11,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Release
+from structanon.report import ReportFigure
 
 __all__ = ["release_figures", "degree_figure", "edits_figure"]
 
@@ -83,8 +84,9 @@ def edits_figure(info: dict[str, Any]) -> Any:
     return fig
 
 
-def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any]]:
-    """The report's figures: ``[(title, matplotlib Figure), ...]``.
+def release_figures(original: nx.Graph, release: Release) -> list[ReportFigure | tuple[str, Any]]:
+    """The report's figures: the degree distributions before and after (a view of the
+    input next to the release), then the edits against their bounds.
 
     Parameters
     ----------
@@ -93,7 +95,13 @@ def release_figures(original: nx.Graph, release: Release) -> list[tuple[str, Any
     release : Release
         A graphs release (its published graph, ``k`` and edit counts).
     """
+    k = release.parameters["k"]
+    alt = (
+        f"{DEGREE_TITLE}: points give how many nodes have each degree, circles for the "
+        f"input graph and crosses for the anonymized one, with a dashed line at k = {k}; "
+        "every published degree is held by at least k nodes."
+    )
     return [
-        (DEGREE_TITLE, degree_figure(original, release.data, release.parameters["k"])),
+        ReportFigure(DEGREE_TITLE, degree_figure(original, release.data, k), alt, view=True),
         (EDITS_TITLE, edits_figure(release.info)),
     ]

@@ -4,18 +4,23 @@ Every published (region, time window) of a cloaked log covers at least ``k`` dis
 users.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
 Casper half-cells (adaptive), published as shapely polygons in WGS84.
 
-Public API: :func:`cloak` (pandas or dask), :func:`verify_cloaked` and the privacy models
+Public API: :func:`cloak` (pandas, GeoDataFrame or dask; it returns a
+:class:`LocationRelease`, whose ``to_geodataframe()`` gives the regions in WGS84),
+:func:`to_geodataframe`, :func:`verify_cloaked` and the privacy models
 :class:`WindowKAnonymity` and :class:`OnePolygonPerRegion`, :func:`synthetic_log`, and the
 modules :mod:`location.io`, :mod:`location.metrics`, :mod:`location.risk`.
 """
 
 from . import io, metrics, risk, synthetic
 from ._cloak import cloak
+from ._geo import LocationRelease, to_geodataframe
 from ._verify import OnePolygonPerRegion, WindowKAnonymity, verify_cloaked
 from .synthetic import synthetic_log
 
 __all__ = [
     "cloak",
+    "LocationRelease",
+    "to_geodataframe",
     "verify_cloaked",
     "WindowKAnonymity",
     "OnePolygonPerRegion",

@@ -27,6 +27,8 @@ from . import metrics as _metrics
 from . import risk as _risk
 from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
+from ._figures import INPUT_POINTS
+from ._geo import LocationRelease, from_geodataframe
 from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import (
@@ -216,8 +218,9 @@ def cloak(
 
     Parameters
     ----------
-    df : pandas.DataFrame or dask.dataframe.DataFrame
-        One row per fix.  A dask DataFrame runs the distributed path, which gives the
+    df : pandas.DataFrame, geopandas.GeoDataFrame or dask.dataframe.DataFrame
+        One row per fix.  A GeoDataFrame's point geometry gives the coordinates (any CRS,
+        reprojected to WGS84).  A dask DataFrame runs the distributed path, which gives the
         same release as pandas and returns ``Release.data`` as a dask DataFrame.
     k : int
         Minimum number of distinct users in every published (region, window).
@@ -313,6 +316,7 @@ def cloak(
     M. F. Mokbel, C.-Y. Chow and W. G. Aref, "The New Casper: query processing for
     location services without compromising privacy", VLDB 2006.
     """
+    df = from_geodataframe(df, lat, lon)  # point geometry in any CRS -> lat / lon in WGS84
     k, method, window_ns, cell_size, levels = _check_params(k, method, window, cell_size, levels)
     linkage = check_choice(linkage, "linkage", LINKAGES)
     seed = None if seed is None else check_int(seed, "seed", min_value=0)
@@ -351,7 +355,7 @@ def cloak(
             data, source_index = _aggregate_frame(per_fix, source_index)
     fixes = prep.fixes
     n_cloak_suppressed = int((region < 0).sum())
-    release = Release(
+    release = LocationRelease(
         data=data,
         datatype="location",
         verifier=lambda d: verify_cloaked(d, k),
@@ -380,6 +384,8 @@ def cloak(
     )
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
+    # for the report's before/after view only (location._figures); no writer reads it
+    setattr(release, INPUT_POINTS, (fixes.lon, fixes.lat, prep.user_codes))
     return finish_release(
         release,
         _measure(prep, per_fix, region, published, window_ns, seed),

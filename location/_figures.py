@@ -1,4 +1,9 @@
-"""Report figures: region map coloured by user count, region areas, unicity."""
+"""Report figures: fix density of the input next to the release's, region map coloured by
+user count, region areas, unicity.
+
+The input's density is drawn on a coarse grid and every cell visited by fewer than ``k``
+distinct users is hidden: such a cell would show where someone the release protects went.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,14 @@ import pandas as pd
 import shapely
 
 from structanon import Release
+from structanon.report import ReportFigure, small_count_floor
 
 from .io import regions_table
 
-__all__ = ["report_figures"]
+__all__ = ["report_figures", "INPUT_POINTS"]
+
+GRID = 80
+INPUT_POINTS = "_input_points"  # attribute of a pandas release: (lon, lat, user codes)
 
 
 def _pyplot() -> Any:
@@ -82,15 +91,132 @@ def _unicity_bars(risk: dict[str, Any]) -> tuple[str, Any]:
     return ("Unicity before and after cloaking: share of users singled out by p known points"), fig
 
 
-def report_figures(release: Release, max_regions: int = 20000) -> list[tuple[str, Any]]:
-    """(title, matplotlib Figure) pairs for the HTML report of a cloaking release.
+def _extent(regions: pd.DataFrame) -> tuple[float, float, float, float]:
+    """(west, south, east, north) of the 90% smallest published regions."""
+    dense = regions["area_km2"] <= regions["area_km2"].quantile(0.9)
+    b = shapely.bounds(np.asarray(regions.loc[dense, "region"].to_numpy()))
+    return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
 
-    Every figure has labelled axes with units and a title the report uses as caption and
-    alt text; legends sit outside the axes, so they cover no data.
+
+def _input_density(
+    points: tuple[np.ndarray, np.ndarray, np.ndarray], edges: tuple[np.ndarray, np.ndarray], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fixes per grid cell of the input, and the mask of cells with fewer than k users."""
+    lon, lat, users = points
+    ix = np.searchsorted(edges[0], lon, side="right") - 1
+    iy = np.searchsorted(edges[1], lat, side="right") - 1
+    inside = (ix >= 0) & (ix < GRID) & (iy >= 0) & (iy < GRID)
+    cell = (iy * GRID + ix)[inside]
+    fixes = np.bincount(cell, minlength=GRID * GRID).astype(float)
+    n_codes = int(users.max()) + 1 if len(users) else 1
+    pairs = np.unique(cell.astype(np.int64) * n_codes + users[inside])
+    n_users = np.bincount(pairs // n_codes, minlength=GRID * GRID)
+    hidden = (n_users > 0) & (n_users < k)
+    fixes[hidden] = np.nan
+    return fixes.reshape(GRID, GRID), hidden.reshape(GRID, GRID)
+
+
+def _overlap(lo: np.ndarray, hi: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """(regions, cells) share of each region's extent inside each grid interval."""
+    left = np.maximum(lo[:, None], edges[None, :-1])
+    right = np.minimum(hi[:, None], edges[None, 1:])
+    width = np.maximum(hi - lo, 1e-12)[:, None]
+    return np.clip(right - left, 0, None) / width
+
+
+def _published_density(regions: pd.DataFrame, edges: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Fixes per grid cell as the release tells them: each region's fixes spread evenly."""
+    b = shapely.bounds(np.asarray(regions["region"].to_numpy()))
+    counts = regions["n_fixes"].to_numpy(dtype=float)
+    out = np.zeros((GRID, GRID))
+    for start in range(0, len(b), 20_000):  # bounded memory: (chunk, GRID) matrices
+        part = slice(start, start + 20_000)
+        ox = _overlap(b[part, 0], b[part, 2], edges[0])
+        oy = _overlap(b[part, 1], b[part, 3], edges[1])
+        out += (oy * counts[part, None]).T @ ox
+    return out
+
+
+def _density_views(
+    release: Release, regions: pd.DataFrame, points: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> ReportFigure:
+    from matplotlib.colors import ListedColormap, LogNorm
+
+    k = small_count_floor(release)
+    west, south, east, north = _extent(regions)
+    edges = (np.linspace(west, east, GRID + 1), np.linspace(south, north, GRID + 1))
+    before, hidden = _input_density(points, edges, k)
+    after = _published_density(regions, edges)
+    top = max(np.nanmax(before) if np.isfinite(before).any() else 1.0, after.max(), 2.0)
+    norm = LogNorm(vmin=0.1, vmax=top)
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharex=True, sharey=True)
+    box = (west, east, south, north)
+    image = None
+    for ax, grid, name in (
+        (axes[0], before, "input fixes (cells with < k users hidden, grey)"),
+        (axes[1], after, "release: each region's fixes spread over it"),
+    ):
+        image = ax.imshow(
+            np.where(grid > 0, grid, np.nan),
+            origin="lower",
+            extent=box,
+            norm=norm,
+            cmap="viridis",
+            aspect="auto",
+            interpolation="nearest",
+        )
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("longitude (degrees east)")
+        ax.tick_params(axis="x", labelrotation=30)
+    axes[0].imshow(
+        np.where(hidden, 1.0, np.nan),
+        origin="lower",
+        extent=box,
+        cmap=ListedColormap(["#bbbbbb"]),
+        aspect="auto",
+        interpolation="nearest",
+    )
+    axes[0].set_ylabel("latitude (degrees north)")
+    fig.colorbar(image, ax=list(axes), label="fixes per grid cell (log scale)")
+    title = "Fix density: input and release side by side"
+    visited = int(np.isfinite(before).sum() - (before == 0).sum() + hidden.sum())
+    alt = (
+        f"{title}. Two heat maps on one {GRID} x {GRID} grid over the 90% smallest published "
+        f"regions: left the input's fixes per cell, with the {hidden.sum() / max(visited, 1):.0%} "
+        f"of visited cells that fewer than {k} users visited hidden in grey; right the "
+        "release's fixes spread evenly over their regions."
+    )
+    return ReportFigure(title, fig, alt, view=True)
+
+
+def _points(release: Release, original: pd.DataFrame | None) -> Any:
+    if original is None:
+        return getattr(release, INPUT_POINTS, None)
+    columns = release.parameters.get("columns", {})
+    frame = original[[columns.get(c, c) for c in ("lon", "lat", "user")]]
+    lon = pd.to_numeric(frame.iloc[:, 0], errors="coerce").to_numpy(dtype=float)
+    lat = pd.to_numeric(frame.iloc[:, 1], errors="coerce").to_numpy(dtype=float)
+    return lon, lat, pd.factorize(frame.iloc[:, 2])[0]
+
+
+def report_figures(
+    release: Release, max_regions: int = 20000, original: pd.DataFrame | None = None
+) -> list[ReportFigure | tuple[str, Any]]:
+    """Figures for the HTML report of a cloaking release.
+
+    The first is the fix density of the input next to the release's, drawn from
+    ``original`` (the input DataFrame) or, for a release made by :func:`location.cloak` on
+    pandas, from the input coordinates the release keeps in Python for this view (never
+    written anywhere).  Every figure has labelled axes with their units and a title the
+    report uses as caption; legends sit outside the axes, so they cover no data.
     """
     data = release.data.compute() if hasattr(release.data, "dask") else release.data
-    figures: list[tuple[str, Any]] = []
+    figures: list[ReportFigure | tuple[str, Any]] = []
     regions = regions_table(data)
+    points = _points(release, original)
+    if len(regions) and points is not None and len(points[0]):
+        figures.append(_density_views(release, regions, points))
     if len(regions):
         figures += [_region_map(regions, max_regions), _area_histogram(regions)]
     if release.risk.get("before") and release.risk.get("after"):

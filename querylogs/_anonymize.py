@@ -113,6 +113,13 @@ def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     return frame
 
 
+def _utc_ns(time: pd.Series) -> np.ndarray:
+    """Nanoseconds since the epoch; tz-aware times as their UTC instant (numpy has no zones)."""
+    if isinstance(time.dtype, pd.DatetimeTZDtype):
+        time = time.dt.tz_convert("UTC").dt.tz_localize(None)
+    return time.to_numpy().astype("datetime64[ns]").astype(np.int64)
+
+
 def _events(
     frame: pd.DataFrame,
     query_codes: np.ndarray,
@@ -129,7 +136,7 @@ def _events(
     secret = user_order.permutation(len(users))  # user code -> secret rank
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
     user_codes = secret[user_codes]
-    ns = frame["time"].to_numpy().astype("datetime64[ns]").astype(np.int64)
+    ns = _utc_ns(frame["time"])
     key = pd.DataFrame({"u": user_codes, "q": query_codes, "t": ns})
     event = key.groupby(["u", "q", "t"], sort=True).ngroup().to_numpy()
     n_events = int(event.max()) + 1 if event.size else 0

@@ -1,8 +1,9 @@
-"""Figures of the querylogs HTML report: cluster sizes, query events, uniqueness.
+"""Figures of the querylogs HTML report: top queries kept, cluster sizes, query events,
+uniqueness.
 
 Nothing per cluster: a cluster's additions and suppressions with its published size would
-give its members' original query total.  Each figure's title is the report's caption and
-the image's alt text.
+give its members' original query total.  The before/after view shows only queries that at
+least ``k`` distinct users typed.  Each figure's title is the report's caption.
 """
 
 from __future__ import annotations
@@ -10,21 +11,30 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from structanon import Release
+from structanon.report import ReportFigure, before_after_bars, small_count_floor
+
+TOP_QUERIES = 15
 
 __all__ = ["release_figures"]
 
 
-def release_figures(release: Release) -> list[tuple[str, Any]]:
-    """(title, matplotlib figure) pairs for the HTML report of a querylogs release.
+def release_figures(
+    release: Release, original: pd.DataFrame | None = None
+) -> list[ReportFigure | tuple[str, Any]]:
+    """Figures for the HTML report of a querylogs release.
+
+    With ``original`` (the input log), the report first shows the query events of the
+    most widely typed queries in the input and in the release.
 
     Examples
     --------
     >>> import querylogs
     >>> release = querylogs.anonymize(querylogs.synthetic_log(30, 900, seed=1), 3,
     ...                               key=b"0123456789abcdef", measures=False)
-    >>> [title for title, _ in release_figures(release)]  # doctest: +NORMALIZE_WHITESPACE
+    >>> [f[0] for f in release_figures(release)]  # doctest: +NORMALIZE_WHITESPACE
     ['Cluster sizes (users per cluster)',
      'Query events kept, added and suppressed (whole release)']
     """
@@ -33,12 +43,58 @@ def release_figures(release: Release) -> list[tuple[str, Any]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figures = [_cluster_sizes(plt, release.info), _query_events(plt, release.info)]
+    figures: list[tuple[str, Any]] = [
+        _cluster_sizes(plt, release.info),
+        _query_events(plt, release.info),
+    ]
     if release.risk.get("before") and release.risk.get("after"):
         figures.append(_uniqueness(plt, release.risk["before"], release.risk["after"]))
     for _, figure in figures:
         figure.tight_layout()
-    return figures
+    view = [] if original is None else _top_queries(release, original)
+    return [*view, *figures]
+
+
+def _events(log: pd.DataFrame) -> pd.DataFrame:
+    """One row per query event (user, query, time), the query in a normal form."""
+    events = pd.DataFrame(
+        {
+            "user": log["user"].to_numpy(),
+            "query": log["query"].astype(str).str.strip().str.lower().to_numpy(),
+            "time": log["time"].to_numpy(),
+        }
+    )
+    return events.drop_duplicates()
+
+
+def _top_queries(release: Release, original: pd.DataFrame) -> list[ReportFigure]:
+    """Query events of the input's most widely typed queries, before and after."""
+    floor = small_count_floor(release)
+    before = _events(original)
+    users = before.groupby("query")["user"].nunique()
+    wide = users[users >= floor]
+    if wide.empty:
+        return []
+    counts = before["query"].value_counts()
+    top = counts[wide.index].sort_values(ascending=False, kind="stable").iloc[:TOP_QUERIES]
+    after = _events(release.data)["query"].value_counts()
+    kept = [int(after.get(q, 0)) for q in top.index]
+    title = f"Top {len(top)} queries: query events in the input and in the release"
+    fig = before_after_bars(
+        list(top.index),
+        top.to_list(),
+        kept,
+        title=title,
+        xlabel="query events (user, query, time)",
+        ylabel="query (typed by >= k users)",
+    )
+    share = sum(kept) / max(int(top.sum()), 1)
+    alt = (
+        f"{title}. Horizontal bars for the {len(top)} queries with the most events among "
+        f"those typed by at least {floor} users; together they keep {share:.0%} of their "
+        "events in the release."
+    )
+    return [ReportFigure(title, fig, alt, view=True)]
 
 
 def _cluster_sizes(plt: Any, info: dict[str, Any]) -> tuple[str, Any]:

@@ -265,7 +265,7 @@ def anonymize_cmd(
         if message != k_warning(k) and not quiet:
             click.echo(f"warning: {message}", err=True)
     release.provenance = provenance([input_path])
-    _write(release, output, report)
+    _write(release, output, report, log)
     emit_release(release, quiet=quiet, inputs=[input_path])
     if not quiet:
         if report is not None:
@@ -273,12 +273,14 @@ def anonymize_cmd(
         click.echo(f"published log written to {output}")
 
 
-def _write(release: Release, output: Path, report: Path | None) -> None:
-    """The published log and the report, all or nothing."""
+def _write(release: Release, output: Path, report: Path | None, log: Any = None) -> None:
+    """The published log and the report (before/after views drawn from ``log``), all or
+    nothing."""
     with Timings()("write"), staged_outputs() as stage:
         if report is not None:
             html = file_suffix(report) in (".html", ".htm")
-            write_report(release, stage(report), release_figures(release) if html else ())
+            figures = release_figures(release, log) if html else ()
+            write_report(release, stage(report), figures)
         write_log(release.data, stage(output))
 
 
@@ -420,5 +422,5 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     with staged_outputs() as stage:
         write_log(release.data, stage(output_dir / "log_anon.tsv"))
         write_report(release, stage(output_dir / "report.json"))
-        write_report(release, stage(output_dir / "report.html"), release_figures(release))
+        write_report(release, stage(output_dir / "report.html"), release_figures(release, log))
     return release

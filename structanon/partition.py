@@ -31,8 +31,8 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
     codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
-    dtype = series.dtype if series.dtype != object else object
-    values_sorted: np.ndarray = np.asarray(uniques, dtype=dtype)  # type: ignore[arg-type]
+    dtype: Any = series.dtype if series.dtype != object else object
+    values_sorted: np.ndarray = np.asarray(uniques, dtype=dtype)
     try:
         order = np.argsort(values_sorted, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
@@ -112,7 +112,9 @@ class Partition:
             labels = np.zeros(len(frame), dtype=np.int64)
         else:
             labels = (
-                frame.groupby(list(frame.columns), sort=False, dropna=False).ngroup().to_numpy()
+                frame.groupby(list(frame.columns), sort=False, dropna=False, observed=True)
+                .ngroup()
+                .to_numpy()
             )
         labels = labels.astype(np.int64)
         if suppressed is not None:

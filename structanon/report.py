@@ -20,7 +20,9 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ._json import to_jsonable
 from ._validation import file_suffix
@@ -37,6 +39,9 @@ __all__ = [
     "provenance",
     "report_dict",
     "REPORT_EXTENSIONS",
+    "ReportFigure",
+    "before_after_bars",
+    "small_count_floor",
 ]
 
 REPORT_EXTENSIONS = (".json", ".html", ".htm")
@@ -101,6 +106,75 @@ def report_dict(release: Release) -> dict[str, Any]:
             **data,
         }
     )
+
+
+class ReportFigure(NamedTuple):
+    """One figure of an HTML report.
+
+    ``title`` is the caption; ``alt`` the image's text alternative (default: the title);
+    ``view`` puts it under "Before and after" (a view of the input next to the release)
+    instead of "Figures".  A plain ``(title, figure)`` pair is a figure without alt text of
+    its own.
+    """
+
+    title: str
+    figure: Any
+    alt: str = ""
+    view: bool = False
+
+
+def small_count_floor(release: Release) -> int:
+    """The least count a report may show of the input: the release's ``k`` (at least 2).
+
+    Views of the input aggregate it; a bar of fewer than ``k`` records, users or nodes would
+    describe someone the release protects, so views merge or hide such bars.
+    """
+    values = [release.parameters.get("k")] + [getattr(m, "k", None) for m in release.models]
+    ks = [int(v) for v in values if isinstance(v, int | np.integer) and not isinstance(v, bool)]
+    return max([2, *ks])
+
+
+def before_after_bars(
+    labels: Sequence[str],
+    before: Sequence[float],
+    after: Sequence[float],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    names: tuple[str, str] = ("input", "release"),
+) -> Any:
+    """Horizontal bars of each label's count in the input and in the release.
+
+    The first label is drawn at the top; the legend sits above the axes, so it covers no
+    bar; each bar carries its value.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(labels)
+    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.36 * max(n, 1)))
+    y = np.arange(n)[::-1]
+    for shift, values, name, colour in (
+        (0.2, before, names[0], "#8172b2"),
+        (-0.2, after, names[1], "#55a868"),
+    ):
+        bars = ax.barh(y + shift, list(values), 0.4, label=name, color=colour)
+        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
+    ax.set_yticks(y, [_short(str(label)) for label in labels], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.margins(x=0.15)
+    ax.set_title(title, fontsize=10, pad=22)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _short(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
 def _figure_png(figure: Any) -> str:
@@ -203,11 +277,19 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
             "<h2>Risk before and after</h2>",
             _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"]),
         ]
-    for title, figure in figures:
-        parts.append(
-            f"<figure><figcaption>{esc(title)}</figcaption><img alt='{esc(title)}' "
-            f"src='data:image/png;base64,{_figure_png(figure)}'></figure>"
-        )
+    items = [ReportFigure(*item) for item in figures]
+    for heading, anchor, chosen in (
+        ("Before and after", "before-after", [f for f in items if f.view]),
+        ("Figures", "figures", [f for f in items if not f.view]),
+    ):
+        if chosen:
+            parts.append(f"<h2 id='{anchor}'>{heading}</h2>")
+        for item in chosen:
+            parts.append(
+                f"<figure><figcaption>{esc(item.title)}</figcaption>"
+                f"<img alt='{esc(item.alt or item.title)}' "
+                f"src='data:image/png;base64,{_figure_png(item.figure)}'></figure>"
+            )
     parts += [
         "<h2 id='provenance'>Provenance</h2>",
         _html_table(
@@ -244,9 +326,10 @@ def write_report(
     ----------
     release : Release
     path : path
-    figures : sequence of (title, matplotlib Figure)
-        Embedded as PNG images in the HTML report, with the title as caption and alt text
-        (ignored for JSON).
+    figures : sequence of ReportFigure or (title, matplotlib Figure)
+        Embedded as PNG images in the HTML report, with the title as caption and the alt
+        text (default: the title); before/after views get their own section (ignored for
+        JSON).
     """
     path = Path(path)
     ext = file_suffix(path)

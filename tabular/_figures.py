@@ -1,17 +1,23 @@
-"""Figures of the tabular HTML report: class sizes, transformation, information loss, risk.
+"""Figures of the tabular HTML report: value distributions before and after (as ARX's
+utility view), class sizes, transformation, information loss, risk.
 
-Each figure is returned as ``(title, matplotlib Figure)``; the report uses the title as
-caption and alt text.  Axes are labelled with their units and legends sit where they cover
-no data.
+Each figure is a :class:`structanon.report.ReportFigure` (or a ``(title, Figure)`` pair);
+the report uses the title as caption and the alt text as the image's description.  Axes
+are labelled with their units and legends sit where they cover no data.  The input's
+distributions are aggregates: a value or bin held by fewer than ``k`` records is merged
+into "other" or hidden, since its count would describe someone the release protects.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from structanon import Release
+from structanon.report import ReportFigure, small_count_floor
 
 __all__ = ["release_figures"]
 
@@ -91,16 +97,126 @@ def _risk(plt, before: dict[str, Any], after: dict[str, Any]) -> tuple[str, Any]
     return title, fig
 
 
-def release_figures(release: Release) -> list[tuple[str, Any]]:
-    """Figures for the HTML report: class sizes, transformation, information loss, risk.
+MAX_BARS = 12
+MAX_VIEWED = 6
+_LEADING_NUMBER = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)")
+
+
+def _top(counts: pd.Series, floor: int, other: str) -> pd.Series:
+    """The ``MAX_BARS`` largest counts of at least ``floor``; the rest summed as ``other``."""
+    counts = counts[counts > 0].sort_values(ascending=False, kind="stable")
+    shown = counts[counts >= floor].iloc[:MAX_BARS]
+    rest = int(counts.sum() - shown.sum())
+    return pd.concat([shown, pd.Series({other: rest})]) if rest else shown
+
+
+def _natural(counts: pd.Series) -> pd.Series:
+    """Ranges and numbers in their numeric order; other labels by count; "other" last."""
+    head = counts.iloc[:-1] if str(counts.index[-1]).startswith("other") else counts
+    tail = counts.iloc[len(head) :]
+    starts = [_LEADING_NUMBER.match(str(label)) for label in head.index]
+    if head.size and all(starts):
+        head = head.iloc[np.argsort([float(m.group(1)) for m in starts if m], kind="stable")]
+    return pd.concat([head, tail])
+
+
+def _input_counts(column: pd.Series, floor: int) -> tuple[pd.Series, str]:
+    """Counts of the input column: values, or bins of a many-valued number; (counts, note)."""
+    column = column.dropna()
+    if pd.api.types.is_numeric_dtype(column.dtype) and column.nunique() > MAX_BARS:
+        from matplotlib.ticker import MaxNLocator
+
+        values = column.to_numpy(dtype=float)
+        lo, hi = np.percentile(values, [1, 99])  # outliers join the end bins
+        if lo == hi:
+            lo, hi = values.min(), values.max()
+        edges = MaxNLocator(nbins=10).tick_values(lo, hi)
+        per_bin, _ = np.histogram(np.clip(values, edges[0], edges[-1]), bins=edges)
+        labels = [f"{a:g}-{b:g}" for a, b in zip(edges[:-1], edges[1:])]
+        if values.min() < edges[0]:
+            labels[0] = f"under {edges[1]:g}"
+        if values.max() > edges[-1]:
+            labels[-1] = f"{edges[-2]:g} and over"
+        keep = np.flatnonzero(per_bin >= floor)
+        if keep.size == 0:
+            return pd.Series(dtype=float), f"no bin holds {floor} records"
+        small = (per_bin > 0) & (per_bin < floor)
+        shown = slice(int(keep[0]), int(keep[-1]) + 1)
+        note = "bins, those under k hidden" if small.any() else "bins"
+        return pd.Series(np.where(small, 0, per_bin)[shown], index=labels[shown]), note
+    counts = column.astype(str).value_counts()
+    return _natural(_top(counts, floor, "other (rarer values)")), "values"
+
+
+def _published_counts(column: pd.Series) -> pd.Series:
+    counts = column.dropna().astype(str).value_counts()
+    counts = counts.rename(index={"*": "* (any value)"})
+    return _natural(_top(counts, 1, "other values"))
+
+
+def _value_views(plt: Any, release: Release, original: pd.DataFrame) -> ReportFigure | None:
+    """Per quasi-identifier: its distribution in the input next to the published one."""
+    qis = [
+        c
+        for c in release.parameters.get("quasi_identifiers", {})
+        if c in original.columns
+        and c in release.data.columns
+        and not pd.api.types.is_datetime64_any_dtype(original[c].dtype)
+    ][:MAX_VIEWED]
+    if not qis:
+        return None
+    floor = small_count_floor(release)
+    fig, axes = plt.subplots(len(qis), 2, figsize=(9, 2.3 * len(qis)), squeeze=False)
+    alt = []
+    for row, column in zip(axes, qis):
+        before, note = _input_counts(original[column], floor)
+        after = _published_counts(release.data[column])
+        for ax, counts, side, colour in (
+            (row[0], before, f"input ({note})", "#8172b2"),
+            (row[1], after, "published", "#55a868"),
+        ):
+            y = np.arange(len(counts))[::-1]
+            ax.barh(y, counts.to_numpy(dtype=float), color=colour)
+            ax.set_yticks(y, [str(label)[:28] for label in counts.index], fontsize=7)
+            ax.set_title(f"{column}: {side}", fontsize=9)
+            ax.set_xlabel("records (count)", fontsize=8)
+            ax.tick_params(axis="x", labelsize=7)
+        alt.append(f"{column}: {len(before)} input {note} against {len(after)} published values")
+    fig.tight_layout()
+    title = "Value distribution of each quasi-identifier, input and published"
+    text = (
+        f"{title}. Bar charts, left the input and right the release, one row per "
+        f"quasi-identifier: {'; '.join(alt)}. Input values held by fewer than {floor} "
+        "records are merged into 'other' or hidden."
+    )
+    return ReportFigure(title, fig, text, view=True)
+
+
+def release_figures(
+    release: Release, original: pd.DataFrame | None = None
+) -> list[ReportFigure | tuple[str, Any]]:
+    """Figures for the HTML report: value distributions before and after, class sizes,
+    transformation, information loss, risk.
+
+    Parameters
+    ----------
+    release : Release
+    original : pandas.DataFrame, optional
+        The input table: with it, the report shows each quasi-identifier's distribution
+        in the input next to the published one (small counts merged or hidden).
 
     Returns
     -------
-    list of (title, matplotlib.figure.Figure)
-        The title is the figure's caption and alt text in the report.
+    list of ReportFigure or (title, matplotlib.figure.Figure)
+        The title is the figure's caption in the report.
     """
     plt = _pyplot()
-    figures = [_class_sizes(plt, release)]
+    figures: list[ReportFigure | tuple[str, Any]] = []
+    if original is not None:
+        view = _value_views(plt, release, original)
+        if view is not None:
+            figures.append(view)
+    figures.append(_class_sizes(plt, release))
     transformation = release.info.get("transformation")
     if transformation:
         figures.append(_transformation(plt, transformation))

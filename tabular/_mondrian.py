@@ -44,6 +44,7 @@ class _Dimension:
     leaf_counts: np.ndarray | None = None  # categorical: (levels, nodes) leaves under a node
     n_leaves: int = 0
     ordinal: np.ndarray | None = None  # ordinal: sorted distinct values (as labels)
+    times: pd.DatetimeIndex | None = None  # datetime: sorted distinct values, exact, with zone
 
     @property
     def n_codes(self) -> int:
@@ -72,7 +73,65 @@ def encode_column(
     return codes, domain if domain.dtype.kind in "biuf" else domain.astype(object)
 
 
+def _time_dimension(name: str, column: pd.Series) -> _Dimension:
+    """A datetime column (naive or with a time zone) cut as numbers, published as dates."""
+    if column.isna().any():
+        raise InputError(
+            "numeric quasi-identifier holds a missing date-time",
+            column=name,
+            row=int(np.flatnonzero(column.isna().to_numpy())[0]),
+        )
+    ns = pd.DatetimeIndex(column).as_unit("ns").asi8  # UTC instants for zoned times
+    codes, domain = encode_column(ns, name)
+    times = pd.DatetimeIndex(domain.astype("datetime64[ns]"))
+    if isinstance(column.dtype, pd.DatetimeTZDtype):
+        times = times.tz_localize("UTC").tz_convert(column.dtype.tz)
+    return _Dimension(name, True, codes, values=domain.astype(float), times=times)
+
+
+def _time_format(times: pd.DatetimeIndex) -> str:
+    """The shortest of date, minutes, seconds or microseconds that shows every value exactly."""
+    if (times == times.normalize()).all():
+        return "%Y-%m-%d"
+    if not (times.second.any() or times.microsecond.any() or times.nanosecond.any()):
+        return "%Y-%m-%d %H:%M"
+    return "%Y-%m-%d %H:%M:%S" + ("" if not times.microsecond.any() else ".%f")
+
+
+def _format_time(stamp: pd.Timestamp, fmt: str) -> str:
+    """``2024-03-01 10:30+01:00``: the local time, then its UTC offset when zoned."""
+    text = stamp.strftime(fmt)
+    if stamp.tzinfo is not None:
+        offset = stamp.strftime("%z")
+        text += f"{offset[:3]}:{offset[3:]}"
+    return text
+
+
+def time_bounds(label: str) -> tuple[float, float] | None:
+    """Nanosecond bounds of a published date-time value ``"lo/hi"`` or ``"t"``, else None.
+
+    Zoned values give UTC instants, as ``pd.to_numeric`` does on the original column.
+
+    Examples
+    --------
+    >>> time_bounds("2024-01-01/2024-01-02")
+    (1.7040672e+18, 1.7041536e+18)
+    >>> time_bounds("3-7") is None
+    True
+    """
+    parts = str(label).split("/")
+    if len(parts) > 2 or not all(len(p) >= 10 and p[4:5] == "-" for p in parts):
+        return None
+    try:
+        stamps = [pd.Timestamp(p) for p in parts]
+    except ValueError:
+        return None
+    return float(stamps[0].value), float(stamps[-1].value)
+
+
 def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
+    if pd.api.types.is_datetime64_any_dtype(column.dtype):
+        return _time_dimension(name, column)
     values = column.to_numpy()
     if column.dtype == bool or not pd.api.types.is_numeric_dtype(column.dtype):
         coerced = pd.to_numeric(column, errors="coerce").to_numpy()
@@ -465,6 +524,11 @@ def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_class
         np.minimum.at(lo, label, item_codes)
         np.maximum.at(hi, label, item_codes)
         out = []
+        if dim.times is not None:  # an ISO 8601 interval in the column's own time zone
+            fmt = _time_format(dim.times)
+            for a, b in zip(dim.times[lo], dim.times[hi]):
+                out.append(_format_time(a, fmt) + ("" if a == b else f"/{_format_time(b, fmt)}"))
+            return np.array(out, dtype=object)
         for a, b in zip(dim.values[lo].tolist(), dim.values[hi].tolist()):
             out.append(_format_number(a) if a == b else f"{_format_number(a)}-{_format_number(b)}")
         return np.array(out, dtype=object)

@@ -373,7 +373,7 @@ def anonymize_command(
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
-            write_report(release, stage(report), release_figures(release) if html else ())
+            write_report(release, stage(report), release_figures(release, df) if html else ())
         tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
     emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
@@ -548,5 +548,5 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
     with staged_outputs() as stage:
         tab_io.write_microdata(release.data, stage(output_dir / "adult_anonymized.csv"), sep=";")
         write_report(release, stage(output_dir / "report.json"))
-        write_report(release, stage(output_dir / "report.html"), release_figures(release))
+        write_report(release, stage(output_dir / "report.html"), release_figures(release, df))
     return release

@@ -19,6 +19,7 @@ from structanon import Hierarchy, InputError, Partition
 from structanon._validation import check_float, check_int
 from structanon.hierarchy import value_labels
 
+from ._mondrian import time_bounds
 from ._sets import SetDomain, is_set_spec
 
 __all__ = [
@@ -171,6 +172,8 @@ def _range_bounds(
             ulo[i], uhi[i] = float(match.group(1)), float(match.group(2))
         elif label == SUPPRESSED:
             ulo[i], uhi[i] = lo_all, hi_all
+        elif (times := time_bounds(label)) is not None:  # a date-time or "lo/hi" of them
+            ulo[i], uhi[i] = times
         else:
             try:
                 ulo[i] = uhi[i] = float(label)

@@ -16,7 +16,7 @@ from structanon.models import DistinctLDiversity, EntropyLDiversity
 from structanon.partition import Partition
 
 from ._input import require_columns
-from ._mondrian import encode_column
+from ._mondrian import encode_column, time_bounds
 from ._sets import SetDomain, is_set_spec
 
 __all__ = ["assess", "record_linkage"]
@@ -165,6 +165,8 @@ class _Numeric:
                 lo, hi = spans[label]
             elif label.strip() == "*":
                 lo, hi = lo_all, hi_all
+            elif (times := time_bounds(label)) is not None:
+                lo, hi = times
             else:
                 match = _RANGE.match(label)
                 try:

@@ -5,6 +5,7 @@ Chromium is installed, rendered in a real headless browser.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,21 @@ def test_demo_of_each_datatype_writes_a_verified_release(package, demo_run):
     assert report["data_type"] == package
     assert report["headline"].endswith("Checked again from the published output alone.")
     assert report["flags"] and {f["level"] for f in report["flags"]} <= {"red", "amber", "green"}
+
+
+@pytest.mark.parametrize("package", list(PACKAGES))
+def test_each_html_report_shows_the_input_next_to_the_release(package, demo_run):
+    out, _result, _releases = demo_run
+    pages = sorted((out / package).rglob("*.html"))
+    assert pages
+    for page in pages:
+        text = page.read_text()
+        assert "<h2 id='before-after'>Before and after</h2>" in text, page.name
+        section = text.split("id='before-after'")[1].split("<h2")[0]
+        figures = re.findall(r"<figcaption>(.*?)</figcaption><img alt='(.*?)' src='data:", section)
+        assert figures, f"{page.name}: no before/after figure"
+        for caption, alt in figures:  # the alt text describes more than the caption says
+            assert alt.startswith(caption) and len(alt) > len(caption) + 40
 
 
 @pytest.mark.parametrize("package", list(PACKAGES))
@@ -86,7 +102,7 @@ def test_html_report_renders_in_a_browser(package, demo_run, tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     dom = run.stdout
     assert 'id="headline"' in dom and "Checked again from the published output" in dom
-    assert 'id="flags"' in dom and 'id="provenance"' in dom
+    assert 'id="flags"' in dom and 'id="provenance"' in dom and 'id="before-after"' in dom
     assert "structanon" in dom and "SHA-256" in dom or "command" in dom
     console_errors = [
         line

@@ -1,7 +1,9 @@
 """Figures of the transactions HTML report (matplotlib, drawn off-screen).
 
 Each figure has labelled axes with their units, a legend placed where it covers no data,
-and a title the report uses as its caption and alt text.
+and a title the report uses as its caption and alt text.  The before/after view shows the
+support of the input's most frequent itemsets (each held by at least ``k`` transactions)
+next to the support a user estimates from the release.
 """
 
 from __future__ import annotations
@@ -11,8 +13,13 @@ from typing import Any
 import numpy as np
 
 from structanon import Release
+from structanon.report import ReportFigure, before_after_bars, small_count_floor
 
 from . import metrics, risk
+from ._data import decode_keys
+from ._query import NodeIndex
+
+TOP_ITEMSETS = 12
 
 __all__ = ["figures_for"]
 
@@ -26,7 +33,7 @@ def _pyplot():
     return plt
 
 
-def _band_figures(release: Release) -> list[tuple[str, Any]]:
+def _band_figures(release: Release) -> list[ReportFigure | tuple[str, Any]]:
     plt = _pyplot()
     groups = np.asarray(release.data["group"])
     sizes = np.bincount(groups[groups >= 0], minlength=len(release.data["sensitive_counts"]))
@@ -94,8 +101,48 @@ def _risk_figure(release: Release, original: Any, tax: Any) -> tuple[str, Any]:
     return title, fig
 
 
-def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
-    """Generalization depth, itemset-support error and risk before/after, as figures.
+def _top_itemsets(release: Release, original: Any, tax: Any) -> ReportFigure | None:
+    """Support of the input's most frequent 1- and 2-itemsets, before and after."""
+    floor = small_count_floor(release)
+    b, indptr, nodes, _suppressed = metrics._prepare(original, release.data, tax)
+    found: list[tuple[int, tuple[int, ...]]] = []
+    for size in (1, 2):
+        keys, counts = metrics._bounded_counts(b.indptr, b.codes, size, tax.n_nodes, {})
+        best = np.lexsort((keys, -counts))[:TOP_ITEMSETS]
+        rows = decode_keys(keys[best], size, tax.n_nodes).tolist()
+        found += [(c, tuple(r)) for c, r in zip(counts[best].tolist(), rows) if c >= floor]
+    found.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
+    found = found[:TOP_ITEMSETS]
+    if not found:
+        return None
+    index = NodeIndex(indptr, nodes, tax.n_nodes)
+    estimated = []
+    for _count, itemset in found:
+        query = np.asarray([itemset], dtype=np.int64)
+        estimated.append(float(index.matches(query, tax, weighted=True)[0]))
+    labels = [" + ".join(str(tax.labels[i]) for i in itemset) for _c, itemset in found]
+    title = "Support of the most frequent itemsets: input and estimated from the release"
+    fig = before_after_bars(
+        labels,
+        [c for c, _ in found],
+        estimated,
+        title=title,
+        xlabel="support (transactions holding the itemset)",
+        ylabel="itemset (items)",
+        names=("input", "estimated from the release (items uniform within a label)"),
+    )
+    exact = sum(c for c, _ in found)
+    alt = (
+        f"{title}. Horizontal bars for the {len(found)} most frequent items and pairs of "
+        f"items (each in at least {floor} transactions): the release's estimates sum to "
+        f"{sum(estimated) / max(exact, 1):.0%} of their true supports."
+    )
+    return ReportFigure(title, fig, alt, view=True)
+
+
+def figures_for(release: Release, original: Any) -> list[ReportFigure | tuple[str, Any]]:
+    """Support of the top itemsets before and after, generalization depth, itemset-support
+    error and risk before/after, as figures.
 
     ``original`` is the input in input order; a generalization release is compared with it
     reordered by the release's private ``source_index``.  A band-matrix release gets the
@@ -108,7 +155,9 @@ def figures_for(release: Release, original: Any) -> list[tuple[str, Any]]:
         return []
     if release.source_index is not None:  # input in published order
         original = [original[i] for i in np.asarray(release.source_index).tolist()]
+    view = _top_itemsets(release, original, tax)
     return [
+        *([view] if view is not None else []),
         _depth_figure(release, tax),
         _error_figure(release, original, tax),
         _risk_figure(release, original, tax),

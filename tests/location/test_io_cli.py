@@ -401,8 +401,8 @@ def test_report_figures_have_labelled_axes_and_outside_legends(small_log, key):
 
     release = location.cloak(small_log, k=5, window="1h", key=key)
     figures = report_figures(release)
-    assert len(figures) == 3
-    for title, fig in figures:
+    assert len(figures) == 4  # density before/after, region map, areas, unicity
+    for title, fig, *_alt in figures:
         assert title
         for ax in fig.axes[:1]:
             assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title(), title

@@ -113,7 +113,7 @@ def test_demo(package_demo):
     assert rel.verify().passed
     assert (tmp_path / "report.json").exists()
     html = (tmp_path / "report.html").read_text()
-    assert html.count("data:image/png;base64") == 3 and "b.dat" not in html
+    assert html.count("data:image/png;base64") == 4 and "b.dat" not in html
     assert "retail_head2000.dat" in html  # provenance names the input
     assert len((tmp_path / "retail_km_anonymous.dat").read_text().splitlines()) == 2000
 

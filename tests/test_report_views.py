@@ -1,0 +1,135 @@
+"""Before/after views of the HTML reports: present for every data type, described in alt
+text, and never showing an input count smaller than k."""
+
+import re
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+import graphs
+import location
+import querylogs
+import tabular
+import transactions
+from graphs._figures import release_figures as graph_figures
+from location._figures import GRID, _input_density
+from location._figures import report_figures as location_figures
+from querylogs._figures import release_figures as query_figures
+from structanon.models import KAnonymity
+from structanon.report import ReportFigure, write_report
+from tabular._figures import release_figures as table_figures
+from transactions._figures import figures_for
+
+KEY = b"0123456789abcdef-views"
+
+
+def _views(figures):
+    return [f for f in figures if isinstance(f, ReportFigure) and f.view]
+
+
+def _labels(figure):
+    return {t.get_text() for ax in figure.axes for t in ax.get_yticklabels()}
+
+
+def _table(n=400):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "zip": rng.choice(["100", "101", "102"], n),
+            "disease": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    df.loc[7, "zip"] = "999"  # one record alone with its value
+    df.loc[8, "age"] = 400  # an outlier far from every other age
+    return df
+
+
+def test_tabular_view_shows_values_before_and_after_without_small_counts(tmp_path):
+    df = _table()
+    release = tabular.anonymize(
+        df, {"age": "numeric", "zip": "set"}, "disease", [KAnonymity(5)], "mondrian", key=KEY
+    )
+    (view,) = _views(table_figures(release, df))
+    labels = _labels(view.figure)
+    assert "999" not in labels and "other (rarer values)" in labels
+    # the outlier's bin (beyond 80) holds one record: it is hidden and the axis stops before it
+    assert not any(re.match(r"^(3\d\d|4\d\d)", label) for label in labels)
+    assert {ax.get_title() for ax in view.figure.axes} >= {"zip: input (values)", "zip: published"}
+    assert "age" in view.alt and "zip" in view.alt and len(view.alt) > len(view.title)
+    page = write_report(release, tmp_path / "r.html", table_figures(release, df)).read_text()
+    section = page.split("id='before-after'")[1].split("<h2")[0]
+    assert "<img alt='Value distribution" in section
+    assert "every" not in view.title  # titles stay short; the alt text describes
+
+
+def test_querylogs_view_counts_events_of_widely_typed_queries():
+    log = querylogs.synthetic_log(60, 3000, seed=2)
+    release = querylogs.anonymize(log, 4, key=KEY, measures=False)
+    (view,) = _views(query_figures(release, log))
+    users = log.assign(q=log["query"].str.strip().str.lower()).groupby("q")["user"].nunique()
+    shown = {label for label in _labels(view.figure) if label}
+    assert shown and all(users[label] >= 4 for label in shown)
+    before = view.figure.axes[0].containers[0].datavalues
+    events = log.drop_duplicates(["user", "query", "time"])["query"].value_counts()
+    assert (
+        sorted(before.tolist(), reverse=True)
+        == events[list(shown)].sort_values(ascending=False).tolist()
+    )
+    assert "at least 4 users" in view.alt
+
+
+def test_transactions_view_compares_supports_of_frequent_itemsets():
+    rng = np.random.default_rng(1)
+    data = [
+        set(rng.choice(30, size=rng.integers(1, 6), replace=False).tolist()) for _ in range(400)
+    ]
+    release = transactions.km_anonymize(data, k=5, m=2, key=KEY)
+    (view,) = _views(figures_for(release, data))
+    bars = view.figure.axes[0].containers
+    before, after = bars[0].datavalues, bars[1].datavalues
+    assert before.size == after.size > 0 and (before >= 5).all()
+    top_item = max(range(30), key=lambda i: sum(i in t for t in data))
+    assert before.max() == sum(top_item in t for t in data)
+    assert np.all(after >= 0)
+
+
+def test_graphs_view_is_the_degree_distribution():
+    graph = nx.barabasi_albert_graph(300, 3, seed=1)
+    release = graphs.k_degree_anonymize(graph, 5, key=KEY, measures=False)
+    (view,) = _views(graph_figures(graph, release))
+    assert "k = 5" in view.alt and view.figure.axes[0].get_xlabel().startswith("degree")
+
+
+def test_location_view_hides_cells_fewer_than_k_users_visited():
+    df = location.synthetic_log(6000, 60, seed=3)
+    release = location.cloak(df, 5, key=KEY, measures=False)
+    (view,) = _views(location_figures(release))
+    assert "hidden" in view.alt and len(view.figure.axes) >= 2
+    # the same view from the input DataFrame given explicitly
+    (again,) = _views(location_figures(release, original=df))
+    assert again.alt == view.alt
+    edges = (np.linspace(0, 1, GRID + 1), np.linspace(0, 1, GRID + 1))
+    lon = np.array([0.1, 0.1, 0.1, 0.9])
+    lat = np.array([0.1, 0.1, 0.1, 0.9])
+    users = np.array([0, 1, 2, 3])  # three users in one cell, one alone in another
+    fixes, hidden = _input_density((lon, lat, users), edges, k=3)
+    assert hidden.sum() == 1 and np.isnan(fixes).sum() == 1 and np.nansum(fixes) == 3
+
+
+@pytest.mark.parametrize("legacy", [True, False])
+def test_reports_accept_plain_pairs_and_report_figures(tmp_path, legacy):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    item = ("A line", fig) if legacy else ReportFigure("A line", fig, "A rising line", view=True)
+    release = querylogs.anonymize(querylogs.synthetic_log(30, 600, seed=1), 3, key=KEY)
+    page = write_report(release, tmp_path / "r.html", [item]).read_text()
+    assert ("id='before-after'" in page) is not legacy
+    assert ("alt='A line'" if legacy else "alt='A rising line'") in page
