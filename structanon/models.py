@@ -561,6 +561,11 @@ class DeltaPresence(PrivacyModel):
         result = super().check(partition, sensitive, reference)
         if partition.n_groups:
             counts, domain = partition.contingency(sensitive)
+            if self._member_column(domain, counts.shape[1]) is None:
+                raise InputError(
+                    f"delta-presence: no record has the membership value {self.member!r} "
+                    f"(values: {list(domain.tolist())[:5]})"
+                )
             values = self.group_values(counts, None, domain)
             result.details["delta_min_seen"] = float(values.min())
             result.worst = float(values.max())

@@ -29,10 +29,16 @@ from structanon.cli_support import (
 )
 from structanon.io import release_key, staged_outputs
 from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    NTCloseness,
     PrivacyModel,
+    ProbabilisticLDiversity,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -64,30 +70,74 @@ def _models(
     t_distance: str,
     sensitive_hierarchy: str | None,
     sep: str,
+    extra: dict[str, Any] | None = None,
 ) -> list[PrivacyModel]:
+    extra = extra or {}
     models: list[PrivacyModel] = []
-    if k is not None:
+    alpha = extra.get("alpha")
+    if k is not None and alpha is None:
         models.append(KAnonymity(check_int(k, "-k", min_value=1)))
+    if alpha is not None:
+        models.append(AlphaKAnonymity(alpha, 1 if k is None else check_int(k, "-k", min_value=1)))
     if l_div is not None:
-        if l_variant == "distinct":
-            if float(l_div) != int(l_div):
-                raise InputError(f"distinct l-diversity needs an integer l, got {l_div}")
-            models.append(DistinctLDiversity(int(l_div)))
-        elif l_variant == "entropy":
-            models.append(EntropyLDiversity(l_div))
-        else:
-            if c is None:
-                raise InputError("recursive (c,l)-diversity needs --c")
-            models.append(RecursiveCLDiversity(c, int(l_div)))
+        models.append(_l_diversity(l_div, l_variant, c))
     if t is not None:
         hierarchy = None
         if t_distance == "hierarchical":
             if sensitive_hierarchy is None:
                 raise InputError("hierarchical t-closeness needs --sensitive-hierarchy")
             hierarchy = tab_io.read_hierarchy(sensitive_hierarchy, sep, None)
-        models.append(TCloseness(t, t_distance, hierarchy))
+        n = extra.get("nt_n")
+        if n is not None:
+            models.append(
+                NTCloseness(check_int(n, "--nt-closeness", min_value=1), t, t_distance, hierarchy)
+            )
+        else:
+            models.append(TCloseness(t, t_distance, hierarchy))
+    elif extra.get("nt_n") is not None:
+        raise InputError("--nt-closeness N needs --t-closeness T")
+    models += _other_models(extra)
     if not models:
-        raise InputError("give at least one privacy model: -k, --l-diversity or --t-closeness")
+        raise InputError(
+            "give at least one privacy model: -k, --l-diversity, --t-closeness, "
+            "--beta-likeness, --delta-disclosure, --delta-presence or --alpha"
+        )
+    return models
+
+
+def _l_diversity(l_div: float, l_variant: str, c: float | None) -> PrivacyModel:
+    if l_variant == "distinct":
+        if float(l_div) != int(l_div):
+            raise InputError(f"distinct l-diversity needs an integer l, got {l_div}")
+        return DistinctLDiversity(int(l_div))
+    if l_variant == "entropy":
+        return EntropyLDiversity(l_div)
+    if l_variant == "probabilistic":
+        return ProbabilisticLDiversity(l_div)
+    if c is None:
+        raise InputError("recursive (c,l)-diversity needs --c")
+    return RecursiveCLDiversity(c, int(l_div))
+
+
+def _other_models(extra: dict[str, Any]) -> list[PrivacyModel]:
+    """beta-likeness, delta-disclosure and delta-presence from their options."""
+    models: list[PrivacyModel] = []
+    if extra.get("beta") is not None:
+        models.append(BLikeness(extra["beta"], enhanced=bool(extra.get("enhanced_beta"))))
+    elif extra.get("enhanced_beta"):
+        raise InputError("--enhanced-beta needs --beta-likeness BETA")
+    if extra.get("delta") is not None:
+        models.append(DeltaDisclosure(extra["delta"]))
+    presence = extra.get("presence")
+    if presence is not None:
+        parts = presence.split(",")
+        try:
+            low, high = (float(v) for v in parts)
+        except ValueError:
+            raise InputError(
+                f"--delta-presence must be MIN,MAX (e.g. 0,0.5), got {presence!r}"
+            ) from None
+        models.append(DeltaPresence(low, high, member=extra.get("member", "True")))
     return models
 
 
@@ -167,10 +217,11 @@ def _model_options(func):
         ),
         click.option(
             "--l-variant",
-            type=click.Choice(["distinct", "entropy", "recursive"]),
+            type=click.Choice(["distinct", "entropy", "recursive", "probabilistic"]),
             default="distinct",
             show_default=True,
-            help="Which l-diversity: distinct values, entropy, or recursive (c,l).",
+            help="Which l-diversity: distinct values, entropy, recursive (c,l), or "
+            "probabilistic (no value above 1/l of a class).",
         ),
         click.option("--c", "c", type=float, default=None, help="c of recursive (c,l)-diversity."),
         click.option("--t-closeness", "t", type=float, default=None, help="t of t-closeness."),
@@ -186,6 +237,55 @@ def _model_options(func):
             type=click.Path(dir_okay=False),
             default=None,
             help="Hierarchy of the sensitive column (hierarchical t-closeness).",
+        ),
+        click.option(
+            "--nt-closeness",
+            "nt_n",
+            type=int,
+            default=None,
+            metavar="N",
+            help="(n,t)-closeness: a class smaller than N must be within --t-closeness of "
+            "the table (which must hold N records).",
+        ),
+        click.option(
+            "--beta-likeness",
+            "beta",
+            type=float,
+            default=None,
+            help="beta of beta-likeness (largest relative gain of a sensitive value).",
+        ),
+        click.option(
+            "--enhanced-beta",
+            is_flag=True,
+            help="Enhanced beta-likeness: gain <= min(beta, -ln p).",
+        ),
+        click.option(
+            "--delta-disclosure",
+            "delta",
+            type=float,
+            default=None,
+            help="delta of delta-disclosure privacy (|ln(q/p)| < delta).",
+        ),
+        click.option(
+            "--alpha",
+            "alpha",
+            type=float,
+            default=None,
+            help="(alpha,k)-anonymity: no sensitive value above alpha of a class (with -k).",
+        ),
+        click.option(
+            "--delta-presence",
+            "presence",
+            default=None,
+            metavar="MIN,MAX",
+            help="delta-presence: INPUT is the population and --sensitive its membership "
+            "column; each class's share of members must lie in [MIN, MAX].",
+        ),
+        click.option(
+            "--member",
+            default="True",
+            show_default=True,
+            help="Value of the membership column that marks a released record (--delta-presence).",
         ),
     ]
     for option in reversed(options):
@@ -286,6 +386,13 @@ def anonymize_command(
     t,
     t_distance,
     sensitive_hierarchy,
+    nt_n,
+    beta,
+    enhanced_beta,
+    delta,
+    alpha,
+    presence,
+    member,
     suppression_limit,
     algorithm,
     metric,
@@ -333,7 +440,18 @@ def anonymize_command(
         inputs=inputs,
         extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
     )
-    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
+    extra = {
+        "nt_n": nt_n,
+        "beta": beta,
+        "enhanced_beta": enhanced_beta,
+        "delta": delta,
+        "alpha": alpha,
+        "presence": presence,
+        "member": member,
+    }
+    models = _models(
+        k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep, extra
+    )
     specs = tab_io.load_hierarchies(
         columns, files, hierarchy_dir, hierarchy_sep, _split(numeric), _split(set_qi)
     )
@@ -374,12 +492,26 @@ def anonymize_command(
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release) if html else ())
-        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+        tab_io.write_microdata(
+            _published_rows(release.data, sensitive, models),
+            stage(output),
+            sep=_output_separator(sep, output),
+        )
     emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> pd.DataFrame:
+    """The rows to write: with delta-presence, the released subset only (the membership
+    column dropped); the population-wide classes were verified by the release."""
+    presence = [m for m in models if isinstance(m, DeltaPresence)]
+    if not presence or sensitive is None:
+        return data
+    member = data[sensitive].astype(str) == str(presence[0].member)
+    return data[member.to_numpy()].drop(columns=[sensitive]).reset_index(drop=True)
 
 
 def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
@@ -452,12 +584,18 @@ def assess_table(
     :func:`tabular.risk.assess` (records, classes, smallest class ``k``, prosecutor and
     marketer risk, sample uniques, share above ``threshold``; with ``sensitive``: the
     table's distinct and entropy l) plus, with ``sensitive``, the largest t of t-closeness
-    (equal ground distance).
+    (equal ground distance), the smallest beta of beta-likeness, delta of delta-disclosure,
+    probabilistic l and alpha of (alpha, k)-anonymity the table satisfies.
     """
     out = tab_risk.assess(df, quasi_identifiers, sensitive, threshold=threshold)
     if sensitive is not None:
         partition = Partition.from_keys(df[quasi_identifiers])
-        out["t_equal"] = TCloseness(1.0).check(partition, df[sensitive].to_numpy()).worst
+        values = df[sensitive].to_numpy()
+        out["t_equal"] = TCloseness(1.0).check(partition, values).worst
+        out["beta_likeness"] = BLikeness(1.0).check(partition, values).worst
+        out["delta_disclosure"] = DeltaDisclosure(1.0).check(partition, values).worst
+        out["probabilistic_l"] = ProbabilisticLDiversity(1).check(partition, values).worst
+        out["alpha"] = AlphaKAnonymity(1.0, 1).check(partition, values).worst
     return out
 
 
