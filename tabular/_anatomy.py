@@ -169,8 +169,8 @@ def anatomize(
     Returns
     -------
     BucketRelease
-        ``data``: the QI table (the quasi-identifiers and the other non-sensitive columns,
-        plus ``bucket``), rows listed by bucket id; ``sensitive_table``: ``bucket``,
+        ``data``: the QI table (the quasi-identifiers and ``bucket``; other input columns
+        are not published), rows listed by bucket id; ``sensitive_table``: ``bucket``,
         ``sensitive``, ``count``.  ``source_index``: each QI-table row's input label.
         Verified from both tables alone.
 
@@ -211,8 +211,7 @@ def anatomize(
         )
         ids, order = publish_buckets(bucket, n_buckets, secret.rng("bucket-ids", seed, public))
     with timings("publish"):
-        others = [c for c in df.columns if c != sensitive]
-        qi_table = df[others].iloc[order].reset_index(drop=True)
+        qi_table = df[qis].iloc[order].reset_index(drop=True)
         qi_table[BUCKET] = ids[order]
         sensitive_table = (
             pd.DataFrame({BUCKET: ids, sensitive: df[sensitive].to_numpy()})

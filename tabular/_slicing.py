@@ -448,7 +448,7 @@ def _permute(
         rows = shuffled[np.argsort(ids[shuffled], kind="stable")]
         for attribute in group:
             out[attribute] = df[attribute].to_numpy()[rows]
-    frame = pd.DataFrame({a: out[a] for g in groups for a in g})
+    frame = pd.DataFrame({a: out[a] for a in df.columns if a in out})
     frame[BUCKET] = ids[order]
     return frame, n_buckets
 

@@ -46,9 +46,11 @@ from structanon.report import provenance, write_report
 
 from . import io as tab_io
 from . import risk as tab_risk
+from ._anatomy import anatomize
 from ._anonymize import ALGORITHMS, anonymize
 from ._figures import release_figures
 from ._optimal import QUALITY_MODELS
+from ._slicing import slice_table
 
 __all__ = ["cli", "demo"]
 
@@ -688,3 +690,216 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
         write_report(release, stage(output_dir / "report.json"))
         write_report(release, stage(output_dir / "report.html"), release_figures(release))
     return release
+
+
+def _bucket_command_start(
+    input_path: str,
+    sep: str | None,
+    qi: str,
+    seed: int,
+    outputs: dict[str, Any],
+    key_file: str | None,
+    extensions: dict[str, tuple[str, ...]],
+) -> tuple[list[str], str | None, list[Path], Any]:
+    """The shared first steps of ``anatomize`` and ``slice``: options, paths, key, in order."""
+    columns = _split(qi)
+    if not columns:
+        raise InputError("--qi names no column")
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:
+        raise InputError("--qi names a column twice", column=twice[0])
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    inputs = _check_inputs(input_path, {}, None, columns, None, key_file)
+    check_output_paths(outputs, inputs=inputs, extensions=extensions)
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    return columns, sep, inputs, secret
+
+
+def _run_scheme(input_path: str, function: Any, df: pd.DataFrame, **kwargs: Any) -> Release:
+    """A publishing scheme, with a data row in an error turned into its file line."""
+    try:
+        return function(df, **kwargs)
+    except InputError as exc:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
+            raise
+        raise InputError(
+            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
+        ) from None
+
+
+def _bucket_provenance(release: Release, inputs: list[Path], key_file: str | None) -> None:
+    release.provenance = provenance(
+        [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
+    )
+
+
+@cli.command("anatomize")
+@_table_options
+@click.option(
+    "-l", "l_value", type=int, required=True, help="l: records of distinct values per bucket."
+)
+@click.option(
+    "--sensitive-output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the sensitive table (bucket, value, count).",
+)
+@release_options
+@handle_errors
+def anatomize_command(
+    input_path,
+    sep,
+    qi,
+    sensitive,
+    l_value,
+    sensitive_output,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+) -> None:
+    """Bucketize INPUT with Anatomy: QIs unchanged in --output, linked by bucket ids to an
+    l-diverse sensitive table in --sensitive-output.
+
+    Bucket membership, bucket ids and row order are drawn from the secret key.  Every option
+    and path is checked before INPUT is read; all outputs are written all-or-nothing.
+    """
+    show_progress(quiet)
+    if sensitive is None:
+        raise InputError("anatomize needs --sensitive")
+    check_int(l_value, "-l", min_value=2)
+    outputs = {"--output": output, "--sensitive-output": sensitive_output, "--report": report}
+    extensions = {
+        "--output": tab_io.TABLE_EXTENSIONS,
+        "--sensitive-output": tab_io.TABLE_EXTENSIONS,
+        "--report": (".json",),
+    }
+    columns, sep, inputs, secret = _bucket_command_start(
+        input_path, sep, qi, seed, outputs, key_file, extensions
+    )
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    release = _run_scheme(
+        input_path,
+        anatomize,
+        df,
+        quasi_identifiers=columns,
+        sensitive=sensitive,
+        l=l_value,
+        seed=seed,
+        key=secret,
+        measures=not no_measures,
+    )
+    _bucket_provenance(release, inputs, key_file)
+    out_sep = _output_separator(sep, output)
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output), sep=out_sep)
+        tab_io.write_microdata(
+            release.sensitive_table,
+            stage(sensitive_output),
+            sep=_output_separator(sep, sensitive_output),
+        )
+        emit_release(release, report, quiet=quiet, inputs=inputs, stage=stage)
+    if not quiet:
+        click.echo(f"QI table written to {output}; sensitive table written to {sensitive_output}")
+
+
+def _column_groups(value: str | None) -> list[list[str]] | None:
+    """``--columns "age,sex;zip,disease"`` as lists of attributes."""
+    if value is None:
+        return None
+    groups = [_split(part) for part in value.split(";")]
+    if any(not g for g in groups):
+        raise InputError(f"--columns must be groups of columns separated by ';', got {value!r}")
+    return groups
+
+
+@cli.command("slice")
+@_table_options
+@click.option(
+    "-l",
+    "l_value",
+    type=int,
+    required=True,
+    help="l: no sensitive value above 1/l of the records a bucket could hold for anyone.",
+)
+@click.option(
+    "--columns",
+    "column_spec",
+    default=None,
+    metavar="A,B;C,D",
+    help="The attribute partition, groups separated by ';' (default: phi^2 clustering).",
+)
+@click.option(
+    "--n-columns", type=int, default=2, show_default=True, help="Number of column groups."
+)
+@click.option(
+    "--sensitive-size",
+    type=int,
+    default=None,
+    help="Attributes in the sensitive column (the sensitive one and its most correlated QIs).",
+)
+@release_options
+@handle_errors
+def slice_command(
+    input_path,
+    sep,
+    qi,
+    sensitive,
+    l_value,
+    column_spec,
+    n_columns,
+    sensitive_size,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+) -> None:
+    """Slice INPUT: correlated attributes stay together, column groups are permuted inside
+    l-diverse buckets (--output holds the QIs, the sensitive column and the bucket id).
+
+    Permutations, bucket ids and row order are drawn from the secret key.  Every option and
+    path is checked before INPUT is read; all outputs are written all-or-nothing.
+    """
+    show_progress(quiet)
+    if sensitive is None:
+        raise InputError("slice needs --sensitive")
+    check_int(l_value, "-l", min_value=2)
+    check_int(n_columns, "--n-columns", min_value=1)
+    if sensitive_size is not None:
+        check_int(sensitive_size, "--sensitive-size", min_value=1)
+    groups = _column_groups(column_spec)
+    outputs = {"--output": output, "--report": report}
+    extensions = {"--output": tab_io.TABLE_EXTENSIONS, "--report": (".json",)}
+    columns, sep, inputs, secret = _bucket_command_start(
+        input_path, sep, qi, seed, outputs, key_file, extensions
+    )
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    release = _run_scheme(
+        input_path,
+        slice_table,
+        df,
+        quasi_identifiers=columns,
+        sensitive=sensitive,
+        l=l_value,
+        n_columns=n_columns,
+        seed=seed,
+        columns=groups,
+        sensitive_size=sensitive_size,
+        key=secret,
+        measures=not no_measures,
+    )
+    _bucket_provenance(release, inputs, key_file)
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+        emit_release(release, report, quiet=quiet, inputs=inputs, stage=stage)
+    if not quiet:
+        click.echo(f"sliced table written to {output}")
