@@ -561,7 +561,7 @@ class DeltaPresence(PrivacyModel):
         result = super().check(partition, sensitive, reference)
         if partition.n_groups:
             counts, domain = partition.contingency(sensitive)
-            if self._member_column(domain, counts.shape[1]) is None:
+            if domain.size >= 2 and self._member_column(domain, counts.shape[1]) is None:
                 raise InputError(
                     f"delta-presence: no record has the membership value {self.member!r} "
                     f"(values: {list(domain.tolist())[:5]})"

@@ -533,3 +533,16 @@ def test_anonymize_with_two_sensitive_columns(adult_sample, adult_sample_hierarc
     assert release.verify(strict=True).passed
     partition = Partition.from_keys(release.data[qis])
     assert model.check(partition, release.data[["salary-class", "occupation"]]).passed
+
+
+def test_delta_presence_names_a_membership_value_that_is_absent():
+    partition = Partition([0, 0, 1, 1])
+    with pytest.raises(InputError, match="membership value"):
+        DeltaPresence(0, 0.5).check(partition, np.array(["yes", "no", "no", "yes"], dtype=object))
+    assert (
+        DeltaPresence(0, 0.5, member="yes")
+        .check(partition, np.array(["yes", "no", "no", "yes"], dtype=object))
+        .passed
+    )
+    # a population without a single member releases nothing about anyone
+    assert DeltaPresence(0, 0.5).check(partition, np.array([False] * 4)).passed
