@@ -29,10 +29,16 @@ from structanon.cli_support import (
 )
 from structanon.io import release_key, staged_outputs
 from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DeltaDisclosure,
+    DeltaPresence,
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    NTCloseness,
     PrivacyModel,
+    ProbabilisticLDiversity,
     RecursiveCLDiversity,
     TCloseness,
 )
@@ -40,9 +46,11 @@ from structanon.report import provenance, write_report
 
 from . import io as tab_io
 from . import risk as tab_risk
+from ._anatomy import anatomize
 from ._anonymize import ALGORITHMS, anonymize
 from ._figures import release_figures
 from ._optimal import QUALITY_MODELS
+from ._slicing import slice_table
 
 __all__ = ["cli", "demo"]
 
@@ -64,30 +72,74 @@ def _models(
     t_distance: str,
     sensitive_hierarchy: str | None,
     sep: str,
+    extra: dict[str, Any] | None = None,
 ) -> list[PrivacyModel]:
+    extra = extra or {}
     models: list[PrivacyModel] = []
-    if k is not None:
+    alpha = extra.get("alpha")
+    if k is not None and alpha is None:
         models.append(KAnonymity(check_int(k, "-k", min_value=1)))
+    if alpha is not None:
+        models.append(AlphaKAnonymity(alpha, 1 if k is None else check_int(k, "-k", min_value=1)))
     if l_div is not None:
-        if l_variant == "distinct":
-            if float(l_div) != int(l_div):
-                raise InputError(f"distinct l-diversity needs an integer l, got {l_div}")
-            models.append(DistinctLDiversity(int(l_div)))
-        elif l_variant == "entropy":
-            models.append(EntropyLDiversity(l_div))
-        else:
-            if c is None:
-                raise InputError("recursive (c,l)-diversity needs --c")
-            models.append(RecursiveCLDiversity(c, int(l_div)))
+        models.append(_l_diversity(l_div, l_variant, c))
     if t is not None:
         hierarchy = None
         if t_distance == "hierarchical":
             if sensitive_hierarchy is None:
                 raise InputError("hierarchical t-closeness needs --sensitive-hierarchy")
             hierarchy = tab_io.read_hierarchy(sensitive_hierarchy, sep, None)
-        models.append(TCloseness(t, t_distance, hierarchy))
+        n = extra.get("nt_n")
+        if n is not None:
+            models.append(
+                NTCloseness(check_int(n, "--nt-closeness", min_value=1), t, t_distance, hierarchy)
+            )
+        else:
+            models.append(TCloseness(t, t_distance, hierarchy))
+    elif extra.get("nt_n") is not None:
+        raise InputError("--nt-closeness N needs --t-closeness T")
+    models += _other_models(extra)
     if not models:
-        raise InputError("give at least one privacy model: -k, --l-diversity or --t-closeness")
+        raise InputError(
+            "give at least one privacy model: -k, --l-diversity, --t-closeness, "
+            "--beta-likeness, --delta-disclosure, --delta-presence or --alpha"
+        )
+    return models
+
+
+def _l_diversity(l_div: float, l_variant: str, c: float | None) -> PrivacyModel:
+    if l_variant == "distinct":
+        if float(l_div) != int(l_div):
+            raise InputError(f"distinct l-diversity needs an integer l, got {l_div}")
+        return DistinctLDiversity(int(l_div))
+    if l_variant == "entropy":
+        return EntropyLDiversity(l_div)
+    if l_variant == "probabilistic":
+        return ProbabilisticLDiversity(l_div)
+    if c is None:
+        raise InputError("recursive (c,l)-diversity needs --c")
+    return RecursiveCLDiversity(c, int(l_div))
+
+
+def _other_models(extra: dict[str, Any]) -> list[PrivacyModel]:
+    """beta-likeness, delta-disclosure and delta-presence from their options."""
+    models: list[PrivacyModel] = []
+    if extra.get("beta") is not None:
+        models.append(BLikeness(extra["beta"], enhanced=bool(extra.get("enhanced_beta"))))
+    elif extra.get("enhanced_beta"):
+        raise InputError("--enhanced-beta needs --beta-likeness BETA")
+    if extra.get("delta") is not None:
+        models.append(DeltaDisclosure(extra["delta"]))
+    presence = extra.get("presence")
+    if presence is not None:
+        parts = presence.split(",")
+        try:
+            low, high = (float(v) for v in parts)
+        except ValueError:
+            raise InputError(
+                f"--delta-presence must be MIN,MAX (e.g. 0,0.5), got {presence!r}"
+            ) from None
+        models.append(DeltaPresence(low, high, member=extra.get("member", "True")))
     return models
 
 
@@ -167,10 +219,11 @@ def _model_options(func):
         ),
         click.option(
             "--l-variant",
-            type=click.Choice(["distinct", "entropy", "recursive"]),
+            type=click.Choice(["distinct", "entropy", "recursive", "probabilistic"]),
             default="distinct",
             show_default=True,
-            help="Which l-diversity: distinct values, entropy, or recursive (c,l).",
+            help="Which l-diversity: distinct values, entropy, recursive (c,l), or "
+            "probabilistic (no value above 1/l of a class).",
         ),
         click.option("--c", "c", type=float, default=None, help="c of recursive (c,l)-diversity."),
         click.option("--t-closeness", "t", type=float, default=None, help="t of t-closeness."),
@@ -186,6 +239,55 @@ def _model_options(func):
             type=click.Path(dir_okay=False),
             default=None,
             help="Hierarchy of the sensitive column (hierarchical t-closeness).",
+        ),
+        click.option(
+            "--nt-closeness",
+            "nt_n",
+            type=int,
+            default=None,
+            metavar="N",
+            help="(n,t)-closeness: a class smaller than N must be within --t-closeness of "
+            "the table (which must hold N records).",
+        ),
+        click.option(
+            "--beta-likeness",
+            "beta",
+            type=float,
+            default=None,
+            help="beta of beta-likeness (largest relative gain of a sensitive value).",
+        ),
+        click.option(
+            "--enhanced-beta",
+            is_flag=True,
+            help="Enhanced beta-likeness: gain <= min(beta, -ln p).",
+        ),
+        click.option(
+            "--delta-disclosure",
+            "delta",
+            type=float,
+            default=None,
+            help="delta of delta-disclosure privacy (|ln(q/p)| < delta).",
+        ),
+        click.option(
+            "--alpha",
+            "alpha",
+            type=float,
+            default=None,
+            help="(alpha,k)-anonymity: no sensitive value above alpha of a class (with -k).",
+        ),
+        click.option(
+            "--delta-presence",
+            "presence",
+            default=None,
+            metavar="MIN,MAX",
+            help="delta-presence: INPUT is the population and --sensitive its membership "
+            "column; each class's share of members must lie in [MIN, MAX].",
+        ),
+        click.option(
+            "--member",
+            default="True",
+            show_default=True,
+            help="Value of the membership column that marks a released record (--delta-presence).",
         ),
     ]
     for option in reversed(options):
@@ -286,6 +388,13 @@ def anonymize_command(
     t,
     t_distance,
     sensitive_hierarchy,
+    nt_n,
+    beta,
+    enhanced_beta,
+    delta,
+    alpha,
+    presence,
+    member,
     suppression_limit,
     algorithm,
     metric,
@@ -333,7 +442,18 @@ def anonymize_command(
         inputs=inputs,
         extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
     )
-    models = _models(k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep)
+    extra = {
+        "nt_n": nt_n,
+        "beta": beta,
+        "enhanced_beta": enhanced_beta,
+        "delta": delta,
+        "alpha": alpha,
+        "presence": presence,
+        "member": member,
+    }
+    models = _models(
+        k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep, extra
+    )
     specs = tab_io.load_hierarchies(
         columns, files, hierarchy_dir, hierarchy_sep, _split(numeric), _split(set_qi)
     )
@@ -374,12 +494,26 @@ def anonymize_command(
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release, df) if html else ())
-        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+        tab_io.write_microdata(
+            _published_rows(release.data, sensitive, models),
+            stage(output),
+            sep=_output_separator(sep, output),
+        )
     emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> pd.DataFrame:
+    """The rows to write: with delta-presence, the released subset only (the membership
+    column dropped); the population-wide classes were verified by the release."""
+    presence = [m for m in models if isinstance(m, DeltaPresence)]
+    if not presence or sensitive is None:
+        return data
+    member = data[sensitive].astype(str) == str(presence[0].member)
+    return data[member.to_numpy()].drop(columns=[sensitive]).reset_index(drop=True)
 
 
 def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
@@ -452,12 +586,18 @@ def assess_table(
     :func:`tabular.risk.assess` (records, classes, smallest class ``k``, prosecutor and
     marketer risk, sample uniques, share above ``threshold``; with ``sensitive``: the
     table's distinct and entropy l) plus, with ``sensitive``, the largest t of t-closeness
-    (equal ground distance).
+    (equal ground distance), the smallest beta of beta-likeness, delta of delta-disclosure,
+    probabilistic l and alpha of (alpha, k)-anonymity the table satisfies.
     """
     out = tab_risk.assess(df, quasi_identifiers, sensitive, threshold=threshold)
     if sensitive is not None:
         partition = Partition.from_keys(df[quasi_identifiers])
-        out["t_equal"] = TCloseness(1.0).check(partition, df[sensitive].to_numpy()).worst
+        values = df[sensitive].to_numpy()
+        out["t_equal"] = TCloseness(1.0).check(partition, values).worst
+        out["beta_likeness"] = BLikeness(1.0).check(partition, values).worst
+        out["delta_disclosure"] = DeltaDisclosure(1.0).check(partition, values).worst
+        out["probabilistic_l"] = ProbabilisticLDiversity(1).check(partition, values).worst
+        out["alpha"] = AlphaKAnonymity(1.0, 1).check(partition, values).worst
     return out
 
 
@@ -550,3 +690,216 @@ def demo(output_dir: Path, seed: int = 0) -> Release:
         write_report(release, stage(output_dir / "report.json"))
         write_report(release, stage(output_dir / "report.html"), release_figures(release, df))
     return release
+
+
+def _bucket_command_start(
+    input_path: str,
+    sep: str | None,
+    qi: str,
+    seed: int,
+    outputs: dict[str, Any],
+    key_file: str | None,
+    extensions: dict[str, tuple[str, ...]],
+) -> tuple[list[str], str | None, list[Path], Any]:
+    """The shared first steps of ``anatomize`` and ``slice``: options, paths, key, in order."""
+    columns = _split(qi)
+    if not columns:
+        raise InputError("--qi names no column")
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:
+        raise InputError("--qi names a column twice", column=twice[0])
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    inputs = _check_inputs(input_path, {}, None, columns, None, key_file)
+    check_output_paths(outputs, inputs=inputs, extensions=extensions)
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    return columns, sep, inputs, secret
+
+
+def _run_scheme(input_path: str, function: Any, df: pd.DataFrame, **kwargs: Any) -> Release:
+    """A publishing scheme, with a data row in an error turned into its file line."""
+    try:
+        return function(df, **kwargs)
+    except InputError as exc:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
+            raise
+        raise InputError(
+            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
+        ) from None
+
+
+def _bucket_provenance(release: Release, inputs: list[Path], key_file: str | None) -> None:
+    release.provenance = provenance(
+        [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
+    )
+
+
+@cli.command("anatomize")
+@_table_options
+@click.option(
+    "-l", "l_value", type=int, required=True, help="l: records of distinct values per bucket."
+)
+@click.option(
+    "--sensitive-output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Where to write the sensitive table (bucket, value, count).",
+)
+@release_options
+@handle_errors
+def anatomize_command(
+    input_path,
+    sep,
+    qi,
+    sensitive,
+    l_value,
+    sensitive_output,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+) -> None:
+    """Bucketize INPUT with Anatomy: QIs unchanged in --output, linked by bucket ids to an
+    l-diverse sensitive table in --sensitive-output.
+
+    Bucket membership, bucket ids and row order are drawn from the secret key.  Every option
+    and path is checked before INPUT is read; all outputs are written all-or-nothing.
+    """
+    show_progress(quiet)
+    if sensitive is None:
+        raise InputError("anatomize needs --sensitive")
+    check_int(l_value, "-l", min_value=2)
+    outputs = {"--output": output, "--sensitive-output": sensitive_output, "--report": report}
+    extensions = {
+        "--output": tab_io.TABLE_EXTENSIONS,
+        "--sensitive-output": tab_io.TABLE_EXTENSIONS,
+        "--report": (".json",),
+    }
+    columns, sep, inputs, secret = _bucket_command_start(
+        input_path, sep, qi, seed, outputs, key_file, extensions
+    )
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    release = _run_scheme(
+        input_path,
+        anatomize,
+        df,
+        quasi_identifiers=columns,
+        sensitive=sensitive,
+        l=l_value,
+        seed=seed,
+        key=secret,
+        measures=not no_measures,
+    )
+    _bucket_provenance(release, inputs, key_file)
+    out_sep = _output_separator(sep, output)
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output), sep=out_sep)
+        tab_io.write_microdata(
+            release.sensitive_table,
+            stage(sensitive_output),
+            sep=_output_separator(sep, sensitive_output),
+        )
+        emit_release(release, report, quiet=quiet, inputs=inputs, stage=stage)
+    if not quiet:
+        click.echo(f"QI table written to {output}; sensitive table written to {sensitive_output}")
+
+
+def _column_groups(value: str | None) -> list[list[str]] | None:
+    """``--columns "age,sex;zip,disease"`` as lists of attributes."""
+    if value is None:
+        return None
+    groups = [_split(part) for part in value.split(";")]
+    if any(not g for g in groups):
+        raise InputError(f"--columns must be groups of columns separated by ';', got {value!r}")
+    return groups
+
+
+@cli.command("slice")
+@_table_options
+@click.option(
+    "-l",
+    "l_value",
+    type=int,
+    required=True,
+    help="l: no sensitive value above 1/l of the records a bucket could hold for anyone.",
+)
+@click.option(
+    "--columns",
+    "column_spec",
+    default=None,
+    metavar="A,B;C,D",
+    help="The attribute partition, groups separated by ';' (default: phi^2 clustering).",
+)
+@click.option(
+    "--n-columns", type=int, default=2, show_default=True, help="Number of column groups."
+)
+@click.option(
+    "--sensitive-size",
+    type=int,
+    default=None,
+    help="Attributes in the sensitive column (the sensitive one and its most correlated QIs).",
+)
+@release_options
+@handle_errors
+def slice_command(
+    input_path,
+    sep,
+    qi,
+    sensitive,
+    l_value,
+    column_spec,
+    n_columns,
+    sensitive_size,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+) -> None:
+    """Slice INPUT: correlated attributes stay together, column groups are permuted inside
+    l-diverse buckets (--output holds the QIs, the sensitive column and the bucket id).
+
+    Permutations, bucket ids and row order are drawn from the secret key.  Every option and
+    path is checked before INPUT is read; all outputs are written all-or-nothing.
+    """
+    show_progress(quiet)
+    if sensitive is None:
+        raise InputError("slice needs --sensitive")
+    check_int(l_value, "-l", min_value=2)
+    check_int(n_columns, "--n-columns", min_value=1)
+    if sensitive_size is not None:
+        check_int(sensitive_size, "--sensitive-size", min_value=1)
+    groups = _column_groups(column_spec)
+    outputs = {"--output": output, "--report": report}
+    extensions = {"--output": tab_io.TABLE_EXTENSIONS, "--report": (".json",)}
+    columns, sep, inputs, secret = _bucket_command_start(
+        input_path, sep, qi, seed, outputs, key_file, extensions
+    )
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    release = _run_scheme(
+        input_path,
+        slice_table,
+        df,
+        quasi_identifiers=columns,
+        sensitive=sensitive,
+        l=l_value,
+        n_columns=n_columns,
+        seed=seed,
+        columns=groups,
+        sensitive_size=sensitive_size,
+        key=secret,
+        measures=not no_measures,
+    )
+    _bucket_provenance(release, inputs, key_file)
+    with staged_outputs() as stage:
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+        emit_release(release, report, quiet=quiet, inputs=inputs, stage=stage)
+    if not quiet:
+        click.echo(f"sliced table written to {output}")
