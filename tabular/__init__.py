@@ -3,12 +3,17 @@
 ``tabular.anonymize(df, quasi_identifiers, sensitive, models, algorithm=...)`` returns a
 verified :class:`TabularRelease`; see ``docs/tabular.md``.  The privacy models are the
 core's (:mod:`structanon.models`); :class:`TabularVerifier` re-checks them on a published
-table; :func:`microaggregate` replaces numeric columns by MDAV group means.
+table; :func:`microaggregate` (MDAV), :func:`add_noise`, :func:`rank_swap`, :func:`pram`, recoding
+and sampling are statistical disclosure control by perturbation, each a verified release.
 """
 
 from ._anonymize import ALGORITHMS, NUMERIC, SET, TabularRelease, anonymize
-from ._mdav import microaggregate
+from ._microaggregate import microaggregate
+from ._noise import add_noise
 from ._optimal import QUALITY_MODELS
+from ._pram import pram
+from ._recode import bottom_code, global_recode, recode, top_code
+from ._swap import rank_swap
 from ._verify import TabularVerifier
 
 __all__ = [
@@ -20,4 +25,11 @@ __all__ = [
     "TabularRelease",
     "TabularVerifier",
     "microaggregate",
+    "add_noise",
+    "rank_swap",
+    "pram",
+    "recode",
+    "top_code",
+    "bottom_code",
+    "global_recode",
 ]
