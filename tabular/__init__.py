@@ -13,6 +13,7 @@ from ._noise import add_noise
 from ._optimal import QUALITY_MODELS
 from ._pram import pram
 from ._recode import bottom_code, global_recode, recode, top_code
+from ._safepub import DifferentialPrivacy, dp_counts, implied_k
 from ._swap import rank_swap
 from ._verify import TabularVerifier
 
@@ -32,4 +33,7 @@ __all__ = [
     "top_code",
     "bottom_code",
     "global_recode",
+    "DifferentialPrivacy",
+    "implied_k",
+    "dp_counts",
 ]

@@ -829,3 +829,120 @@ def recode_command(
             df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
         ),
     )  # fmt: skip
+
+
+@cli.command("safepub")
+@_table_options
+@_hierarchy_options
+@click.option(
+    "--epsilon", type=float, required=True, help="Privacy budget epsilon of (epsilon, delta)-DP."
+)
+@click.option(
+    "--delta", type=float, default=1e-5, show_default=True, help="delta of (epsilon, delta)-DP."
+)
+@click.option(
+    "--search-share",
+    type=float,
+    default=0.1,
+    show_default=True,
+    help="Share of epsilon spent choosing the generalization (exponential mechanism).",
+)
+@release_options
+@handle_errors
+def safepub_command(
+    input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric, set_qi,
+    epsilon, delta, search_share, output, report, seed, key_file, no_measures, quiet,
+) -> None:  # fmt: skip
+    """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
+    sample, generalized, classes below the implied k suppressed."""
+    from ._safepub import DifferentialPrivacy
+
+    show_progress(quiet)
+    columns = _split(qi)
+    if not columns:
+        raise InputError("--qi names no column")
+    if numeric or set_qi:
+        raise InputError("safepub needs a hierarchy for every --qi (no --numeric / --set-qi)")
+    check_int(seed, "--seed", min_value=0)
+    model = DifferentialPrivacy(
+        check_float(epsilon, "--epsilon", min_value=0, include_min=False),
+        check_float(delta, "--delta", min_value=0, max_value=1, include_min=False),
+        check_float(search_share, "--search-share", min_value=0, max_value=1, include_max=False),
+    )
+    sep = _separator(sep, "--sep", single=False)
+    hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
+    files = tab_io.parse_assignments(hierarchy, "--hierarchy")
+    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, None, key_file)
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=inputs,
+        extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
+    )
+    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep, [], [])
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    steps = Timings()
+    with steps("read"):
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=columns + ([sensitive] if sensitive else [])
+        )
+    release = _run_anonymize(
+        input_path, df, specs, sensitive, [model], seed=seed, key=secret,
+        measures=not no_measures,
+    )  # fmt: skip
+    release.provenance = provenance(
+        [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
+    )
+    with steps("write"), staged_outputs() as stage:
+        if report is not None:
+            html = Path(report).suffix.lower() in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+    emit_release(release, quiet=quiet, inputs=inputs)
+    if not quiet:
+        info = release.info
+        click.echo(
+            f"implied k = {info['implied_k']}, sampling rate = {info['sampling_rate']:.4f}; "
+            f"released table written to {output}"
+        )
+
+
+@cli.command("dp-counts")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.option("--sep", default=None, help="Field separator of the input.")
+@click.option("--column", required=True, help="The column to count.")
+@click.option(
+    "--categories",
+    required=True,
+    help="The categories to count, fixed in advance, comma-separated (others are "
+    "counted as '(other)').",
+)
+@click.option("--epsilon", type=float, required=True, help="Privacy budget of the histogram.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write the noisy counts as CSV (default: print them).",
+)  # fmt: skip
+@handle_errors
+def dp_counts_command(input_path, sep, column, categories, epsilon, output) -> None:
+    """Differentially private counts of one column of INPUT (OpenDP, discrete Laplace)."""
+    from ._safepub import dp_counts
+
+    check_float(epsilon, "--epsilon", min_value=0, include_min=False)
+    labels = _split(categories)
+    if not labels:
+        raise InputError("--categories names no category")
+    sep = _separator(sep, "--sep", single=False)
+    inputs = [check_input_path(input_path, "INPUT")]
+    if output is not None:
+        check_output_paths({"--output": output}, inputs=inputs, extensions={"--output": (".csv",)})
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[column])
+    counts = dp_counts(df[column], epsilon, labels)
+    table = counts.rename_axis(column).reset_index()
+    if output is None:
+        click.echo(table.to_csv(index=False), nl=False)
+    else:
+        with staged_outputs() as stage:
+            tab_io.write_microdata(table, stage(output))
+        click.echo(f"noisy counts written to {output}")
