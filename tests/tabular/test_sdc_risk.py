@@ -131,3 +131,18 @@ def test_probabilistic_linkage_finds_an_unmasked_file_and_loses_a_noisy_one():
     assert same["chance"] == pytest.approx(1 / 80)
     assert same["rate"] > 0.3
     assert lost["rate"] < same["rate"]
+
+
+def test_numpy_fellegi_sunter_em_agrees_with_recordlinkage_ecm():
+    rng = np.random.default_rng(1)
+    original = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    original["g"] = rng.choice(["x", "y", "z"], 200)
+    masked = original.copy()
+    masked[["a", "b"]] += rng.normal(scale=0.3, size=(200, 2))
+    ours = risk.probabilistic_linkage(original, masked, ["a", "b"], ["g"], max_records=60)
+    theirs = risk.probabilistic_linkage(
+        original, masked, ["a", "b"], ["g"], max_records=60, engine="recordlinkage"
+    )
+    assert ours["rate"] == pytest.approx(theirs["rate"], abs=1e-9)
+    with pytest.raises(InputError, match="engine"):
+        risk.probabilistic_linkage(original, masked, ["a"], engine="splink")
