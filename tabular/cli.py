@@ -596,7 +596,7 @@ def _sdc_run(
     try:
         secret = release_key(key_file)
     except InputError as exc:
-        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+        raise InputError(f"--key-file: {exc.message}", path=str(exc.path or key_file)) from None
     steps = Timings()
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
@@ -618,7 +618,7 @@ def _sdc_run(
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release) if html else ())
-        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, str(output)))
     emit_release(release, quiet=quiet, inputs=inputs[:1])
     if not quiet:
         if report is not None:
@@ -646,7 +646,7 @@ def _columns_option(help_text: str, required: bool = True):
     "--block-size",
     default="auto",
     show_default=True,
-    help="Rows per block of the fast path ('auto': plain MDAV up to 20,000 rows; "
+    help="Rows per block of the fast path ('auto': plain MDAV up to 50,000 rows; "
     "'none': always plain MDAV).",
 )
 @_sdc_options
