@@ -129,9 +129,9 @@ def _perturbation_case(method: str):
         masked = df
     elif method == "pram":
         release = tabular.pram(df, categorical, keep=0.8, measures=False)
-    elif method.startswith("noise"):
-        alpha = float(method.split()[-1])
-        release = tabular.add_noise(df, numeric, alpha, "correlated", measures=False)
+    elif method.startswith(("noise", "kim")):
+        kind = "kim" if method.startswith("kim") else "correlated"
+        release = tabular.add_noise(df, numeric, float(method.split()[-1]), kind, measures=False)
     elif method.startswith("rank swap"):
         release = tabular.rank_swap(df, numeric, float(method.split()[-1]), measures=False)
     else:
@@ -169,7 +169,7 @@ def _perturbation_case(method: str):
 
 def bench_perturbation() -> list[list]:
     rows = []
-    for method in ["original", "noise alpha 0.1", "noise alpha 0.5", "rank swap p 5",
+    for method in ["original", "noise alpha 0.1", "noise alpha 0.5", "kim alpha 0.5", "rank swap p 5",
                    "rank swap p 15", "mdav k 5", "mdav k 10", "pram"]:  # fmt: skip
         result, wall, mib = measure(_perturbation_case, method)
         r = result

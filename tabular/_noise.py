@@ -17,7 +17,7 @@ from ._sdc import Perturbation, PublishedTableCheck, numeric_frame, publish_pert
 
 __all__ = ["add_noise", "NOISE_METHODS", "noise_covariance"]
 
-NOISE_METHODS = ("uncorrelated", "correlated")
+NOISE_METHODS = ("uncorrelated", "correlated", "kim")
 
 
 def noise_covariance(x: np.ndarray, alpha: float, method: str) -> np.ndarray:
@@ -43,7 +43,7 @@ def noise_covariance(x: np.ndarray, alpha: float, method: str) -> np.ndarray:
     )
     if method == "uncorrelated":
         return alpha * np.diag(np.diag(sigma))
-    return alpha * sigma
+    return alpha * sigma  # correlated and kim
 
 
 def _draw_noise(rng: np.random.Generator, n: int, covariance: np.ndarray) -> np.ndarray:
@@ -73,10 +73,13 @@ def add_noise(
         Numeric columns to mask.
     alpha : float > 0
         Noise level: ``Var(e_j) = alpha * Var(x_j)``, so ``Var(y_j) = (1 + alpha) Var(x_j)``.
-    method : {"uncorrelated", "correlated"}
+    method : {"uncorrelated", "correlated", "kim"}
         ``uncorrelated``: independent noise per column (correlations shrink by
         ``1 / (1 + alpha)``).  ``correlated``: noise with covariance ``alpha * Sigma``, so
-        the correlation structure is kept (Kim 1986).
+        the correlation structure is kept (Kim 1986).  ``kim``: correlated noise followed
+        by Kim's linear transformation ``z = mean(x) + (y - mean(x)) / sqrt(1 + alpha)``,
+        which brings the expected covariance matrix back to ``Sigma`` (means and
+        covariances preserved; ``Var(z) = Var(x)`` in expectation).
     seed : int
         Public seed, part of the context of the noise draw and of the measures.
     key : Pseudonymizer, bytes, str or path, optional
@@ -136,8 +139,11 @@ def add_noise(
         covariance = noise_covariance(x, alpha, method)
         noise = _draw_noise(secret.rng("noise", seed, n, public), n, covariance)
         masked = df.reset_index(drop=True).copy()
+        y = x + noise
+        if method == "kim":
+            y = x.mean(axis=0) + (y - x.mean(axis=0)) / np.sqrt(1.0 + alpha)
         for j, col in enumerate(columns):
-            masked[col] = x[:, j] + noise[:, j]
+            masked[col] = y[:, j]
     model = Perturbation("noise-addition", alpha=alpha, method=method)
     return publish_perturbed(
         df,

@@ -687,11 +687,12 @@ def microaggregate_command(
 )
 @click.option(
     "--method",
-    type=click.Choice(["uncorrelated", "correlated"]),
+    type=click.Choice(["uncorrelated", "correlated", "kim"]),
     default="uncorrelated",
     show_default=True,
     help="uncorrelated: independent noise per column; correlated: noise with the "
-    "columns' covariance (correlations kept).",
+    "columns' covariance (correlations kept); kim: correlated noise, then Kim's linear "
+    "transformation (means and covariances kept).",
 )
 @_sdc_options
 @handle_errors

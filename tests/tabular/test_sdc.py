@@ -175,17 +175,20 @@ def test_chapter_noise_example_statistics_follow_the_derivation():
 
 
 @settings(max_examples=10, deadline=None)
-@given(alpha=st.floats(0.05, 1.0), method=st.sampled_from(["uncorrelated", "correlated"]))
+@given(alpha=st.floats(0.05, 1.0), method=st.sampled_from(["uncorrelated", "correlated", "kim"]))
 def test_add_noise_scales_variances_by_one_plus_alpha(alpha, method):
     df = correlated(20_000, seed=3)
     release = tabular.add_noise(df, ["a", "b", "c"], alpha, method, key=KEY, measures=False)
     y = release.data[["a", "b", "c"]].to_numpy()
     x = df.to_numpy()
     ratio = y.var(axis=0, ddof=1) / x.var(axis=0, ddof=1)
-    assert ratio == pytest.approx(np.full(3, 1 + alpha), rel=0.05)
+    expected = 1.0 if method == "kim" else 1 + alpha  # Kim's transformation restores Var
+    assert ratio == pytest.approx(np.full(3, expected), rel=0.05)
+    if method == "kim":
+        assert np.cov(y, rowvar=False) == pytest.approx(np.cov(x, rowvar=False), abs=0.05)
     assert y.mean(axis=0) == pytest.approx(x.mean(axis=0), abs=0.05)
     rx, ry = np.corrcoef(x, rowvar=False), np.corrcoef(y, rowvar=False)
-    if method == "correlated":  # correlations preserved
+    if method != "uncorrelated":  # correlations preserved
         assert ry == pytest.approx(rx, abs=0.03)
     else:  # correlations shrink by 1 / (1 + alpha)
         assert ry[0, 1] == pytest.approx(rx[0, 1] / (1 + alpha), abs=0.03)
