@@ -555,10 +555,12 @@ def probabilistic_linkage(
         return {"rate": float(published.size), "chance": 1.0}
     rng = np.random.default_rng(seed)
     pick = np.sort(rng.choice(published, min(published.size, max_records), replace=False))
-    xo, xm = _embedding(original.iloc[pick], masked.iloc[where[pick]], numeric, [])
     m = pick.size
-    diff = np.abs(xo[:, None, :] - xm[None, :, :])  # (m, m, numeric)
-    features = [(diff <= agreement).reshape(m * m, len(numeric))]
+    features = []
+    if numeric:
+        xo, xm = _embedding(original.iloc[pick], masked.iloc[where[pick]], numeric, [])
+        diff = np.abs(xo[:, None, :] - xm[None, :, :])  # (m, m, numeric)
+        features.append((diff <= agreement).reshape(m * m, len(numeric)))
     for col in categorical:
         codes_o = original[col].astype(str).to_numpy()[pick]
         codes_m = masked[col].astype(str).to_numpy()[where[pick]]

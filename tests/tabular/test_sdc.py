@@ -302,6 +302,18 @@ def test_pram_publishes_the_matrix_and_expected_marginals_hold():
     assert release.verify().passed
 
 
+def test_pram_measures_categorical_risk_before_and_after():
+    """Regression: the risk measures of a release with categorical columns only."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.choice(list("xyz"), 300), "b": rng.choice(list("pq"), 300)})
+    release = tabular.pram(df, ["a", "b"], keep=0.6, key=KEY)
+    for side in ("before", "after"):
+        for name in ("distance_linkage", "probabilistic_linkage", "special_uniques"):
+            assert name in release.risk[side]
+    assert release.risk["after"]["distance_linkage"] < release.risk["before"]["distance_linkage"]
+    assert 0 < release.utility["a_changed_share"] < 1
+
+
 def test_pram_with_a_given_matrix_and_without_invariance():
     df = pd.DataFrame({"s": ["x", "y"] * 200})
     given = pd.DataFrame([[1.0, 0.0], [0.0, 1.0]], index=["x", "y"], columns=["x", "y"])
@@ -420,3 +432,22 @@ def test_perturbative_releases_report_utility_and_risk_before_and_after():
     assert release.utility["variance_ratio"][0] == pytest.approx(1.5, rel=0.25)
     text = release.to_json()
     assert "source_index" not in text
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: tabular.microaggregate(t, ["a"], 3, "mdav-generic", nominal=["g"], key=KEY),
+        lambda t: tabular.rank_swap(t, ["a", "b"], 10, key=KEY),
+        lambda t: tabular.recode(t, top={"a": 10.5}, mapping={"g": {"x": "xy"}}, sample=0.5),
+        lambda t: tabular.pram(t, ["g"], key=KEY),
+    ],
+    ids=["mdav-generic", "rank-swap", "recode-sample", "pram"],
+)
+def test_every_release_measures_without_error(make):
+    table = correlated(150).assign(g=np.random.default_rng(1).choice(["x", "y", "z"], 150))
+    release = make(table)
+    assert release.verify().passed
+    assert set(release.risk) == {"before", "after"}
+    assert release.risk["before"]["distance_linkage"] >= release.risk["after"]["distance_linkage"]
+    assert release.utility
