@@ -3,16 +3,22 @@
 ``tabular.anonymize(df, quasi_identifiers, sensitive, models, algorithm=...)`` returns a
 verified :class:`TabularRelease`; see ``docs/tabular.md``.  The privacy models are the
 core's (:mod:`structanon.models`); :class:`TabularVerifier` re-checks them on a published
-table; :func:`microaggregate` replaces numeric columns by MDAV group means;
+table; :func:`microaggregate` (MDAV), :func:`add_noise`, :func:`rank_swap`, :func:`pram`, recoding
+and sampling are statistical disclosure control by perturbation, each a verified release;
 :func:`anatomize` (Anatomy) and :func:`slice_table` (slicing) publish l-diverse buckets
 instead of generalized values.
 """
 
 from ._anatomy import AnatomyVerifier, BucketRelease, anatomize
 from ._anonymize import ALGORITHMS, NUMERIC, SET, TabularRelease, anonymize
-from ._mdav import microaggregate
+from ._microaggregate import microaggregate
+from ._noise import add_noise
 from ._optimal import QUALITY_MODELS
 from ._slicing import SlicingVerifier, sensitive_probabilities, slice_table
+from ._pram import pram
+from ._recode import bottom_code, global_recode, recode, top_code
+from ._safepub import DifferentialPrivacy, dp_counts, implied_k
+from ._swap import rank_swap
 from ._verify import TabularVerifier
 
 __all__ = [
@@ -30,4 +36,14 @@ __all__ = [
     "AnatomyVerifier",
     "SlicingVerifier",
     "sensitive_probabilities",
+    "add_noise",
+    "rank_swap",
+    "pram",
+    "recode",
+    "top_code",
+    "bottom_code",
+    "global_recode",
+    "DifferentialPrivacy",
+    "implied_k",
+    "dp_counts",
 ]

@@ -431,6 +431,13 @@ def anonymize(
         raise InputError("give the release key as key= or as pseudonymizer=, not both")
     secret = release_key(key if key is not None else pseudonymizer)
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, secret)
+    from ._safepub import DifferentialPrivacy, check_dp_models, safepub
+
+    if any(isinstance(m, DifferentialPrivacy) for m in models):  # SafePub: its own search
+        dp_model = check_dp_models(models, algorithm)
+        return safepub(
+            data, quasi_identifiers, dp_model, sensitive, seed, secret, measures=measures
+        )
     if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or data.index.step != 1:
         data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)

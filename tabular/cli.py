@@ -903,3 +903,400 @@ def slice_command(
         emit_release(release, report, quiet=quiet, inputs=inputs, stage=stage)
     if not quiet:
         click.echo(f"sliced table written to {output}")
+
+
+# ------------------------------------------- statistical disclosure control by perturbation
+
+
+def _sdc_options(func):
+    """INPUT, --sep and the release options every perturbation command shares."""
+    options = [
+        click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
+        click.option(
+            "--sep",
+            default=None,
+            help="Field separator of the input (default ','; tab for .tsv).",
+        ),
+    ]
+    func = release_options(func)
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _sdc_run(
+    input_path: str,
+    needed: list[str],
+    sep: str | None,
+    output: Path,
+    report: Path | None,
+    seed: int,
+    key_file: Path | None,
+    quiet: bool,
+    run: Any,
+) -> None:
+    """The common body: paths checked before reading, read, ``run(df, key)``, write all."""
+    check_int(seed, "--seed", min_value=0)
+    sep = _separator(sep, "--sep", single=False)
+    inputs = [check_input_path(input_path, "INPUT")]
+    if key_file is not None:
+        inputs.append(check_input_path(key_file, "--key-file"))
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=inputs,
+        extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
+    )
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=str(exc.path or key_file)) from None
+    steps = Timings()
+    with steps("read"):
+        df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            release = run(df, secret)
+    except InputError as exc:
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        if line is None:
+            raise
+        raise InputError(
+            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
+        ) from None
+    for warning in () if quiet else release.info.get("warnings", ()):
+        click.echo(f"warning: {warning}", err=True)
+    release.provenance = provenance(inputs[:1])
+    with steps("write"), staged_outputs() as stage:
+        if report is not None:
+            html = Path(report).suffix.lower() in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, str(output)))
+    emit_release(release, quiet=quiet, inputs=inputs[:1])
+    if not quiet:
+        if report is not None:
+            click.echo(f"report written to {report}")
+        click.echo(f"released table written to {output}")
+
+
+def _columns_option(help_text: str, required: bool = True):
+    return click.option("--columns", "columns", required=required, default=None, help=help_text)
+
+
+@cli.command("microaggregate")
+@_columns_option("Numeric columns aggregated jointly, comma-separated.", required=False)
+@click.option("-k", "k", type=int, required=True, help="Minimum group size.")
+@click.option(
+    "--method",
+    type=click.Choice(["mdav", "mdav-generic"]),
+    default="mdav",
+    show_default=True,
+    help="mdav: numeric columns; mdav-generic: also --nominal and --ordinal columns.",
+)
+@click.option("--nominal", default=None, help="Nominal columns (mdav-generic), comma-separated.")
+@click.option("--ordinal", default=None, help="Ordinal columns (mdav-generic), comma-separated.")
+@click.option(
+    "--block-size",
+    default="auto",
+    show_default=True,
+    help="Rows per block of the fast path ('auto': plain MDAV up to 50,000 rows; "
+    "'none': always plain MDAV).",
+)
+@_sdc_options
+@handle_errors
+def microaggregate_command(
+    columns, k, method, nominal, ordinal, block_size, input_path, sep, output, report, seed,
+    key_file, no_measures, quiet,
+) -> None:  # fmt: skip
+    """Microaggregate INPUT (MDAV): groups of k..2k-1 similar records share their mean."""
+    from ._microaggregate import microaggregate
+
+    show_progress(quiet)
+    names, nom, ordi = _split(columns), _split(nominal), _split(ordinal)
+    check_int(k, "-k", min_value=1)
+    block: int | str | None = block_size
+    if block_size == "none":
+        block = None
+    elif block_size != "auto":
+        try:
+            block = int(block_size)
+        except ValueError:
+            raise InputError(
+                f"--block-size must be 'auto', 'none' or an integer, got {block_size!r}"
+            ) from None
+    _sdc_run(
+        input_path, names + nom + ordi, sep, output, report, seed, key_file, quiet,
+        lambda df, key: microaggregate(
+            df, names, k, method, nominal=nom, ordinal=ordi, block_size=block, seed=seed,
+            key=key, measures=not no_measures,
+        ),
+    )  # fmt: skip
+
+
+@cli.command("noise")
+@_columns_option("Numeric columns to mask, comma-separated.")
+@click.option(
+    "--alpha", type=float, required=True, help="Noise level: Var(noise) = alpha * Var(column)."
+)
+@click.option(
+    "--method",
+    type=click.Choice(["uncorrelated", "correlated", "kim"]),
+    default="uncorrelated",
+    show_default=True,
+    help="uncorrelated: independent noise per column; correlated: noise with the "
+    "columns' covariance (correlations kept); kim: correlated noise, then Kim's linear "
+    "transformation (means and covariances kept).",
+)
+@_sdc_options
+@handle_errors
+def noise_command(
+    columns, alpha, method, input_path, sep, output, report, seed, key_file, no_measures, quiet
+) -> None:
+    """Mask numeric columns of INPUT with additive noise drawn from the secret key."""
+    from ._noise import add_noise
+
+    show_progress(quiet)
+    names = _split(columns)
+    check_float(alpha, "--alpha", min_value=0, include_min=False)
+    _sdc_run(
+        input_path, names, sep, output, report, seed, key_file, quiet,
+        lambda df, key: add_noise(
+            df, names, alpha, method, seed=seed, key=key, measures=not no_measures
+        ),
+    )  # fmt: skip
+
+
+@cli.command("rank-swap")
+@_columns_option("Numeric columns, each swapped on its own, comma-separated.")
+@click.option(
+    "-p", "p", type=float, required=True, help="Largest rank distance of a swap, in % of records."
+)
+@_sdc_options
+@handle_errors
+def rank_swap_command(
+    columns, p, input_path, sep, output, report, seed, key_file, no_measures, quiet
+) -> None:
+    """Rank-swap numeric columns of INPUT (values trade places within p % of ranks)."""
+    from ._swap import rank_swap
+
+    show_progress(quiet)
+    names = _split(columns)
+    check_float(p, "-p", min_value=0, max_value=100, include_min=False)
+    _sdc_run(
+        input_path, names, sep, output, report, seed, key_file, quiet,
+        lambda df, key: rank_swap(df, names, p, seed=seed, key=key, measures=not no_measures),
+    )  # fmt: skip
+
+
+@cli.command("pram")
+@_columns_option("Categorical columns, each randomized on its own, comma-separated.")
+@click.option(
+    "--keep",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Probability that the basic matrix keeps a category.",
+)
+@click.option(
+    "--invariant/--not-invariant",
+    default=True,
+    show_default=True,
+    help="Make the matrix invariant (expected published counts equal the original ones).",
+)
+@_sdc_options
+@handle_errors
+def pram_command(
+    columns, keep, invariant, input_path, sep, output, report, seed, key_file, no_measures, quiet
+) -> None:
+    """PRAM: randomize categorical columns of INPUT; the matrices go into the report."""
+    from ._pram import pram
+
+    show_progress(quiet)
+    names = _split(columns)
+    check_float(keep, "--keep", min_value=0, max_value=1, include_min=False)
+    _sdc_run(
+        input_path, names, sep, output, report, seed, key_file, quiet,
+        lambda df, key: pram(
+            df, names, None, invariant, keep, seed=seed, key=key, measures=not no_measures
+        ),
+    )  # fmt: skip
+
+
+def _thresholds(values: tuple[str, ...], option: str) -> dict[str, float]:
+    out = {}
+    for column, text in tab_io.parse_assignments(values, option).items():
+        try:
+            out[column] = float(text)
+        except ValueError:
+            raise InputError(f"{option} {column}: not a number: {text!r}") from None
+    return out
+
+
+def _recodings(values: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for entry in values:
+        column, sep, rule = entry.partition(":")
+        old, eq, new = rule.partition("=")
+        if not sep or not eq or not column or not old:
+            raise InputError(f"--recode must be COLUMN:OLD=NEW, got {entry!r}")
+        out.setdefault(column, {})[old] = new
+    return out
+
+
+@cli.command("recode")
+@click.option("--top", multiple=True, metavar="COLUMN=VALUE", help="Top-code: >= VALUE.")
+@click.option("--bottom", multiple=True, metavar="COLUMN=VALUE", help="Bottom-code: <= VALUE.")
+@click.option(
+    "--recode",
+    "recodings",
+    multiple=True,
+    metavar="COLUMN:OLD=NEW",
+    help="Global recoding of one category (repeatable).",
+)
+@click.option(
+    "--sample",
+    type=float,
+    default=None,
+    help="Publish each record with this probability (drawn from the secret key).",
+)
+@_sdc_options
+@handle_errors
+def recode_command(
+    top, bottom, recodings, sample, input_path, sep, output, report, seed, key_file,
+    no_measures, quiet,
+) -> None:  # fmt: skip
+    """Top/bottom coding, global recoding and sampling of INPUT."""
+    from ._recode import recode
+
+    show_progress(quiet)
+    tops, bottoms, mapping = (
+        _thresholds(top, "--top"),
+        _thresholds(bottom, "--bottom"),
+        _recodings(recodings),
+    )
+    if sample is not None:
+        check_float(sample, "--sample", min_value=0, max_value=1, include_min=False)
+    needed = list(dict.fromkeys([*tops, *bottoms, *mapping]))
+    _sdc_run(
+        input_path, needed, sep, output, report, seed, key_file, quiet,
+        lambda df, key: recode(
+            df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
+        ),
+    )  # fmt: skip
+
+
+@cli.command("safepub")
+@_table_options
+@_hierarchy_options
+@click.option(
+    "--epsilon", type=float, required=True, help="Privacy budget epsilon of (epsilon, delta)-DP."
+)
+@click.option(
+    "--delta", type=float, default=1e-5, show_default=True, help="delta of (epsilon, delta)-DP."
+)
+@click.option(
+    "--search-share",
+    type=float,
+    default=0.1,
+    show_default=True,
+    help="Share of epsilon spent choosing the generalization (exponential mechanism).",
+)
+@release_options
+@handle_errors
+def safepub_command(
+    input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric, set_qi,
+    epsilon, delta, search_share, output, report, seed, key_file, no_measures, quiet,
+) -> None:  # fmt: skip
+    """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
+    sample, generalized, classes below the implied k suppressed."""
+    from ._safepub import DifferentialPrivacy
+
+    show_progress(quiet)
+    columns = _split(qi)
+    if not columns:
+        raise InputError("--qi names no column")
+    if numeric or set_qi:
+        raise InputError("safepub needs a hierarchy for every --qi (no --numeric / --set-qi)")
+    check_int(seed, "--seed", min_value=0)
+    model = DifferentialPrivacy(
+        check_float(epsilon, "--epsilon", min_value=0, include_min=False),
+        check_float(delta, "--delta", min_value=0, max_value=1, include_min=False),
+        check_float(search_share, "--search-share", min_value=0, max_value=1, include_max=False),
+    )
+    sep = _separator(sep, "--sep", single=False)
+    hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
+    files = tab_io.parse_assignments(hierarchy, "--hierarchy")
+    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, None, key_file)
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=inputs,
+        extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
+    )
+    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep, [], [])
+    try:
+        secret = release_key(key_file)
+    except InputError as exc:
+        raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    steps = Timings()
+    with steps("read"):
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=columns + ([sensitive] if sensitive else [])
+        )
+    release = _run_anonymize(
+        input_path, df, specs, sensitive, [model], seed=seed, key=secret,
+        measures=not no_measures,
+    )  # fmt: skip
+    release.provenance = provenance(
+        [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
+    )
+    with steps("write"), staged_outputs() as stage:
+        if report is not None:
+            html = Path(report).suffix.lower() in (".html", ".htm")
+            write_report(release, stage(report), release_figures(release) if html else ())
+        tab_io.write_microdata(release.data, stage(output), sep=_output_separator(sep, output))
+    emit_release(release, quiet=quiet, inputs=inputs)
+    if not quiet:
+        info = release.info
+        click.echo(
+            f"implied k = {info['implied_k']}, sampling rate = {info['sampling_rate']:.4f}; "
+            f"released table written to {output}"
+        )
+
+
+@cli.command("dp-counts")
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
+@click.option("--sep", default=None, help="Field separator of the input.")
+@click.option("--column", required=True, help="The column to count.")
+@click.option(
+    "--categories",
+    required=True,
+    help="The categories to count, fixed in advance, comma-separated (others are "
+    "counted as '(other)').",
+)
+@click.option("--epsilon", type=float, required=True, help="Privacy budget of the histogram.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write the noisy counts as CSV (default: print them).",
+)  # fmt: skip
+@handle_errors
+def dp_counts_command(input_path, sep, column, categories, epsilon, output) -> None:
+    """Differentially private counts of one column of INPUT (OpenDP, discrete Laplace)."""
+    from ._safepub import dp_counts
+
+    check_float(epsilon, "--epsilon", min_value=0, include_min=False)
+    labels = _split(categories)
+    if not labels:
+        raise InputError("--categories names no category")
+    sep = _separator(sep, "--sep", single=False)
+    inputs = [check_input_path(input_path, "INPUT")]
+    if output is not None:
+        check_output_paths({"--output": output}, inputs=inputs, extensions={"--output": (".csv",)})
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[column])
+    counts = dp_counts(df[column], epsilon, labels)
+    table = counts.rename_axis(column).reset_index()
+    if output is None:
+        click.echo(table.to_csv(index=False), nl=False)
+    else:
+        with staged_outputs() as stage:
+            tab_io.write_microdata(table, stage(output))
+        click.echo(f"noisy counts written to {output}")

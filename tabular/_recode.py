@@ -1,0 +1,202 @@
+"""Global recoding, top and bottom coding, and sampling of a table, as one release."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from structanon._finish import Timings
+from structanon._validation import check_float, check_int
+from structanon.errors import InputError
+from structanon.io import Pseudonymizer, release_key
+
+from ._anonymize import TabularRelease
+from ._input import require_columns
+from ._sdc import Perturbation, PublishedTableCheck, publish_perturbed
+
+__all__ = ["recode", "top_code", "bottom_code", "global_recode"]
+
+
+def _numbers(values: pd.Series, name: str) -> np.ndarray:
+    if values.dtype == bool or not pd.api.types.is_numeric_dtype(values.dtype):
+        raise InputError("top/bottom coding needs a numeric column", column=name)
+    x = values.to_numpy(dtype=float)
+    bad = np.flatnonzero(np.isnan(x))
+    if bad.size:
+        raise InputError("missing value", column=name, row=int(bad[0]))
+    return x
+
+
+def top_code(values: pd.Series, threshold: float, label: str | None = None) -> pd.Series:
+    """Values ``>= threshold`` become one category ``label`` (default ``"<threshold>+"``).
+
+    The result is a column of strings (a categorical attribute), the others written as
+    they were.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> top_code(pd.Series([18, 20, 21, 25]), 21).tolist()
+    ['18', '20', '21+', '21+']
+    """
+    name = str(values.name) if values.name is not None else "values"
+    threshold = check_float(threshold, "threshold")
+    x = _numbers(values, name)
+    label = f"{threshold:g}+" if label is None else str(label)
+    out = values.astype(str).where(x < threshold, label)
+    return out.astype(object)
+
+
+def bottom_code(values: pd.Series, threshold: float, label: str | None = None) -> pd.Series:
+    """Values ``<= threshold`` become one category ``label`` (default ``"<=threshold"``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> bottom_code(pd.Series([15, 16, 30]), 16).tolist()
+    ['<=16', '<=16', '30']
+    """
+    name = str(values.name) if values.name is not None else "values"
+    threshold = check_float(threshold, "threshold")
+    x = _numbers(values, name)
+    label = f"<={threshold:g}" if label is None else str(label)
+    return values.astype(str).where(x > threshold, label).astype(object)
+
+
+def global_recode(values: pd.Series, mapping: Mapping[Any, Any]) -> pd.Series:
+    """Replace categories by broader ones everywhere in the column (unmapped values kept).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> edu = pd.Series(["secondary", "tertiary", "postgrad."])
+    >>> global_recode(edu, {"tertiary": "tertiary and above",
+    ...                     "postgrad.": "tertiary and above"}).tolist()
+    ['secondary', 'tertiary and above', 'tertiary and above']
+    """
+    if not isinstance(mapping, Mapping):
+        raise InputError(f"a recoding must be a dict old -> new, got {type(mapping).__name__}")
+    return values.map(lambda v: mapping.get(v, v)).astype(object)
+
+
+def _apply(
+    data: pd.DataFrame,
+    top: Mapping[str, float],
+    bottom: Mapping[str, float],
+    mapping: Mapping[str, Mapping[Any, Any]],
+) -> pd.DataFrame:
+    out = data.copy()
+    for col, limit in bottom.items():
+        out[col] = bottom_code(data[col], limit)
+    for col, limit in top.items():
+        coded = top_code(data[col], limit)
+        out[col] = (
+            coded
+            if col not in bottom
+            else coded.where(data[col].to_numpy(dtype=float) >= limit, out[col])
+        )
+    for col, recoding in mapping.items():
+        out[col] = global_recode(out[col], recoding)
+    return out
+
+
+def recode(
+    df: pd.DataFrame,
+    top: Mapping[str, float] | None = None,
+    bottom: Mapping[str, float] | None = None,
+    mapping: Mapping[str, Mapping[Any, Any]] | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    key: Pseudonymizer | bytes | str | Path | None = None,
+    *,
+    measures: bool = True,
+) -> TabularRelease:
+    """Global recoding, top and bottom coding, and optional random sampling, as a release.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    top, bottom : dict column -> threshold, optional
+        Numeric columns whose values ``>= threshold`` (top) become ``"<threshold>+"`` and
+        whose values ``<= threshold`` (bottom) become ``"<=threshold"``.
+    mapping : dict column -> dict old -> new, optional
+        Global recoding: categories merged into broader ones.
+    sample : float in (0, 1], optional
+        Publish each record with this probability (Bernoulli sampling); which records are
+        published is drawn from the release key.  The number left out is
+        ``release.suppressed``.
+    seed : int
+        Public seed (context of the draws; the measures).
+    key : Pseudonymizer, bytes, str or path, optional
+        The release key (published order, sampled records).
+    measures : bool
+
+    Returns
+    -------
+    TabularRelease
+        Verified: every recoded column holds only kept values and the new categories.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"age": [20, 21, 23], "edu": ["secondary", "tertiary", "postgrad."]})
+    >>> r = recode(t, top={"age": 21}, mapping={"edu": {"postgrad.": "tertiary"}},
+    ...            key=b"0123456789abcdef", measures=False)
+    >>> sorted(r.data["age"]), sorted(r.data["edu"])
+    (['20', '21+', '21+'], ['secondary', 'tertiary', 'tertiary'])
+
+    References
+    ----------
+    A. Hundepool et al. Statistical Disclosure Control. Wiley, 2012 (sections 3.4.2-3.4.3).
+    """
+    timings = Timings()
+    top, bottom, mapping = dict(top or {}), dict(bottom or {}), dict(mapping or {})
+    if not (top or bottom or mapping or sample is not None):
+        raise InputError("give at least one of top, bottom, mapping or sample")
+    seed = check_int(seed, "seed", min_value=0)
+    columns = list(dict.fromkeys([*top, *bottom, *mapping]))
+    if columns:
+        require_columns(df, columns, argument="df", parameter="top/bottom/mapping", role="column")
+    elif not isinstance(df, pd.DataFrame):
+        raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
+    if len(df) == 0:
+        raise InputError("the table has no rows")
+    if sample is not None:
+        sample = check_float(sample, "sample", min_value=0, max_value=1, include_min=False)
+    secret = release_key(key)
+    n = len(df)
+    public = repr({"top": top, "bottom": bottom, "mapping": mapping, "sample": sample})
+    with timings("recode"):
+        masked = _apply(df.reset_index(drop=True), top, bottom, mapping)
+    keep = None
+    if sample is not None:
+        keep = secret.rng("sample", seed, n, public).random(n) < sample
+    allowed = {c: sorted(set(masked[c].tolist()), key=str) for c in columns}
+    model = Perturbation("recoding", sample=sample)
+    return publish_perturbed(
+        df,
+        masked,
+        model=model,
+        verifier=PublishedTableCheck(
+            model, n if keep is None else int(keep.sum()), categories=allowed
+        ),
+        parameters={
+            "algorithm": "recode",
+            "top": top,
+            "bottom": bottom,
+            "mapping": {c: {str(a): str(b) for a, b in m.items()} for c, m in mapping.items()},
+            "sample": sample,
+        },
+        info={"sampling_rate": sample} if sample is not None else {},
+        secret=secret,
+        seed=seed,
+        public=public,
+        timings=timings,
+        measures=measures,
+        categorical=columns,
+        keep=keep,
+    )
