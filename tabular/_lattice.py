@@ -74,11 +74,16 @@ class ClassTable:
         Records per class.
     contingency : int array (g, s) or None
         Records per class and sensitive value.
+    keys : int array (g,) or None
+        Each class's codes as one mixed-radix integer over the leaf counts (ascending, the
+        classes are in lexicographic order of their codes); lets finer tables roll up with
+        a few operations per changed attribute.
     """
 
     codes: np.ndarray
     sizes: np.ndarray
     contingency: np.ndarray | None
+    keys: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -138,6 +143,13 @@ class EncodedTable:
         self._slot_rows = np.full(64, np.iinfo(np.int64).max, dtype=np.int64)
         self._free: list[int] = list(range(63, -1, -1))
         self.cache_budget = int(cache_budget)
+        # fixed mixed-radix weights over the leaf counts: any node's codes fit under them
+        self._key_strides: np.ndarray | None = None
+        if self.q and float(np.prod([float(r) for r in radices[: self.q]])) < float(_MAX_KEY):
+            strides = np.ones(self.q, dtype=np.int64)
+            for j in range(self.q - 2, -1, -1):
+                strides[j] = strides[j + 1] * max(int(radices[j + 1]), 1)
+            self._key_strides = strides
         self.evaluations = 0
         self.rollups = 0
 
@@ -210,11 +222,44 @@ class EncodedTable:
 
     def _from_base(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
         gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
-        return self._group(gen, self.base_weight, self.base_sensitive, node)
+        ids, table = self._group(gen, self.base_weight, self.base_sensitive, node)
+        if self._key_strides is not None:
+            table.keys = table.codes @ self._key_strides
+        return ids, table
+
+    def _roll_up_keyed(
+        self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
+    ) -> ClassTable:
+        """Roll-up through the fixed-radix keys: shift the key of every changed attribute,
+        sort, and add up runs of equal keys (integer sums)."""
+        assert table.keys is not None and self._key_strides is not None
+        keys = table.keys.copy()
+        changed = {}
+        for j in range(self.q):
+            if src[j] != node[j]:
+                new = self.up_map(j, src[j], node[j])[table.codes[:, j]]
+                keys += (new - table.codes[:, j]) * self._key_strides[j]
+                changed[j] = new
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        first = order[starts]
+        codes = table.codes[first]
+        for j, new in changed.items():
+            codes[:, j] = new[first]
+        sizes = np.add.reduceat(table.sizes[order], starts)
+        cont = (
+            None
+            if table.contingency is None
+            else np.add.reduceat(table.contingency[order], starts, axis=0)
+        )
+        return ClassTable(codes, sizes, cont, ordered[starts])
 
     def _roll_up(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable:
+        if table.keys is not None and table.n_classes:
+            return self._roll_up_keyed(src, table, node)
         gen = [
             table.codes[:, j]
             if src[j] == node[j]
@@ -223,17 +268,18 @@ class EncodedTable:
         ]
         if table.contingency is None:
             return self._group(gen, table.sizes, None, node)[1]
-        # roll the contingency up with one bincount per sensitive column block
+        # sort the finer classes by their new class and add up runs (integer sums, no
+        # float weights over every cell)
         radices = [self.n_nodes[j][node[j]] for j in range(self.q)]
         ids, m = dense_groups(gen, radices)
-        sizes = np.bincount(ids, weights=table.sizes, minlength=m).astype(np.int64)
-        first = np.full(m, -1, dtype=np.int64)
-        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+        first = order[starts]
         codes = np.stack([g[first] for g in gen], axis=1)
-        s = table.contingency.shape[1]
-        flat = (ids[:, None] * s + np.arange(s)[None, :]).reshape(-1)
-        cont = np.bincount(flat, weights=table.contingency.reshape(-1), minlength=m * s)
-        return ClassTable(codes, sizes, cont.astype(np.int64).reshape(m, s))
+        sizes = np.add.reduceat(table.sizes[order], starts)
+        cont = np.add.reduceat(table.contingency[order], starts, axis=0)
+        return ClassTable(codes, sizes.astype(np.int64), cont.astype(np.int64))
 
     def _remember(self, node: tuple[int, ...], table: ClassTable) -> None:
         rows = table.n_classes

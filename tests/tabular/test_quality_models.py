@@ -64,7 +64,8 @@ def test_search_reads_monotone_flag():
 
 
 def test_quality_models_are_selected_by_name():
-    assert QUALITY_MODELS == ("discernibility", "loss", "precision", "height")
+    assert QUALITY_MODELS[:4] == ("discernibility", "loss", "precision", "height")
+    assert set(QUALITY_MODELS[4:]) == {"entropy", "entropy-nonmonotonic"}
     assert [quality_model(m).name for m in QUALITY_MODELS] == list(QUALITY_MODELS)
     with pytest.raises(ValueError, match="metric must be one of"):
         quality_model("nope")
