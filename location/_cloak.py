@@ -9,6 +9,7 @@ publish (rows sorted by published values, :mod:`._publish`), then
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Partition, Release
+from structanon._engine import is_dask, require_dask, resolve_engine
 from structanon._finish import Timings, add_warning, finish_release
 from structanon._validation import check_choice, check_float, check_int
 from structanon.errors import InfeasibleError
@@ -161,7 +163,9 @@ def _measure(
     def measure(release: Release) -> None:
         fixes, kept = prep.fixes, region >= 0
         # published fixes first, in publication order, so labels match ``per_fix``'s index
-        positions = np.concatenate([published, np.flatnonzero(~kept)])
+        # (identical rows hold their fixes in input order, as on the Dask engine)
+        ordered = _ties_in_input_order(published, region, prep.w, prep.user_codes)
+        positions = np.concatenate([ordered, np.flatnonzero(~kept)])
         original = pd.DataFrame(
             {
                 "lat": fixes.lat[positions],
@@ -182,6 +186,16 @@ def _measure(
         release.risk = _risk.risk_summary(before, after, seed=seed)
 
     return measure
+
+
+def _ties_in_input_order(
+    published: np.ndarray, region: np.ndarray, w: np.ndarray, user: np.ndarray
+) -> np.ndarray:
+    """``published`` with the fixes of each run of identical rows in input order."""
+    r, ww, uu = region[published], w[published], user[published]
+    start = np.ones(len(published), dtype=bool)
+    start[1:] = (r[1:] != r[:-1]) | (ww[1:] != ww[:-1]) | (uu[1:] != uu[:-1])
+    return published[np.lexsort((published, np.cumsum(start)))]
 
 
 def _partition(region: np.ndarray, w: np.ndarray) -> Partition:
@@ -213,6 +227,7 @@ def cloak(
     source: str | None = None,
     pseudonymizer: Pseudonymizer | None = None,
     measure: bool | None = None,
+    engine: str | None = None,
 ) -> Release:
     """Cloak a location log so every published region holds >= k users per time window.
 
@@ -255,6 +270,9 @@ def cloak(
         is a deprecated alias.
     source : str, optional
         File the rows came from: errors then cite its line numbers.
+    engine : {"pandas", "dask"}, optional
+        Default: ``"dask"`` for a Dask DataFrame, else ``"pandas"``; ``"dask"`` with a
+        pandas DataFrame splits it into partitions (see docs/dask.md).
 
     Returns
     -------
@@ -323,7 +341,10 @@ def cloak(
     measures = _measures_flag(measures, measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}
-    if hasattr(df, "dask"):
+    engine = resolve_engine(df, engine)
+    if engine == "dask":
+        if not is_dask(df):
+            df = require_dask().from_pandas(df, npartitions=max(1, os.cpu_count() or 1))
         return cloak_dask(
             df,
             k,

@@ -1,14 +1,18 @@
-"""Cloaking of a dask DataFrame: the same release as pandas, computed in three passes.
+"""Cloaking of a Dask DataFrame: the same release and measures as pandas, out of core.
 
-1. per partition: validity counts and the coordinate bounds (fixes the grid);
-2. per partition: the (level-0 cell, window, user) triples with their fix counts, reduced
-   on the client, where the assignment runs exactly as for pandas (it depends only on the
-   triples and their weights, never on row order);
+1. per partition: validity counts, coordinate and time bounds (fix the grid and windows);
+2. per partition: the (level-0 cell, window, user) triples with their fix counts, packed
+   into one int64 key and reduced on the client, where the assignment runs exactly as
+   for pandas (it depends only on the triples and their weights, never on row order);
 3. the published rows are the published triples sorted by (window, region, pseudonym),
-   each repeated once per fix (or once with its count when aggregated): a lazy dask
+   each repeated once per fix (or once with its count when aggregated): a lazy Dask
    DataFrame built from the triples alone, row for row equal to the pandas release, since
-   rows that tie are identical.  ``Release.source_index`` is a lazy dask Series from each
-   published fix's input row label to its row, computed by one more pass over the input.
+   rows that tie are identical.  Its partitions build only the columns asked for, so the
+   verifier's recount never draws polygons.
+4. ``Release.source_index`` (lazy) and the measures place each input fix at its published
+   row: identical rows hold their fixes in input order, the order the pandas path's
+   measures use too, so every measure is computed over the same fixes in the same order
+   (two more passes over the input, skipped with ``measures=False``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Release
+from structanon._engine import compute, is_dask
 from structanon._finish import Timings, add_warning, finish_release
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
@@ -31,42 +36,55 @@ from ._grid import CloakingGrid
 from ._input import no_fixes_error, parse_fixes, user_keys
 from ._publish import (
     LINKAGE_WARNING,
+    PublishedRows,
     publication_keys,
     published_rows,
     published_users,
-    region_areas_km2,
     release_info,
     release_parameters,
     require_some_published,
 )
 from ._verify import cloaking_models, verify_cloaked
-from .metrics import _quantiles
+from .metrics import _haversine, _overlap, _quantiles, region_bounds
 
-__all__ = ["cloak_dask"]
+__all__ = ["cloak_dask", "DASK_LINKAGES"]
+
+DASK_LINKAGES = ("window", "pseudonym")
+_KEY_LIMIT = 2**62
+_N_QUERIES, _HALF_SIZE_M, _BINS = 200, (250.0, 2500.0), 64  # as metrics.utility_summary
+
+
+# -- pass 1: counts and bounds ----------------------------------------------------------
 
 
 def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
-    user, time, lat, lon = cols
-    f = parse_fixes(pdf, user, time, lat, lon, drop_invalid=True)
+    f = parse_fixes(pdf, *cols, drop_invalid=True)
     first_bad = -1
     if f.n_dropped:
         bad = np.ones(f.n_input, dtype=bool)
         bad[f.positions] = False
         first_bad = int(np.flatnonzero(bad)[0])
+    some = len(f.index) > 0
+    slat = np.sin(np.radians(f.lat)) if some else np.zeros(0)
     row = {
         "n_input": f.n_input,
         "n_valid": len(f.index),
         "reasons": json.dumps(f.dropped),
         "first_bad": first_bad,
         "first_bad_label": str(pdf.index[first_bad]) if first_bad >= 0 else "",
-        "lon_min": f.lon.min() if len(f.index) else np.inf,
-        "lon_max": f.lon.max() if len(f.index) else -np.inf,
-        "lat_min": f.lat.min() if len(f.index) else np.inf,
-        "lat_max": f.lat.max() if len(f.index) else -np.inf,
+        "lon_min": f.lon.min() if some else np.inf,
+        "lon_max": f.lon.max() if some else -np.inf,
+        "lat_min": f.lat.min() if some else np.inf,
+        "lat_max": f.lat.max() if some else -np.inf,
+        "slat_min": slat.min() if some else np.inf,
+        "slat_max": slat.max() if some else -np.inf,
+        "t_min": f.t_ns.min() if some else np.iinfo(np.int64).max,
+        "t_max": f.t_ns.max() if some else np.iinfo(np.int64).min,
     }
     return pd.DataFrame([row])
 
 
+_FLOAT_STATS = ("lon_min", "lon_max", "lat_min", "lat_max", "slat_min", "slat_max")
 _STATS_META = pd.DataFrame(
     {
         "n_input": pd.Series(dtype=np.int64),
@@ -74,75 +92,329 @@ _STATS_META = pd.DataFrame(
         "reasons": pd.Series(dtype=object),
         "first_bad": pd.Series(dtype=np.int64),
         "first_bad_label": pd.Series(dtype=object),
-        **{c: pd.Series(dtype=np.float64) for c in ("lon_min", "lon_max", "lat_min", "lat_max")},
+        **{c: pd.Series(dtype=np.float64) for c in _FLOAT_STATS},
+        "t_min": pd.Series(dtype=np.int64),
+        "t_max": pd.Series(dtype=np.int64),
     }
 )
 
 
-def _keys(pdf, cols, grid: CloakingGrid, window_ns: int):
-    user, time, lat, lon = cols
-    f = parse_fixes(pdf, user, time, lat, lon, drop_invalid=True)
-    ix, iy = grid.cells(f.lon, f.lat)
-    w = np.floor_divide(f.t_ns, window_ns)
-    return f, ix, iy, w, user_keys(f.user)
+@dataclass
+class _Counts:
+    """First pass: input and valid fixes, reasons for the invalid ones, bounds."""
+
+    n_input: int
+    n_valid: int
+    n_parts: int
+    dropped: dict[str, int]
+    bounds: tuple[float, float, float, float]
+    slat: tuple[float, float]
+    t_range: tuple[int, int]
+    valid_per_part: np.ndarray
 
 
-def _triples(pdf, cols, grid, window_ns, partition_info=None) -> pd.DataFrame:
-    _, ix, iy, w, user = _keys(pdf, cols, grid, window_ns)
-    part = partition_info["number"] if partition_info else 0
-    frame = pd.DataFrame({"ix": ix, "iy": iy, "w": w, "user": user, "part": part, "weight": 1})
-    return (
-        frame.groupby(["ix", "iy", "w", "user", "part"], sort=False)["weight"].sum().reset_index()
+def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -> _Counts:
+    (stats,) = compute(ddf.map_partitions(_stats, cols, meta=_STATS_META))
+    stats = stats.reset_index(drop=True)
+    n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
+    dropped: dict[str, int] = {}
+    for reasons in stats["reasons"]:
+        for reason, count in json.loads(reasons).items():
+            dropped[reason] = dropped.get(reason, 0) + count
+    if n_valid < n_input and not drop_invalid:
+        part = int(np.flatnonzero(stats["first_bad"].to_numpy() >= 0)[0])
+        raise InputError(
+            f"{n_input - n_valid} invalid fix(es): {dropped}; first: the row labelled "
+            f"{stats['first_bad_label'].iloc[part]} in partition {part} "
+            "(use drop_invalid / --drop-invalid to drop and count them)"
+        )
+    if n_valid == 0:
+        raise no_fixes_error(n_input, dropped)
+    return _Counts(
+        n_input,
+        n_valid,
+        len(stats),
+        dropped,
+        (
+            stats["lon_min"].min(),
+            stats["lon_max"].max(),
+            stats["lat_min"].min(),
+            stats["lat_max"].max(),
+        ),
+        (stats["slat_min"].min(), stats["slat_max"].max()),
+        (int(stats["t_min"].min()), int(stats["t_max"].max())),
+        stats["n_valid"].to_numpy(np.int64),
     )
 
 
-def _triples_meta(user_dtype) -> pd.DataFrame:
-    integer = pd.api.types.is_integer_dtype(user_dtype)
+# -- pass 2: triples --------------------------------------------------------------------
+
+
+@dataclass
+class _Frame:
+    """What every partition needs to place its fixes on the grid and in windows."""
+
+    cols: tuple[str, str, str, str]
+    grid: CloakingGrid
+    window_ns: int
+    w0: int
+    n_windows: int
+
+    def cell_windows(self, pdf: pd.DataFrame) -> tuple[Any, np.ndarray]:
+        """Valid fixes and their packed (level-0 cell, window) codes."""
+        f = parse_fixes(pdf, *self.cols, drop_invalid=True)
+        ix, iy = self.grid.cells(f.lon, f.lat)
+        w = np.floor_divide(f.t_ns, self.window_ns) - self.w0
+        return f, (ix * self.grid.ny + iy) * self.n_windows + w
+
+
+def _triples(pdf: pd.DataFrame, frame: _Frame, partition_info: Any = None) -> pd.DataFrame:
+    f, cw = frame.cell_windows(pdf)
+    codes, uniques = pd.factorize(user_keys(f.user))
+    n_local = max(len(uniques), 1)
+    if cw.size and (int(cw.max()) + 1) * n_local < _KEY_LIMIT:
+        key, weight = np.unique(cw * n_local + codes, return_counts=True)
+        cw_u, code_u = np.divmod(key, n_local)
+    else:
+        g = pd.DataFrame({"cw": cw, "u": codes}).groupby(["cw", "u"], sort=False).size()
+        cw_u = g.index.get_level_values(0).to_numpy(np.int64)
+        code_u = g.index.get_level_values(1).to_numpy(np.int64)
+        weight = g.to_numpy(np.int64)
+    part = partition_info["number"] if partition_info else 0
     return pd.DataFrame(
         {
-            "ix": pd.Series(dtype=np.int64),
-            "iy": pd.Series(dtype=np.int64),
-            "w": pd.Series(dtype=np.int64),
-            "user": pd.Series(dtype=np.int64 if integer else object),
-            "part": pd.Series(dtype=np.int64),
-            "weight": pd.Series(dtype=np.int64),
+            "cw": cw_u.astype(np.int64),
+            "user": np.asarray(uniques)[code_u] if len(uniques) else np.zeros(0, object),
+            "weight": weight.astype(np.int64),
+            "part": np.int64(part),
         }
     )
 
 
-def _source_rows(pdf, cols, grid, window_ns, lookup: dict, partition_info=None) -> pd.Series:
-    """Each published fix of the partition: input row label -> published row number.
+def _triples_meta(user_dtype: Any) -> pd.DataFrame:
+    integer = pd.api.types.is_integer_dtype(user_dtype)
+    return pd.DataFrame(
+        {
+            "cw": pd.Series(dtype=np.int64),
+            "user": pd.Series(dtype=np.int64 if integer else object),
+            "weight": pd.Series(dtype=np.int64),
+            "part": pd.Series(dtype=np.int64),
+        }
+    )
 
-    A fix's row is its triple's first published row, plus the fixes of that triple in
-    earlier partitions, plus its rank among the triple's fixes in this partition
-    (aggregated: its triple's row).
-    """
-    f, ix, iy, w, user = _keys(pdf, cols, grid, window_ns)
-    u = np.searchsorted(lookup["users"], user)
-    key = ((ix * grid.ny + iy) * lookup["n_windows"] + (w - lookup["w0"])) * lookup["n_users"] + u
-    triple = lookup["order"][np.searchsorted(lookup["keys"], key)]
-    kept = lookup["region"][triple] >= 0
-    triple = triple[kept]
-    if lookup["aggregate"]:
-        row = lookup["row_of_triple"][triple]
-    else:
-        part = partition_info["number"] if partition_info else 0
-        at = np.searchsorted(lookup["offset_keys"], triple * lookup["n_parts"] + part)
-        by_triple = np.argsort(triple, kind="stable")
-        ts = triple[by_triple]
-        first = np.ones(ts.size, dtype=bool)
-        np.not_equal(ts[1:], ts[:-1], out=first[1:])
-        starts = np.flatnonzero(first)
-        rank = np.empty(ts.size, dtype=np.int64)
-        rank[by_triple] = np.arange(ts.size) - np.repeat(
-            starts, np.diff(np.append(starts, ts.size))
+
+@dataclass
+class _Reduced:
+    """The triples, sorted by their key (ix, iy, window, user), and where they came from."""
+
+    triples: Triples
+    keys: np.ndarray  # sorted triple keys: cw * n_users + user code
+    users: np.ndarray  # distinct user ids, in the order of their keys
+    part_triple: np.ndarray  # per (triple, partition) row: the triple
+    part: np.ndarray  # ... its partition
+    part_weight: np.ndarray  # ... and its fixes there
+
+
+def _reduce_triples(ddf: Any, frame: _Frame, k: int) -> _Reduced:
+    (per_part,) = compute(
+        ddf.map_partitions(_triples, frame, meta=_triples_meta(ddf[frame.cols[0]].dtype))
+    )
+    u_codes, users = pd.factorize(per_part["user"], sort=True)
+    n_users = len(users)
+    if n_users < k:
+        raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={k}")
+    if frame.grid.nx * frame.grid.ny * frame.n_windows * n_users >= _KEY_LIMIT:
+        raise InputError(
+            "too many cells x windows x users to index the dask path: increase "
+            "cell_size or window, or cloak the log in parts"
         )
-        row = lookup["offsets"][at] + rank
-    return pd.Series(row.astype(np.int64), index=f.index[kept], name="published_row")
+    packed = per_part["cw"].to_numpy(np.int64) * n_users + u_codes.astype(np.int64)
+    keys, inverse = np.unique(packed, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    part_weight = per_part["weight"].to_numpy(np.int64)
+    weight = np.bincount(inverse, weights=part_weight, minlength=len(keys)).astype(np.int64)
+    cw, u = np.divmod(keys, n_users)
+    cell, wd = np.divmod(cw, frame.n_windows)
+    ix, iy = np.divmod(cell, frame.grid.ny)
+    return _Reduced(
+        Triples(ix, iy, wd + frame.w0, u, weight),
+        keys,
+        np.asarray(users),
+        inverse,
+        per_part["part"].to_numpy(np.int64),
+        part_weight,
+    )
 
 
-def _rows_frame(rows, grid, window_ns, lo: int, hi: int, start: int) -> pd.DataFrame:
-    return rows.frame(grid, window_ns, lo, hi, start)
+# -- publication ------------------------------------------------------------------------
+
+
+def _published_users(
+    u: np.ndarray, w: np.ndarray, users: np.ndarray, pseud: Pseudonymizer, linkage: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`location._publish.published_users`, with the (user, window) pairs packed
+    into one int64 (a 1-d unique instead of a row-wise one; the same codes and labels)."""
+    if linkage != "window" or not len(u):
+        return published_users(u, w, users, pseud, linkage)
+    w0 = int(w.min())
+    n_w = int(w.max()) - w0 + 1
+    if len(users) * n_w >= _KEY_LIMIT:
+        return published_users(u, w, users, pseud, linkage)
+    unique, codes = np.unique(u * n_w + (w - w0), return_inverse=True)
+    uu, ww = np.divmod(unique, n_w)
+    values = np.asarray(users, dtype=object).astype(str)
+    labels = pd.Series(values[uu]).str.cat(pd.Series(ww + w0).astype(str), sep="\x1fwindow\x1f")
+    return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
+
+
+@dataclass
+class _Lookup:
+    """Everything a partition needs to find each fix's published row (or suppressed rank).
+
+    Identical published rows form a run; a run holds its fixes in input order (partition
+    by partition, then row by row), so a fix's row is its run's first row, plus the run's
+    fixes in earlier partitions, plus its rank among the run's fixes in its partition.
+    """
+
+    frame: _Frame
+    users: np.ndarray  # sorted user keys
+    keys: np.ndarray  # sorted triple keys
+    run: np.ndarray  # run of each triple, -1 when suppressed
+    aggregate: bool
+    n_parts: int
+    offset_keys: np.ndarray  # sorted run * n_parts + part
+    offsets: np.ndarray  # the published row of that run's first fix in that partition
+    suppressed_before: np.ndarray  # suppressed valid fixes in earlier partitions
+
+    def place(self, pdf: pd.DataFrame, part: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
+        """Valid fixes, their triples, their runs (-1: suppressed) and their per-fix rows
+        (``-1 - rank`` among the suppressed fixes for a suppressed one)."""
+        f, cw = self.frame.cell_windows(pdf)
+        u = np.searchsorted(self.users, user_keys(f.user))
+        triple = np.searchsorted(self.keys, cw * len(self.users) + u)
+        run = self.run[triple]
+        kept = run >= 0
+        row = np.empty(run.size, dtype=np.int64)
+        row[~kept] = -1 - (self.suppressed_before[part] + np.arange(int((~kept).sum())))
+        r = run[kept]
+        by_run = np.argsort(r, kind="stable")
+        rs = r[by_run]
+        first = np.ones(rs.size, dtype=bool)
+        np.not_equal(rs[1:], rs[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        rank = np.empty(rs.size, dtype=np.int64)
+        rank[by_run] = np.arange(rs.size) - np.repeat(starts, np.diff(np.append(starts, rs.size)))
+        at = np.searchsorted(self.offset_keys, r * self.n_parts + part)
+        row[kept] = self.offsets[at] + rank
+        return f, triple, run, row
+
+
+def _runs(
+    red: _Reduced, region: np.ndarray, pkeys: Any, order: np.ndarray, kept_pos: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run (distinct published row) of each triple, and each run's number of fixes."""
+    ks = pkeys.key[order]
+    new = np.ones(ks.size, dtype=bool)
+    np.not_equal(ks[1:], ks[:-1], out=new[1:])
+    run = np.full(len(region), -1, dtype=np.int64)
+    run[kept_pos[order]] = np.cumsum(new) - 1
+    weight = red.triples.weight
+    run_fixes = np.bincount(run[kept_pos], weights=weight[kept_pos]).astype(np.int64)
+    return run, run_fixes
+
+
+def _lookup(
+    red: _Reduced, frame: _Frame, run: np.ndarray, run_fixes: np.ndarray, aggregate: bool, n: int
+) -> _Lookup:
+    """Per (run, partition): the published row of the run's first fix there."""
+    pr = run[red.part_triple]
+    kept = pr >= 0
+    supp = np.bincount(red.part[~kept], weights=red.part_weight[~kept], minlength=n)
+    suppressed_before = (np.cumsum(supp) - supp).astype(np.int64)
+    okey = pr[kept] * n + red.part[kept]
+    by = np.argsort(okey)
+    okey, w = okey[by], red.part_weight[kept][by]
+    first_row = np.cumsum(run_fixes) - run_fixes
+    r = okey // n
+    before = np.cumsum(w) - w
+    start = np.ones(r.size, dtype=bool)
+    np.not_equal(r[1:], r[:-1], out=start[1:])
+    run_start = np.repeat(before[start], np.diff(np.append(np.flatnonzero(start), r.size)))
+    return _Lookup(
+        frame,
+        user_keys(red.users),
+        red.keys,
+        run,
+        aggregate,
+        n,
+        okey,
+        first_row[r] + before - run_start,
+        suppressed_before,
+    )
+
+
+def _source_rows(pdf: pd.DataFrame, lookup: _Lookup, partition_info: Any = None) -> pd.Series:
+    """Each published fix of the partition: input row label -> published row number."""
+    part = partition_info["number"] if partition_info else 0
+    f, _, run, row = lookup.place(pdf, part)
+    kept = run >= 0
+    published = run[kept] if lookup.aggregate else row[kept]
+    return pd.Series(published, index=f.index[kept], name="published_row")
+
+
+def _rows_part(
+    piece: tuple[int, int, int],
+    rows: PublishedRows,
+    polygons: np.ndarray,
+    window_ns: int,
+    columns: list[str] | None = None,
+) -> pd.DataFrame:
+    """One partition of the published frame, with only ``columns`` (Dask projects them)."""
+    lo, hi, start = piece
+    user, w, rank = rows.user_rank[lo:hi], rows.w[lo:hi], rows.region_rank[lo:hi]
+    if rows.repeat is not None:
+        rep = rows.repeat[lo:hi]
+        user, w, rank = np.repeat(user, rep), np.repeat(w, rep), np.repeat(rank, rep)
+    make = {
+        "user": lambda: rows.pseudonyms[user],
+        "window": lambda: pd.to_datetime(w * window_ns, unit="ns", utc=True),
+        "region_id": lambda: rows.regions[rank].astype(np.int64),
+        "region": lambda: polygons[rank],
+        "n_fixes": lambda: np.asarray(rows.n_fixes)[lo:hi].astype(np.int64),
+    }
+    names = [c for c in make if columns is None or c in columns]
+    if rows.n_fixes is None and "n_fixes" in names:
+        names.remove("n_fixes")
+    index = pd.RangeIndex(start, start + len(user))
+    return pd.DataFrame({c: make[c]() for c in names}, index=index)
+
+
+def _lazy_frame(rows: PublishedRows, grid: CloakingGrid, window_ns: int, npartitions: int) -> Any:
+    """The published rows as a lazy Dask DataFrame of about ``npartitions`` parts."""
+    import dask
+    import dask.dataframe as dd
+
+    reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
+    ends = np.cumsum(reps)
+    total = int(ends[-1]) if ends.size else 0
+    cuts = np.unique(
+        np.searchsorted(ends, np.linspace(0, total, npartitions + 1)[1:-1], side="right")
+    )
+    bounds = [0, *[int(c) for c in cuts if 0 < c < len(rows)], len(rows)]
+    starts = [0 if lo == 0 else int(ends[lo - 1]) for lo in bounds[:-1]]
+    divisions = (*starts, max(total - 1, 0))
+    polygons = grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, dtype=object)
+    pieces = list(zip(bounds[:-1], bounds[1:], starts))
+    meta = _rows_part((0, 0, 0), rows, polygons, window_ns)
+    with dask.config.set({"dataframe.convert-string": False}):  # the same dtypes as pandas
+        return dd.from_map(
+            _rows_part,
+            pieces,
+            args=[_shared(rows), _shared(polygons), window_ns],
+            meta=meta,
+            divisions=divisions,
+            enforce_metadata=False,
+        )
 
 
 def _shared(value: Any) -> Any:
@@ -163,152 +435,286 @@ def _check_columns(ddf: Any, cols: tuple[str, str, str, str]) -> None:
             )
 
 
+def _distinct_shapes(pdf: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (region_id, polygon object) rows of a partition."""
+    obj = np.fromiter(map(id, pdf["region"].to_numpy()), dtype=np.int64, count=len(pdf))
+    keep = ~pd.DataFrame({"r": pdf["region_id"].to_numpy(), "o": obj}).duplicated().to_numpy()
+    return pdf[keep]
+
+
+_KEYS_META = pd.DataFrame(
+    {
+        "region_id": pd.Series(dtype=np.int64),
+        "window": pd.Series(dtype=np.int64),
+        "user": pd.Series(dtype=object),
+    }
+)
+
+
+def _distinct_keys(pdf: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (region_id, window, user) rows of a partition (window in ns): runs of
+    equal rows (the release is sorted) are cut first, so the hashing sees one row per run."""
+    region, user = pdf["region_id"].to_numpy(), pdf["user"].to_numpy()
+    window = pdf["window"].array.asi8 if len(pdf) else np.zeros(0, np.int64)
+    new = np.ones(len(pdf), dtype=bool)
+    new[1:] = (region[1:] != region[:-1]) | (window[1:] != window[:-1]) | (user[1:] != user[:-1])
+    return pd.DataFrame(
+        {"region_id": region[new], "window": window[new], "user": user[new]}
+    ).drop_duplicates()
+
+
+def _verify_dask(data: Any, k: int) -> list[Any]:
+    """:func:`verify_cloaked` of a lazy release, both models, in one pass over its rows:
+    the distinct (region_id, window, user) rows and (region_id, polygon) rows are
+    gathered, then checked by the models as for pandas."""
+    if not is_dask(data):
+        return verify_cloaked(data, k)
+    count, polygons = cloaking_models(k)
+    keys, shapes = compute(
+        data[["region_id", "window", "user"]].map_partitions(_distinct_keys, meta=_KEYS_META),
+        data[["region_id", "region"]].map_partitions(_distinct_shapes),
+    )
+    results = [count.check(keys)]
+    if len(shapes):
+        results.append(polygons.check(shapes))
+    return results
+
+
+# -- measures ---------------------------------------------------------------------------
+
+
 @dataclass
-class _Counts:
-    """First pass: input and valid fixes, reasons for the invalid ones, coordinate bounds."""
+class _MeasureSetup:
+    """The per-region figures and query picks every partition's measure pass needs."""
 
-    n_input: int
-    n_valid: int
-    dropped: dict[str, int]
-    bounds: tuple[float, float, float, float]
-
-
-def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -> _Counts:
-    stats = ddf.map_partitions(_stats, cols, meta=_STATS_META).compute()
-    n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
-    dropped: dict[str, int] = {}
-    for reasons in stats["reasons"]:
-        for reason, count in json.loads(reasons).items():
-            dropped[reason] = dropped.get(reason, 0) + count
-    if n_valid < n_input and not drop_invalid:
-        bad = stats[stats["first_bad"] >= 0].iloc[0]
-        raise InputError(
-            f"{n_input - n_valid} invalid fix(es): {dropped} "
-            "(use drop_invalid / --drop-invalid to drop and count them)",
-            row=bad["first_bad_label"],
-        )
-    if n_valid == 0:
-        raise no_fixes_error(n_input, dropped)
-    bounds = (
-        stats["lon_min"].min(),
-        stats["lon_max"].max(),
-        stats["lat_min"].min(),
-        stats["lat_max"].max(),
-    )
-    return _Counts(n_input, n_valid, dropped, bounds)
+    lookup: _Lookup
+    region_rank: np.ndarray  # rank (in rows.regions) of each triple's region, -1 suppressed
+    c_lat: np.ndarray
+    c_lon: np.ndarray
+    ex: np.ndarray
+    ey: np.ndarray
+    picks: np.ndarray  # sorted distinct picked positions (published row, or -1 - rank)
 
 
-def _reduce_triples(
-    ddf: Any, cols: tuple[str, str, str, str], grid: CloakingGrid, window_ns: int, k: int
-):
-    """Second pass: (cell, window, user) triples with their fix counts, per partition."""
-    per_part = ddf.map_partitions(
-        _triples, cols, grid, window_ns, meta=_triples_meta(ddf[cols[0]].dtype)
-    ).compute()
-    parts = per_part.groupby(["ix", "iy", "w", "user"], sort=True)["weight"].sum().reset_index()
-    u_codes, users = pd.factorize(parts["user"], sort=True)
-    if len(users) < k:
-        raise InfeasibleError(f"the log holds {len(users)} distinct users, fewer than k={k}")
-    triples = Triples(
-        parts["ix"].to_numpy(np.int64),
-        parts["iy"].to_numpy(np.int64),
-        parts["w"].to_numpy(np.int64),
-        u_codes.astype(np.int64),
-        parts["weight"].to_numpy(np.int64),
-    )
-    return per_part, parts, triples, np.asarray(users)
-
-
-def _lookup(
-    triples: Triples, grid: CloakingGrid, users: np.ndarray, region: np.ndarray, aggregate: bool
-) -> dict[str, Any]:
-    """What each partition needs to find its fixes' triples (by one sorted key)."""
-    w0 = int(triples.w.min())
-    n_windows = int(triples.w.max()) - w0 + 1
-    if grid.nx * grid.ny * n_windows * len(users) >= 2**62:
-        raise InputError(
-            "too many cells x windows x users to index the dask path: increase "
-            "cell_size or window, or cloak the log in parts"
-        )
-    keys = ((triples.ix * grid.ny + triples.iy) * n_windows + (triples.w - w0)) * len(
-        users
-    ) + triples.u
-    by_key = np.argsort(keys)
+def _measure_part(pdf: pd.DataFrame, setup: _MeasureSetup, part: int) -> dict[str, Any]:
+    """Density grid, centroid distances by published row, and the picked fixes."""
+    f, triple, _, row = setup.lookup.place(pdf, part)
+    h0, _, _ = np.histogram2d(f.lon, np.sin(np.radians(f.lat)), bins=[setup.ex, setup.ey])
+    kept = row >= 0
+    r = setup.region_rank[triple[kept]]
+    d = _haversine(f.lat[kept], f.lon[kept], setup.c_lat[r], setup.c_lon[r])
+    hit = np.isin(row, setup.picks)  # published row, or -1 - suppressed rank
+    w = np.floor_divide(f.t_ns, setup.lookup.frame.window_ns)
     return {
-        "users": user_keys(users),
-        "keys": keys[by_key],
-        "order": by_key,
-        "region": region,
-        "w0": w0,
-        "n_windows": n_windows,
-        "n_users": len(users),
-        "aggregate": aggregate,
+        "h0": h0,
+        "rows": row[kept],
+        "d": d,
+        "picks": (row[hit], f.lon[hit], f.lat[hit], w[hit]),
     }
 
 
-def _row_offsets(
-    lookup: dict[str, Any],
-    per_part: pd.DataFrame,
-    parts: pd.DataFrame,
-    weight: np.ndarray,
-    kept: np.ndarray,
-    sorted_triples: np.ndarray,
-    n_parts: int,
-) -> None:
-    """Per (triple, partition): the published row of its first fix (per-fix releases)."""
-    region = lookup["region"]
-    first_row = np.zeros(len(region), dtype=np.int64)
-    first_row[sorted_triples] = np.cumsum(weight[sorted_triples]) - weight[sorted_triples]
-    pp = per_part.merge(
-        parts[["ix", "iy", "w", "user"]].assign(triple=np.arange(len(parts))),
-        on=["ix", "iy", "w", "user"],
+def _count_part(pdf: pd.DataFrame, frame: _Frame, queries: np.ndarray) -> np.ndarray:
+    """Valid fixes of the partition inside each query rectangle and window."""
+    f = parse_fixes(pdf, *frame.cols, drop_invalid=True)
+    ow = np.floor_divide(f.t_ns, frame.window_ns)
+    order = np.argsort(ow, kind="stable")
+    ow, x, y = ow[order], f.lon[order], f.lat[order]
+    out = np.zeros(len(queries), dtype=np.int64)
+    for q, (qx0, qx1, qy0, qy1, wq) in enumerate(queries):
+        a, b = np.searchsorted(ow, wq, "left"), np.searchsorted(ow, wq, "right")
+        xs, ys = x[a:b], y[a:b]
+        out[q] = int(((xs >= qx0) & (xs <= qx1) & (ys >= qy0) & (ys <= qy1)).sum())
+    return out
+
+
+def _regions_frame(rows: PublishedRows, grid: CloakingGrid) -> pd.DataFrame:
+    polys = grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, dtype=object)
+    return pd.DataFrame({"region_id": rows.regions.astype(np.int64), "region": polys})
+
+
+@dataclass
+class _MeasureInput:
+    ddf: Any
+    red: _Reduced
+    rows: PublishedRows
+    lookup: _Lookup
+    region: np.ndarray
+    counts: _Counts
+    seed: int | None
+
+    def fixes_per_row(self) -> np.ndarray:
+        reps = self.rows.repeat if self.rows.repeat is not None else self.rows.n_fixes
+        return np.asarray(reps, dtype=np.int64)
+
+
+def _area_measures(m: _MeasureInput, bounds: pd.DataFrame) -> tuple[dict[str, Any], np.ndarray]:
+    """``metrics.region_area_distribution`` from the rows (regions in first-row order)."""
+    from ._grid import lonlat_rectangle_area
+
+    rank = m.rows.region_rank
+    _, first = np.unique(rank, return_index=True)
+    appear = rank[np.sort(first)]
+    b = bounds.iloc[appear]
+    areas = lonlat_rectangle_area(b.west, b.south, b.east, b.north)
+    area_of_rank = np.empty(len(m.rows.regions))
+    area_of_rank[appear] = np.asarray(areas)
+    reps = m.fixes_per_row()
+    per_fix = np.repeat(area_of_rank[rank], reps)
+    out: dict[str, Any] = {"n_regions": int(len(appear))}
+    out.update({f"region_km2_{k}": v for k, v in _quantiles(np.asarray(areas), 1e6).items()})
+    out["fix_weighted_mean_km2"] = float(per_fix.mean() / 1e6) if per_fix.size else float("nan")
+    return out, np.repeat(rank, reps)
+
+
+def _range_queries(
+    m: _MeasureInput,
+    bounds: pd.DataFrame,
+    picked: dict[int, tuple[float, float, int]],
+    centres: np.ndarray,
+    halves: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The queries of ``metrics.range_query_error`` and their estimates from the triples."""
+    t = m.red.triples
+    kept = m.region >= 0
+    groups = (
+        pd.DataFrame({"region_id": m.region[kept], "w": t.w[kept], "n": t.weight[kept]})
+        .groupby(["region_id", "w"])["n"]
+        .sum()
+        .reset_index()
+        .sort_values("w", kind="stable")
+        .reset_index(drop=True)
     )
-    pp = pp[kept[pp["triple"].to_numpy()]].sort_values(["triple", "part"])
-    t_arr, w_arr = pp["triple"].to_numpy(np.int64), pp["weight"].to_numpy(np.int64)
-    before = np.cumsum(w_arr) - w_arr
-    group_start = np.zeros(len(region), dtype=np.int64)
-    first_of_triple = np.ones(t_arr.size, dtype=bool)
-    np.not_equal(t_arr[1:], t_arr[:-1], out=first_of_triple[1:])
-    group_start[t_arr[first_of_triple]] = before[first_of_triple]
-    lookup["n_parts"] = n_parts
-    lookup["offset_keys"] = t_arr * n_parts + pp["part"].to_numpy(np.int64)
-    lookup["offsets"] = first_row[t_arr] + before - group_start[t_arr]
+    b = bounds.loc[groups["region_id"].to_numpy()]
+    gx0, gx1 = b.west.to_numpy(), b.east.to_numpy()
+    gy0, gy1 = np.sin(np.radians(b.south.to_numpy())), np.sin(np.radians(b.north.to_numpy()))
+    gw, gn = groups["w"].to_numpy(), groups["n"].to_numpy()
+    from ._grid import EARTH_RADIUS
+
+    queries = np.zeros((len(centres), 5))
+    est = np.zeros(len(centres))
+    for q, (p, half) in enumerate(zip(centres, halves)):
+        cx, cy, wq = picked[int(p)]
+        dlat = np.degrees(half / EARTH_RADIUS)
+        dlon = dlat / max(np.cos(np.radians(cy)), 1e-6)
+        qx0, qx1, qy0, qy1 = cx - dlon, cx + dlon, cy - dlat, cy + dlat
+        queries[q] = (qx0, qx1, qy0, qy1, wq)
+        ga, gb = np.searchsorted(gw, wq, "left"), np.searchsorted(gw, wq, "right")
+        frac = _overlap(gx0[ga:gb], gx1[ga:gb], qx0, qx1) * _overlap(
+            gy0[ga:gb], gy1[ga:gb], np.sin(np.radians(qy0)), np.sin(np.radians(qy1))
+        )
+        est[q] = float((gn[ga:gb] * frac).sum())
+    return queries, est
 
 
-def _measure(triples: Triples, grid: CloakingGrid, region: np.ndarray, seed: int | None):
-    """The dask path's measures, from the triples alone (run after verification).
+def _heatmap(m: _MeasureInput, bounds: pd.DataFrame, h0: np.ndarray, ex, ey) -> dict[str, Any]:
+    """``metrics.heatmap_similarity`` with the cloaked grid from the rows' fix counts."""
+    rank = m.rows.region_rank
+    reps = m.fixes_per_row()
+    _, first = np.unique(rank, return_index=True)
+    appear = rank[np.sort(first)]
+    fixes = np.bincount(rank, weights=reps, minlength=len(m.rows.regions)).astype(np.int64)
+    counts = pd.Series(fixes[appear], index=m.rows.regions[appear]).sort_values(ascending=False)
+    h1 = np.zeros_like(h0)
+    if len(counts):
+        b = bounds.loc[counts.index]
+        x0, x1 = b.west.to_numpy()[:, None], b.east.to_numpy()[:, None]
+        y0 = np.sin(np.radians(b.south.to_numpy()))[:, None]
+        y1 = np.sin(np.radians(b.north.to_numpy()))[:, None]
+        ox = _overlap(x0, x1, ex[None, :-1], ex[None, 1:])
+        oy = _overlap(y0, y1, ey[None, :-1], ey[None, 1:])
+        h1 = ox.T @ (counts.to_numpy()[:, None] * oy)
+    a, c = h0.ravel(), h1.ravel()
+    cos = float(a @ c / (np.linalg.norm(a) * np.linalg.norm(c))) if c.any() else 0.0
+    pa, pc = a / a.sum(), c / c.sum() if c.sum() else c
+    hell = float(np.sqrt(max(0.0, 1.0 - np.sqrt(pa * pc).sum())))
+    return {"heatmap_cosine": cos, "heatmap_hellinger": hell, "heatmap_bins": _BINS}
 
-    Risk figures equal the pandas path's for the same data and seed (users are numbered
-    in the same order on both paths).  Utility has the region areas and the suppression
-    share; the per-fix measures of the pandas path (centroid error, range queries, heat
-    maps) would need another pass over every fix and are left out.
-    """
+
+def _utility(m: _MeasureInput) -> dict[str, Any]:
+    """Every utility measure of the pandas path, over the same fixes in the same order."""
+    import dask
+
+    counts = m.counts
+    n_valid, n_pub = counts.n_valid, int(m.red.triples.weight[m.region >= 0].sum())
+    rng = np.random.default_rng(m.seed)
+    pick = rng.integers(0, n_valid, _N_QUERIES)
+    halves = rng.uniform(_HALF_SIZE_M[0], _HALF_SIZE_M[1], _N_QUERIES)
+    # positions: published row p, or the (p - n_pub)-th suppressed fix, as -1 - rank
+    centres = np.where(pick < n_pub, pick, -1 - (pick - n_pub))
+    bounds = region_bounds(_regions_frame(m.rows, m.lookup.frame.grid))
+    centre_lon = 0.5 * (bounds.west.to_numpy() + bounds.east.to_numpy())
+    centre_lat = np.degrees(
+        np.arcsin(
+            0.5
+            * (
+                np.sin(np.radians(bounds.south.to_numpy()))
+                + np.sin(np.radians(bounds.north.to_numpy()))
+            )
+        )
+    )
+    rank_of_code = pd.Series(np.arange(len(m.rows.regions)), index=m.rows.regions)
+    region_rank = np.full(len(m.region), -1, dtype=np.int64)
+    kept = m.region >= 0
+    region_rank[kept] = rank_of_code.loc[m.region[kept]].to_numpy()
+    lon_lo, lon_hi = counts.bounds[0], counts.bounds[1]
+    ex = np.linspace(lon_lo, lon_hi + 1e-12, _BINS + 1)
+    ey = np.linspace(counts.slat[0], counts.slat[1] + 1e-12, _BINS + 1)
+    setup = _MeasureSetup(m.lookup, region_rank, centre_lat, centre_lon, ex, ey, np.unique(centres))
+    shared = _shared(setup)
+    parts = m.ddf.to_delayed()
+    results = compute(*[dask.delayed(_measure_part)(p, shared, i) for i, p in enumerate(parts)])
+    h0 = np.sum([r["h0"] for r in results], axis=0)
+    d = np.empty(n_pub)
+    picked: dict[int, tuple[float, float, int]] = {}
+    for r in results:
+        d[r["rows"]] = r["d"]
+        for p, x, y, w in zip(*r["picks"]):
+            picked[int(p)] = (float(x), float(y), int(w))
+    out: dict[str, Any] = {"suppression_share": 1.0 - n_pub / n_valid}
+    area, _ = _area_measures(m, bounds)
+    out.update(area)
+    if n_pub:
+        out.update({f"centroid_error_m_{k}": v for k, v in _quantiles(d).items() if k != "max"})
+    queries, est = _range_queries(m, bounds, picked, centres, halves)
+    shared_q = _shared(queries)
+    true_parts = compute(*[dask.delayed(_count_part)(p, m.lookup.frame, shared_q) for p in parts])
+    true = np.sum(true_parts, axis=0)
+    errors = np.abs(est - true) / np.maximum(true, 1)
+    out.update(
+        {
+            "range_query_rel_error_mean": float(errors.mean()),
+            "range_query_rel_error_median": float(np.median(errors)),
+            "range_queries": _N_QUERIES,
+        }
+    )
+    out.update(_heatmap(m, bounds, h0, ex, ey))
+    return out
+
+
+def _measure(m: _MeasureInput, grid: CloakingGrid):
+    """The Dask path's measures (run after verification): those of the pandas path."""
 
     def measure(release: Release) -> None:
-        kept, weight = region >= 0, triples.weight
-        codes, inv = np.unique(region[kept], return_inverse=True)
-        area = region_areas_km2(grid, codes)
-        utility: dict[str, Any] = {
-            "suppression_share": release.suppressed / release.n_individuals,
-            "n_regions": int(codes.size),
-        }
-        utility.update({f"region_km2_{k}": v for k, v in _quantiles(area).items()})
-        utility["fix_weighted_mean_km2"] = float(
-            (area[inv.reshape(-1)] * weight[kept]).sum() / weight[kept].sum()
-        )
+        t, region = m.red.triples, m.region
+        kept = region >= 0
+        utility = _utility(m)
+        utility["suppression_share"] = release.suppressed / release.n_individuals
         before = pd.DataFrame(
             {
-                "user": triples.u,
-                "place": triples.ix * grid.ny + triples.iy,
-                "window": triples.w,
-                "weight": weight,
+                "user": t.u,
+                "place": t.ix * grid.ny + t.iy,
+                "window": t.w,
+                "weight": t.weight,
             }
         )
         after = before[kept].assign(place=region[kept])
         release.utility = utility
-        release.risk = _risk.risk_summary(before, after, seed=seed)
+        release.risk = _risk.risk_summary(before, after, seed=m.seed)
 
     return measure
+
+
+# -- entry ------------------------------------------------------------------------------
 
 
 def cloak_dask(
@@ -328,51 +734,44 @@ def cloak_dask(
     linkage: str = "window",
 ) -> Release:
     """See :func:`location.cloak`; ``ddf`` is a dask DataFrame (parameters already checked)."""
+    if linkage not in DASK_LINKAGES:
+        raise InputError(
+            f"linkage={linkage!r} runs in memory only (engine='pandas'); the Dask engine "
+            f"supports linkage in {DASK_LINKAGES}"
+        )
     cols = (columns["user"], columns["time"], columns["lat"], columns["lon"])
     _check_columns(ddf, cols)
     timings = Timings()
     with timings("prepare"):
         counts = _first_pass(ddf, cols, drop_invalid)
         grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
-        per_part, parts, triples, users = _reduce_triples(ddf, cols, grid, window_ns, k)
+        w0 = counts.t_range[0] // window_ns
+        frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)
+        red = _reduce_triples(ddf, frame, k)
+        triples = red.triples
     with timings("assign"):
         region, stats_assign = assign_regions(triples, grid, k, method)
         require_some_published(region, k)
     with timings("output"):
         weight, kept = triples.weight, region >= 0
         kept_pos = np.flatnonzero(kept)
-        codes, pseudonyms = published_users(
-            triples.u[kept], triples.w[kept], users, pseudonymizer, linkage
+        codes, pseudonyms = _published_users(
+            triples.u[kept], triples.w[kept], red.users, pseudonymizer, linkage
         )
         pkeys = publication_keys(triples.w[kept], region[kept], codes, pseudonyms)
         rows, order = published_rows(pkeys, weight[kept], aggregate)
-        data = _lazy_frame(rows, grid, window_ns, int(ddf.npartitions))
-        lookup = _lookup(triples, grid, users, region, aggregate)
-        sorted_triples = kept_pos[order]  # triples in publication order
-        if aggregate:
-            ks = pkeys.key[order]
-            new = np.ones(ks.size, dtype=bool)
-            np.not_equal(ks[1:], ks[:-1], out=new[1:])
-            lookup["row_of_triple"] = np.full(len(region), -1, dtype=np.int64)
-            lookup["row_of_triple"][sorted_triples] = np.cumsum(new) - 1
-        else:
-            _row_offsets(
-                lookup, per_part, parts, weight, kept, sorted_triples, int(ddf.npartitions)
-            )
+        data = _lazy_frame(rows, grid, window_ns, counts.n_parts)
+        run, run_fixes = _runs(red, region, pkeys, order, kept_pos)
+        lookup = _lookup(red, frame, run, run_fixes, aggregate, counts.n_parts)
         source_index = ddf.map_partitions(
-            _source_rows,
-            cols,
-            grid,
-            window_ns,
-            _shared(lookup),
-            meta=pd.Series(dtype=np.int64, name="published_row"),
+            _source_rows, _shared(lookup), meta=pd.Series(dtype=np.int64, name="published_row")
         )
     n_suppressed = int(weight[~kept].sum())
     n_dropped = counts.n_input - counts.n_valid
     release = Release(
         data=data,
         datatype="location",
-        verifier=lambda d: verify_cloaked(d, k),
+        verifier=lambda d: _verify_dask(d, k),
         models=cloaking_models(k),
         partition=None,
         parameters=release_parameters(
@@ -390,7 +789,7 @@ def cloak_dask(
                 n_cloak_suppressed=n_suppressed,
                 n_dropped=n_dropped,
                 reasons=counts.dropped,
-                users=len(users),
+                users=len(red.users),
                 windows=int(np.unique(triples.w).size),
                 key_source=pseudonymizer.key_source,
                 stats=stats_assign,
@@ -403,34 +802,5 @@ def cloak_dask(
         release.utility = {"suppression_share": release.suppressed / release.n_individuals}
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
-    return finish_release(
-        release, _measure(triples, grid, region, seed), measures=measures, timings=timings
-    )
-
-
-def _lazy_frame(rows, grid: CloakingGrid, window_ns: int, npartitions: int) -> Any:
-    """The published rows as a lazy dask DataFrame of about ``npartitions`` parts."""
-    import dask
-    import dask.dataframe as dd
-
-    reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
-    ends = np.cumsum(reps)
-    total = int(ends[-1]) if ends.size else 0
-    cuts = np.unique(
-        np.searchsorted(ends, np.linspace(0, total, npartitions + 1)[1:-1], side="right")
-    )
-    bounds = [0, *[int(c) for c in cuts if 0 < c < len(rows)], len(rows)]
-    starts = [0 if lo == 0 else int(ends[lo - 1]) for lo in bounds[:-1]]
-    divisions = (*starts, max(total - 1, 0))
-    shared = _shared(rows)
-    pieces = [(lo, hi, start) for lo, hi, start in zip(bounds[:-1], bounds[1:], starts)]
-    meta = rows.frame(grid, window_ns, 0, 0)
-    with dask.config.set({"dataframe.convert-string": False}):  # the same dtypes as pandas
-        return dd.from_map(
-            lambda piece, r: _rows_frame(r, grid, window_ns, *piece),
-            pieces,
-            args=[shared],
-            meta=meta,
-            divisions=divisions,
-            enforce_metadata=False,
-        )
+    m = _MeasureInput(ddf, red, rows, lookup, region, counts, seed)
+    return finish_release(release, _measure(m, grid), measures=measures, timings=timings)

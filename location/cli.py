@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import click
 
 from structanon import Release
+from structanon._engine import ENGINES, dask_client, parse_memory_limit
 from structanon._finish import Timings
 from structanon._validation import check_float, check_input_path, check_int, check_output_paths
 from structanon.cli_support import (
@@ -21,6 +23,7 @@ from structanon.cli_support import (
     release_options,
     show_progress,
 )
+from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
 from structanon.report import write_report
 
@@ -28,7 +31,7 @@ from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
-from .io import read_fixes, write_cloaked, write_geojson
+from .io import read_fixes, read_fixes_dask, write_cloaked, write_geojson
 from .risk import log_risk
 from .synthetic import synthetic_log
 
@@ -74,8 +77,64 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _check_log_options(input_path: Path, window: str, cell_size: float) -> None:
-    check_input_path(input_path, "INPUT")
+def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--engine`` and the Dask cluster: ``--workers``, ``--memory-limit``, ``--scheduler``."""
+    options = [
+        click.option(
+            "--engine",
+            type=click.Choice(list(ENGINES)),
+            default="pandas",
+            show_default=True,
+            help="pandas: in memory; dask: out of core on a Dask cluster (INPUT may then be "
+            "a Parquet folder or a glob; Parquet output is a folder of GeoParquet parts).",
+        ),
+        click.option(
+            "--workers",
+            type=int,
+            default=None,
+            help="Dask engine: worker processes of the local cluster (default: one "
+            "in-process worker using every core).",
+        ),
+        click.option(
+            "--memory-limit",
+            default=None,
+            help="Dask engine: memory limit per worker process, e.g. 4GB.",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            help="Dask engine: address of an existing scheduler (tcp://host:8786) "
+            "instead of a local cluster.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _check_engine_options(
+    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
+) -> None:
+    if engine != "dask" and (workers, memory_limit, scheduler) != (None, None, None):
+        raise InputError("--workers, --memory-limit and --scheduler need --engine dask")
+    if workers is not None:
+        check_int(workers, "--workers", min_value=1)
+    parse_memory_limit(memory_limit)
+
+
+def _engine_context(
+    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
+) -> contextlib.AbstractContextManager[Any]:
+    if engine != "dask":
+        return contextlib.nullcontext()
+    return dask_client(scheduler, workers, memory_limit)
+
+
+def _check_log_options(
+    input_path: Path, window: str, cell_size: float, engine: str = "pandas"
+) -> None:
+    if engine != "dask":  # the Dask reader checks folders and globs itself
+        check_input_path(input_path, "INPUT")
     parse_window(window, "--window")
     check_float(cell_size, "--cell-size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE)
 
@@ -84,7 +143,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     """``anonymize`` (and its former name ``cloak``, hidden): one command, two names."""
 
     @click.command(name, hidden=hidden)
-    @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
+    @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
     @click.option(
         "-k",
         "k",
@@ -141,6 +200,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         "joined into trajectories; pseudonym: one pseudonym per user for every "
         "window (trajectories stay linkable; a warning says so).",
     )
+    @_engine_options
     @release_options
     @handle_errors
     def command(
@@ -159,6 +219,10 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         levels,
         aggregate,
         linkage,
+        engine,
+        workers,
+        memory_limit,
+        scheduler,
         output,
         report,
         seed,
@@ -168,7 +232,8 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     ) -> None:
         """Cloak INPUT so every published region holds >= k users per time window."""
         show_progress(quiet)
-        _check_log_options(input_path, window, cell_size)
+        _check_engine_options(engine, workers, memory_limit, scheduler)
+        _check_log_options(input_path, window, cell_size, engine)
         if key_file is not None:
             check_input_path(key_file, "--key-file")
         check_int(k, "-k", min_value=1)
@@ -179,10 +244,22 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
             inputs=[input_path, key_file],
             extensions=OUTPUT_EXTENSIONS,
         )
+        if engine == "dask" and output.exists():
+            raise InputError(
+                "--output exists; the Dask engine writes Parquet as a folder and never "
+                "overwrites (remove it or choose another)",
+                path=str(output),
+            )
         key = release_key(key_file)
         steps = Timings()
+        cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
+        click.get_current_context().call_on_close(cluster.close)
+        cluster.enter_context(_engine_context(engine, workers, memory_limit, scheduler))
         with steps("read"):
-            df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
+            if engine == "dask":
+                df = read_fixes_dask(input_path, columns=[user, time_col, lat, lon], sep=sep)
+            else:
+                df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
         with warnings.catch_warnings():  # the CLI prints the release's warnings itself
             warnings.simplefilter("ignore", UserWarning)
             release = cloak(

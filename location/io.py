@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -10,13 +14,23 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from structanon._engine import compute, is_dask, require_dask
 from structanon._validation import check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_write, read_table, write_table
 
 from .metrics import region_areas
 
-__all__ = ["read_fixes", "cloaked_table", "write_cloaked", "regions_table", "write_geojson"]
+__all__ = [
+    "read_fixes",
+    "read_fixes_dask",
+    "cloaked_table",
+    "write_cloaked",
+    "write_cloaked_dask",
+    "regions_table",
+    "write_geojson",
+    "write_geojson_dask",
+]
 
 
 def read_fixes(
@@ -112,8 +126,10 @@ def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
     """Write the cloaked fixes atomically (CSV/TSV/Parquet by extension; WKT regions).
 
     The rows are written in the release's order with no index column, so the file holds
-    no input row number.
+    no input row number.  A lazy (Dask) release goes to :func:`write_cloaked_dask`.
     """
+    if is_dask(data):
+        return write_cloaked_dask(data, path)
     table = cloaked_table(data)
     if Path(path).suffix.lower() not in (".parquet", ".pq"):
         table["window"] = table["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -173,6 +189,8 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
     InputError
         ``path`` does not end in ``.geojson`` or ``.json``.
     """
+    if is_dask(data):
+        return write_geojson_dask(data, path)
     regions = regions_table(data)
     geoms = (
         json.loads(
@@ -192,3 +210,200 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
         raise InputError("GeoJSON output must end in .geojson or .json", path=str(path))
     with atomic_write(path) as fh:
         json.dump({"type": "FeatureCollection", "features": features}, fh)
+
+
+# -- Dask: lazy input, outputs written partition by partition ---------------------------
+
+_GLOB_CHARS = ("*", "?", "[")
+
+
+def _dask_files(path: str | Path) -> tuple[str | list[str], str]:
+    """The files (or Parquet folder) a lazy read takes, and their format."""
+    text = str(path)
+    if any(c in text for c in _GLOB_CHARS) and not Path(text).exists():
+        files = sorted(glob.glob(text))
+        if not files:
+            raise InputError("INPUT matches no file", path=text)
+        kinds = {file_suffix(Path(f)) in (".parquet", ".pq") for f in files}
+        if len(kinds) > 1:
+            raise InputError("INPUT mixes Parquet and text files", path=text)
+        return files, "parquet" if kinds.pop() else "text"
+    p = check_input_path(path, "INPUT", directory_ok=True)
+    if p.is_dir():
+        if not any(p.rglob("*.parquet")) and not any(p.rglob("*.pq")):
+            raise InputError("INPUT folder holds no .parquet file", path=text)
+        return text, "parquet"
+    if p.stat().st_size == 0:
+        raise InputError("the file is empty (no header, no fixes)", path=text)
+    return text, "parquet" if file_suffix(p) in (".parquet", ".pq") else "text"
+
+
+def read_fixes_dask(
+    path: str | Path,
+    columns: list[str],
+    sep: str | None = None,
+    blocksize: str | int = "64MB",
+) -> Any:
+    """Read a log lazily as a Dask DataFrame: Parquet file, folder or glob, or CSV/TSV
+    file or glob (``blocksize`` bytes per partition; a compressed file is one partition).
+
+    The four ``columns`` (``[user, time, lat, lon]``) are read as text from text files, so
+    the values (and the release) are the same as :func:`read_fixes` gives; Parquet keeps
+    its types.
+
+    Raises
+    ------
+    InputError
+        No such file, a glob matching nothing, an empty file, a folder without Parquet
+        files, a missing column (with a hint at the separator).
+    """
+    dd = require_dask()
+    files, kind = _dask_files(path)
+    try:
+        if kind == "parquet":
+            ddf = dd.read_parquet(files)
+        else:
+            first = Path(files[0] if isinstance(files, list) else files)
+            if sep is None:
+                sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+            compressed = first.suffix.lower() in (".gz", ".bz2", ".xz", ".zip", ".zst")
+            ddf = dd.read_csv(
+                files,
+                sep=sep,
+                dtype=dict.fromkeys(columns, str),
+                blocksize=None if compressed else blocksize,
+            )
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read the log: {exc}", path=str(path)) from None
+    for column in columns:
+        if column not in ddf.columns:
+            raise InputError(
+                f"column not found; the input has {list(map(str, ddf.columns))} "
+                "(wrong --sep? wrong --user/--time/--lat/--lon?)",
+                column=column,
+                path=str(path),
+            )
+    return ddf[list(columns)]
+
+
+def _geo_table(data: pd.DataFrame) -> Any:
+    """One partition as an Arrow table: the flat columns plus ``geometry`` (WKB) and the
+    GeoParquet 1.0 metadata naming it (lon/lat, OGC:CRS84 by default)."""
+    import pyarrow as pa
+
+    table = cloaked_table(data)
+    polys = np.asarray(data["region"].to_numpy())
+    if len(polys):
+        _, first, inv = np.unique(
+            data["region_id"].to_numpy(), return_index=True, return_inverse=True
+        )
+        table["geometry"] = shapely.to_wkb(polys[first])[inv.reshape(-1)]
+    else:
+        table["geometry"] = np.zeros(0, dtype=object)
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    arrow = arrow.set_column(
+        arrow.schema.get_field_index("geometry"),
+        "geometry",
+        pa.array(table["geometry"].tolist(), type=pa.binary()),
+    )
+    bbox = [float(table[c].min()) for c in ("west", "south")] + [
+        float(table[c].max()) for c in ("east", "north")
+    ]
+    geo = {
+        "version": "1.0.0",
+        "primary_column": "geometry",
+        "columns": {
+            "geometry": {
+                "encoding": "WKB",
+                "geometry_types": ["Polygon"],
+                **({"bbox": bbox} if len(table) else {}),
+            }
+        },
+    }
+    meta = dict(arrow.schema.metadata or {})
+    meta[b"geo"] = json.dumps(geo).encode()
+    return arrow.replace_schema_metadata(meta)
+
+
+def _write_geo_part(data: pd.DataFrame, folder: str, number: int) -> int:
+    import pyarrow.parquet as pq
+
+    pq.write_table(_geo_table(data), str(Path(folder) / f"part.{number:05d}.parquet"))
+    return len(data)
+
+
+def write_cloaked_dask(data: Any, path: str | Path) -> None:
+    """Write a lazy release partition by partition, never collecting the fixes.
+
+    ``.parquet``/``.pq``: a folder ``path`` of Parquet parts (``part.00000.parquet``, ...)
+    in the release's order, with the columns of :func:`write_cloaked` plus ``geometry``,
+    the region as WKB, declared in GeoParquet metadata (geopandas, DuckDB and Arrow read
+    the folder).  Text (``.csv``/``.tsv``): one file, the partitions appended in order, the
+    same bytes as :func:`write_cloaked` writes for the computed release.  The parts are
+    written by the workers (a remote cluster needs a shared file system).
+    """
+    import dask
+
+    ext = file_suffix(Path(path))
+    parts = data.to_delayed()
+    if ext in (".parquet", ".pq"):
+        folder = Path(path)
+        if folder.exists():
+            raise InputError(
+                "the Parquet output of the Dask engine is a folder; this path exists "
+                "(remove it or choose another)",
+                path=str(folder),
+            )
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            compute(*[dask.delayed(_write_geo_part)(p, str(tmp), i) for i, p in enumerate(parts)])
+            os.replace(tmp, folder)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return
+    sep = "\t" if ext in (".tsv", ".tab") else ","
+    with atomic_write(path) as fh:
+        step = 4
+        for lo in range(0, len(parts), step):
+            for i, pdf in enumerate(compute(*parts[lo : lo + step])):
+                table = cloaked_table(pdf)
+                table["window"] = table["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+                table.to_csv(fh, sep=sep, index=False, header=lo + i == 0)
+
+
+def _region_user_rows(data: pd.DataFrame) -> pd.DataFrame:
+    """Distinct (region_id, window, user) rows of a partition with their fixes."""
+    fixes = data["n_fixes"] if "n_fixes" in data.columns else pd.Series(1, index=data.index)
+    keys = data[["region_id", "window", "user"]].assign(n_fixes=fixes.to_numpy())
+    return keys.groupby(["region_id", "window", "user"], sort=False)["n_fixes"].sum().reset_index()
+
+
+def write_geojson_dask(data: Any, path: str | Path) -> None:
+    """:func:`write_geojson` of a lazy release: the workers reduce it to one row per
+    (region, window, user) with its fix count, then the regions' polygons are joined."""
+    if Path(path).suffix.lower() not in (".geojson", ".json"):
+        raise InputError("GeoJSON output must end in .geojson or .json", path=str(path))
+    meta = pd.DataFrame(
+        {
+            "region_id": pd.Series(dtype=np.int64),
+            "window": pd.Series(dtype="datetime64[ns, UTC]"),
+            "user": pd.Series(dtype=object),
+            "n_fixes": pd.Series(dtype=np.int64),
+        }
+    )
+    keys = data[
+        ["region_id", "window", "user"] + (["n_fixes"] if "n_fixes" in data.columns else [])
+    ]
+    per_part, polygons = compute(
+        keys.map_partitions(_region_user_rows, meta=meta),
+        data[["region_id", "region"]].map_partitions(
+            lambda d: d.drop_duplicates("region_id"), meta=data[["region_id", "region"]]._meta
+        ),
+    )
+    rows = per_part.groupby(["region_id", "window", "user"], sort=False)["n_fixes"].sum()
+    rows = rows.reset_index()
+    shapes = polygons.drop_duplicates("region_id").set_index("region_id")["region"]
+    rows["region"] = shapes.loc[rows["region_id"].to_numpy()].to_numpy()
+    write_geojson(rows, path)
