@@ -21,6 +21,7 @@ from structanon.cli_support import (
     release_options,
     show_progress,
 )
+from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
 from structanon.report import write_report
 
@@ -28,6 +29,7 @@ from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
+from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
 from .io import read_fixes, write_cloaked, write_geojson
 from .risk import log_risk
 from .synthetic import synthetic_log
@@ -134,12 +136,22 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     )
     @click.option(
         "--linkage",
-        type=click.Choice(["window", "pseudonym"]),
+        type=click.Choice(["window", "pseudonym", "trajectory"]),
         default="window",
         show_default=True,
         help="window: a fresh pseudonym per user and window, so windows cannot be "
         "joined into trajectories; pseudonym: one pseudonym per user for every "
-        "window (trajectories stay linkable; a warning says so).",
+        "window (trajectories stay linkable; a warning says so); trajectory: users "
+        "clustered in groups of >= k sharing one generalized trajectory (columns "
+        "user, start, end, region_id, region; in memory only).",
+    )
+    @click.option(
+        "--max-suppression",
+        type=float,
+        default=DEFAULT_MAX_SUPPRESSION,
+        show_default=True,
+        help="With --linkage trajectory: largest share of users left out as too far "
+        "from any cluster.",
     )
     @release_options
     @handle_errors
@@ -159,6 +171,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         levels,
         aggregate,
         linkage,
+        max_suppression,
         output,
         report,
         seed,
@@ -172,6 +185,12 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         if key_file is not None:
             check_input_path(key_file, "--key-file")
         check_int(k, "-k", min_value=1)
+        check_float(max_suppression, "--max-suppression", min_value=0.0, max_value=1.0)
+        if aggregate and linkage == "trajectory":
+            raise InputError(
+                "--aggregate does not apply to --linkage trajectory (its rows carry no fix counts)",
+                value="--aggregate",
+            )
         if levels is not None:
             check_int(levels, "--levels", min_value=0)
         check_output_paths(
@@ -200,6 +219,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                 drop_invalid=drop_invalid,
                 aggregate=aggregate,
                 linkage=linkage,
+                max_suppression=max_suppression,
                 key=key,
                 measures=not no_measures,
                 source=str(input_path),
