@@ -1,17 +1,18 @@
 """Trajectory k-anonymity: users clustered by stretch effort, one generalized trajectory each.
 
 Each user's fingerprint is, per time window (slot), the bounding box of the level-0 grid
-cells of their fixes.  Users are ordered along a Morton curve of their median cell (the
-home-cell blocking), cut into blocks of about ``block_size`` users, and inside each block
+cells of their fixes.  Users are split into blocks of at most ``block_size`` similar users
+by a k-d tree over their activity pattern (mean cell per time-of-day band: home, work and
+the way between), and inside each block
 GLOVE's greedy merge (Gramaglia & Fiore 2015) joins the pair of clusters of least stretch
 effort, one of them smaller than ``k``, until every cluster holds at least ``k`` users.
 The stretch effort of a merge is the growth of the published extent it causes::
 
     C(X) = |X| * sum over slots s of side(X_s)        effort(P, Q) = C(P + Q) - C(P) - C(Q)
 
-with ``side(X_s)`` the side of the smallest pyramid cell covering the union of the
-members' cells in slot ``s`` (0 where no member has a fix), the cell that is published.
-A cluster publishes, per slot where any member has a fix, that cell during the slot;
+with ``side(X_s)`` the longer side (in cells) of the rectangle of level-0 cells covering
+the members' cells in slot ``s`` (0 where no member has a fix), the region published.
+A cluster publishes, per slot where any member has a fix, that rectangle during the slot;
 consecutive slots with the same cell are joined into one sample.  So every member's fixes
 lie in the cluster's sample of their time, and every member publishes the same sequence.
 
@@ -32,14 +33,14 @@ import shapely
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer
 
-from ._assign import _spread_bits
 from ._grid import EDGE_PAD_DEG, CloakingGrid
 
 __all__ = [
     "OUTLIER_FACTOR",
     "Fingerprints",
     "TrajectoryClusters",
-    "blocking_order",
+    "activity_features",
+    "kd_blocks",
     "cluster_trajectories",
     "generalized_samples",
     "trajectory_rows",
@@ -169,7 +170,10 @@ def _greedy(block: _Block, efforts: np.ndarray, k: int) -> np.ndarray:
         small = block.alive & (block.size < k)
         if not small.any():
             return block.label
-        masked = np.where(small[:, None] & block.alive[None, :], efforts, big)
+        # GLOVE: a cluster that reached k leaves the merging; the last small one joins
+        # the complete cluster it stretches least
+        partners = small if small.sum() > 1 else block.alive
+        masked = np.where(small[:, None] & partners[None, :], efforts, big)
         i, j = np.unravel_index(int(np.argmin(masked)), masked.shape)
         block.merge(int(i), int(j))
         efforts[j, :] = big
@@ -181,17 +185,52 @@ def _greedy(block: _Block, efforts: np.ndarray, k: int) -> np.ndarray:
         efforts[:, i] = row
 
 
-def blocking_order(ix: np.ndarray, iy: np.ndarray, user: np.ndarray) -> np.ndarray:
-    """Users in the Morton order of their median level-0 cell; ties by user code."""
-    med = pd.DataFrame({"u": user, "x": ix, "y": iy}).groupby("u", sort=True).median()
-    mx = med["x"].to_numpy().astype(np.int64)
-    my = med["y"].to_numpy().astype(np.int64)
-    morton = (_spread_bits(mx) | (_spread_bits(my) << np.uint64(1))).astype(np.int64)
-    return np.lexsort((np.arange(morton.size), morton))
+#: Time-of-day bands of the blocking features (hours, UTC).
+BANDS = 4
 
 
-def _blocks(order: np.ndarray, size: int) -> list[np.ndarray]:
-    return np.array_split(order, max(1, order.size // size))
+def activity_features(
+    user: np.ndarray, ix: np.ndarray, iy: np.ndarray, hour: np.ndarray
+) -> np.ndarray:
+    """Per user, the mean level-0 cell in each time-of-day band (its overall mean if absent).
+
+    ``(n_users, 2 * BANDS)`` floats: where a user is at night, in the morning, the
+    afternoon and the evening, the activity pattern the blocking groups users by.
+    """
+    n_users = int(user.max()) + 1
+    key = user * BANDS + (hour * BANDS // 24).astype(np.int64)
+    count = np.bincount(key, minlength=n_users * BANDS).reshape(n_users, BANDS)
+    total = np.bincount(user, minlength=n_users)
+    out = np.empty((n_users, 2 * BANDS))
+    for axis, values in enumerate((ix, iy)):
+        values = values.astype(np.float64)
+        per_band = np.bincount(key, weights=values, minlength=n_users * BANDS)
+        mean = np.bincount(user, weights=values, minlength=n_users) / np.maximum(total, 1)
+        band_mean = per_band.reshape(n_users, BANDS) / np.maximum(count, 1)
+        out[:, axis::2] = np.where(count > 0, band_mean, mean[:, None])
+    return out
+
+
+def kd_blocks(features: np.ndarray, users: np.ndarray, size: int, k: int) -> list[np.ndarray]:
+    """Blocks of similar users: median splits along the widest feature (a k-d tree).
+
+    A block is split in two while it holds more than ``size`` users and each half would
+    hold at least ``k``; ties are ordered by user code, so the blocks depend on the data
+    only.  ``O(n log(n / size))``.
+    """
+    out: list[np.ndarray] = []
+    stack = [users]
+    while stack:
+        part = stack.pop()
+        if part.size <= size or part.size // 2 < k:
+            out.append(np.sort(part))
+            continue
+        f = features[part]
+        axis = int(np.argmax(f.max(axis=0) - f.min(axis=0)))
+        order = np.lexsort((part, f[:, axis]))
+        half = part.size // 2
+        stack.extend([part[order[half:]], part[order[:half]]])
+    return out
 
 
 @dataclass
@@ -204,9 +243,23 @@ class TrajectoryClusters:
     users_suppressed: int
 
 
+def _suppressed_users(
+    fp: Fingerprints, features: np.ndarray, k: int, size: int, max_suppression: float
+) -> np.ndarray:
+    """Users too far from any cluster, largest effort first, at most the allowed share."""
+    n_users = features.shape[0]
+    scores = np.zeros(n_users)
+    for users in kd_blocks(features, np.arange(n_users), size, k):
+        block = _Block(fp, users)
+        scores[users] = _outlier_scores(block, block.efforts(), k)
+    budget = min(int(np.floor(max_suppression * n_users)), n_users - k)
+    far = np.flatnonzero(scores > OUTLIER_FACTOR * max(float(np.median(scores)), 1.0))
+    return far[np.argsort(-scores[far], kind="stable")][: max(budget, 0)]
+
+
 def cluster_trajectories(
     fp: Fingerprints,
-    order: np.ndarray,
+    features: np.ndarray,
     k: int,
     block_size: int,
     max_suppression: float,
@@ -216,30 +269,22 @@ def cluster_trajectories(
     Parameters
     ----------
     fp : Fingerprints
-    order : int array
-        Users in blocking order.
+    features : float array ``(n_users, d)``
+        Blocking features (:func:`activity_features`).
     k, block_size : int
-        Blocks hold ``max(block_size, 2k)`` users (the last ones up to twice that).
+        Blocks hold at most ``max(block_size, 2k)`` users (:func:`kd_blocks`).
     max_suppression : float
         At most this share of users is suppressed.
     """
-    n_users = order.size
+    n_users = features.shape[0]
     if n_users < k:
         raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={k}")
     size = max(block_size, 2 * k)
-    scores = np.zeros(n_users)
-    for users in _blocks(order, size):
-        if users.size >= k:
-            block = _Block(fp, users)
-            scores[users] = _outlier_scores(block, block.efforts(), k)
-    budget = min(int(np.floor(max_suppression * n_users)), n_users - k)
-    far = np.flatnonzero(scores > OUTLIER_FACTOR * max(float(np.median(scores)), 1.0))
-    far = far[np.argsort(-scores[far], kind="stable")][: max(budget, 0)]
     suppressed = np.zeros(n_users, dtype=bool)
-    suppressed[far] = True
+    if max_suppression > 0:
+        suppressed[_suppressed_users(fp, features, k, size, max_suppression)] = True
     label = np.full(n_users, -1, dtype=np.int64)
-    kept_order = order[~suppressed[order]]
-    blocks = _blocks(kept_order, size)
+    blocks = kd_blocks(features, np.flatnonzero(~suppressed), size, k)
     next_label = 0
     for users in blocks:
         block = _Block(fp, users)

@@ -26,7 +26,7 @@ from ._input import Fixes, no_fixes_error, parse_fixes, user_keys
 from ._publish import release_parameters, window_words
 from ._trajectory import (
     Fingerprints,
-    blocking_order,
+    activity_features,
     cluster_trajectories,
     generalized_samples,
     require_no_dask,
@@ -179,8 +179,9 @@ def cloak_trajectories(
         slot = w - t0
         fp = Fingerprints.from_cells(user, slot, ix, iy)
     with timings("cluster"):
-        order = blocking_order(ix, iy, user)
-        clusters = cluster_trajectories(fp, order, k, block_size, max_suppression)
+        hour = (fixes.t_ns // 3_600_000_000_000) % 24
+        features = activity_features(user, ix, iy, hour)
+        clusters = cluster_trajectories(fp, features, k, block_size, max_suppression)
     with timings("output"):
         samples = generalized_samples(fp, clusters.label)
         context = repr((k, window_ns, cell_size, max_suppression, block_size, seed, t0, slot.max()))
