@@ -1,20 +1,28 @@
 """structanon.location: grid cloaking of GPS location logs (see docs/location.md).
 
 Every published (region, time window) of a cloaked log covers at least ``k`` distinct
-users.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
+users; with ``linkage="trajectory"``, every published trajectory is shared by at least
+``k`` pseudonyms.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
 Casper half-cells (adaptive), published as shapely polygons in WGS84.
 
 Public API: :func:`cloak` (pandas, GeoDataFrame or dask; it returns a
 :class:`LocationRelease`, whose ``to_geodataframe()`` gives the regions in WGS84),
-:func:`to_geodataframe`, :func:`verify_cloaked` and the privacy models
-:class:`WindowKAnonymity` and :class:`OnePolygonPerRegion`, :func:`synthetic_log`, and the
+:func:`to_geodataframe`, :func:`verify_cloaked`, :func:`verify_trajectories` and the privacy
+models :class:`WindowKAnonymity`, :class:`TrajectoryKAnonymity` and
+:class:`OnePolygonPerRegion`, :func:`synthetic_log`, and the
 modules :mod:`location.io`, :mod:`location.metrics`, :mod:`location.risk`.
 """
 
 from . import io, metrics, risk, synthetic
 from ._cloak import cloak
 from ._geo import LocationRelease, to_geodataframe
-from ._verify import OnePolygonPerRegion, WindowKAnonymity, verify_cloaked
+from ._verify import (
+    OnePolygonPerRegion,
+    TrajectoryKAnonymity,
+    WindowKAnonymity,
+    verify_cloaked,
+    verify_trajectories,
+)
 from .synthetic import synthetic_log
 
 __all__ = [
@@ -22,7 +30,9 @@ __all__ = [
     "LocationRelease",
     "to_geodataframe",
     "verify_cloaked",
+    "verify_trajectories",
     "WindowKAnonymity",
+    "TrajectoryKAnonymity",
     "OnePolygonPerRegion",
     "synthetic_log",
     "io",

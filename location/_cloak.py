@@ -22,7 +22,7 @@ from structanon import Partition, Release
 from structanon._engine import is_dask, require_dask, resolve_engine
 from structanon._finish import Timings, add_warning, finish_release
 from structanon._validation import check_choice, check_float, check_int
-from structanon.errors import InfeasibleError
+from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
 
 from . import metrics as _metrics
@@ -42,6 +42,13 @@ from ._publish import (
     release_info,
     release_parameters,
     require_some_published,
+)
+from ._trajectory import require_no_dask
+from ._trajectory_release import (
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_MAX_SUPPRESSION,
+    check_trajectory_params,
+    cloak_trajectories,
 )
 from ._verify import cloaking_models, verify_cloaked
 
@@ -157,6 +164,7 @@ def _measure(
     published: np.ndarray,
     window_ns: int,
     seed: int | None,
+    linkage: str,
 ):
     """The measures of the pandas path, run by ``finish_release`` after verification."""
 
@@ -183,7 +191,7 @@ def _measure(
         )
         after = pd.DataFrame({"user": users[kept], "place": region[kept], "window": prep.w[kept]})
         release.utility = utility
-        release.risk = _risk.risk_summary(before, after, seed=seed)
+        release.risk = _risk.risk_summary(before, after, seed=seed, linkage=linkage)
 
     return measure
 
@@ -222,6 +230,8 @@ def cloak(
     drop_invalid: bool = False,
     aggregate: bool = False,
     linkage: str = "window",
+    max_suppression: float = DEFAULT_MAX_SUPPRESSION,
+    block_size: int = DEFAULT_BLOCK_SIZE,
     key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
     source: str | None = None,
@@ -341,6 +351,34 @@ def cloak(
     measures = _measures_flag(measures, measure)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}
+    if linkage == "trajectory":
+        max_suppression, block_size = check_trajectory_params(max_suppression, block_size)
+        if aggregate:
+            raise InputError(
+                "aggregate does not apply to linkage='trajectory' (its rows carry no fix "
+                "counts: members of a cluster publish identical rows)",
+                value="aggregate",
+            )
+        require_no_dask(df)
+        if engine == "dask":
+            raise InputError(
+                "linkage='trajectory' runs in memory only; use engine='pandas'", value="engine"
+            )
+        return cloak_trajectories(
+            df,
+            k,
+            window_ns,
+            columns,
+            seed,
+            cell_size=cell_size,
+            method=method,
+            drop_invalid=drop_invalid,
+            source=source,
+            pseud=pseud,
+            measures=measures,
+            max_suppression=max_suppression,
+            block_size=block_size,
+        )
     engine = resolve_engine(df, engine)
     if engine == "dask":
         if not is_dask(df):
@@ -409,7 +447,7 @@ def cloak(
     setattr(release, INPUT_POINTS, (fixes.lon, fixes.lat, prep.user_codes))
     return finish_release(
         release,
-        _measure(prep, per_fix, region, published, window_ns, seed),
+        _measure(prep, per_fix, region, published, window_ns, seed, linkage),
         measures=measures,
         timings=timings,
     )

@@ -95,7 +95,7 @@ class PublicationKeys:
         return wd + self.w0, region_rank, user_rank
 
 
-LINKAGES = ("window", "pseudonym")
+LINKAGES = ("window", "pseudonym", "trajectory")
 LINKAGE_WARNING = (
     "linkage='pseudonym': one pseudonym per user links all of a user's windows, "
     "so trajectories stay linkable across windows and releases; the unicity "

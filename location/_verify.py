@@ -24,7 +24,15 @@ from structanon.models import KAnonymity, PrivacyModel
 
 from ._assign import dense_codes
 
-__all__ = ["WindowKAnonymity", "OnePolygonPerRegion", "verify_cloaked", "cloaking_models"]
+__all__ = [
+    "WindowKAnonymity",
+    "OnePolygonPerRegion",
+    "TrajectoryKAnonymity",
+    "verify_cloaked",
+    "verify_trajectories",
+    "cloaking_models",
+    "trajectory_models",
+]
 
 
 def _distinct_users_per_group(keys: pd.DataFrame) -> np.ndarray:
@@ -136,6 +144,108 @@ class OnePolygonPerRegion(PrivacyModel):
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.name}
+
+
+def _sequences(data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Per pseudonym, the code of its whole sequence of (start, end, region_id) samples.
+
+    Returns ``(sequence_of_user, users_per_sequence)``: pseudonyms with equal codes
+    publish exactly the same sequence of samples (compared as tuples, no hashing).
+    """
+    sample, _ = pd.factorize(
+        pd.MultiIndex.from_arrays(
+            [
+                np.asarray(data["start"].astype("int64")),
+                np.asarray(data["end"].astype("int64")),
+                data["region_id"].to_numpy(),
+            ]
+        )
+    )
+    frame = pd.DataFrame({"user": data["user"].to_numpy(), "sample": sample})
+    frame = frame.sort_values(["user", "sample"], kind="stable")
+    per_user = frame.groupby("user", sort=False)["sample"].agg(tuple)
+    seq, _ = pd.factorize(per_user)
+    return seq, np.bincount(seq)
+
+
+class TrajectoryKAnonymity(KAnonymity):
+    """Every published trajectory is shared, sample for sample, by at least ``k`` pseudonyms.
+
+    A pseudonym's trajectory is the set of its rows' ``(start, end, region_id)``; the group
+    of a pseudonym is every pseudonym publishing exactly the same set, and the group's size
+    is its number of pseudonyms.  Re-checked from the release alone.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"user": ["p", "p", "q", "q", "r"], "start": [0, 1, 0, 1, 0],
+    ...                   "end": [1, 2, 1, 2, 1], "region_id": [7, 8, 7, 8, 7]})
+    >>> c = TrajectoryKAnonymity(2).check(d)
+    >>> c.passed, c.worst, c.n_groups
+    (False, 1.0, 2)
+    """
+
+    name = "trajectory k-anonymity"
+
+    def check(self, data: Any, sensitive: Any = None, reference: Any = None) -> CheckResult:
+        """Recount the pseudonyms publishing each distinct trajectory of ``data``."""
+        if len(data):
+            _, counts = _sequences(data)
+        else:
+            counts = np.zeros(0, dtype=np.int64)
+        ok = self.group_ok(counts)
+        return CheckResult(
+            model=f"pseudonyms per published trajectory >= {self.k}",
+            passed=bool(ok.all()),
+            worst=float(counts.min()) if counts.size else float("nan"),
+            threshold=float(self.k),
+            n_groups=int(counts.size),
+            failing_groups=np.flatnonzero(~ok),
+            details={"published_trajectories": int(counts.size)},
+        )
+
+    def describe(self) -> str:
+        return f"{self.name}, k={self.k}"
+
+
+def trajectory_models(k: int) -> list[PrivacyModel]:
+    """The models every trajectory release holds in ``Release.models``."""
+    return [TrajectoryKAnonymity(k), OnePolygonPerRegion()]
+
+
+def verify_trajectories(data: Any, k: int) -> list[CheckResult]:
+    """Recount the pseudonyms of every published trajectory from the release alone.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        A trajectory release's data: columns ``user``, ``start``, ``end``, ``region_id``,
+        ``region``.
+    k : int
+
+    Returns
+    -------
+    list of CheckResult
+        :class:`TrajectoryKAnonymity` (worst = fewest pseudonyms sharing one trajectory)
+        and, for non-empty data, :class:`OnePolygonPerRegion`.
+
+    Notes
+    -----
+    Passes when every distinct sequence ``{(start, end, region_id)}`` of a pseudonym is
+    the sequence of at least ``k`` pseudonyms: identical within each cluster.
+    """
+    if not hasattr(data, "columns") or hasattr(data, "dask"):
+        raise InputError(
+            f"expected a trajectory release's data (a pandas DataFrame), got {type(data).__name__}"
+        )
+    for column in ("user", "start", "end", "region_id"):
+        if column not in data.columns:
+            raise InputError(f"not a trajectory release: no column {column!r}", column=column)
+    model, polygons = trajectory_models(k)
+    results = [model.check(data)]
+    if len(data) and "region" in data.columns:
+        results.append(polygons.check(data))
+    return results
 
 
 def cloaking_models(k: int) -> list[PrivacyModel]:

@@ -31,6 +31,7 @@ from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
+from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
 from .io import read_fixes, read_fixes_dask, write_cloaked, write_geojson
 from .risk import log_risk
 from .synthetic import synthetic_log
@@ -193,12 +194,22 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     )
     @click.option(
         "--linkage",
-        type=click.Choice(["window", "pseudonym"]),
+        type=click.Choice(["window", "pseudonym", "trajectory"]),
         default="window",
         show_default=True,
         help="window: a fresh pseudonym per user and window, so windows cannot be "
         "joined into trajectories; pseudonym: one pseudonym per user for every "
-        "window (trajectories stay linkable; a warning says so).",
+        "window (trajectories stay linkable; a warning says so); trajectory: users "
+        "clustered in groups of >= k sharing one generalized trajectory (columns "
+        "user, start, end, region_id, region; in memory only).",
+    )
+    @click.option(
+        "--max-suppression",
+        type=float,
+        default=DEFAULT_MAX_SUPPRESSION,
+        show_default=True,
+        help="With --linkage trajectory: largest share of users left out as too far "
+        "from any cluster.",
     )
     @_engine_options
     @release_options
@@ -223,6 +234,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         workers,
         memory_limit,
         scheduler,
+        max_suppression,
         output,
         report,
         seed,
@@ -237,6 +249,17 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         if key_file is not None:
             check_input_path(key_file, "--key-file")
         check_int(k, "-k", min_value=1)
+        check_float(max_suppression, "--max-suppression", min_value=0.0, max_value=1.0)
+        if engine == "dask" and linkage == "trajectory":
+            raise InputError(
+                "--linkage trajectory runs in memory only; use --engine pandas",
+                value="--engine",
+            )
+        if aggregate and linkage == "trajectory":
+            raise InputError(
+                "--aggregate does not apply to --linkage trajectory (its rows carry no fix counts)",
+                value="--aggregate",
+            )
         if levels is not None:
             check_int(levels, "--levels", min_value=0)
         check_output_paths(
@@ -277,6 +300,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                 drop_invalid=drop_invalid,
                 aggregate=aggregate,
                 linkage=linkage,
+                max_suppression=max_suppression,
                 key=key,
                 measures=not no_measures,
                 source=str(input_path),

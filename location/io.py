@@ -97,10 +97,11 @@ def cloaked_table(data: pd.DataFrame) -> pd.DataFrame:
     """
     polys = np.asarray(data["region"].to_numpy())
     bounds = shapely.bounds(polys) if len(polys) else np.zeros((0, 4))
+    times = ("start", "end") if "start" in data.columns else ("window",)
     table = pd.DataFrame(
         {
             "user": data["user"].to_numpy(),
-            "window": data["window"].array,
+            **{name: data[name].array for name in times},
             "region_id": data["region_id"].to_numpy(),
             "region_wkt": _wkt(polys, data["region_id"].to_numpy()),
             "west": bounds[:, 0],
@@ -132,7 +133,9 @@ def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
         return write_cloaked_dask(data, path)
     table = cloaked_table(data)
     if Path(path).suffix.lower() not in (".parquet", ".pq"):
-        table["window"] = table["window"].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+        for name in ("window", "start", "end"):
+            if name in table.columns:
+                table[name] = table[name].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     write_table(table, path)
 
 
@@ -163,6 +166,8 @@ def regions_table(data: pd.DataFrame) -> pd.DataFrame:
                 "region",
             ]
         )
+    if "start" in data.columns:  # a trajectory release: its samples' start times
+        data = data.rename(columns={"start": "window"})
     g = data.groupby("region_id")
     per_window = data.groupby(["region_id", "window"])["user"].nunique()
     out = pd.DataFrame(

@@ -29,6 +29,11 @@ __all__ = [
     "range_query_error",
     "heatmap_similarity",
     "utility_summary",
+    "as_samples",
+    "sample_extents",
+    "user_range_query_error",
+    "od_flow_error",
+    "trajectory_utility",
 ]
 
 
@@ -274,4 +279,203 @@ def utility_summary(
         out.update(centroid_error(original, data))
     out.update(range_query_error(original, data, window, seed=seed))
     out.update(heatmap_similarity(original, data))
+    return out
+
+
+def as_samples(data: pd.DataFrame, window: str | int | pd.Timedelta | None = None) -> pd.DataFrame:
+    """A release's rows as distinct samples ``user, start, end, region_id, region``.
+
+    A trajectory release has them already; a per-window one gets ``start = window`` and
+    ``end = window + window length`` (``window`` required), one row per distinct
+    (pseudonym, window, region).
+    """
+    if "start" in data.columns:
+        return data[["user", "start", "end", "region_id", "region"]]
+    if window is None:
+        raise InputError("window is required to read a per-window release as samples")
+    length = pd.Timedelta(parse_window(window), unit="ns")
+    rows = data.drop_duplicates(["user", "window", "region_id"])
+    return pd.DataFrame(
+        {
+            "user": rows["user"].to_numpy(),
+            "start": rows["window"].to_numpy(),
+            "end": (rows["window"] + length).to_numpy(),
+            "region_id": rows["region_id"].to_numpy(),
+            "region": rows["region"].to_numpy(),
+        }
+    )
+
+
+def sample_extents(samples: pd.DataFrame) -> dict[str, float]:
+    """Spatial extent (km, side of an equal-area square) and duration (minutes) of samples.
+
+    Median and 90th percentile over published rows (one per pseudonym and sample).
+    """
+    if len(samples) == 0:
+        nan = float("nan")
+        return {
+            f"{m}_{q}": nan
+            for m in ("sample_extent_km", "sample_duration_min")
+            for q in ("median", "p90")
+        }
+    side = np.sqrt(region_areas(samples).loc[samples["region_id"].to_numpy()].to_numpy()) / 1e3
+    minutes = (
+        pd.to_datetime(samples["end"], utc=True) - pd.to_datetime(samples["start"], utc=True)
+    ).dt.total_seconds().to_numpy() / 60.0
+    out = {}
+    for name, values in (("sample_extent_km", side), ("sample_duration_min", minutes)):
+        q = np.quantile(values, [0.5, 0.9])
+        out[f"{name}_median"], out[f"{name}_p90"] = float(q[0]), float(q[1])
+    return out
+
+
+def _ns(values: Any) -> np.ndarray:
+    return pd.DatetimeIndex(pd.to_datetime(values, utc=True)).as_unit("ns").asi8
+
+
+def user_range_query_error(
+    original: pd.DataFrame,
+    samples: pd.DataFrame,
+    window: str | int | pd.Timedelta,
+    n_queries: int = 200,
+    half_size_m: tuple[float, float] = (250.0, 2500.0),
+    seed: int | None = None,
+) -> dict[str, float]:
+    """Relative error of "how many users were in this rectangle during this window" queries.
+
+    Each query is a lon/lat rectangle centred on a random input fix, half-side uniform in
+    ``half_size_m`` metres, over the time window (of length ``window``) of that fix.  The
+    true answer counts distinct input users with a fix inside; the estimate sums, over
+    published samples, the share of the sample's region inside the rectangle (by area)
+    times the share of its interval inside the window.  Works on any release read with
+    :func:`as_samples`, so per-window and trajectory releases compare on the same queries.
+
+    Notes
+    -----
+    ``RE = |est - true| / true``, ``est = sum_s |r_s cap Q| / |r_s| * |T_s cap W| / |T_s|``.
+    """
+    window_ns = parse_window(window)
+    if len(original) == 0:
+        raise InputError("no original fixes to query")
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, len(original), n_queries)
+    half = rng.uniform(half_size_m[0], half_size_m[1], n_queries)
+    t = _ns(original["time"])
+    order = np.argsort(t, kind="stable")
+    t_sorted = t[order]
+    o_x, o_y = original["lon"].to_numpy()[order], original["lat"].to_numpy()[order]
+    o_u = original["user"].to_numpy()[order]
+    if len(samples):
+        b = region_bounds(samples).loc[samples["region_id"].to_numpy()]
+        s0, s1 = _ns(samples["start"]), _ns(samples["end"])
+        x0, x1 = b.west.to_numpy(), b.east.to_numpy()
+        y0, y1 = np.sin(np.radians(b.south.to_numpy())), np.sin(np.radians(b.north.to_numpy()))
+    errors = np.empty(n_queries)
+    lon, lat = original["lon"].to_numpy(), original["lat"].to_numpy()
+    for q in range(n_queries):
+        cx, cy = lon[pick[q]], lat[pick[q]]
+        w0 = t[pick[q]] // window_ns * window_ns
+        w1 = w0 + window_ns
+        dlat = np.degrees(half[q] / EARTH_RADIUS)
+        dlon = dlat / max(np.cos(np.radians(cy)), 1e-6)
+        a, z = np.searchsorted(t_sorted, [w0, w1])
+        x, y = o_x[a:z], o_y[a:z]
+        inside = (np.abs(x - cx) <= dlon) & (np.abs(y - cy) <= dlat)
+        true = np.unique(o_u[a:z][inside]).size
+        est = 0.0
+        if len(samples):
+            live = (s0 < w1) & (s1 > w0)
+            frac_t = _overlap(s0[live], s1[live], w0, w1)
+            frac = _overlap(x0[live], x1[live], cx - dlon, cx + dlon) * _overlap(
+                y0[live], y1[live], np.sin(np.radians(cy - dlat)), np.sin(np.radians(cy + dlat))
+            )
+            est = float((frac * frac_t).sum())
+        errors[q] = abs(est - true) / max(true, 1)
+    return {
+        "user_range_query_rel_error_mean": float(errors.mean()),
+        "user_range_query_rel_error_median": float(np.median(errors)),
+    }
+
+
+def _districts(lat: np.ndarray, lon: np.ndarray, lat_mid: float, district_m: float) -> np.ndarray:
+    """District code of points: cells of ``district_m`` metres of a lon/lat grid."""
+    dlat = np.degrees(district_m / EARTH_RADIUS)
+    dlon = dlat / max(np.cos(np.radians(lat_mid)), 1e-6)
+    gx = np.floor(lon / dlon).astype(np.int64)
+    gy = np.floor(lat / dlat).astype(np.int64)
+    return gx * (1 << 32) + gy
+
+
+def _flows(user: np.ndarray, order_key: np.ndarray, district: np.ndarray) -> pd.Series:
+    """Counts of moves ``(origin, destination)`` between consecutive points of each user."""
+    order = np.lexsort((order_key, user))
+    u, d = user[order], district[order]
+    move = (u[1:] == u[:-1]) & (d[1:] != d[:-1])
+    frame = pd.DataFrame({"o": d[:-1][move], "d": d[1:][move]})
+    return frame.groupby(["o", "d"]).size()
+
+
+def od_flow_error(
+    original: pd.DataFrame,
+    samples: pd.DataFrame,
+    window: str | int | pd.Timedelta,
+    district_m: float = 5000.0,
+) -> dict[str, float]:
+    """L1 error of the origin-destination matrix between districts.
+
+    Districts are ``district_m``-metre cells of a lon/lat grid.  True flows: each user's
+    place per time window is the district of their first fix in it; a move is a change of
+    district between a user's consecutive active windows.  Published flows: the district
+    of each sample's region centre, moves between a pseudonym's consecutive samples.  A
+    per-window release (a new pseudonym per window) publishes no move at all: error 1.
+
+    Notes
+    -----
+    ``E = sum_od |F_od - F'_od| / sum_od F_od`` (0: exact; 1: no flow recovered).
+    """
+    window_ns = parse_window(window)
+    lat, lon = original["lat"].to_numpy(), original["lon"].to_numpy()
+    lat_mid = float(np.median(lat)) if lat.size else 0.0
+    t = _ns(original["time"])
+    w = t // window_ns
+    first = pd.DataFrame({"u": original["user"].to_numpy(), "w": w, "t": t}).sort_values(
+        ["u", "w", "t"], kind="stable"
+    )
+    first = first[~first.duplicated(["u", "w"])]
+    idx = first.index.to_numpy()
+    true = _flows(
+        first["u"].to_numpy(),
+        first["w"].to_numpy(),
+        _districts(lat[idx], lon[idx], lat_mid, district_m),
+    )
+    if len(samples):
+        b = region_bounds(samples).loc[samples["region_id"].to_numpy()]
+        c_lat = 0.5 * (b.south.to_numpy() + b.north.to_numpy())
+        c_lon = 0.5 * (b.west.to_numpy() + b.east.to_numpy())
+        users, _ = pd.factorize(samples["user"])
+        est = _flows(users, _ns(samples["start"]), _districts(c_lat, c_lon, lat_mid, district_m))
+    else:
+        est = pd.Series(dtype=np.int64)
+    both = pd.concat([true.rename("t"), est.rename("e")], axis=1).fillna(0)
+    total = float(both["t"].sum())
+    err = float((both["t"] - both["e"]).abs().sum() / total) if total else float("nan")
+    return {"od_flow_error": err, "od_true_moves": int(total), "district_m": district_m}
+
+
+def trajectory_utility(
+    original: pd.DataFrame,
+    data: pd.DataFrame,
+    window: str | int | pd.Timedelta,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """The trajectory measures of any release: sample extents, user range queries, OD flows.
+
+    ``original``: the valid input fixes with ``user``, ``lat``, ``lon``, ``time``; ``data``:
+    a trajectory release's data, or a per-window release's (read with :func:`as_samples`).
+    """
+    samples = as_samples(data, window)
+    out: dict[str, Any] = {"published_samples": int(len(samples))}
+    out.update(sample_extents(samples))
+    out.update(user_range_query_error(original, samples, window, seed=seed))
+    out.update(od_flow_error(original, samples, window))
     return out

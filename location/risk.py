@@ -14,7 +14,14 @@ from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import window_words
 
-__all__ = ["unicity", "home_uniqueness", "risk_summary", "log_risk"]
+__all__ = [
+    "unicity",
+    "home_uniqueness",
+    "linkage_success",
+    "continuity_chain_share",
+    "risk_summary",
+    "log_risk",
+]
 
 
 def _point_pairs(
@@ -132,20 +139,160 @@ def home_uniqueness(
     return float((share == 1).mean())
 
 
+def _distinct_points(
+    df: pd.DataFrame, user: str, place: str, time: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (user, point) pairs sorted by user, and each point's time code."""
+    for c in (user, place, time):
+        if c not in df.columns:
+            raise InputError(f"no column {c!r}", column=c)
+    u, _ = pd.factorize(df[user], sort=True)
+    pl, _ = pd.factorize(df[place], sort=True)
+    tm, _ = pd.factorize(df[time], sort=True)
+    point, _ = pd.factorize(pl.astype(np.int64) * (int(tm.max()) + 1) + tm, sort=True)
+    pairs = pd.DataFrame({"u": u, "point": point, "tm": tm}).drop_duplicates(["u", "point"])
+    pairs = pairs.sort_values(["u", "point"], kind="stable")
+    time_of = np.zeros(int(point.max()) + 1, dtype=np.int64)
+    time_of[pairs["point"].to_numpy()] = pairs["tm"].to_numpy()
+    return pairs["u"].to_numpy(np.int64), pairs["point"].to_numpy(np.int64), time_of
+
+
+def linkage_success(
+    df: pd.DataFrame,
+    p: int,
+    linked: bool = True,
+    user: str = "user",
+    place: str = "place",
+    time: str = "window",
+    n_users: int = 1000,
+    seed: int | None = None,
+) -> float:
+    """Mean success of the linkage attack: ``1 / |candidates|`` per target, averaged.
+
+    The attacker knows ``p`` true (place, time) points of a target, maps each to the
+    published unit (region and window, or cluster sample) that holds it, and intersects
+    the published identities found there through whatever link the release keeps.
+    ``linked``: one identity per user across every time (a pseudonym, or a trajectory
+    pseudonym); otherwise identities live in one time window only (a fresh pseudonym per
+    window), so only points of the same window intersect, and the attacker bets on the
+    window whose candidate set is smallest.  The target's own identity is always a
+    candidate, so the success is the chance of naming it by picking one at random.
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per published point with the *true* user (the measure, not the attacker,
+        knows it), the published place and the time unit (``window``).
+    p : int
+        Points known to the attacker (targets with fewer distinct points are skipped).
+    linked : bool
+    n_users : int
+        Targets sampled (all when fewer).
+
+    Returns
+    -------
+    float
+        Mean of ``1 / |C|`` over targets (NaN when no user has ``p`` points); ``1`` means
+        every target is singled out, ``1/k`` is the floor of a k-anonymous release.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"user": [1, 1, 2, 2, 3, 3, 4, 4],
+    ...                    "place": [5, 6, 5, 7, 8, 6, 8, 7], "window": [0, 1] * 4})
+    >>> linkage_success(df, 2, seed=0), linkage_success(df, 2, linked=False, seed=0)
+    (1.0, 0.5)
+
+    Notes
+    -----
+    Linked: ``C = cap_i ids(g_i)``.  Per window: ``C_w = cap_{i: t_i = w} ids_w(g_i)`` and
+    success ``= max_w 1 / |C_w|``.  The points map to the unit that truly holds them,
+    which can only help the attacker (an upper bound on the attack of
+    ``tests/location/test_attacks.py``, which maps points to regions by geometry).
+    """
+    p = check_int(p, "p", min_value=1)
+    users, points, time_of = _distinct_points(df, user, place, time)
+    if users.size == 0:
+        return float("nan")
+    n_u = int(users.max()) + 1
+    starts = np.searchsorted(users, np.arange(n_u + 1))
+    lengths = np.diff(starts)
+    eligible = np.flatnonzero(lengths >= p)
+    if eligible.size == 0:
+        return float("nan")
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(eligible, min(n_users, eligible.size), replace=False))
+    offsets = np.concatenate([starts[s] + rng.permutation(lengths[s])[:p] for s in sample])
+    trial = np.repeat(np.arange(sample.size), p)
+    scope_of = (lambda pt: np.zeros(len(pt), dtype=np.int64)) if linked else time_of.__getitem__
+    known = pd.DataFrame({"trial": trial, "point": points[offsets]})
+    known["scope"] = scope_of(known["point"].to_numpy())
+    need = known.groupby(["trial", "scope"]).size().rename("need")
+    holders = pd.DataFrame({"point": points, "ident": users})
+    hits = (
+        known.merge(holders, on="point")
+        .groupby(["trial", "scope", "ident"])
+        .size()
+        .rename("hits")
+        .reset_index()
+        .join(need, on=["trial", "scope"])
+    )
+    consistent = hits[hits["hits"] == hits["need"]]
+    size = consistent.groupby(["trial", "scope"]).size().groupby(level="trial").min()
+    return float((1.0 / size.to_numpy(dtype=np.float64)).mean())
+
+
+def continuity_chain_share(
+    df: pd.DataFrame, user: str = "user", place: str = "place", time: str = "window"
+) -> float:
+    """Share of users' window-to-window steps an attacker can chain by spatial continuity.
+
+    Published units ``(place, t)`` and ``(place', t + 1)`` are linked when they share a
+    user (the best any continuity heuristic could find).  A user's step from ``t`` to
+    ``t + 1`` is chained when its unit at ``t`` links to that one unit only and that unit
+    at ``t + 1`` is linked from that one unit only: the attacker can follow the crowd
+    without ambiguity (still among at least k fresh pseudonyms per window).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"user": [1, 2, 1, 2, 3, 3], "place": [5, 5, 6, 6, 7, 8],
+    ...                    "window": [0, 0, 1, 1, 1, 2]})
+    >>> continuity_chain_share(df)
+    1.0
+    """
+    frame = df[[user, place, time]].drop_duplicates()
+    frame.columns = ["u", "pl", "t"]
+    nxt = frame.assign(t=frame["t"] - 1)
+    links = frame.merge(nxt, on=["u", "t"], suffixes=("_a", "_b"))
+    if links.empty:
+        return float("nan")
+    pairs = links.drop_duplicates(["t", "pl_a", "pl_b"])
+    succ = pairs.groupby(["t", "pl_a"]).size().rename("succ")
+    pred = pairs.groupby(["t", "pl_b"]).size().rename("pred")
+    links = links.join(succ, on=["t", "pl_a"]).join(pred, on=["t", "pl_b"])
+    return float(((links["succ"] == 1) & (links["pred"] == 1)).mean())
+
+
 def risk_summary(
     before: pd.DataFrame,
     after: pd.DataFrame,
     ps: tuple[int, ...] = (1, 2, 4),
     n_users: int = 1000,
     seed: int | None = None,
+    linkage: str = "window",
 ) -> dict[str, Any]:
-    """Unicity for each ``p`` and home uniqueness, before and after cloaking.
+    """Unicity, linkage success for each ``p`` and home uniqueness, before and after cloaking.
 
     ``before`` and ``after`` have columns ``user``, ``place``, ``window``: the input's
-    level-0 cells and the published regions respectively.
+    level-0 cells and the published regions respectively (true users).  ``linkage`` says
+    what links the release keeps (:func:`linkage_success`): ``"pseudonym"`` and
+    ``"trajectory"`` link every time of a user, ``"window"`` none; the raw log (before) is
+    linked.  Window releases also get :func:`continuity_chain_share`.
     """
     out: dict[str, Any] = {}
     for name, df in (("before", before), ("after", after)):
+        linked = name == "before" or linkage != "window"
         res: dict[str, Any] = {}
         for p in ps:
             res[f"unicity_p{p}"] = (
@@ -153,10 +300,18 @@ def risk_summary(
                 if len(df)
                 else float("nan")
             )
+        for p in ps:
+            res[f"linkage_p{p}"] = (
+                linkage_success(df, p, linked, "user", "place", "window", n_users, seed)
+                if len(df)
+                else float("nan")
+            )
         weight = "weight" if "weight" in df.columns else None
         res["home_unique_share"] = (
             home_uniqueness(df, "user", "place", weight) if len(df) else float("nan")
         )
+        if name == "after" and linkage == "window":
+            res["continuity_chain_share"] = continuity_chain_share(df) if len(df) else float("nan")
         out[name] = res
     return out
 
@@ -185,7 +340,8 @@ def log_risk(
     Returns
     -------
     dict
-        ``unicity_p{p}`` for each ``p``, ``home_unique_share``, and the counts ``n_fixes``
+        ``unicity_p{p}`` and ``linkage_p{p}`` for each ``p``, ``home_unique_share``, and
+        the counts ``n_fixes``
         (valid fixes), ``n_users``, ``n_windows``, with ``window`` (in words) and
         ``cell_size_m``.
 
@@ -215,6 +371,10 @@ def log_risk(
     out: dict[str, Any] = {
         f"unicity_p{p}": unicity(log, p, "user", "place", "window", n_users, seed) for p in ps
     }
+    for p in ps:
+        out[f"linkage_p{p}"] = linkage_success(
+            log, p, True, "user", "place", "window", n_users, seed
+        )
     out["home_unique_share"] = home_uniqueness(log, "user", "place")
     out.update(
         {

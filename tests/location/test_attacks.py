@@ -312,3 +312,107 @@ def test_windows_do_not_join_into_trajectories_by_default(log_csv, tmp_path):
     linked = _cli_release(log_csv, tmp_path / "linked", "--linkage", "pseudonym")
     assert (linked["table"].groupby("user")["window"].nunique() > 1).any()
     assert "trajectories stay linkable" in linked["printed"]
+
+
+# -- trajectory linkage: an attacker who knows p true (place, time) points of a target ------
+
+
+def _samples_table(table: pd.DataFrame) -> pd.DataFrame:
+    """A trajectory table as the attacker reads it: intervals in ns and region polygons."""
+    import shapely
+
+    return pd.DataFrame(
+        {
+            "user": table["user"].to_numpy(),
+            "start": _ns(table["start"]),
+            "end": _ns(table["end"]),
+            "geom": shapely.from_wkt(table["region_wkt"].to_numpy())
+            if "region_wkt" in table
+            else np.asarray(table["region"].to_numpy()),
+        }
+    )
+
+
+def _candidates(samples: pd.DataFrame, points: pd.DataFrame) -> set:
+    """Pseudonyms whose published samples cover every known point at its time."""
+    import shapely
+
+    found = None
+    for lon, lat, t in zip(points["lon"], points["lat"], points["time_ns"]):
+        live = samples[(samples["start"] <= t) & (t < samples["end"])]
+        inside = shapely.covers(live["geom"].to_numpy(), shapely.Point(lon, lat))
+        here = set(live["user"].to_numpy()[inside])
+        found = here if found is None else found & here
+    return found or set()
+
+
+@pytest.fixture(scope="module")
+def trajectory_releases(log_csv, chronological_log, tmp_path_factory):
+    """Two CLI releases with the defaults and an API release with a known key."""
+    folder = tmp_path_factory.mktemp("trajectory")
+    tables = [
+        _cli_release(log_csv, folder / name, "--linkage", "trajectory")["table"]
+        for name in ("one", "two")
+    ]
+    api = location.cloak(
+        chronological_log, K, linkage="trajectory", key=REFERENCE_KEY, measures=False
+    )
+    return tables, api
+
+
+def test_trajectory_linkage_attack_at_most_one_over_k(trajectory_releases, chronological_log):
+    (cli_table, _), api = trajectory_releases
+    published = chronological_log.loc[api.source_index.index].assign(
+        time_ns=lambda d: _ns(d["time"]), pseudonym=api.data["user"].to_numpy()[api.source_index]
+    )
+    rng = np.random.default_rng(0)
+    targets = rng.choice(published["user"].unique(), 15, replace=False)
+    for table, own in ((cli_table, False), (api.data, True)):
+        samples = _samples_table(table)
+        for p in (1, 2, 4):
+            success = []
+            for target in targets:
+                fixes = published[published["user"] == target]
+                known = fixes.iloc[rng.choice(len(fixes), min(p, len(fixes)), replace=False)]
+                found = _candidates(samples, known)
+                if own:  # the test knows the target's pseudonym in the API release
+                    assert known["pseudonym"].iloc[0] in found
+                success.append(1 / len(found))
+            assert max(success) <= 1 / K, (p, max(success))
+
+
+def test_trajectory_order_and_pseudonyms_carry_nothing(trajectory_releases, chronological_log):
+    (one, two), api = trajectory_releases
+    assert len(one) == len(two) and not set(one["user"]) & set(two["user"])
+
+    def trajectory_of_row(table: pd.DataFrame) -> np.ndarray:
+        seq = {
+            user: tuple(sorted(zip(g["start"], g["end"], g["region_id"])))
+            for user, g in table.groupby("user")
+        }
+        ids = {s: i for i, s in enumerate(sorted(set(seq.values())))}
+        return np.array([ids[seq[user]] for user in table["user"]])
+
+    t1, t2 = trajectory_of_row(one), trajectory_of_row(two)
+    # joined by position, rows agree on the trajectory no more often than chance
+    counts = np.bincount(t1)
+    chance = float(((counts / counts.sum()) ** 2).sum())
+    assert float((t1 == t2).mean()) < chance + 0.05
+    # the users' order is not the input order: each pseudonym's position vs its first input row
+    pseudonym = api.data["user"].to_numpy()[api.source_index.to_numpy()]
+    first_row = pd.Series(api.source_index.index).groupby(pseudonym).min()
+    position = {u: i for i, u in enumerate(pd.unique(api.data["user"]))}
+    rho = spearmanr(first_row.to_numpy(), first_row.index.map(position))[0]
+    assert abs(rho) < 0.2, rho
+
+
+def test_window_pseudonyms_never_repeat_across_windows_api(chronological_log):
+    r = location.cloak(chronological_log, K, window="30min", measures=False)
+    assert (r.data.groupby("user")["window"].nunique() == 1).all()
+    again = location.cloak(chronological_log, K, window="30min", measures=False)
+    assert not set(r.data["user"]) & set(again.data["user"])
+    # the release's own measure of chaining by spatial continuity is reported
+    measured = location.cloak(chronological_log, K, window="30min")
+    assert 0.0 <= measured.risk["after"]["continuity_chain_share"] <= 1.0
+    for p in (1, 2, 4):
+        assert measured.risk["after"][f"linkage_p{p}"] <= measured.risk["before"][f"linkage_p{p}"]
