@@ -14,10 +14,10 @@ from ._anonymize import ALGORITHMS, NUMERIC, SET, TabularRelease, anonymize
 from ._microaggregate import microaggregate
 from ._noise import add_noise
 from ._optimal import QUALITY_MODELS
-from ._slicing import SlicingVerifier, sensitive_probabilities, slice_table
 from ._pram import pram
 from ._recode import bottom_code, global_recode, recode, top_code
 from ._safepub import DifferentialPrivacy, dp_counts, implied_k
+from ._slicing import SlicingVerifier, sensitive_probabilities, slice_table
 from ._swap import rank_swap
 from ._verify import TabularVerifier
 

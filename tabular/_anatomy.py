@@ -269,7 +269,7 @@ def _check_bucket_input(df: Any, quasi_identifiers: Any, sensitive: Any) -> list
     """The QI columns as a list, after checking the table, the QIs and the sensitive column."""
     if isinstance(quasi_identifiers, str):
         quasi_identifiers = [quasi_identifiers]
-    qis = require_columns(df, list(quasi_identifiers), argument="df")
+    qis = require_columns(df, quasi_identifiers, argument="df")
     check_columns(df, qis)
     twice = [c for i, c in enumerate(qis) if c in qis[:i]]
     if twice:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InfeasibleError, InputError
-from structanon._validation import check_choice, check_columns, check_float
+from structanon._validation import check_choice, check_columns, check_float, check_names
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
@@ -41,7 +41,9 @@ def require_columns(
     """Check ``df`` is a DataFrame holding every one of ``columns`` (at least one); return them."""
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"{argument} must be a pandas DataFrame, got {type(df).__name__}")
-    columns = list(columns)
+    if df.columns.duplicated().any():
+        check_columns(df, [])  # names the duplicated column
+    columns = check_names(columns, parameter)
     if not columns:
         raise InputError(f"{parameter} must name at least one column")
     for col in columns:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from structanon import Partition
 from structanon._finish import Timings
-from structanon._validation import check_choice, check_int
+from structanon._validation import check_choice, check_int, check_names
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.microaggregation import group_means, mdav, mdav_blocked
@@ -156,7 +156,8 @@ def microaggregate(
     check_choice(method, "method", METHODS)
     k = check_int(k, "k", min_value=1)
     seed = check_int(seed, "seed", min_value=0)
-    columns, nominal, ordinal = list(columns), list(nominal), list(ordinal)
+    columns = check_names(columns, "columns")
+    nominal, ordinal = check_names(nominal, "nominal"), check_names(ordinal, "ordinal")
     if method == "mdav" and (nominal or ordinal):
         raise InputError("nominal and ordinal columns need method='mdav-generic'")
     if not columns and not (nominal or ordinal):

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._finish import Timings
-from structanon._validation import check_choice, check_float, check_int
+from structanon._validation import check_choice, check_float, check_int, check_names
 from structanon.io import Pseudonymizer, release_key
 
 from ._anonymize import TabularRelease
@@ -128,9 +128,10 @@ def add_noise(
     """
     timings = Timings()
     check_choice(method, "method", NOISE_METHODS)
-    alpha = check_float(alpha, "alpha", min_value=0, include_min=False)
+    # beyond 1e6 the noise drowns every value (and large enough alphas overflow to inf)
+    alpha = check_float(alpha, "alpha", min_value=0, max_value=1e6, include_min=False)
     seed = check_int(seed, "seed", min_value=0)
-    columns = list(columns)
+    columns = check_names(columns, "columns")
     x = numeric_frame(df, columns)
     secret = release_key(key)
     n = len(df)

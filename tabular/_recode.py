@@ -104,6 +104,14 @@ def _apply(
     return out
 
 
+def _as_dict(value: Any, name: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{name} must be a dict keyed by column, got {value!r:.60}")
+    return dict(value)
+
+
 def recode(
     df: pd.DataFrame,
     top: Mapping[str, float] | None = None,
@@ -154,7 +162,11 @@ def recode(
     A. Hundepool et al. Statistical Disclosure Control. Wiley, 2012 (sections 3.4.2-3.4.3).
     """
     timings = Timings()
-    top, bottom, mapping = dict(top or {}), dict(bottom or {}), dict(mapping or {})
+    top, bottom = _as_dict(top, "top"), _as_dict(bottom, "bottom")
+    mapping = _as_dict(mapping, "mapping")
+    for col, recoding in mapping.items():
+        if not isinstance(recoding, Mapping):
+            raise InputError("mapping must map each column to a dict old -> new", column=col)
     if not (top or bottom or mapping or sample is not None):
         raise InputError("give at least one of top, bottom, mapping or sample")
     seed = check_int(seed, "seed", min_value=0)

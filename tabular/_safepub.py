@@ -380,7 +380,8 @@ def dp_counts(
     """
     import opendp.prelude as dp
 
-    epsilon = check_float(epsilon, "epsilon", min_value=0, include_min=False)
+    # below 1e-4 the noise swamps any count, and OpenDP's scale search stops converging
+    epsilon = check_float(epsilon, "epsilon", min_value=1e-4, max_value=1e4)
     labels = [str(c) for c in categories]
     if not labels or len(set(labels)) != len(labels):
         raise InputError("categories must be a non-empty list of distinct values")

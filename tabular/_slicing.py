@@ -20,7 +20,7 @@ import pandas as pd
 
 from structanon import InfeasibleError, InputError, Partition, Release
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_int
+from structanon._validation import check_int, check_names
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import ProbabilisticLDiversity
 from structanon.partition import encode_values
@@ -237,7 +237,10 @@ class SlicingVerifier:
 
 
 def _check_columns_given(columns: Any, attributes: list[str]) -> list[list[str]]:
-    groups = [[c] if isinstance(c, str) else list(c) for c in columns]
+    groups = [
+        [c] if isinstance(c, str) else check_names(c, "columns")
+        for c in check_names(columns, "columns")
+    ]
     flat = [a for g in groups for a in g]
     if any(not g for g in groups) or sorted(flat) != sorted(attributes):
         raise InputError(

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._finish import Timings
-from structanon._validation import check_float, check_int
+from structanon._validation import check_float, check_int, check_names
 from structanon.io import Pseudonymizer, release_key
 
 from ._anonymize import TabularRelease
@@ -114,7 +114,7 @@ def rank_swap(
     timings = Timings()
     p = check_float(p, "p", min_value=0, max_value=100, include_min=False)
     seed = check_int(seed, "seed", min_value=0)
-    columns = list(columns)
+    columns = check_names(columns, "columns")
     x = numeric_frame(df, columns)
     n = len(df)
     window = int(np.floor(p * n / 100 + 1e-9))

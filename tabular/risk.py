@@ -807,8 +807,10 @@ def perturbation_risk(
     Distance-based linkage over every perturbed column; with numeric columns,
     Fellegi-Sunter linkage (EM) and rank- and SD-based interval disclosure (p = 10%); with
     categorical columns, sample uniques, individual risk and SUDA special uniques of the
-    masked table.
+    masked table.  No perturbed column (sampling alone): nothing to link on, no measure.
     """
+    if not numeric and not categorical:
+        return {}
     out: dict[str, Any] = {
         "distance_linkage": distance_linkage(
             original, masked, numeric, categorical, true_rows, seed=seed

@@ -536,6 +536,127 @@ def targets(tmp: Path) -> dict[str, Api]:
     }
 
 
+def adult_numeric() -> pd.DataFrame:
+    """The sample with ``age`` as numbers, for the perturbative methods."""
+    df = adult()
+    df["age"] = pd.to_numeric(df["age"])
+    return df
+
+
+def scheme_targets() -> dict[str, Api]:
+    """Publishing schemes and perturbative methods of ``tabular``."""
+    import tabular
+
+    columns = [["bogus"], "age", ["age", "age"], [], [5], ["sex"]]
+    cat_columns = [["bogus"], "sex", ["sex", "sex"], [], [5]]
+    frames_num = frames(adult_numeric)
+    return {
+        "tabular.anatomize": Api(
+            tabular.anatomize,
+            {
+                "df": Make(adult, "adult"),
+                "quasi_identifiers": ["age", "sex"],
+                "sensitive": "occupation",
+                "l": 2,
+                "seed": 0,
+            },
+            {
+                "df": frames(adult),
+                "quasi_identifiers": [[], "age", ["bogus"], ["occupation"], ["age", "age"], [5]],
+                "sensitive": ["bogus", "age", 5, None],
+                "l": BAD_INTS + [1000],
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.slice_table": Api(
+            tabular.slice_table,
+            {
+                "df": Make(adult, "adult"),
+                "quasi_identifiers": ["age", "sex", "race", "education"],
+                "sensitive": "occupation",
+                "l": 2,
+                "seed": 0,
+            },
+            {
+                "df": frames(adult),
+                "quasi_identifiers": [[], "age", ["bogus"], ["occupation"], ["age", "age"]],
+                "sensitive": ["bogus", "age", 5],
+                "l": BAD_INTS + [1000],
+                "n_columns": BAD_INTS + [50],
+                "columns": [
+                    [["age"]],
+                    [["age", "bogus"], ["sex"]],
+                    "age",
+                    [[]],
+                    [["age"], ["age"]],
+                ],
+                "sensitive_size": BAD_INTS + [50],
+                "bins": BAD_INTS,
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.microaggregate": Api(
+            tabular.microaggregate,
+            {"df": Make(adult_numeric, "adult"), "columns": ["age"], "k": 3},
+            {
+                "df": frames_num,
+                "columns": columns,
+                "k": BAD_INTS + [1000],
+                "method": ["magic", "", 5],
+                "nominal": [["bogus"], "sex", [5]],
+                "ordinal": [["bogus"], "education", [5]],
+                "block_size": BAD_INTS + ["fast"],
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.add_noise": Api(
+            tabular.add_noise,
+            {"df": Make(adult_numeric, "adult"), "columns": ["age"], "alpha": 0.5},
+            {
+                "df": frames_num,
+                "columns": columns,
+                "alpha": BAD_FLOATS + [-0.5, 1e308],
+                "method": ["magic", "", 5],
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.rank_swap": Api(
+            tabular.rank_swap,
+            {"df": Make(adult_numeric, "adult"), "columns": ["age"], "p": 5.0},
+            {
+                "df": frames_num,
+                "columns": columns,
+                "p": BAD_FLOATS + [-5.0, 101.0, 0.0],
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.pram": Api(
+            tabular.pram,
+            {"df": Make(adult, "adult"), "columns": ["sex"], "keep": 0.8},
+            {
+                "df": frames(adult),
+                "columns": cat_columns,
+                "transition": [np.eye(3), [[0.5, 0.5]], "x", np.full((2, 2), np.nan), -np.eye(2)],
+                "invariant": ["yes", 5],
+                "keep": BAD_FLOATS + [0.0, 1.5],
+                "seed": BAD_INTS,
+            },
+        ),
+        "tabular.recode": Api(
+            tabular.recode,
+            {"df": Make(adult_numeric, "adult"), "top": {"age": 60}, "bottom": {"age": 20}},
+            {
+                "df": frames_num,
+                "top": [{"bogus": 1}, {"sex": 1}, {"age": "x"}, {"age": math.nan}, "age", 5],
+                "bottom": [{"bogus": 1}, {"age": math.inf}, ["age"]],
+                "mapping": [{"bogus": {"a": "b"}}, {"sex": "x"}, {"sex": {None: "x"}}, 5],
+                "sample": BAD_FLOATS + [0.0, 1.5],
+                "seed": BAD_INTS,
+            },
+        ),
+    }
+
+
 def _with_key(api: Api, tmp: Path) -> Api:
     """Functions that take the release ``key`` get bad keys too."""
     import inspect
@@ -554,12 +675,20 @@ def _targets(tmp_factory) -> dict[str, Api]:
         tmp = tmp_factory.mktemp("api-fuzz")
         (tmp / "out").mkdir()
         _TMP.append(tmp)
-        _TARGETS.update({name: _with_key(api, tmp) for name, api in targets(tmp).items()})
+        every = {**targets(tmp), **scheme_targets()}
+        _TARGETS.update({name: _with_key(api, tmp) for name, api in every.items()})
     return _TARGETS
 
 
 NAMES = [
     "tabular.anonymize",
+    "tabular.anatomize",
+    "tabular.slice_table",
+    "tabular.microaggregate",
+    "tabular.add_noise",
+    "tabular.rank_swap",
+    "tabular.pram",
+    "tabular.recode",
     "tabular.io.read_microdata",
     "tabular.io.load_hierarchies",
     "transactions.km_anonymize",
@@ -654,6 +783,15 @@ def test_every_public_function_is_listed():
             "read_transactions",
             "read_graph",
             "read_log",
+            "anatomize",
+            "slice_table",
+            "microaggregate",
+            "add_noise",
+            "rank_swap",
+            "pram",
+            "recode",
+            "disassociate",
+            "reconstruct",
         ):
             if hasattr(module, attribute) and callable(getattr(module, attribute)):
                 assert f"{module.__name__}.{attribute}" in listed

@@ -270,6 +270,161 @@ def tabular_assess(fz, data, plan, wd, big):
     return inv
 
 
+def _scheme(command, options, outputs=(".csv", ".tsv"), release=True):
+    """A builder for a ``tabular`` command that reads the sample table and writes one table:
+    ``options(fz, data, plan, wd, inv)`` adds the command's own options."""
+
+    def build(fz, data, plan, wd, big):
+        path, what = _input(fz, data, plan, wd, "tabular", ["adult.csv", "adult.tsv", "adult"], big)
+        inv = fz.Invocation(["tabular", command, str(path)], inputs=[path])
+        inv.note(what)
+        _sep(fz, data, plan, inv, ";")
+        out = wd.output(data, plan, inv, "-o", "published", list(outputs), required=release)
+        options(fz, data, plan, wd, inv, out)
+        if release:
+            _seed_option(fz, data, plan, inv)
+            _shared_options(fz, data, plan, wd, inv)
+            _report(fz, data, plan, wd, inv, [out])
+            if fz.maybe(data, "--quiet", 3):
+                inv.add("--quiet")
+        return inv
+
+    build.__name__ = f"tabular_{command.replace('-', '_')}"
+    return build
+
+
+def _columns(fz, data, plan, inv, option, good, bad=("bogus", "", "age,age", "sex")):
+    inv.add(option, fz.choice_option(data, plan, list(good), list(bad), option))
+
+
+def _anatomize_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--qi", ["age,sex", "age,sex,race"], ["bogus", "", "age,age"])
+    _columns(fz, data, plan, inv, "--sensitive", ["occupation"], ["bogus", "age", ""])
+    inv.add("-l", fz.int_option(data, plan, [2, 3], "-l"))
+    wd.output(
+        data, plan, inv, "--sensitive-output", "sensitive", [".csv"], required=False, others=[out]
+    )
+
+
+def _slice_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--qi", ["age,sex,race,education"], ["bogus", "", "age,age"])
+    _columns(fz, data, plan, inv, "--sensitive", ["occupation"], ["bogus", "age"])
+    inv.add("-l", fz.int_option(data, plan, [2, 3], "-l"))
+    how = _choice(data, ["auto", "n", "columns", "size"], "slice columns")
+    if how == "n":
+        inv.add("--n-columns", fz.int_option(data, plan, [2, 3], "--n-columns"))
+    elif how == "columns":
+        inv.add(
+            "--columns",
+            fz.choice_option(
+                data,
+                plan,
+                ["age,sex;race,education,occupation", "age,race;sex,education,occupation"],
+                ["age;sex", "bogus;age", ";", "age,sex;age,race,education,occupation"],
+                "--columns",
+            ),
+        )
+    elif how == "size":
+        inv.add("--sensitive-size", fz.int_option(data, plan, [1, 2], "--sensitive-size"))
+
+
+def _microaggregate_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--columns", ["age"])
+    inv.add("-k", fz.int_option(data, plan, [2, 3, 5], "-k"))
+    method = fz.choice_option(data, plan, ["mdav", "mdav-generic"], ["magic"], "--method")
+    inv.add("--method", method)
+    if method == "mdav-generic" or plan.bad("options"):
+        if fz.maybe(data, "--nominal", 2):
+            _columns(fz, data, plan, inv, "--nominal", ["sex", "sex,race"])
+        if fz.maybe(data, "--ordinal", 2):
+            _columns(fz, data, plan, inv, "--ordinal", ["education"])
+    if fz.maybe(data, "--block-size", 4):
+        inv.add(
+            "--block-size",
+            fz.choice_option(data, plan, ["auto", "20"], ["0", "x", "-5"], "--block-size"),
+        )
+
+
+def _noise_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--columns", ["age"])
+    inv.add("--alpha", fz.float_option(data, plan, [0.1, 0.5], "--alpha"))
+    if fz.maybe(data, "--method", 2):
+        inv.add(
+            "--method",
+            fz.choice_option(
+                data, plan, ["uncorrelated", "correlated", "kim"], ["magic"], "--method"
+            ),
+        )
+
+
+def _rank_swap_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--columns", ["age"])
+    inv.add("-p", fz.float_option(data, plan, [5, 10], "-p"))
+
+
+def _pram_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--columns", ["sex", "sex,race"], ["bogus", "", "sex,sex"])
+    if fz.maybe(data, "--keep", 2):
+        inv.add("--keep", fz.float_option(data, plan, [0.7, 0.9], "--keep"))
+    if fz.maybe(data, "--not-invariant", 3):
+        inv.add("--not-invariant")
+
+
+def _recode_options(fz, data, plan, wd, inv, out):
+    bad = ["age", "age=", "=5", "bogus=5", "age=x", "sex=5", "age=nan"]
+    if fz.maybe(data, "--top", 2):
+        inv.add("--top", fz.choice_option(data, plan, ["age=60"], bad, "--top"))
+    if fz.maybe(data, "--bottom", 2):
+        inv.add("--bottom", fz.choice_option(data, plan, ["age=20"], bad, "--bottom"))
+    if fz.maybe(data, "--recode", 2):
+        inv.add(
+            "--recode",
+            fz.choice_option(
+                data,
+                plan,
+                ["education:Masters=tertiary"],
+                ["education", "bogus:a=b", "education:=x", ":a=b", "education:Masters"],
+                "--recode",
+            ),
+        )
+    if fz.maybe(data, "--sample", 2) or "--top" not in inv.args:
+        inv.add("--sample", fz.float_option(data, plan, [0.5, 0.9], "--sample"))
+
+
+def _safepub_options(fz, data, plan, wd, inv, out):
+    _qi(fz, data, plan, inv)
+    _hierarchies(fz, data, plan, wd, inv)
+    inv.add("--epsilon", fz.float_option(data, plan, [1, 2], "--epsilon"))
+    if fz.maybe(data, "--delta", 3):
+        inv.add("--delta", fz.float_option(data, plan, [1e-5, 1e-4], "--delta"))
+    if fz.maybe(data, "--search-share", 4):
+        inv.add("--search-share", fz.float_option(data, plan, [0.1, 0.2], "--search-share"))
+
+
+def _dp_counts_options(fz, data, plan, wd, inv, out):
+    _columns(fz, data, plan, inv, "--column", ["sex", "race"], ["bogus", ""])
+    if "sex" in inv.args:
+        categories = ["Male,Female", "Female,Male,Other"]
+    else:
+        categories = ["White,Black,Other"]
+    inv.add(
+        "--categories",
+        fz.choice_option(data, plan, categories, ["", ",", "Male,Male"], "--categories"),
+    )
+    inv.add("--epsilon", fz.float_option(data, plan, [0.5, 1], "--epsilon"))
+
+
+tabular_anatomize = _scheme("anatomize", _anatomize_options)
+tabular_slice = _scheme("slice", _slice_options)
+tabular_microaggregate = _scheme("microaggregate", _microaggregate_options)
+tabular_noise = _scheme("noise", _noise_options)
+tabular_rank_swap = _scheme("rank-swap", _rank_swap_options)
+tabular_pram = _scheme("pram", _pram_options)
+tabular_recode = _scheme("recode", _recode_options)
+tabular_safepub = _scheme("safepub", _safepub_options)
+tabular_dp_counts = _scheme("dp-counts", _dp_counts_options, outputs=(".csv",), release=False)
+
+
 # ---------------------------------------------------------------------------- transactions
 
 TX_INPUTS = {
@@ -719,6 +874,15 @@ def querylogs_synthesize(fz, data, plan, wd, big):
 COMMANDS = {
     "tabular anonymize": tabular_anonymize,
     "tabular assess": tabular_assess,
+    "tabular anatomize": tabular_anatomize,
+    "tabular slice": tabular_slice,
+    "tabular microaggregate": tabular_microaggregate,
+    "tabular noise": tabular_noise,
+    "tabular rank-swap": tabular_rank_swap,
+    "tabular pram": tabular_pram,
+    "tabular recode": tabular_recode,
+    "tabular safepub": tabular_safepub,
+    "tabular dp-counts": tabular_dp_counts,
     "transactions anonymize": transactions_anonymize,
     "transactions k-anonymize": transactions_k_anonymize,
     "transactions band": transactions_band,
