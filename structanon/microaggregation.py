@@ -155,6 +155,63 @@ class _Remaining:
         return taken
 
 
+class _DenseRemaining:
+    """The rows not yet grouped of a dense matrix, kept in the first ``count`` slots.
+
+    Columns are stored as the rows of a ``(d, n)`` array, so a distance query is one
+    contiguous product; a formed group leaves by moving the last remaining rows into its
+    slots (``O(k d)``, no copy of the remaining rows); the ``size`` nearest rows of a small
+    group are found by ``size`` passes of ``argmin`` instead of a partition.
+    """
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        self.columns = np.array(matrix.T, dtype=np.float64, order="C")  # a copy: rows move
+        self.slots = np.arange(matrix.shape[0])
+        self.sqnorm = (matrix**2).sum(axis=1)
+        self.total = matrix.sum(axis=0)
+        self.count = matrix.shape[0]
+
+    @property
+    def index(self) -> np.ndarray:
+        return self.slots[: self.count]
+
+    def row(self, local: int) -> np.ndarray:
+        return self.columns[:, local].copy()
+
+    def distances(self, point: np.ndarray) -> np.ndarray:
+        """Squared distances to ``point`` less ``||point||^2``, for the remaining rows."""
+        m = self.count
+        return self.sqnorm[:m] - 2.0 * (point @ self.columns[:, :m])
+
+    def farthest(self, point: np.ndarray) -> int:
+        return int(np.argmax(self.distances(point)))
+
+    def take_nearest(self, point: np.ndarray, size: int) -> np.ndarray:
+        dist = self.distances(point)
+        m = self.count
+        if size >= m:
+            local = np.arange(m)
+        elif size <= 16:
+            local = np.empty(size, dtype=np.int64)
+            for j in range(size):
+                local[j] = int(np.argmin(dist))
+                dist[local[j]] = np.inf
+        else:
+            local = np.argpartition(dist, size - 1)[:size]
+        taken = self.slots[local].copy()
+        self.total = self.total - self.columns[:, local].sum(axis=1)
+        rest = m - local.size
+        leaving = np.zeros(m - rest, dtype=bool) if rest < m else np.zeros(0, dtype=bool)
+        holes = np.sort(local[local < rest])
+        leaving[local[local >= rest] - rest] = True
+        fill = rest + np.flatnonzero(~leaving)
+        self.columns[:, holes] = self.columns[:, fill]
+        self.sqnorm[holes] = self.sqnorm[fill]
+        self.slots[holes] = self.slots[fill]
+        self.count = rest
+        return taken
+
+
 def mdav(
     values: Any, k: int, *, standardize: bool = False, progress: Callable[[int], Any] | None = None
 ) -> np.ndarray:
@@ -226,7 +283,9 @@ def mdav(
     if k > n:
         raise InfeasibleError(f"k={k} exceeds the number of individuals ({n})")
     labels = np.full(n, -1, dtype=np.int64)
-    rows = _Remaining(matrix)
+    rows: _Remaining | _DenseRemaining = (
+        _Remaining(matrix) if sp.issparse(matrix) else _DenseRemaining(matrix)
+    )
     group = 0
 
     def form(point: np.ndarray) -> None:

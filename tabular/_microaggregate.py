@@ -29,8 +29,8 @@ __all__ = ["microaggregate", "METHODS", "AUTO_BLOCK_ROWS"]
 
 METHODS = ("mdav", "mdav-generic")
 #: Tables with more rows than this are microaggregated by blocks (``block_size="auto"``).
-AUTO_BLOCK_ROWS = 50_000
-_AUTO_BLOCK_SIZE = 25_000
+AUTO_BLOCK_ROWS = 200_000
+_AUTO_BLOCK_SIZE = 50_000
 
 
 def _embed(df: pd.DataFrame, numeric: list[str], nominal: list[str], ordinal: list[str]):
@@ -102,7 +102,7 @@ def microaggregate(
         ``None``: textbook MDAV, :math:`O(n^2 d / k)`.  An integer: MDAV within blocks of
         that many rows along the first principal component
         (:func:`structanon.microaggregation.mdav_blocked`, near-linear).  ``"auto"``
-        (default): textbook up to 50,000 rows, blocks of 25,000 beyond.
+        (default): textbook up to 200,000 rows, blocks of 50,000 beyond.
     seed : int
         Public seed of the measures (record-linkage samples).
     key : Pseudonymizer, bytes, str or path, optional

@@ -999,7 +999,7 @@ def _columns_option(help_text: str, required: bool = True):
     "--block-size",
     default="auto",
     show_default=True,
-    help="Rows per block of the fast path ('auto': plain MDAV up to 50,000 rows; "
+    help="Rows per block of the fast path ('auto': plain MDAV up to 200,000 rows; "
     "'none': always plain MDAV).",
 )
 @_sdc_options

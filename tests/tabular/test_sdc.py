@@ -451,3 +451,18 @@ def test_every_release_measures_without_error(make):
     assert set(release.risk) == {"before", "after"}
     assert release.risk["before"]["distance_linkage"] >= release.risk["after"]["distance_linkage"]
     assert release.utility
+
+
+def test_mdav_leaves_its_input_untouched_and_matches_brute_force_groups():
+    """Regression: the dense MDAV moves rows inside its own copy, never in the caller's
+    array (a one-column input used to be a view and was scrambled)."""
+    x = np.round(np.random.default_rng(3).normal(size=(200, 1)) * 3)
+    before = x.copy()
+    labels = mdav(x, 4)
+    assert np.array_equal(x, before)
+    sizes = np.bincount(labels)
+    assert sizes.min() >= 4 and sizes.max() <= 7
+    # the first group is formed around the record farthest from the centroid
+    first = x[labels == 0].ravel()
+    extreme = x.ravel()[np.argmax(np.abs(x.ravel() - x.mean()))]
+    assert extreme in first

@@ -13,6 +13,10 @@ import pandas as pd
 import pytest
 
 import tabular
+from structanon import Hierarchy
+
+DECADES = Hierarchy([[str(d), "<40" if d < 40 else "40+", "*"] for d in range(10, 80, 10)])
+GROUPS = Hierarchy([[g, "*"] for g in "abcd"])
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +72,14 @@ def test_averaging_two_releases_joined_by_position_gains_nothing(table):
         lambda t: tabular.microaggregate(t, ["age", "income"], 5, measures=False),
         lambda t: tabular.pram(t, ["group"], measures=False),
         lambda t: tabular.recode(t, top={"age": 60}, sample=0.5, measures=False),
+        lambda t: tabular.anonymize(
+            t.assign(decade=(t["age"] // 10 * 10).clip(10, 70).astype(int).astype(str)),
+            {"decade": DECADES, "group": GROUPS},
+            models=[tabular.DifferentialPrivacy(2.0, 1e-3)],
+            measures=False,
+        ),
     ],
-    ids=["noise", "rank-swap", "mdav", "pram", "recode"],
+    ids=["noise", "rank-swap", "mdav", "pram", "recode", "safepub"],
 )
 def test_published_order_is_uncorrelated_with_input_order(table, make):
     release = make(table)
