@@ -48,7 +48,7 @@ from structanon.report import provenance, write_report
 
 from . import io as tab_io
 from . import risk as tab_risk
-from ._anatomy import anatomize
+from ._anatomy import BucketRelease, anatomize
 from ._anonymize import ALGORITHMS, anonymize
 from ._figures import release_figures
 from ._optimal import QUALITY_MODELS
@@ -837,6 +837,7 @@ def anatomize_command(
         key=secret,
         measures=not no_measures,
     )
+    assert isinstance(release, BucketRelease)
     _bucket_provenance(release, inputs, key_file)
     out_sep = _output_separator(sep, output)
     with staged_outputs() as stage:
