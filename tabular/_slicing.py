@@ -26,7 +26,7 @@ from structanon.models import ProbabilisticLDiversity
 from structanon.partition import encode_values
 from structanon.release import CheckResult
 
-from ._anatomy import BUCKET, _check_bucket_input, l_diverse_buckets, publish_buckets
+from ._anatomy import BUCKET, _check_bucket_input, publish_buckets
 
 __all__ = [
     "SlicingVerifier",
@@ -136,7 +136,6 @@ class _Diversity:
 
     def __init__(self, key: np.ndarray, sens: np.ndarray, l: int) -> None:
         self.key, self.sens, self.l = key, sens, l
-        self.key_free = not key.size or not key.any()
         self.width = int(sens.max()) + 1 if sens.size else 1
 
     def __call__(self, rows: np.ndarray) -> bool:
@@ -163,6 +162,33 @@ def _cuts(rows: np.ndarray, values: np.ndarray, tries: int = 5):
         yield rows[left], rows[~left]
 
 
+def _deal(
+    rows: np.ndarray, diverse: _Diversity, l: int, rng: np.random.Generator
+) -> list[np.ndarray] | None:
+    """Split a bucket no cut splits into ``g`` l-diverse buckets, Anatomy-style.
+
+    The records of each value of the sensitive column's other attributes are shuffled,
+    sorted by sensitive value and dealt round robin (from a random offset) into ``g``
+    buckets, so each bucket gets about ``1 / g`` of every such group and of each of its
+    sensitive values; ``g`` starts at the most that leaves ``l`` records of the smallest
+    group per bucket and is halved until every bucket passes (None when ``g < 2``).
+    """
+    keys, sens = diverse.key[rows], diverse.sens[rows]
+    groups, counts = np.unique(keys, return_counts=True)
+    g = int(counts.min()) // l
+    while g >= 2:
+        bucket = np.empty(rows.size, dtype=np.int64)
+        for group in groups:
+            members = rng.permutation(np.flatnonzero(keys == group))
+            members = members[np.argsort(sens[members], kind="stable")]
+            bucket[members] = (np.arange(members.size) + int(rng.integers(g))) % g
+        parts = [rows[bucket == b] for b in range(g)]
+        if all(diverse(part) for part in parts):
+            return parts
+        g //= 2
+    return None
+
+
 def tuple_partition(
     qi_codes: np.ndarray,
     diverse: _Diversity,
@@ -173,10 +199,9 @@ def tuple_partition(
 
     Returns the bucket of each record.  Attributes are tried by decreasing normalized range,
     each at its median and a few distinct values around it.  A bucket no cut splits is,
-    when the sensitive column holds the sensitive attribute alone and ``rng`` is given,
-    dealt into buckets of ``l`` or ``l + 1`` records of distinct sensitive values
-    (Anatomy's buckets, which the thesis's membership experiment also uses: random tuple
-    partitions).
+    when ``rng`` is given, dealt into smaller l-diverse buckets by :func:`_deal` (Anatomy's
+    dealing, per value of the sensitive column's other attributes; the thesis's
+    membership experiment also uses random tuple partitions).
     """
     n = qi_codes.shape[0]
     extent = np.maximum(qi_codes.max(axis=0) - qi_codes.min(axis=0), 1).astype(float)
@@ -198,11 +223,9 @@ def tuple_partition(
         halves = cut(rows)
         if halves is not None:
             queue.extend(halves)
-        elif rng is not None and diverse.key_free and rows.size >= 2 * l:
-            dealt, groups = l_diverse_buckets(diverse.sens[rows], l, rng)
-            done.extend(rows[dealt == g] for g in range(groups))
         else:
-            done.append(rows)
+            dealt = None if rng is None else _deal(rows, diverse, l, rng)
+            done.extend([rows] if dealt is None else dealt)
     bucket = np.empty(n, dtype=np.int64)
     for b, rows in enumerate(done):
         bucket[rows] = b

@@ -36,17 +36,19 @@ from structanon.models import (
     DistinctLDiversity,
     EntropyLDiversity,
     KAnonymity,
+    MultipleSensitive,
     NTCloseness,
     PrivacyModel,
     ProbabilisticLDiversity,
     RecursiveCLDiversity,
     TCloseness,
+    joint_sensitive,
 )
 from structanon.report import provenance, write_report
 
 from . import io as tab_io
 from . import risk as tab_risk
-from ._anatomy import anatomize
+from ._anatomy import BucketRelease, anatomize
 from ._anonymize import ALGORITHMS, anonymize
 from ._figures import release_figures
 from ._optimal import QUALITY_MODELS
@@ -161,7 +163,12 @@ def _table_options(func):
         click.option(
             "--qi", "qi", required=True, help="Quasi-identifier columns, comma-separated."
         ),
-        click.option("--sensitive", default=None, help="Sensitive column."),
+        click.option(
+            "--sensitive",
+            default=None,
+            help="Sensitive column (anonymize: several, comma-separated, each held to "
+            "every model of a sensitive attribute).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -461,10 +468,17 @@ def anonymize_command(
         secret = release_key(key_file)
     except InputError as exc:
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
-    needed = columns + ([sensitive] if sensitive else []) + list(identifiers)
+    sensitive_columns = _split(sensitive)
+    models, joint = _per_sensitive_column(models, sensitive_columns, t_distance)
+    needed = columns + sensitive_columns + list(identifiers)
     steps = Timings()
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+        if joint is not None:
+            if joint in df.columns:
+                raise InputError("the table already has a column of this name", column=joint)
+            df[joint] = joint_sensitive(df, sensitive_columns)
+            sensitive = joint
     release = _run_anonymize(
         input_path,
         df,
@@ -494,8 +508,11 @@ def anonymize_command(
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
             write_report(release, stage(report), release_figures(release, df) if html else ())
+        published = _published_rows(release.data, sensitive, models)
+        if joint is not None:
+            published = published.drop(columns=[joint])
         tab_io.write_microdata(
-            _published_rows(release.data, sensitive, models),
+            published,
             stage(output),
             sep=_output_separator(sep, output),
         )
@@ -504,6 +521,30 @@ def anonymize_command(
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _per_sensitive_column(
+    models: list[PrivacyModel], columns: list[str], t_distance: str
+) -> tuple[list[PrivacyModel], str | None]:
+    """With several ``--sensitive`` columns, every model of a sensitive attribute applies to
+    each column (:class:`MultipleSensitive`, over a joint column named ``a+b`` that is not
+    written); returns the models and the joint column's name (None for one column)."""
+    if len(columns) < 2:
+        return models, None
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:
+        raise InputError("--sensitive names a column twice", column=twice[0])
+    per_column = [m for m in models if m.requires_sensitive]
+    if any(isinstance(m, DeltaPresence) for m in per_column):
+        raise InputError("--delta-presence takes one membership column as --sensitive")
+    if t_distance == "hierarchical" and any(
+        isinstance(m, (TCloseness, NTCloseness)) for m in per_column
+    ):
+        raise InputError("hierarchical t-closeness takes one --sensitive column")
+    kept = [m for m in models if not m.requires_sensitive]
+    if per_column:
+        kept.append(MultipleSensitive({c: list(per_column) for c in columns}))
+    return kept, "+".join(columns)
 
 
 def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> pd.DataFrame:
@@ -796,6 +837,7 @@ def anatomize_command(
         key=secret,
         measures=not no_measures,
     )
+    assert isinstance(release, BucketRelease)
     _bucket_provenance(release, inputs, key_file)
     out_sep = _output_separator(sep, output)
     with staged_outputs() as stage:

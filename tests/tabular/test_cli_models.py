@@ -11,7 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from structanon import Partition
-from structanon.models import AlphaKAnonymity, BLikeness, DeltaDisclosure, DeltaPresence
+from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DeltaDisclosure,
+    DeltaPresence,
+    DistinctLDiversity,
+)
 from tabular.cli import cli
 
 DATA = Path(__file__).resolve().parents[2] / "tabular" / "data"
@@ -122,3 +128,36 @@ def test_assess_reports_the_newer_models(tmp_path):
     for key in ("beta_likeness", "delta_disclosure", "probabilistic_l", "alpha"):
         assert key in risk
     assert risk["probabilistic_l"] >= 1.0 and 0 < risk["alpha"] <= 1.0
+
+
+@pytest.mark.parametrize("algorithm", ["optimal", "mondrian"])
+def test_several_sensitive_columns_each_satisfy_every_model(tmp_path, algorithm):
+    out, report = tmp_path / "anon.csv", tmp_path / "report.json"
+    args = anonymize_args(DATA / "adult_sample.csv", out, report, "-k", "3")
+    args[args.index("salary-class")] = "salary-class,occupation"
+    args += ["--l-diversity", "2", "--beta-likeness", "3", "--algorithm", algorithm]
+    result = run(args)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(report.read_text())
+    assert doc["verification"]["passed"]
+    assert any(m["model"] == "multiple-sensitive" for m in doc["models"])
+    data = pd.read_csv(out, sep=";")
+    assert "salary-class+occupation" not in data.columns
+    partition = Partition.from_keys(data[["sex", "age", "race"]])
+    for column in ("salary-class", "occupation"):
+        values = data[column].to_numpy()
+        assert DistinctLDiversity(2).check(partition, values).passed
+        assert BLikeness(3).check(partition, values).passed
+
+
+def test_several_sensitive_columns_bad_combinations(tmp_path):
+    out, report = tmp_path / "anon.csv", tmp_path / "report.json"
+    base = anonymize_args(DATA / "adult_sample.csv", out, report, "-k", "3")
+    twice = list(base)
+    twice[twice.index("salary-class")] = "occupation,occupation"
+    result = CliRunner().invoke(cli, [*twice, "--l-diversity", "2"])
+    assert result.exit_code == 2 and "twice" in result.output
+    presence = list(base)
+    presence[presence.index("salary-class")] = "salary-class,occupation"
+    result = CliRunner().invoke(cli, [*presence, "--delta-presence", "0,0.5"])
+    assert result.exit_code == 2 and "one membership column" in result.output

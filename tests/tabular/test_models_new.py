@@ -546,3 +546,44 @@ def test_delta_presence_names_a_membership_value_that_is_absent():
     )
     # a population without a single member releases nothing about anyone
     assert DeltaPresence(0, 0.5).check(partition, np.array([False] * 4)).passed
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(5, 40), st.integers(1, 15), st.sampled_from([0.1, 0.3]))
+def test_nt_closeness_checking_algorithm_agrees_with_its_definition(seed, n, big, t):
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame(
+        {
+            "a": rng.choice(["a0", "a1", "a2"], n),
+            "b": rng.choice(["b0", "b1"], n),
+            "s": rng.choice(["x", "y", "z"], n),
+        }
+    )
+    keys = table[["a", "b"]]
+    partition = Partition.from_keys(keys)
+    model = NTCloseness(big, t)
+    result = model.check_supersets(partition, table["s"].to_numpy(), natural_supersets(keys))
+    expected_failing = []
+    for g in range(partition.n_groups):
+        members = np.flatnonzero(partition.labels == g)
+        if members.size >= big:
+            continue
+        row = keys.iloc[members[0]]
+        ok = False
+        for subset in ([], ["a"], ["b"]):  # the natural supersets: shared values on a subset
+            mask = np.ones(n, dtype=bool)
+            for column in subset:
+                mask &= (keys[column] == row[column]).to_numpy()
+            if mask.sum() < big:
+                continue
+            q = shares(table["s"].to_numpy()[members])
+            p = shares(table["s"].to_numpy()[mask])
+            emd = 0.5 * sum(abs(q.get(v, 0.0) - p.get(v, 0.0)) for v in set(q) | set(p))
+            ok |= emd <= t + 1e-9
+        if not ok:
+            expected_failing.append(g)
+    assert result.failing_groups.tolist() == expected_failing
+    # the group-wise test (the whole table as the only superset) is never more lenient
+    assert set(expected_failing) <= set(
+        model.check(partition, table["s"].to_numpy()).failing_groups
+    )

@@ -185,3 +185,19 @@ def test_adult_sample(adult_sample):
     assert release.verify().passed
     assert release.risk["after"]["sensitive_value_probability_max"] <= 0.25 + 1e-12
     assert release.utility["n_buckets"] > len(adult_sample) / 20
+
+
+def test_buckets_stay_small_when_the_sensitive_column_holds_a_qi():
+    # sex is strongly tied to s: Mondrian cuts on sex fail, and the remaining buckets are
+    # dealt per sex into small l-diverse ones
+    rng = np.random.default_rng(2)
+    n = 600
+    sex = rng.choice(["M", "F"], n)
+    s = np.where(sex == "M", rng.choice(list("abcd"), n), rng.choice(list("cdef"), n))
+    table = pd.DataFrame({"age": rng.integers(20, 25, n), "sex": sex, "s": s})
+    release = tabular.slice_table(
+        table, ["age", "sex"], "s", l=3, columns=[["age"], ["sex", "s"]], key=KEY
+    )
+    assert release.verify().passed
+    assert release.utility["bucket_size_max"] <= 4 * 3 * 2
+    assert release.info["n_buckets"] > n / 20
