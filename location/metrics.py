@@ -91,7 +91,7 @@ def region_area_distribution(data: pd.DataFrame) -> dict[str, Any]:
     """Areas (km^2) of the distinct published regions, and the area an average fix gets."""
     areas = region_areas(data)
     per_fix = areas.loc[data["region_id"].to_numpy()].to_numpy()
-    out = {"n_regions": int(len(areas))}
+    out: dict[str, Any] = {"n_regions": int(len(areas))}
     out.update({f"region_km2_{k}": v for k, v in _quantiles(areas.to_numpy(), 1e6).items()})
     out["fix_weighted_mean_km2"] = float(per_fix.mean() / 1e6) if per_fix.size else float("nan")
     return out
@@ -163,7 +163,7 @@ def _overlap(lo, hi, q_lo, q_hi) -> np.ndarray:
 def range_query_error(
     original: pd.DataFrame,
     data: pd.DataFrame,
-    window: str | int,
+    window: str | int | pd.Timedelta,
     n_queries: int = 200,
     half_size_m: tuple[float, float] = (250.0, 2500.0),
     seed: int | None = None,
@@ -267,7 +267,10 @@ def heatmap_similarity(
 
 
 def utility_summary(
-    original: pd.DataFrame, data: pd.DataFrame, window: str | int, seed: int | None = None
+    original: pd.DataFrame,
+    data: pd.DataFrame,
+    window: str | int | pd.Timedelta,
+    seed: int | None = None,
 ) -> dict[str, Any]:
     """All utility measures of one release as a flat dict."""
     out: dict[str, Any] = {"suppression_share": suppression_share(len(data), len(original))}
