@@ -110,8 +110,10 @@ class _Block:
     """Dense (cluster, slot) boxes of one block of users and their pairwise merge efforts."""
 
     def __init__(self, fp: Fingerprints, users: np.ndarray) -> None:
-        rows = np.concatenate([np.arange(fp.starts[u], fp.starts[u + 1]) for u in users])
-        owner = np.repeat(np.arange(users.size), np.diff(fp.starts)[users])
+        lengths = fp.starts[users + 1] - fp.starts[users]
+        owner = np.repeat(np.arange(users.size), lengths)
+        first = np.cumsum(lengths) - lengths  # each user's first position in ``rows``
+        rows = fp.starts[users][owner] + np.arange(owner.size) - first[owner]
         slots, local = np.unique(fp.slot[rows], return_inverse=True)
         n, s = users.size, slots.size
         self.x0 = np.full((n, s), _ABSENT, dtype=np.int64)

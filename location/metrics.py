@@ -426,7 +426,8 @@ def od_flow_error(
     Districts are ``district_m``-metre cells of a lon/lat grid.  True flows: each user's
     place per time window is the district of their first fix in it; a move is a change of
     district between a user's consecutive active windows.  Published flows: the district
-    of each sample's region centre, moves between a pseudonym's consecutive samples.  A
+    of the region centre of each pseudonym's sample per start time (the smallest region id
+    where a pseudonym has several), moves between its consecutive start times.  A
     per-window release (a new pseudonym per window) publishes no move at all: error 1.
 
     Notes
@@ -449,11 +450,18 @@ def od_flow_error(
         _districts(lat[idx], lon[idx], lat_mid, district_m),
     )
     if len(samples):
-        b = region_bounds(samples).loc[samples["region_id"].to_numpy()]
+        # one place per pseudonym and start, as for the truth (the smallest region id)
+        first_sample = samples.assign(t=_ns(samples["start"])).sort_values(
+            ["user", "t", "region_id"], kind="stable"
+        )
+        first_sample = first_sample[~first_sample.duplicated(["user", "t"])]
+        b = region_bounds(first_sample).loc[first_sample["region_id"].to_numpy()]
         c_lat = 0.5 * (b.south.to_numpy() + b.north.to_numpy())
         c_lon = 0.5 * (b.west.to_numpy() + b.east.to_numpy())
-        users, _ = pd.factorize(samples["user"])
-        est = _flows(users, _ns(samples["start"]), _districts(c_lat, c_lon, lat_mid, district_m))
+        users, _ = pd.factorize(first_sample["user"])
+        est = _flows(
+            users, first_sample["t"].to_numpy(), _districts(c_lat, c_lon, lat_mid, district_m)
+        )
     else:
         est = pd.Series(dtype=np.int64)
     both = pd.concat([true.rename("t"), est.rename("e")], axis=1).fillna(0)

@@ -150,11 +150,11 @@ def _distinct_points(
     pl, _ = pd.factorize(df[place], sort=True)
     tm, _ = pd.factorize(df[time], sort=True)
     point, _ = pd.factorize(pl.astype(np.int64) * (int(tm.max()) + 1) + tm, sort=True)
-    pairs = pd.DataFrame({"u": u, "point": point, "tm": tm}).drop_duplicates(["u", "point"])
-    pairs = pairs.sort_values(["u", "point"], kind="stable")
-    time_of = np.zeros(int(point.max()) + 1, dtype=np.int64)
-    time_of[pairs["point"].to_numpy()] = pairs["tm"].to_numpy()
-    return pairs["u"].to_numpy(np.int64), pairs["point"].to_numpy(np.int64), time_of
+    n_points = int(point.max()) + 1
+    time_of = np.zeros(n_points, dtype=np.int64)
+    time_of[point] = tm  # one time per point
+    pairs = np.sort(pd.unique(u.astype(np.int64) * n_points + point))
+    return pairs // n_points, pairs % n_points, time_of
 
 
 def linkage_success(

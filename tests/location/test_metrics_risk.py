@@ -121,3 +121,66 @@ def test_unicity_does_not_depend_on_row_order():
     shuffled = df.sample(frac=1, random_state=1).reset_index(drop=True)
     for p in (1, 2, 4):
         assert risk.unicity(df, p, seed=0) == risk.unicity(shuffled, p, seed=0)
+
+
+def _moves_log():
+    """Two users each moving between two places 20 km apart over four hours."""
+    t = pd.date_range("2024-05-01T08:00:00Z", periods=4, freq="1h")
+    a, b = (40.0, 116.0), (40.18, 116.0)
+    rows = []
+    for user in ("u", "v"):
+        for i, time in enumerate(t):
+            lat, lon = a if i % 2 == 0 else b
+            rows.append({"user": user, "time": time, "lat": lat, "lon": lon})
+    return pd.DataFrame(rows)
+
+
+def _exact_samples(log: pd.DataFrame, pseudonym_per_window: bool) -> pd.DataFrame:
+    eps = 1e-4
+    start = pd.to_datetime(log["time"], utc=True).dt.floor("1h")
+    return pd.DataFrame(
+        {
+            "user": log["user"] + (start.astype(str) if pseudonym_per_window else ""),
+            "start": start,
+            "end": start + pd.Timedelta("1h"),
+            "region_id": np.arange(len(log)),
+            "region": [
+                shapely.box(lon - eps, lat - eps, lon + eps, lat + eps)
+                for lat, lon in zip(log["lat"], log["lon"])
+            ],
+        }
+    )
+
+
+def test_od_flow_error_exact_linked_and_lost_per_window():
+    log = _moves_log()
+    exact = metrics.od_flow_error(log, _exact_samples(log, False), "1h")
+    assert exact["od_flow_error"] == 0.0 and exact["od_true_moves"] == 6
+    per_window = metrics.od_flow_error(log, _exact_samples(log, True), "1h")
+    assert per_window["od_flow_error"] == 1.0
+
+
+def test_user_range_query_error_zero_on_exact_samples():
+    log = _moves_log()
+    out = metrics.user_range_query_error(log, _exact_samples(log, False), "1h", seed=0)
+    assert out["user_range_query_rel_error_mean"] == pytest.approx(0.0, abs=1e-9)
+    ext = metrics.sample_extents(_exact_samples(log, False))
+    assert ext["sample_duration_min_median"] == 60.0 and ext["sample_extent_km_p90"] < 0.05
+
+
+def test_linkage_success_window_vs_linked_on_a_cloaked_release(small_log, key):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        window = location.cloak(small_log, 5, window="1h", key=key)
+        linked = location.cloak(small_log, 5, window="1h", key=key, linkage="pseudonym")
+    for p in (2, 4):
+        w, lk = window.risk["after"][f"linkage_p{p}"], linked.risk["after"][f"linkage_p{p}"]
+        assert w < lk <= 1.0
+        assert linked.risk["before"][f"linkage_p{p}"] >= lk
+    assert "continuity_chain_share" in window.risk["after"]
+    assert "continuity_chain_share" not in linked.risk["after"]
+    # one window only: a pseudonym per window still intersects across its regions
+    df = pd.DataFrame({"user": [1, 1, 2, 3], "place": [5, 6, 5, 6], "window": [0, 0, 0, 0]})
+    assert risk.linkage_success(df, 2, linked=False, seed=0) == 1.0

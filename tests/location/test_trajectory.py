@@ -66,6 +66,8 @@ def test_every_trajectory_is_shared_by_k_pseudonyms(release, log):
     assert len(release.source_index) + release.suppressed == len(log)
     kept_users = set(log.loc[release.source_index.index, "user"])
     assert len(kept_users) == published
+    # the private link never leaves the publisher
+    assert "source_index" not in release.to_json() and "published_row" not in repr(release)
 
 
 def test_rows_sorted_by_published_values_and_keyed_pseudonyms(release, log):
