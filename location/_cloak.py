@@ -135,7 +135,9 @@ def _publish(
     """The per-fix published frame and the valid-fix positions in publication order."""
     triples, inverse = prep.triples, prep.inverse
     region = region_of_triple[inverse]
-    codes, pseudonyms = published_users(triples.u, triples.w, prep.user_values, pseud, linkage)
+    codes, pseudonyms = published_users(
+        triples.u, triples.w, prep.user_values, pseud, linkage, region_of_triple
+    )
     kept_pos = np.flatnonzero(region >= 0)
     # keys per triple; a suppressed triple (never published) borrows a published code
     keys = publication_keys(

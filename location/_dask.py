@@ -250,10 +250,17 @@ def _reduce_triples(ddf: Any, frame: _Frame, k: int) -> _Reduced:
 
 
 def _published_users(
-    u: np.ndarray, w: np.ndarray, users: np.ndarray, pseud: Pseudonymizer, linkage: str
+    u: np.ndarray,
+    w: np.ndarray,
+    users: np.ndarray,
+    pseud: Pseudonymizer,
+    linkage: str,
+    region: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`location._publish.published_users`, with the (user, window) pairs packed
     into one int64 (a 1-d unique instead of a row-wise one; the same codes and labels)."""
+    if region is not None:  # one pseudonym per (user, window, region): the row-wise unique
+        return published_users(u, w, users, pseud, linkage, region)
     if linkage != "window" or not len(u):
         return published_users(u, w, users, pseud, linkage)
     w0 = int(w.min())
@@ -756,7 +763,7 @@ def cloak_dask(
         weight, kept = triples.weight, region >= 0
         kept_pos = np.flatnonzero(kept)
         codes, pseudonyms = _published_users(
-            triples.u[kept], triples.w[kept], red.users, pseudonymizer, linkage
+            triples.u[kept], triples.w[kept], red.users, pseudonymizer, linkage, region[kept]
         )
         pkeys = publication_keys(triples.w[kept], region[kept], codes, pseudonyms)
         rows, order = published_rows(pkeys, weight[kept], aggregate)

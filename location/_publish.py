@@ -104,14 +104,21 @@ LINKAGE_WARNING = (
 
 
 def published_users(
-    u: np.ndarray, w: np.ndarray, users: Any, pseud: Any, linkage: str
+    u: np.ndarray,
+    w: np.ndarray,
+    users: Any,
+    pseud: Any,
+    linkage: str,
+    region: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and pseudonyms of the published users of triples ``(u, w)``.
+    """Codes and pseudonyms of the published users of triples ``(u, w)`` (in ``region``).
 
-    ``linkage="window"`` (the default of :func:`location.cloak`) gives every (user, window) its
-    own keyed pseudonym, ``HMAC(key, user, window)``, so a user's windows cannot be joined
-    through the pseudonym, within a release or across releases; ``"pseudonym"`` gives one
-    pseudonym per user for every window.
+    ``linkage="window"`` (the default of :func:`location.cloak`) gives every (user, window,
+    region) its own keyed pseudonym, ``HMAC(key, user, window, region)``, so neither a user's
+    windows nor the regions one user visits within a window can be joined through the
+    pseudonym, within a release or across releases (one pseudonym per (user, window) let an
+    attacker intersect a user's regions of one window below ``k``); ``"pseudonym"`` gives one
+    pseudonym per user for every window.  Without ``region`` the unit is (user, window).
 
     Returns
     -------
@@ -121,11 +128,15 @@ def published_users(
     values = np.asarray(users, dtype=object).astype(str)
     if linkage == "pseudonym":
         return u, pseud.pseudonymize(values)
-    pairs = np.stack([np.asarray(u, dtype=np.int64), np.asarray(w, dtype=np.int64)], axis=1)
-    unique, codes = np.unique(pairs, axis=0, return_inverse=True)
+    parts = [np.asarray(u, dtype=np.int64), np.asarray(w, dtype=np.int64)]
+    if region is not None:
+        parts.append(np.asarray(region, dtype=np.int64))
+    unique, codes = np.unique(np.stack(parts, axis=1), axis=0, return_inverse=True)
     labels = pd.Series(values[unique[:, 0]]).str.cat(
         pd.Series(unique[:, 1]).astype(str), sep="\x1fwindow\x1f"
     )
+    if region is not None:
+        labels = labels.str.cat(pd.Series(unique[:, 2]).astype(str), sep="\x1fregion\x1f")
     return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
 
 

@@ -173,9 +173,9 @@ def linkage_success(
     published unit (region and window, or cluster sample) that holds it, and intersects
     the published identities found there through whatever link the release keeps.
     ``linked``: one identity per user across every time (a pseudonym, or a trajectory
-    pseudonym); otherwise identities live in one time window only (a fresh pseudonym per
-    window), so only points of the same window intersect, and the attacker bets on the
-    window whose candidate set is smallest.  The target's own identity is always a
+    pseudonym); otherwise identities live in one published unit only (a fresh pseudonym per
+    user, window and region), so nothing intersects, and the attacker bets on the known
+    point whose unit holds the fewest identities.  The target's own identity is always a
     candidate, so the success is the chance of naming it by picking one at random.
 
     Parameters
@@ -205,8 +205,7 @@ def linkage_success(
 
     Notes
     -----
-    Linked: ``C = cap_i ids(g_i)``.  Per window: ``C_w = cap_{i: t_i = w} ids_w(g_i)`` and
-    success ``= max_w 1 / |C_w|``.  The points map to the unit that truly holds them,
+    Linked: ``C = cap_i ids(g_i)``.  Unlinked: success ``= max_i 1 / |ids(g_i)|``.  The points map to the unit that truly holds them,
     which can only help the attacker (an upper bound on the attack of
     ``tests/location/test_attacks.py``, which maps points to regions by geometry).
     """
@@ -224,9 +223,9 @@ def linkage_success(
     sample = np.sort(rng.choice(eligible, min(n_users, eligible.size), replace=False))
     offsets = np.concatenate([starts[s] + rng.permutation(lengths[s])[:p] for s in sample])
     trial = np.repeat(np.arange(sample.size), p)
-    scope_of = (lambda pt: np.zeros(len(pt), dtype=np.int64)) if linked else time_of.__getitem__
     known = pd.DataFrame({"trial": trial, "point": points[offsets]})
-    known["scope"] = scope_of(known["point"].to_numpy())
+    # linked: every known point in one scope; unlinked: each point its own
+    known["scope"] = 0 if linked else np.arange(len(known))
     need = known.groupby(["trial", "scope"]).size().rename("need")
     holders = pd.DataFrame({"point": points, "ident": users})
     hits = (

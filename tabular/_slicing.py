@@ -10,7 +10,7 @@ attribute guesses its sensitive value with probability at most ``1 / l``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -260,10 +260,9 @@ class SlicingVerifier:
 
 
 def _check_columns_given(columns: Any, attributes: list[str]) -> list[list[str]]:
-    groups = [
-        [c] if isinstance(c, str) else check_names(c, "columns")
-        for c in check_names(columns, "columns")
-    ]
+    if isinstance(columns, str | bytes) or not isinstance(columns, Iterable):
+        raise InputError(f"columns must be a list of column groups, got {columns!r:.60}")
+    groups = [[c] if isinstance(c, str) else check_names(c, "columns") for c in columns]
     flat = [a for g in groups for a in g]
     if any(not g for g in groups) or sorted(flat) != sorted(attributes):
         raise InputError(

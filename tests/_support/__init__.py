@@ -24,16 +24,21 @@ def shared_file(relative: str) -> Path:
     return path
 
 
-def window_pseudonyms(key, users, times, window: str):
-    """Pseudonyms of location releases re-derived independently: ``HMAC(key, user, window)``.
+def window_pseudonyms(key, users, times, window: str, regions):
+    """Pseudonyms of location releases re-derived independently:
+    ``HMAC(key, user, window, region)``.
 
     ``window`` is the release's window (e.g. ``"15min"``); the window number is the epoch
-    time in nanoseconds floor-divided by the window length.
+    time in nanoseconds floor-divided by the window length; ``regions`` the published
+    ``region_id`` of each row.
     """
     import numpy as np
     import pandas as pd
 
     stamps = pd.to_datetime(pd.Series(times), utc=True)
     number = (stamps.astype("int64") // pd.Timedelta(window).value).to_numpy(np.int64)
-    labels = [f"{u}\x1fwindow\x1f{w}" for u, w in zip(pd.Series(users).astype(str), number)]
+    labels = [
+        f"{u}\x1fwindow\x1f{w}\x1fregion\x1f{int(r)}"
+        for u, w, r in zip(pd.Series(users).astype(str), number, np.asarray(regions))
+    ]
     return key.pseudonymize(labels)

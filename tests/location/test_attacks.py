@@ -99,29 +99,29 @@ def _signatures(rows: pd.DataFrame, who: str) -> dict:
 def _true_users(table: pd.DataFrame, reference: pd.DataFrame, seed: int = 0) -> np.ndarray:
     """The true user of each published row (the test's knowledge, not the attacker's).
 
-    A pseudonym stands for one user in one window (the default linkage), so it is matched to
-    a true user by what it publishes in that window: its regions and fix counts.  Users whose
-    window looks the same are interchangeable and are handed out one each, at random (``seed``),
+    A pseudonym stands for one user in one window and region (the default linkage), so it is
+    matched to a true user by what it publishes there: its fix count.  Users whose
+    unit looks the same are interchangeable and are handed out one each, at random (``seed``),
     so two releases are not scored as linked through the test's own tie-break.
     """
     rng = np.random.default_rng(seed)
 
     def window_signatures(frame: pd.DataFrame, who: str) -> dict:
-        out: dict = defaultdict(list)
         counts = frame.groupby([who, "window", "region_id"]).size()
-        for (person, window, region), n in counts.items():
-            out[(person, window)].append((int(region), int(n)))
-        return {key: (key[1], tuple(sorted(v))) for key, v in out.items()}
+        return {
+            (person, window, region): (window, int(region), int(n))
+            for (person, window, region), n in counts.items()
+        }
 
     candidates: dict = defaultdict(list)
-    for (user, _window), signature in window_signatures(reference, "true_user").items():
+    for (user, _window, _region), signature in window_signatures(reference, "true_user").items():
         candidates[signature].append(user)
     for users in candidates.values():
         rng.shuffle(users)
     expand = table.loc[table.index.repeat(table["n_fixes"])] if "n_fixes" in table else table
     pseudonym_user = {
         pseudonym: candidates[signature].pop()
-        for (pseudonym, _window), signature in window_signatures(expand, "user").items()
+        for (pseudonym, _window, _region), signature in window_signatures(expand, "user").items()
     }
     return table["user"].map(pseudonym_user).to_numpy()
 

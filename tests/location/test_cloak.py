@@ -37,11 +37,13 @@ def test_release_shape_and_independent_recount(small_log, key, recount, assert_c
 def test_users_are_pseudonymized_with_the_key(small_log, key):
     r = location.cloak(small_log, k=5, key=key)  # default: one pseudonym per user and window
     source = small_log.loc[r.source_index]
-    expected = window_pseudonyms(key, source["user"], source["time"], "15min")
+    expected = window_pseudonyms(key, source["user"], source["time"], "15min", r.data["region_id"])
     assert (r.data["user"].to_numpy() == expected).all()
     assert not set(small_log["user"].astype(str)) & set(r.data["user"])
-    # no pseudonym appears in two windows, so windows cannot be joined through it
+    # no pseudonym appears in two windows or two regions, so neither a user's windows nor
+    # the regions of one window can be joined through it
     assert (r.data.groupby("user")["window"].nunique() == 1).all()
+    assert (r.data.groupby("user")["region_id"].nunique() == 1).all()
     linked = location.cloak(small_log, k=5, key=key, linkage="pseudonym")
     expected = key.pseudonymize(small_log.loc[linked.source_index, "user"].astype(str))
     assert (linked.data["user"].to_numpy() == expected).all()
@@ -285,7 +287,8 @@ def test_aggregate_api_counts_fixes(small_log, key):
     rows = agg.source_index
     assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
     source = small_log.loc[rows.index]
-    users = window_pseudonyms(key, source["user"], source["time"], "15min")
+    regions = agg.data["region_id"].to_numpy()[rows.to_numpy()]
+    users = window_pseudonyms(key, source["user"], source["time"], "15min", regions)
     assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
 
 

@@ -97,7 +97,8 @@ def test_dask_source_index_and_aggregate_match_pandas(client, key, aggregate):
     if not aggregate:
         assert sorted(rows.to_numpy()) == list(range(len(data)))
     source = df.loc[rows.index]
-    users = window_pseudonyms(key, source["user"], source["time"], "30min")
+    regions = data["region_id"].to_numpy()[rows.to_numpy()]
+    users = window_pseudonyms(key, source["user"], source["time"], "30min", regions)
     assert (data["user"].to_numpy()[rows.to_numpy()] == users).all()
     assert (
         data["window"].to_numpy()[rows.to_numpy()]

@@ -181,6 +181,8 @@ def test_linkage_success_window_vs_linked_on_a_cloaked_release(small_log, key):
         assert linked.risk["before"][f"linkage_p{p}"] >= lk
     assert "continuity_chain_share" in window.risk["after"]
     assert "continuity_chain_share" not in linked.risk["after"]
-    # one window only: a pseudonym per window still intersects across its regions
+    # one window: user 1's two regions hold fresh pseudonyms, so nothing intersects and the
+    # attacker bets on the smaller unit (two holders each); linked, they single user 1 out
     df = pd.DataFrame({"user": [1, 1, 2, 3], "place": [5, 6, 5, 6], "window": [0, 0, 0, 0]})
-    assert risk.linkage_success(df, 2, linked=False, seed=0) == 1.0
+    assert risk.linkage_success(df, 2, linked=False, seed=0) == 0.5
+    assert risk.linkage_success(df, 2, linked=True, seed=0) == 1.0
