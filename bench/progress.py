@@ -59,6 +59,41 @@ def measure(name: str, argv: list[str], repeats: int) -> dict[str, object]:
     return {"name": name, "command": shlex.join(argv), "cpu": cpu, "wall": wall}
 
 
+def account(argv: list[str]) -> tuple[int, float, float]:
+    """In-process run of a command with progress on: (progress calls, seconds spent in
+    them, CPU seconds of the whole run).  Every progress line of the location and
+    transactions commands goes through ``structanon._progress`` (they draw no tqdm bar)."""
+    from click.testing import CliRunner
+
+    from structanon import _progress
+    from structanon.cli import main as cli_main
+
+    spent = [0, 0.0]
+
+    def timed(function):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[0] += 1
+                spent[1] += time.perf_counter() - start
+
+        return wrapper
+
+    originals = (_progress.phase_started, _progress.phase_done)
+    _progress.phase_started, _progress.phase_done = (timed(f) for f in originals)
+    try:
+        cpu = time.process_time()
+        result = CliRunner().invoke(cli_main, argv)
+        cpu = time.process_time() - cpu
+    finally:
+        _progress.phase_started, _progress.phase_done = originals
+    if result.exit_code != 0:
+        raise RuntimeError(result.output)
+    return int(spent[0]), float(spent[1]), cpu
+
+
 def table(results: list[dict[str, object]]) -> str:
     lines = [
         "| run | mode | CPU s (median) | CPU s (all runs) | wall s (median) | CPU vs --quiet |",
@@ -86,7 +121,15 @@ def main() -> None:
     ap.add_argument("--skip-location", action="store_true")
     ap.add_argument("--skip-retail", action="store_true")
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--account",
+        action="store_true",
+        help="only count the progress calls of one in-process run of each command and time them",
+    )
     args = ap.parse_args()
+    if args.account:
+        _account_main(args)
+        return
     py = [sys.executable, "-m", "structanon"]
     results = []
     with tempfile.TemporaryDirectory(prefix="progress-bench-") as tmp:
@@ -118,6 +161,36 @@ def main() -> None:
     print(doc)
     if args.out:
         args.out.write_text(doc)
+
+
+def _account_main(args: argparse.Namespace) -> None:
+    sys.path.insert(0, os.getcwd())
+    from location.synthetic import synthetic_log
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="progress-account-") as tmp:
+        out = Path(tmp)
+        log = out / "log.csv"
+        synthetic_log(args.fixes, args.fixes // 100, seed=0).to_csv(log, index=False)
+        commands = {
+            f"location, {args.fixes:,} fixes, k=10": [
+                *("location", "anonymize", str(log), "-k", "10", "-o", str(out / "c.csv")),
+            ],
+            "retail km, k=5 m=2": [
+                *("transactions", "anonymize", str(RETAIL), "-k", "5", "-m", "2"),
+                *("-o", str(out / "r.dat")),
+            ],
+        }
+        for name, argv in commands.items():
+            calls, seconds, cpu = account([*argv, "--key-file", str(_key(out))])
+            rows.append(
+                f"| {name} | {calls} | {1000 * seconds:.2f} | {cpu:.1f} | "
+                f"{100 * seconds / cpu:.4f}% |"
+            )
+    print(
+        "| run (in-process, progress on) | progress calls | ms in them | run CPU s | share |\n"
+        "|---|---|---|---|---|\n" + "\n".join(rows)
+    )
 
 
 def _key(folder: Path) -> Path:

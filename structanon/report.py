@@ -2,8 +2,9 @@
 
 Every report, whatever the data type, has the same parts in the same order: the guarantee in
 plain words and what it does not cover (from ``docs/threat-model.md``), traffic-light flags
-with what to do about each, provenance (software, date, command, input file and its SHA-256,
-parameters), the privacy checks, utility, risk before and after, figures, and details.  No
+with what to do about each, before/after views (the input next to the release, small counts
+merged or hidden), the privacy checks, utility, risk before and after, figures, provenance
+(software, date, command, input file and its SHA-256, parameters), and details.  No
 report holds the key, the publisher's ``source_index`` or anything that regenerates the
 publication randomness.
 """
@@ -212,6 +213,18 @@ _STYLE = (
 )
 
 
+def _figures_html(heading: str, anchor: str, items: Sequence[ReportFigure]) -> list[str]:
+    """A section of figures: caption, then the image with its alt text (empty: no section)."""
+    if not items:
+        return []
+    return [f"<h2 id='{anchor}'>{heading}</h2>"] + [
+        f"<figure><figcaption>{html.escape(item.title)}</figcaption>"
+        f"<img alt='{html.escape(item.alt or item.title)}' "
+        f"src='data:image/png;base64,{_figure_png(item.figure)}'></figure>"
+        for item in items
+    ]
+
+
 def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, Any]]) -> str:
     what = data["unit"]
     passed = data["verification"]["passed"]
@@ -249,6 +262,8 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
             f"<div class='flag {esc(flag['level'])}'><b>{esc(flag['level'].upper())}"
             f" &middot; {esc(flag['title'])}</b>: {esc(flag['detail'])}{advice}</div>"
         )
+    items = [ReportFigure(*item) for item in figures]
+    parts += _figures_html("Before and after", "before-after", [f for f in items if f.view])
     parts += [
         "<h2>Privacy checks (re-verified from the published output alone)</h2>",
         _html_table(
@@ -277,19 +292,7 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
             "<h2>Risk before and after</h2>",
             _html_table(_risk_rows(data["risk"]), ["measure", "before", "after"]),
         ]
-    items = [ReportFigure(*item) for item in figures]
-    for heading, anchor, chosen in (
-        ("Before and after", "before-after", [f for f in items if f.view]),
-        ("Figures", "figures", [f for f in items if not f.view]),
-    ):
-        if chosen:
-            parts.append(f"<h2 id='{anchor}'>{heading}</h2>")
-        for item in chosen:
-            parts.append(
-                f"<figure><figcaption>{esc(item.title)}</figcaption>"
-                f"<img alt='{esc(item.alt or item.title)}' "
-                f"src='data:image/png;base64,{_figure_png(item.figure)}'></figure>"
-            )
+    parts += _figures_html("Figures", "figures", [f for f in items if not f.view])
     parts += [
         "<h2 id='provenance'>Provenance</h2>",
         _html_table(

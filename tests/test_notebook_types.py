@@ -91,3 +91,59 @@ def test_zoned_query_times_raise_no_numpy_warning(tz):
     naive = log.assign(time=log["time"].dt.tz_convert("UTC").dt.tz_localize(None))
     same = querylogs.anonymize(naive, 3, key=KEY, measures=False)
     assert len(same.data) == len(release.data)  # the same instants, grouped the same way
+
+
+def _geo_log():
+    geopandas = pytest.importorskip("geopandas")
+    import location
+
+    df = location.synthetic_log(3000, 30, seed=4)
+    points = geopandas.points_from_xy(df["lon"], df["lat"])
+    gdf = geopandas.GeoDataFrame(df.drop(columns=["lat", "lon"]), geometry=points, crs=4326)
+    return df, gdf
+
+
+def test_geodataframe_in_any_crs_gives_the_release_of_its_coordinates():
+    import location
+    from location.io import regions_table
+
+    df, gdf = _geo_log()
+    plain = location.cloak(df, 5, key=KEY, measures=False)
+    projected = location.cloak(gdf.to_crs("EPSG:3857"), 5, key=KEY, measures=False)
+    assert projected.data.equals(plain.data)
+    regions = projected.to_geodataframe()
+    assert regions.crs.to_epsg() == 4326
+    assert len(regions) == len(regions_table(plain.data)) and regions.geometry.name == "region"
+    assert regions["n_users"].min() >= 5
+    rows = location.to_geodataframe(projected, rows=True)
+    assert len(rows) == len(projected.data) and rows.crs.to_epsg() == 4326
+
+
+def test_geodataframe_mistakes_are_named():
+    import shapely
+
+    import location
+    from structanon.errors import InputError
+
+    df, gdf = _geo_log()
+    with pytest.raises(InputError, match="no coordinate reference system"):
+        location.cloak(gdf.set_crs(None, allow_override=True), 5, key=KEY)
+    lines = gdf.copy()
+    lines.loc[lines.index[3], "geometry"] = shapely.LineString([(0, 0), (1, 1)])
+    with pytest.raises(InputError, match="points, not LineString") as err:
+        location.cloak(lines, 5, key=KEY)
+    assert err.value.row == 3
+    with pytest.raises(InputError, match="both a point geometry and a 'lat' column"):
+        location.cloak(gdf.assign(lat=1.0), 5, key=KEY)
+
+
+def test_to_geodataframe_names_the_missing_package(monkeypatch):
+    import sys
+
+    import location
+
+    df, _gdf = _geo_log()
+    release = location.cloak(df, 5, key=KEY, measures=False)
+    monkeypatch.setitem(sys.modules, "geopandas", None)
+    with pytest.raises(ImportError, match="pip install geopandas"):
+        release.to_geodataframe()
