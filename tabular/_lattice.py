@@ -150,6 +150,7 @@ class EncodedTable:
             for j in range(self.q - 2, -1, -1):
                 strides[j] = strides[j + 1] * max(int(radices[j + 1]), 1)
             self._key_strides = strides
+        self._base_keys: np.ndarray | None = None
         self.evaluations = 0
         self.rollups = 0
 
@@ -221,11 +222,44 @@ class EncodedTable:
         return ids, ClassTable(codes, sizes, cont)
 
     def _from_base(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
+        if self._key_strides is not None and self.base_weight.size:
+            return self._from_base_keyed(node)
         gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
-        ids, table = self._group(gen, self.base_weight, self.base_sensitive, node)
-        if self._key_strides is not None:
-            table.keys = table.codes @ self._key_strides
-        return ids, table
+        return self._group(gen, self.base_weight, self.base_sensitive, node)
+
+    def _from_base_keyed(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
+        """Classes of a node from the distinct records, through the fixed-radix keys."""
+        strides = self._key_strides
+        assert strides is not None
+        if self._base_keys is None:
+            self._base_keys = self.base_leaf_codes @ strides
+        keys = self._base_keys.copy()
+        gen = []
+        for j in range(self.q):
+            leaf = self.base_leaf_codes[:, j]
+            col = leaf if node[j] == 0 else self.maps[j][leaf, node[j]]
+            if node[j] != 0:
+                keys += (col - leaf) * strides[j]
+            gen.append(col)
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+        new_run = np.r_[True, ordered[1:] != ordered[:-1]]
+        starts = np.flatnonzero(new_run)
+        m = starts.size
+        run = np.cumsum(new_run) - 1
+        ids = np.empty(keys.size, dtype=np.int64)
+        ids[order] = run
+        first = order[starts]
+        codes = np.stack([g[first] for g in gen], axis=1)
+        weight = self.base_weight[order]
+        sizes = np.add.reduceat(weight, starts).astype(np.int64)
+        cont = None
+        if self.base_sensitive is not None:
+            s = max(self.n_sensitive, 1)
+            cells = run * s + self.base_sensitive[order]
+            cont = np.bincount(cells, weights=weight, minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        return ids, ClassTable(codes, sizes, cont, ordered[starts])
 
     def _roll_up_keyed(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]

@@ -3,7 +3,8 @@
 //
 // Usage: java -cp <classpath from arx_setup.sh> ArxOptimal DATA.csv HIERARCHY_DIR CASES REPEATS
 // Columns: case, rows, parse_s (Data.create + hierarchies, fastest call), first_s (first anonymize call of
-// the case, JIT warm-up included), best_s (fastest of REPEATS later calls), best_cpu_s
+// the case, JIT warm-up included), best_s (fastest of REPEATS later calls; the first when
+// REPEATS is 0), best_cpu_s
 // (process CPU of that call), score (ARX's highest score of the optimum), transformation.
 import java.io.BufferedReader;
 import java.io.FileReader;
@@ -128,7 +129,8 @@ public class ArxOptimal {
                 parse = Math.min(parse, (t1 - t0) / 1e9);
                 if (r == 0) {
                     first = search;
-                } else if (search < best) {
+                }
+                if ((r > 0 || repeats == 0) && search < best) {
                     best = search;
                     bestCpu = c1 - c0;
                 }
@@ -140,7 +142,7 @@ public class ArxOptimal {
                     levels = Arrays.toString(result.getGlobalOptimum().getTransformation()).replace(" ", "");
                 }
             }
-            if (repeats == 0) { best = first; }
+
             System.out.printf("%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t%s%n", name, rows, parse, first,
                 best, bestCpu, score, levels);
             System.out.flush();

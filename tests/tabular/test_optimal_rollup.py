@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from structanon.partition import encode_values
@@ -37,3 +38,29 @@ def test_rolled_up_tables_equal_tables_from_the_records(seed, sensitive):
         else:
             assert a.contingency is None and b.contingency is None
     assert rolled.rollups > 0 and direct.rollups == 0
+
+
+def test_class_tables_equal_a_pandas_groupby_of_the_generalized_records():
+    rng = np.random.default_rng(7)
+    hierarchies = [random_hierarchy("a", 6, 3), random_hierarchy("b", 5, 2)]
+    n = 200
+    columns = [rng.integers(0, h.leaves.size, n) for h in hierarchies]
+    sens, domain = encode_values(rng.integers(0, 3, n))
+    enc = EncodedTable(columns, hierarchies, sens, domain.size)
+    lattice = _Lattice(enc.heights)
+    for i in np.argsort(lattice.level_sum, kind="stable"):
+        node = lattice.node(int(i))
+        frame = pd.DataFrame(
+            {
+                "a": hierarchies[0].node_codes[columns[0], node[0]],
+                "b": hierarchies[1].node_codes[columns[1], node[1]],
+                "s": sens,
+            }
+        )
+        expected = pd.crosstab([frame["a"], frame["b"]], frame["s"]).sort_index()
+        table = enc.classes(node)
+        np.testing.assert_array_equal(table.codes, np.array(expected.index.tolist()))
+        np.testing.assert_array_equal(table.contingency, expected.to_numpy())
+        np.testing.assert_array_equal(table.sizes, expected.to_numpy().sum(axis=1))
+        classes, same = enc.record_classes(node)
+        np.testing.assert_array_equal(same.codes[classes], frame[["a", "b"]].to_numpy())
