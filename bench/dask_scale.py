@@ -32,7 +32,7 @@ def _client():
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address="127.0.0.1:0"
     )
     return cluster, Client(cluster)
 

@@ -155,7 +155,7 @@ def dask_client(
                 threads_per_worker=per_worker,
                 processes=workers is not None or limit not in (None, "auto"),
                 memory_limit=limit if limit is not None else "auto",
-                dashboard_address=None,
+                dashboard_address="127.0.0.1:0",
             )
         )
         yield stack.enter_context(Client(cluster))
