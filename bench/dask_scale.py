@@ -28,6 +28,11 @@ from _harness import measure  # noqa: E402
 KEY = b"benchmark-key-0123456789"
 
 
+def _part_name(i: int) -> str:
+    """Zero-padded part names, so pandas (sorted file names) reads the rows in Dask's order."""
+    return f"part.{i:05d}.parquet"
+
+
 def _client():
     from distributed import Client, LocalCluster
 
@@ -75,7 +80,9 @@ def run_location(n: int) -> None:
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         src = f"{tmp}/log"
-        dd.from_pandas(synthetic_log(n, n // 100, seed=0), npartitions=16).to_parquet(src)
+        dd.from_pandas(synthetic_log(n, n // 100, seed=0), npartitions=16).to_parquet(
+            src, name_function=_part_name
+        )
         rows = {}
         for engine in ("pandas", "dask"):
             out = f"{tmp}/out_{engine}.parquet"
@@ -127,7 +134,7 @@ def run_querylogs(n_lines: int) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         src = f"{tmp}/log"
         log = querylogs.synthetic_log(n_users, n_lines, seed=0)
-        dd.from_pandas(log, npartitions=16).to_parquet(src)
+        dd.from_pandas(log, npartitions=16).to_parquet(src, name_function=_part_name)
         del log
         digests = []
         for engine in ("pandas", "dask"):
@@ -189,7 +196,7 @@ def run_tabular(rows: int, max_rows: int) -> None:
     table = adult.sample(rows, replace=True, random_state=0, ignore_index=True)
     table["age"] = table["age"] + rng.integers(-2, 3, rows)  # scaled with noise
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
-        dd.from_pandas(table, npartitions=16).to_parquet(f"{tmp}/adult")
+        dd.from_pandas(table, npartitions=16).to_parquet(f"{tmp}/adult", name_function=_part_name)
         for engine in ("pandas", "dask"):
             res, secs, peak = measure(tabular_case, f"{tmp}/adult", engine, max_rows, timeout=3600)
             print(
