@@ -176,6 +176,15 @@ def compute(*collections: Any) -> tuple[Any, ...]:
     On a distributed client the futures are shown by ``distributed.progress``; on the
     local schedulers by ``dask.diagnostics.ProgressBar``.
     """
+    import pandas as pd
+
+    try:
+        return _compute(*collections)
+    except pd.errors.ParserError as exc:  # a malformed line met by a lazy reader
+        raise InputError(f"cannot parse the input: {exc} (wrong --sep?)") from None
+
+
+def _compute(*collections: Any) -> tuple[Any, ...]:
     import dask
 
     if not _progress.enabled():
