@@ -22,6 +22,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Release
+from structanon._engine import reject_dask
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_float, check_int, check_names
 from structanon.errors import InfeasibleError, InputError
@@ -40,6 +41,7 @@ __all__ = ["k_degree_anonymize", "anonymize_with_mapping", "degree_verifier", "d
 
 
 def _prepare(graph: Any, as_undirected: bool) -> tuple[nx.Graph, dict[str, int]]:
+    reject_dask(graph, "graph anonymization (a networkx graph)")
     if not isinstance(graph, nx.Graph):
         raise InputError(f"parameter 'G' must be a networkx graph, got {type(graph).__name__}")
     report = dict(graph.graph.get(INPUT_REPORT, {}))

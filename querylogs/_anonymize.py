@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from structanon import Partition, Release, _progress
+from structanon._engine import resolve_engine
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_columns, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
@@ -207,6 +208,7 @@ def anonymize(
     measures: bool = True,
     assess: bool | None = None,
     show_progress: bool = False,
+    engine: str | None = None,
 ) -> Release:
     """Anonymize a search log so every published user shares the whole published log of
     at least ``k - 1`` others.
@@ -278,6 +280,13 @@ def anonymize(
     show_progress : bool
         Show a progress bar of the user clustering on stderr (when it is a terminal); the
         command line shows it unless ``--quiet``.
+    engine : {"pandas", "dask"}, optional
+        Default: ``"dask"`` for a Dask DataFrame ``log``, else ``"pandas"``.  On Dask the
+        parsing, normalization, event deduplication and the click graph's counts run out
+        of core (one pass over the partitions); the grouping runs on the in-memory sparse
+        profiles, one row per user; the release equals the pandas release for the same
+        inputs, seed and key (``source_index`` then holds global row positions).  See
+        docs/dask.md.
 
     Returns
     -------
@@ -367,14 +376,20 @@ def anonymize(
             )
         )
         secret = release_key(key if key is not None else pseudonymizer)
-        frame = _validate(log, params["k"])
+        dask_log = resolve_engine(log, engine) == "dask"
+        frame = None if dask_log else _validate(log, params["k"])
         # secret publication randomness, bound to the public parameters and the seed
         context = (
             params["seed"],
             params["k"],
             repr(sorted((name, value) for name, value in params.items())),
         )
-        state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
+        if frame is None:
+            state = _parse_dask(
+                log, params["k"], secret, context, suppress_identifiers, identifier_kinds
+            )
+        else:
+            state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
     with timings("intents"):
         _cluster_queries(state, params)
     with timings("user_clustering"):
@@ -396,7 +411,7 @@ def anonymize(
         suppressed=info["users_without_published_queries"],
         n_individuals=int(state.n_users),
         info=info,
-        source_index=np.asarray(log.index)[source],
+        source_index=source if frame is None else np.asarray(log.index)[source],
     )
     for message in _warnings(params["k"], info):
         add_warning(release, message)
@@ -419,7 +434,7 @@ def _measures_switch(measures: bool, assess: bool | None) -> bool:
 class _State:
     """The log as query events, as each phase of :func:`anonymize` leaves it."""
 
-    frame: pd.DataFrame
+    frame: pd.DataFrame | None  # the validated rows (None: a Dask log, see ``dask_log``)
     query_codes: np.ndarray  # per input row: code in ``vocabulary``
     vocabulary: np.ndarray  # normalized queries
     flagged: np.ndarray  # per vocabulary entry: carries a direct identifier
@@ -433,6 +448,11 @@ class _State:
     n_intents: int = 1
     identifier_suppressed: int = 0
     pseudonyms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    dask_log: Any = None  # the reduced Dask log (querylogs._dask.DaskLog)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.dask_log.n_rows if self.frame is None else len(self.frame))
 
     @property
     def n_users(self) -> int:
@@ -461,6 +481,44 @@ def _parse(
     events, users = _events(
         frame, query_codes, secret.rng("user-order", *context), secret.rng("click-url", *context)
     )
+    state = _State(frame, query_codes, vocabulary, np.zeros(0, bool), events, users, {})
+    _flag_identifiers(state, suppress_identifiers, identifier_kinds)
+    return state
+
+
+def _parse_dask(
+    log: Any,
+    k: int,
+    secret: Pseudonymizer,
+    context: tuple,
+    suppress_identifiers: bool,
+    identifier_kinds: tuple[str, ...] | None,
+) -> _State:
+    """:func:`_parse` of a Dask log, its events reduced out of core (``querylogs._dask``)."""
+    from ._dask import dask_events
+
+    reduced = dask_events(
+        log, k, secret.rng("user-order", *context), secret.rng("click-url", *context)
+    )
+    state = _State(
+        None,
+        np.zeros(0, np.int64),
+        reduced.vocabulary,
+        np.zeros(0, bool),
+        reduced.events,
+        reduced.users,
+        {},
+        dask_log=reduced,
+    )
+    _flag_identifiers(state, suppress_identifiers, identifier_kinds)
+    return state
+
+
+def _flag_identifiers(
+    state: _State, suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None
+) -> None:
+    """Flag the vocabulary's queries carrying a direct identifier; count them per kind."""
+    vocabulary, events = state.vocabulary, state.events
     flagged = np.zeros(vocabulary.size, dtype=bool)
     identifier_counts: dict[str, int] = {}
     if suppress_identifiers:
@@ -468,23 +526,28 @@ def _parse(
         flagged = found.any(axis=1).to_numpy(dtype=bool)
         per_event = found.to_numpy(dtype=bool)[events["query"]]
         identifier_counts = {str(kind): int(per_event[:, j].sum()) for j, kind in enumerate(found)}
-    return _State(frame, query_codes, vocabulary, flagged, events, users, identifier_counts)
+    state.flagged, state.identifier_counts = flagged, identifier_counts
 
 
 def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
     """Drop identifier events; cluster the remaining queries into intents."""
     ev_flagged = state.flagged[state.events["query"]]
     keep_event = ~ev_flagged
-    row_keep = ~state.flagged[state.query_codes]
     kept_vocab_codes, kept_q = np.unique(state.events["query"][keep_event], return_inverse=True)
     remap = np.full(state.vocabulary.size, -1, dtype=np.int64)
     remap[kept_vocab_codes] = np.arange(kept_vocab_codes.size)
     state.kept_vocab = state.vocabulary[kept_vocab_codes]
-    graph, _ = click_graph(
-        remap[state.query_codes[row_keep]],
-        state.frame["url"].to_numpy()[row_keep],
-        state.kept_vocab.size,
-    )
+    if state.frame is None:  # a Dask log: the click counts were reduced out of core
+        from ._dask import click_counts
+
+        graph = click_counts(state.dask_log, remap, state.kept_vocab.size)
+    else:
+        row_keep = ~state.flagged[state.query_codes]
+        graph, _ = click_graph(
+            remap[state.query_codes[row_keep]],
+            state.frame["url"].to_numpy()[row_keep],
+            state.kept_vocab.size,
+        )
     state.intent_labels, state.intent_stats = cluster_intents(
         state.kept_vocab,
         graph,
@@ -612,7 +675,7 @@ def _outcome(
             "added": int(intent_added.sum()),
             "suppressed": int(intent_suppressed.sum()),
         },
-        "rows_in": int(len(state.frame)),
+        "rows_in": state.n_rows,
         "users_in": int(n_users),
         "users_published": int(n_users - empty_user.sum()),
         "users_without_published_queries": int(empty_user.sum()),

@@ -155,7 +155,7 @@ def dask_client(
                 threads_per_worker=per_worker,
                 processes=workers is not None or limit not in (None, "auto"),
                 memory_limit=limit if limit is not None else "auto",
-                dashboard_address=None,
+                dashboard_address="127.0.0.1:0",
             )
         )
         yield stack.enter_context(Client(cluster))
@@ -176,6 +176,15 @@ def compute(*collections: Any) -> tuple[Any, ...]:
     On a distributed client the futures are shown by ``distributed.progress``; on the
     local schedulers by ``dask.diagnostics.ProgressBar``.
     """
+    import pandas as pd
+
+    try:
+        return _compute(*collections)
+    except pd.errors.ParserError as exc:  # a malformed line met by a lazy reader
+        raise InputError(f"cannot parse the input: {exc} (wrong --sep?)") from None
+
+
+def _compute(*collections: Any) -> tuple[Any, ...]:
     import dask
 
     if not _progress.enabled():

@@ -20,6 +20,7 @@ from structanon import (
 )
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
+from structanon._engine import is_dask
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_int
 from structanon.io import Pseudonymizer, release_key
@@ -418,6 +419,11 @@ def anonymize(
     L. Sweeney. Achieving k-anonymity privacy protection using generalization and
     suppression. IJUFKS 10(5), 2002.
     """
+    if is_dask(df):  # out of core: Mondrian's top cuts on Dask, then in memory per leaf
+        return _anonymize_dask(  # type: ignore[return-value]
+            df, quasi_identifiers, sensitive, models, algorithm, seed, key, measures,
+            mondrian_options,
+        )  # fmt: skip
     timings = Timings()
     measures, classifier = _measure_switch(measures, classifier, utility)
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
@@ -684,3 +690,21 @@ def utility_report(
             seed=seed,
         )
     return out
+
+
+def _anonymize_dask(df, qis, sensitive, models, algorithm, seed, key, measures, options):
+    """:func:`anonymize` of a Dask table: Mondrian only (see ``tabular._mondrian_dask``)."""
+    from ._mondrian_dask import mondrian_dask
+
+    if algorithm != "mondrian":
+        raise InputError(
+            f"algorithm={algorithm!r} runs in memory only; a Dask table takes "
+            "algorithm='mondrian' (top cuts on Dask, in-memory Mondrian per leaf)"
+        )
+    options = dict(options or {})
+    max_rows = options.pop("max_rows", None)
+    extra = {} if max_rows is None else {"max_rows": max_rows}
+    return mondrian_dask(
+        df, qis, sensitive, list(models), seed, key=key, measures=measures,
+        mondrian_options=options, **extra,
+    )  # fmt: skip

@@ -680,8 +680,12 @@ def mondrian_classes(
     remainder: bool = True,
     criterion: str = "gain",
     relaxed: bool = True,
+    width_scale: Mapping[str, float] | None = None,
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """:func:`mondrian`'s classes without the generalized table.
+
+    ``width_scale`` (column -> span) normalizes the widths by a larger table's spans
+    instead of ``df``'s, when ``df`` is one part of it (the Dask engine's leaves).
 
     Returns ``(labels, values)``: the class of each row (numbered by first row) and, per
     quasi-identifier, the published value of each class (object array indexed by class),
@@ -712,6 +716,8 @@ def mondrian_classes(
     cutter = _Cutter(
         dims, item_codes, weights, pairs, reference, domain, models, remainder, criterion, relaxed
     )
+    if width_scale:
+        cutter.width_scale = [width_scale.get(d.name, w) for d, w in zip(dims, cutter.width_scale)]
     everyone = np.zeros(item_codes.shape[0], dtype=np.int64)
     failing = [
         m.describe()

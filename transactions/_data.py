@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from structanon._engine import reject_dask
 from structanon.errors import InputError
 from structanon.partition import encode_values
 
@@ -117,6 +118,7 @@ def encode_baskets(
     """
     if isinstance(transactions, Baskets):
         return transactions
+    reject_dask(transactions, "transaction anonymization")
     if isinstance(transactions, (str, bytes)) or not isinstance(transactions, Iterable):
         raise InputError(f"{name} must be an iterable of item collections")
     if hasattr(transactions, "to_numpy") and hasattr(transactions, "index"):

@@ -1,0 +1,227 @@
+"""Scaling on Dask against pandas (run by hand, not by the tests).
+
+    /work/venv/bin/python bench/dask_scale.py location --fixes 10000000
+    /work/venv/bin/python bench/dask_scale.py querylogs --lines 1000000
+    /work/venv/bin/python bench/dask_scale.py tabular --rows 300000 --max-rows 100000
+
+Each case runs in a forked child (peak RSS of the child recorded) on a seeded synthetic
+input written as Parquet (16 parts) first.  pandas reads the Parquet and runs in memory;
+Dask reads it lazily on a LocalCluster of one in-process worker with 2 threads (the CLI's
+default).  Wall seconds are of a loaded shared machine; CPU seconds (``process_time``,
+every thread of the process) compare better.  Prints one markdown row per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _harness import measure  # noqa: E402
+
+KEY = b"benchmark-key-0123456789"
+
+
+def _part_name(i: int) -> str:
+    """Zero-padded part names, so pandas (sorted file names) reads the rows in Dask's order."""
+    return f"part.{i:05d}.parquet"
+
+
+def _client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address="127.0.0.1:0"
+    )
+    return cluster, Client(cluster)
+
+
+def location_case(path: str, engine: str, out: str) -> dict:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import location
+    from location.io import write_cloaked
+
+    cluster = client = None
+    if engine == "dask":
+        cluster, client = _client()
+    start, cpu = time.perf_counter(), time.process_time()
+    df = dd.read_parquet(path) if engine == "dask" else pd.read_parquet(path)
+    r = location.cloak(df, 10, window="15min", seed=0, measures=False, key=KEY)
+    cloak_s, cloak_cpu = time.perf_counter() - start, time.process_time() - cpu
+    write_cloaked(r.data, out)
+    total_s, total_cpu = time.perf_counter() - start, time.process_time() - cpu
+    result = {
+        "cloak_s": cloak_s,
+        "cloak_cpu": cloak_cpu,
+        "total_s": total_s,
+        "total_cpu": total_cpu,
+        "suppressed": r.suppressed,
+        "timings": {k: round(v, 1) for k, v in r.timings.items()},
+    }
+    if client is not None:
+        client.close()
+        cluster.close()
+    return result
+
+
+def run_location(n: int) -> None:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from location.synthetic import synthetic_log
+
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        src = f"{tmp}/log"
+        dd.from_pandas(synthetic_log(n, n // 100, seed=0), npartitions=16).to_parquet(
+            src, name_function=_part_name
+        )
+        rows = {}
+        for engine in ("pandas", "dask"):
+            out = f"{tmp}/out_{engine}.parquet"
+            res, secs, peak = measure(location_case, src, engine, out, timeout=3600)
+            rows[engine] = res
+            print(
+                f"| location | {n:,} fixes | {engine} | {os.getloadavg()[0]:.1f} | "
+                f"{res['cloak_s']:.1f} | {res['cloak_cpu']:.1f} | {res['total_s']:.1f} | "
+                f"{res['total_cpu']:.1f} | {peak:,.0f} | {res['timings']} |",
+                flush=True,
+            )
+        a = pd.read_parquet(f"{tmp}/out_pandas.parquet")
+        b = pd.read_parquet(f"{tmp}/out_dask.parquet").drop(columns="geometry")
+        same = a.equals(b)
+        print(f"identical releases (pandas file vs Dask GeoParquet folder): {same}", flush=True)
+
+
+def querylogs_case(path: str, engine: str) -> dict:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import querylogs
+
+    cluster = client = None
+    if engine == "dask":
+        cluster, client = _client()
+    start, cpu = time.perf_counter(), time.process_time()
+    log = dd.read_parquet(path) if engine == "dask" else pd.read_parquet(path)
+    r = querylogs.anonymize(log, 5, seed=0, key=KEY, measures=False)
+    result = {
+        "s": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "rows": len(r.data),
+        "timings": {k: round(v, 1) for k, v in r.timings.items()},
+        "digest": pd.util.hash_pandas_object(r.data, index=False).sum(),
+    }
+    if client is not None:
+        client.close()
+        cluster.close()
+    return result
+
+
+def run_querylogs(n_lines: int) -> None:
+    import dask.dataframe as dd
+
+    import querylogs
+
+    n_users = max(n_lines // 40, 10)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        src = f"{tmp}/log"
+        log = querylogs.synthetic_log(n_users, n_lines, seed=0)
+        dd.from_pandas(log, npartitions=16).to_parquet(src, name_function=_part_name)
+        del log
+        digests = []
+        for engine in ("pandas", "dask"):
+            res, secs, peak = measure(querylogs_case, src, engine, timeout=3600)
+            digests.append(res["digest"])
+            print(
+                f"| querylogs | {n_lines:,} lines, {n_users:,} users | {engine} | "
+                f"{os.getloadavg()[0]:.1f} | {res['s']:.1f} | {res['cpu']:.1f} | "
+                f"{peak:,.0f} | {res['timings']} |",
+                flush=True,
+            )
+        print(f"identical releases: {digests[0] == digests[1]}", flush=True)
+
+
+ADULT_QIS = {
+    "age": "numeric",
+    "sex": "set",
+    "race": "set",
+    "marital-status": "set",
+    "education": "set",
+}
+
+
+def tabular_case(path: str, engine: str, max_rows: int) -> dict:
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from structanon.models import KAnonymity
+    from tabular._mondrian import mondrian
+    from tabular._mondrian_dask import mondrian_dask
+    from tabular.metrics import gcp
+
+    cluster = client = None
+    start, cpu = time.perf_counter(), time.process_time()
+    if engine == "dask":
+        cluster, client = _client()
+        r = mondrian_dask(
+            dd.read_parquet(path), ADULT_QIS, None, [KAnonymity(10)], max_rows=max_rows
+        )
+        result = {"gcp": r.utility["gcp"], "leaves": r.info["top_level_leaves"]}
+        client.close()
+        cluster.close()
+    else:
+        table = pd.read_parquet(path)
+        out, _ = mondrian(table, ADULT_QIS, None, [KAnonymity(10)])
+        result = {"gcp": gcp(out, ADULT_QIS, len(table), table), "leaves": 1}
+    result.update(s=time.perf_counter() - start, cpu=time.process_time() - cpu)
+    return result
+
+
+def run_tabular(rows: int, max_rows: int) -> None:
+    import dask.dataframe as dd
+    import numpy as np
+    import pandas as pd
+    from _harness import shared_data
+
+    adult = pd.read_csv(shared_data("adult/adult.csv"), sep=";")[list(ADULT_QIS)]
+    rng = np.random.default_rng(0)
+    table = adult.sample(rows, replace=True, random_state=0, ignore_index=True)
+    table["age"] = table["age"] + rng.integers(-2, 3, rows)  # scaled with noise
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        dd.from_pandas(table, npartitions=16).to_parquet(f"{tmp}/adult", name_function=_part_name)
+        for engine in ("pandas", "dask"):
+            res, secs, peak = measure(tabular_case, f"{tmp}/adult", engine, max_rows, timeout=3600)
+            print(
+                f"| tabular Mondrian k=10 | {rows:,} rows | {engine} | {res['leaves']} | "
+                f"{os.getloadavg()[0]:.1f} | {res['s']:.1f} | {res['cpu']:.1f} | "
+                f"{peak:,.0f} | {res['gcp']:.5f} |",
+                flush=True,
+            )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=["location", "querylogs", "tabular"])
+    ap.add_argument("--fixes", type=int, default=10_000_000)
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--rows", type=int, default=300_000)
+    ap.add_argument("--max-rows", type=int, default=100_000)
+    args = ap.parse_args()
+    if args.case == "location":
+        run_location(args.fixes)
+    elif args.case == "querylogs":
+        run_querylogs(args.lines)
+    else:
+        run_tabular(args.rows, args.max_rows)
+
+
+if __name__ == "__main__":
+    main()
