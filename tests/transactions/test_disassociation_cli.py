@@ -126,3 +126,11 @@ def test_sample_release_reads_like_the_api(tmp_path):
     assert _invoke(SAMPLE, "-k", "5", "-o", out, "--no-measures", "--quiet").exit_code == 0
     clusters = read_disassociation(out)
     assert sum(c.size for c in clusters) == len(read_transactions(SAMPLE))
+
+
+def test_html_report_has_the_support_figure(tmp_path):
+    out, rep = tmp_path / "o.json", tmp_path / "r.html"
+    res = _invoke(SAMPLE, "-k", "5", "-o", out, "--report", rep, "--quiet")
+    assert res.exit_code == 0, res.output
+    html = rep.read_text()
+    assert "most frequent item pairs" in html and "data:image/png;base64," in html
