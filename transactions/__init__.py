@@ -16,6 +16,8 @@ from_long
     Baskets from a long ``(transaction, item)`` DataFrame.
 read_transactions, write_transactions
     FIMI, long CSV and JSON-lines files.
+read_disassociation, write_disassociation
+    A disassociated release as JSON (or readable text, written only).
 item_taxonomy, Taxonomy
     The item taxonomy (given or automatic) bound to a data set, for the metrics.
 KmAnonymity, TransactionKAnonymity, PrivacyDegree, ChunkKmAnonymity
@@ -40,7 +42,12 @@ from ._long import from_long
 from ._taxonomy import Taxonomy, resolve_taxonomy
 from ._topdown import k_anonymize
 from ._verify import ChunkKmAnonymity, KmAnonymity, PrivacyDegree, TransactionKAnonymity
-from .io import read_transactions, write_transactions
+from .io import (
+    read_disassociation,
+    read_transactions,
+    write_disassociation,
+    write_transactions,
+)
 
 __all__ = [
     "ChunkKmAnonymity",
@@ -56,8 +63,10 @@ __all__ = [
     "item_taxonomy",
     "k_anonymize",
     "km_anonymize",
+    "read_disassociation",
     "read_transactions",
     "reconstruct",
+    "write_disassociation",
     "write_transactions",
 ]
 
