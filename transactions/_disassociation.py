@@ -421,16 +421,18 @@ def build_tree(
     _place_level(b, nodes, level, owner, k, m)
     while len(level) > 1 and (owner[:, 0] < 0).any():
         nxt: list[int] = []
+        new: list[int] = []
         for group in _groups(nodes, level, fanout, max_joint_size):
-            if len(group) == 1:
+            if len(group) == 1:  # carried up unchanged: its chunks are already placed
                 nxt.append(group[0])
                 continue
             rows = np.concatenate([nodes[i].rows for i in group])
             nodes.append(_Node(rows, [], group))
             nxt.append(len(nodes) - 1)
-        if len(nxt) == len(level):
+            new.append(len(nodes) - 1)
+        if not new:
             break
-        _place_level(b, nodes, [i for i in nxt if nodes[i].children], owner, k, m)
+        _place_level(b, nodes, new, owner, k, m)
         level = nxt
     # term chunks: what is left of each cluster
     for node in nodes[: len(clusters)]:

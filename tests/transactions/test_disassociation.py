@@ -225,3 +225,27 @@ def test_long_frame_bad_data_names_the_column():
         transactions.from_long(floats)
     with pytest.raises(InputError, match="DataFrame"):
         transactions.from_long([{"a"}])
+
+
+def test_a_joint_cluster_carried_up_a_level_keeps_its_shared_chunks():
+    # 72 clusters, fan-out 8: 9 joint clusters, of which the 9th is carried up alone to the
+    # next level; its shared chunk must not be recomputed from what is left there
+    # (regression: its chunks were overwritten and the occurrences placed in them lost)
+    import numpy as np
+
+    from transactions._data import encode_baskets
+    from transactions._disassociation import build_tree
+
+    data = []
+    for c in range(72):
+        data.append({c, 1000 + c // 8} | ({5000} if c == 71 else set()))
+        data.append({c})
+    b = encode_baskets(data)
+    clusters = [np.array([2 * c, 2 * c + 1]) for c in range(72)]
+    nodes, _top, owner = build_tree(b, clusters, 2, 2, fanout=8)
+    placed = owner[:, 0] >= 0
+    assert placed.sum() == b.nnz - 1  # only item 5000 stays a term item
+    for node_id in np.unique(owner[placed, 0]).tolist():
+        assert nodes[node_id].chunks, node_id
+    rel = transactions.disassociate(data, k=2, m=2, max_cluster_size=2, measures=False)
+    assert rel.checks.passed
