@@ -3,6 +3,10 @@
 Usage::
 
     /work/venv/bin/python bench/transactions.py [--quick]
+    /work/venv/bin/python bench/transactions.py --disassociation [--quick]
+
+``--disassociation`` measures disassociation next to km_anonymize and k_anonymize on the
+same data and writes ``bench/results/disassociation.md``.
 
 Each case runs in a forked child (time and peak memory are its own).  The wall time
 reported first is the anonymizer's own (encode + anonymize + verify, from the release's
@@ -122,6 +126,199 @@ def _band_case(rel, limit, p, n_sensitive):
     }
 
 
+def _top_pairs_error(data, published, top=100):
+    """Median relative support error of the ``top`` most frequent input pairs in ``published``.
+
+    A generalized release keeps a pair only where both items are published as themselves.
+    """
+    import numpy as np
+
+    from transactions._data import encode_baskets
+    from transactions.metrics import _SetIndex, top_itemsets
+
+    b = encode_baskets(data)
+    q, true = top_itemsets(b, 2, top)
+    code_of = {x: i for i, x in enumerate(b.domain.tolist())}
+    index = _SetIndex([t or () for t in published], code_of, int(b.domain.size))
+    est = np.array([index.support(x) for x in q.tolist()], dtype=float)
+    return float(np.median(np.abs(est - true) / true))
+
+
+def _dis_case(rel, limit, k, m):
+    from transactions import disassociate, metrics
+
+    data = _load(rel, limit)
+    t0, c0 = time.perf_counter(), time.process_time()
+    release = disassociate(data, k=k, m=m, measures=False)
+    anon, cpu = time.perf_counter() - t0, time.process_time() - c0
+    t0 = time.perf_counter()
+    util = metrics.disassociation_utility(
+        data, release.data, k=k, m=m, min_support=0.005, sizes=(1, 2, 3)
+    )
+    top = util["top_itemsets"]
+    d = release.info["disassociation"]
+    return {
+        "n": len(data),
+        "seconds": anon,
+        "cpu": cpu,
+        "timings": release.timings,
+        "clusters": d["clusters"],
+        "joint": d["joint_clusters"],
+        "published_share": util["published_share"],
+        "items_published": util["items_published"],
+        "top1": top.get("size_1", {}).get("expected_median", float("nan")),
+        "top2": top.get("size_2", {}).get("expected_median", float("nan")),
+        "top3": top.get("size_3", {}).get("expected_median", float("nan")),
+        "top2_lower": top.get("size_2", {}).get("lower_bound_median", float("nan")),
+        "fi_precision": util["frequent_itemsets"]["precision"],
+        "fi_recall": util["frequent_itemsets"]["recall"],
+        "passed": release.checks.passed,
+        "eval_s": time.perf_counter() - t0,
+    }
+
+
+def _gen_case(rel, limit, k, m, method):
+    from transactions import k_anonymize, km_anonymize, metrics
+
+    data = _load(rel, limit)
+    t0, c0 = time.perf_counter(), time.process_time()
+    if method == "partition":
+        release = k_anonymize(data, k=k, measures=False)
+    else:
+        release = km_anonymize(data, k=k, m=m, method=method, measures=False)
+    anon, cpu = time.perf_counter() - t0, time.process_time() - c0
+    ordered = [data[i] for i in release.source_index]
+    fis = metrics.frequent_itemset_preservation(
+        ordered, release.data, release.taxonomy, min_support=0.005
+    )
+    return {
+        "n": len(data),
+        "seconds": anon,
+        "cpu": cpu,
+        "ncp": release.utility["ncp"],
+        "top2": _top_pairs_error(data, release.data),
+        "fi_precision": fis["precision"],
+        "fi_recall": fis["recall"],
+        "passed": release.checks.passed,
+    }
+
+
+DIS_HEADER = [
+    "method",
+    "k",
+    "m",
+    "time s",
+    "cpu s",
+    "peak MiB",
+    "published share",
+    "distinct items in chunks",
+    "top-100 err size 1",
+    "size 2",
+    "size 3",
+    "FI precision",
+    "FI recall",
+]
+
+
+def _dis_row(name, rel, limit, k, m):
+    try:
+        res, _wall, peak = measure(_dis_case, rel, limit, k, m, timeout=1800)
+    except (TimeoutError, RuntimeError) as exc:
+        return ["disassociation", k, m, "-", f"failed: {str(exc)[-80:]}"] + [""] * 8
+    return [
+        "disassociation",
+        k,
+        m,
+        round(res["seconds"], 1),
+        round(res["cpu"], 1),
+        round(peak),
+        f"{100 * res['published_share']:.1f}%",
+        f"{100 * res['items_published']:.1f}%",
+        round(res["top1"], 3),
+        round(res["top2"], 3),
+        round(res["top3"], 3),
+        round(res["fi_precision"], 3),
+        round(res["fi_recall"], 3),
+    ]
+
+
+def _gen_row(name, rel, limit, k, m, method):
+    label = {"apriori": "km_anonymize", "partition": "k_anonymize"}[method]
+    try:
+        res, _wall, peak = measure(_gen_case, rel, limit, k, m, method, timeout=1800)
+    except (TimeoutError, RuntimeError) as exc:
+        return [
+            label,
+            k,
+            m if method != "partition" else "all",
+            "-",
+            f"failed: {str(exc)[-80:]}",
+        ] + [""] * 8
+    return [
+        label,
+        k,
+        m if method != "partition" else "all",
+        round(res["seconds"], 1),
+        round(res["cpu"], 1),
+        round(peak),
+        f"NCP {100 * res['ncp']:.1f}%",
+        "-",
+        "-",
+        round(res["top2"], 3),
+        "-",
+        round(res["fi_precision"], 3),
+        round(res["fi_recall"], 3),
+    ]
+
+
+def disassociation_bench(quick: bool) -> None:
+    """Disassociation next to km_anonymize and k_anonymize; bench/results/disassociation.md."""
+    limit = SUBSET if quick else None
+    cmd = "/work/venv/bin/python bench/transactions.py --disassociation" + (
+        " --quick" if quick else ""
+    )
+    grid = [(10, 2)] + [(k, m) for k in (5, 10, 50) for m in (2, 3) if (k, m) != (10, 2)]
+    if quick:
+        grid = [(10, 2), (10, 3)]
+    sections = []
+    for rel, name in (
+        ("retail/retail.dat", "FIMI retail"),
+        ("bms/BMS-WebView-1.dat", "BMS-WebView-1"),
+    ):
+        if shared_data(rel) is None:
+            sections.append(f"{name}: data absent, skipped.")
+            continue
+        rows = []
+        for k, m in grid:
+            rows.append(_dis_row(name, rel, limit, k, m))
+            print(name, rows[-1], flush=True)
+            if (k, m) in ((10, 2), (10, 3)):
+                rows.append(_gen_row(name, rel, limit, k, m, "apriori"))
+                print(name, rows[-1], flush=True)
+            if m == 2 and k in (10,):
+                rows.append(_gen_row(name, rel, limit, k, m, "partition"))
+                print(name, rows[-1], flush=True)
+        sections.append(f"### {name}\n\n" + markdown_table(DIS_HEADER, rows))
+    text = (
+        "## transactions: disassociation\n\n"
+        f"Machine: {machine_line()}, shared with 7 other jobs while measuring: wall times are "
+        "inflated several times over; cpu s is the process's own CPU time.  Command: "
+        f"`{cmd}`.  Time = encode + anonymize + verify from the output (measures off); "
+        "peak = peak RSS of the child process, including the utility evaluation.  "
+        "Published share = item occurrences in record or shared chunks (the rest are "
+        "term-chunk entries); top-100 err = median relative support error of the 100 most "
+        "frequent input itemsets of that size, estimated from the release (disassociation: "
+        "mean of 2 random re-associations; generalization: the pair counted only where both "
+        "items are published as themselves); FI = frequent itemsets of 1-2 items at support "
+        "0.5% (disassociation: in one reconstruction).\n\n" + "\n\n".join(sections) + "\n"
+    )
+    print(text)
+    if not quick:
+        out = Path(__file__).resolve().parent / "results" / "disassociation.md"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text)
+
+
 SUBSET = 21_891  # the retail prefix of the ARX figures in PEERS.md
 
 
@@ -175,7 +372,15 @@ def main() -> None:
         action="store_true",
         help="first 21,891 baskets, fewer cases, print only (RESULTS.md untouched)",
     )
+    parser.add_argument(
+        "--disassociation",
+        action="store_true",
+        help="disassociation next to km/k-anonymity; writes bench/results/disassociation.md",
+    )
     args = parser.parse_args()
+    if args.disassociation:
+        disassociation_bench(args.quick)
+        return
     limit = SUBSET if args.quick else None
     ks = (10,) if args.quick else (5, 10, 50)
     ms = (1, 2) if args.quick else (1, 2, 3)

@@ -9,11 +9,18 @@ k_anonymize
     generalization).
 band_matrix
     Band-matrix grouping for sensitive items (CAHD), privacy degree p.
+disassociate, reconstruct, Cluster
+    Disassociation (original items in k^m-anonymous chunks), and one plausible dataset
+    drawn from its release.
+from_long
+    Baskets from a long ``(transaction, item)`` DataFrame.
 read_transactions, write_transactions
     FIMI, long CSV and JSON-lines files.
+read_disassociation, write_disassociation
+    A disassociated release as JSON (or readable text, written only).
 item_taxonomy, Taxonomy
     The item taxonomy (given or automatic) bound to a data set, for the metrics.
-KmAnonymity, TransactionKAnonymity, PrivacyDegree
+KmAnonymity, TransactionKAnonymity, PrivacyDegree, ChunkKmAnonymity
     The privacy models (:class:`structanon.models.PrivacyModel` subclasses) the releases
     hold in ``release.models``.
 TransactionsRelease
@@ -30,22 +37,36 @@ from ._apriori import km_anonymize
 from ._band import band_matrix
 from ._common import TransactionsRelease
 from ._data import encode_baskets
+from ._disassociation import Cluster, disassociate, reconstruct
+from ._long import from_long
 from ._taxonomy import Taxonomy, resolve_taxonomy
 from ._topdown import k_anonymize
-from ._verify import KmAnonymity, PrivacyDegree, TransactionKAnonymity
-from .io import read_transactions, write_transactions
+from ._verify import ChunkKmAnonymity, KmAnonymity, PrivacyDegree, TransactionKAnonymity
+from .io import (
+    read_disassociation,
+    read_transactions,
+    write_disassociation,
+    write_transactions,
+)
 
 __all__ = [
+    "ChunkKmAnonymity",
+    "Cluster",
     "KmAnonymity",
     "PrivacyDegree",
     "Taxonomy",
     "TransactionKAnonymity",
     "TransactionsRelease",
     "band_matrix",
+    "disassociate",
+    "from_long",
     "item_taxonomy",
     "k_anonymize",
     "km_anonymize",
+    "read_disassociation",
     "read_transactions",
+    "reconstruct",
+    "write_disassociation",
     "write_transactions",
 ]
 

@@ -29,6 +29,7 @@ from ._common import (
     transformation_text,
 )
 from ._data import Baskets, check_key_space, count_itemsets, decode_keys, dedupe_rows
+from ._long import maybe_long
 from ._taxonomy import Taxonomy
 from ._verify import KmAnonymity, make_verifier
 
@@ -438,6 +439,8 @@ def km_anonymize(
     key: Any = None,
     measures: bool = True,
     max_basket_size: int | None = None,
+    transaction_col: str | None = None,
+    item_col: str | None = None,
 ) -> TransactionsRelease:
     """Make set-valued data k^m-anonymous by generalizing items over a taxonomy.
 
@@ -446,10 +449,12 @@ def km_anonymize(
 
     Parameters
     ----------
-    transactions : iterable of sets, or pandas Series of sets
+    transactions : iterable of sets, pandas Series of sets, or long DataFrame
         One item collection per person; items are ints or strings.  Duplicate items in
         a transaction are removed and empty transactions kept; both are counted in
-        ``release.info["input"]``.
+        ``release.info["input"]``.  A long ``(transaction, item)`` DataFrame is grouped
+        into baskets (:func:`transactions.from_long`; columns ``transaction_col`` and
+        ``item_col``, default the two columns of a two-column frame).
     k : int
         Minimum support of every published itemset of size <= m (>= 1).
     m : int
@@ -538,6 +543,7 @@ def km_anonymize(
         if m >= 2:
             check_basket_width(baskets, m, max_basket_size, f"k^m-anonymity with m={m}")
 
+    transactions = maybe_long(transactions, transaction_col, item_col)
     b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings, check=wide)
     check_key_space(tax.n_nodes, m)
     with timings("anonymize"):

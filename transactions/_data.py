@@ -106,6 +106,9 @@ def encode_baskets(
 ) -> Baskets:
     """Encode an iterable of item collections (sets, lists, a pandas Series of sets).
 
+    A two-column pandas DataFrame is read as a long ``(transaction, item)`` table
+    (:func:`transactions.from_long`).
+
     Duplicate items inside a transaction are removed and counted; empty transactions are
     kept (and counted).  ``stringify`` compares items by their text (for published labels,
     which mix original items and taxonomy node names).
@@ -119,6 +122,10 @@ def encode_baskets(
     if isinstance(transactions, Baskets):
         return transactions
     reject_dask(transactions, "transaction anonymization")
+    if isinstance(transactions, pd.DataFrame):  # a long (transaction, item) table
+        from ._long import from_long
+
+        transactions = from_long(transactions)
     if isinstance(transactions, (str, bytes)) or not isinstance(transactions, Iterable):
         raise InputError(f"{name} must be an iterable of item collections")
     if hasattr(transactions, "to_numpy") and hasattr(transactions, "index"):

@@ -29,6 +29,7 @@ from ._common import (
     transformation_text,
 )
 from ._data import Baskets
+from ._long import maybe_long
 from ._taxonomy import Taxonomy
 from ._verify import TransactionKAnonymity, make_verifier
 
@@ -181,6 +182,8 @@ def k_anonymize(
     *,
     key: Any = None,
     measures: bool = True,
+    transaction_col: str | None = None,
+    item_col: str | None = None,
 ) -> TransactionsRelease:
     """Make every published transaction identical to at least ``k - 1`` others.
 
@@ -189,7 +192,10 @@ def k_anonymize(
 
     Parameters
     ----------
-    transactions : iterable of sets, or pandas Series of sets
+    transactions : iterable of sets, pandas Series of sets, or long DataFrame
+        A long ``(transaction, item)`` DataFrame is grouped into baskets
+        (:func:`transactions.from_long`; columns ``transaction_col`` and ``item_col``,
+        default the two columns of a two-column frame).
     k : int
         Minimum number of people sharing each published transaction (>= 1).
     hierarchy : Hierarchy, dict, path or None
@@ -256,6 +262,7 @@ def k_anonymize(
     measures = resolve_measures(measures, evaluate=evaluate)
     key = release_key(key)
     timings = Timings()
+    transactions = maybe_long(transactions, transaction_col, item_col)
     b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings)
     with timings("anonymize"):
         cur, _group, stats = partition_groups(b, tax, k, seed)

@@ -1,4 +1,5 @@
-"""Command line: ``structanon transactions anonymize | k-anonymize | band | assess``, and the demo.
+"""Command line: ``structanon transactions anonymize | k-anonymize | band | disassociate | assess``,
+and the demo.
 
 Every anonymize command takes ``INPUT -o OUTPUT`` and the shared release options
 (:func:`structanon.cli_support.release_options`); ``assess`` reports the risk of an input
@@ -34,15 +35,18 @@ from . import risk
 from ._apriori import km_anonymize
 from ._band import MAX_ALPHA, band_matrix
 from ._common import MAX_M
+from ._disassociation import disassociate
 from ._figures import figures_for
 from ._taxonomy import Taxonomy
 from ._topdown import k_anonymize
 from .io import (
+    DISASSOCIATION_SUFFIXES,
     FORMATS,
     ITEM_TYPES,
     detect_format,
     read_transactions,
     write_band,
+    write_disassociation,
     write_transactions,
 )
 
@@ -493,6 +497,91 @@ def band_cmd(
     )
     if not quiet:
         click.echo(f"groups written to {output}")
+
+
+@cli.command("disassociate")
+@_input
+@click.option(
+    "-k",
+    type=int,
+    required=True,
+    help="Minimum support of every itemset of up to m items inside each published chunk.",
+)
+@click.option(
+    "-m", type=int, default=2, show_default=True, help=f"Items known by the attacker (1..{MAX_M})."
+)
+@click.option(
+    "--max-cluster-size",
+    type=int,
+    default=None,
+    help="Largest cluster of similar baskets (default: max(20 k, 100)).",
+)
+@_max_width
+@release_options
+@_input_options
+@handle_errors
+def disassociate_cmd(
+    input_path,
+    k,
+    m,
+    max_cluster_size,
+    max_basket_size,
+    output,
+    report,
+    seed,
+    key_file,
+    no_measures,
+    quiet,
+    fmt,
+    item_type,
+    encoding,
+):
+    """Disassociate INPUT: items kept, baskets split into k^m-anonymous chunks (.json or .txt)."""
+    show_progress(quiet)
+    _check_options(
+        input_path,
+        output,
+        report,
+        DISASSOCIATION_SUFFIXES,
+        (),
+        key_file,
+        k=(k, 1, None),
+        m=(m, 1, MAX_M),
+        seed=(seed, 0, None),
+        max_cluster_size=(max_cluster_size, 1, None),
+        max_basket_size=(max_basket_size, 1, None),
+    )
+    key = release_key(key_file)
+    data = _read(input_path, fmt, item_type, encoding, quiet)
+    release = _anonymized(
+        lambda: _at_line(
+            input_path,
+            fmt,
+            lambda: disassociate(
+                data,
+                k=k,
+                m=m,
+                max_cluster_size=max_cluster_size,
+                seed=seed,
+                key=key,
+                measures=not no_measures,
+                max_basket_size=max_basket_size,
+            ),
+        ),
+        quiet,
+    )
+    n = _publish(
+        release,
+        output,
+        report,
+        lambda path: write_disassociation(release.data, path, release.parameters),
+        _figures(release, data, not no_measures),
+        quiet,
+        [input_path],
+    )
+    if not quiet:
+        clusters = release.info["disassociation"]["clusters"]
+        click.echo(f"{n:,} transactions in {clusters:,} clusters written to {output}")
 
 
 def assess_input(data: list, k: int, m: int, seed: int) -> tuple[dict[str, Any], list[str]]:

@@ -17,7 +17,14 @@ from structanon._validation import check_choice, check_input_path, check_path, f
 from structanon.errors import InputError
 from structanon.io import atomic_write, text_lines
 
-__all__ = ["read_transactions", "write_transactions", "write_band", "detect_format"]
+__all__ = [
+    "read_transactions",
+    "write_transactions",
+    "write_band",
+    "detect_format",
+    "write_disassociation",
+    "read_disassociation",
+]
 
 FORMATS = ("fimi", "csv", "jsonl")
 _INT = re.compile(r"^-?\d+$")
@@ -366,3 +373,114 @@ def write_band(data: dict[str, Any], path: str | Path) -> Path:
     with atomic_write(path) as fh:
         json.dump(doc, fh)
     return path
+
+
+DISASSOCIATION_SUFFIXES = (".json", ".txt")
+
+
+def _items_text(items: Any) -> str:
+    return " ".join(
+        str(x)
+        for x in sorted(items, key=lambda x: (0, x, "") if isinstance(x, int) else (1, 0, str(x)))
+    )
+
+
+def _cluster_lines(cluster: Any, label: str, indent: str) -> list[str]:
+    """A (joint) cluster as readable lines: non-empty subrecords one per line."""
+    joint = bool(cluster.clusters)
+    head = (
+        f"{indent}joint cluster {label}: {cluster.size} transactions in "
+        f"{len(cluster.clusters)} clusters"
+        if joint
+        else f"{indent}cluster {label}: {cluster.size} transactions"
+    )
+    lines = [head]
+    kind = "shared chunk" if joint else "record chunk"
+    for j, chunk in enumerate(cluster.record_chunks, 1):
+        full = [s for s in chunk if s]
+        lines.append(
+            f"{indent}  {kind} {j} ({len(chunk)} subrecords, {len(chunk) - len(full)} empty):"
+        )
+        lines.extend(f"{indent}    {_items_text(s)}" for s in full)
+    if not joint:
+        lines.append(f"{indent}  term chunk: {_items_text(cluster.term_chunk)}")
+    for i, member in enumerate(cluster.clusters, 1):
+        lines.extend(_cluster_lines(member, f"{label}.{i}", indent + "  "))
+    return lines
+
+
+def write_disassociation(
+    data: Sequence[Any], path: str | Path, parameters: dict[str, Any] | None = None
+) -> int:
+    """Write a disassociated release atomically; returns the number of transactions.
+
+    ``.json``: ``{"format": "structanon-disassociation", "parameters": ..., "clusters":
+    [...]}``, each cluster with ``size``, ``record_chunks`` (lists of exactly ``size``
+    subrecords, items sorted) and ``term_chunk`` (and ``clusters`` for a joint cluster), in
+    the release's secret order.  ``.txt``: the same, readable: one line per non-empty
+    subrecord, with the number of empty ones per chunk.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from transactions import Cluster
+    >>> out = os.path.join(tempfile.mkdtemp(), "d.json")
+    >>> c = Cluster(2, [[frozenset({1, 2}), frozenset()]], frozenset({7}))
+    >>> write_disassociation([c], out)
+    2
+    >>> json.load(open(out))["clusters"]
+    [{'size': 2, 'record_chunks': [[[1, 2], []]], 'term_chunk': [7]}]
+    >>> print(open(write_disassociation([c], out[:-4] + "txt") and out[:-4] + "txt").read())
+    # disassociated transactions: 2 transactions in 1 clusters
+    cluster 1: 2 transactions
+      record chunk 1 (2 subrecords, 1 empty):
+        1 2
+      term chunk: 7
+    <BLANKLINE>
+    """
+    from ._disassociation import _clusters_of
+
+    clusters = _clusters_of(list(data))
+    path = check_path(path, "path")
+    suffix = file_suffix(path)
+    if suffix not in DISASSOCIATION_SUFFIXES:
+        raise InputError(
+            "a disassociated release is written as .json or .txt", path=str(path), value=suffix
+        )
+    n = sum(c.size for c in clusters)
+    with atomic_write(path) as fh:
+        if suffix == ".json":
+            doc = {
+                "format": "structanon-disassociation",
+                "parameters": parameters or {},
+                "clusters": [c.to_dict() for c in clusters],
+            }
+            json.dump(doc, fh, separators=(",", ":"))
+        else:
+            fh.write(
+                f"# disassociated transactions: {n} transactions in {len(clusters)} clusters\n"
+            )
+            for i, c in enumerate(clusters, 1):
+                fh.write("\n".join(_cluster_lines(c, str(i), "")) + "\n")
+    return n
+
+
+def read_disassociation(path: str | Path) -> list[Any]:
+    """The clusters of a disassociated release written as ``.json``.
+
+    Raises
+    ------
+    InputError
+        Not a JSON document of this format (naming the file).
+    """
+    from ._disassociation import _clusters_of
+
+    path = check_input_path(path, "input file")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a JSON document: {exc}", path=str(path)) from None
+    if not isinstance(doc, dict) or doc.get("format") != "structanon-disassociation":
+        raise InputError("not a disassociated release (format field missing)", path=str(path))
+    return _clusters_of(doc.get("clusters"))

@@ -26,6 +26,10 @@ __all__ = [
     "frequent_itemset_preservation",
     "band_query_error",
     "summarize_errors",
+    "top_itemsets",
+    "disassociation_supports",
+    "disassociation_utility",
+    "release_subrecords",
 ]
 
 
@@ -387,3 +391,217 @@ def band_query_error(
         est = float(f[g[g >= 0]].sum())
         errs.append(abs(est - true) / max(true, 1.0))
     return summarize_errors(np.asarray(errs))
+
+
+# ------------------------------------------------------------------ disassociation
+class _SetIndex:
+    """Inverted index of a list of item sets over the input's item codes (sparse columns)."""
+
+    def __init__(self, sets: Sequence[Any], code_of: dict[Any, int], n_items: int) -> None:
+        lens = np.fromiter((len(s) for s in sets), dtype=np.int64, count=len(sets))
+        codes = np.fromiter(
+            (code_of.get(x, n_items) for s in sets for x in s), dtype=np.int64, count=lens.sum()
+        )
+        rows = np.repeat(np.arange(len(sets), dtype=np.int64), lens)
+        order = np.lexsort((rows, codes))
+        self.rows = rows[order]
+        self.ptr = np.searchsorted(codes[order], np.arange(n_items + 2))
+
+    def column(self, code: int) -> np.ndarray:
+        return self.rows[self.ptr[code] : self.ptr[code + 1]]
+
+    def support(self, itemset: Any) -> int:
+        found = self.column(int(itemset[0]))
+        for code in itemset[1:]:
+            if found.size == 0:
+                break
+            found = np.intersect1d(found, self.column(int(code)), assume_unique=True)
+        return int(found.size)
+
+    @classmethod
+    def of_baskets(cls, b: Baskets) -> _SetIndex:
+        self = cls.__new__(cls)
+        order = np.lexsort((b.rows, b.codes))
+        self.rows = b.rows[order]
+        self.ptr = np.searchsorted(b.codes[order], np.arange(int(b.domain.size) + 2))
+        return self
+
+
+def release_subrecords(clusters: Sequence[Any]) -> list[frozenset]:
+    """Every non-empty subrecord of every chunk of a disassociated release."""
+    out: list[frozenset] = []
+
+    def walk(c: Any) -> None:
+        for chunk in c.record_chunks:
+            out.extend(sub for sub in chunk if sub)
+        for member in c.clusters:
+            walk(member)
+
+    for c in clusters:
+        walk(c)
+    return out
+
+
+def top_itemsets(b: Baskets, size: int, top: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """The ``top`` most frequent itemsets of ``size`` items, exactly: ``(codes, supports)``.
+
+    Only items at least as frequent as a threshold are enumerated; the threshold is
+    lowered until the ``top``-th itemset's support reaches it, which makes the result exact
+    (an itemset is never more frequent than its items).
+
+    Examples
+    --------
+    >>> b = encode_baskets([{1, 2}, {1, 2}, {1, 3}])
+    >>> codes, sup = top_itemsets(b, 2, top=1)
+    >>> b.domain[codes].tolist(), sup.tolist()
+    ([[1, 2]], [2])
+    """
+    item_sup = np.bincount(b.codes, minlength=int(b.domain.size))
+    ranked = np.sort(item_sup)[::-1]
+    n_keep = min(max(4 * top, 64), ranked.size)
+    while True:
+        threshold = int(ranked[n_keep - 1]) if n_keep else 0
+        keep = item_sup >= max(threshold, 1)
+        occ = keep[b.codes]
+        rows = b.rows[occ]
+        indptr = np.zeros(b.n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=b.n), out=indptr[1:])
+        base = max(int(b.domain.size), 1)
+        keys, counts = count_itemsets(indptr, b.codes[occ], size, base)
+        best = np.lexsort((keys, -counts))[:top]
+        enough = best.size == top and int(counts[best[-1]]) >= threshold
+        if enough or n_keep >= ranked.size or threshold <= 1:
+            return decode_keys(keys[best], size, base), counts[best]
+        n_keep = min(ranked.size, n_keep * 4)
+
+
+def disassociation_supports(
+    b: Baskets,
+    clusters: Sequence[Any],
+    itemsets: np.ndarray,
+    draws: int = 2,
+    seed: int = 0,
+    reconstructions: Sequence[Sequence[Any]] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Support of itemsets (input item codes) as a data user estimates it from the release.
+
+    Returns ``(lower, expected)``: the lower bound (subrecords holding the whole itemset,
+    which every reconstruction keeps) and the mean support over ``draws`` random
+    re-associations (:func:`transactions.reconstruct` with seeds ``seed..seed+draws-1``,
+    or the ``reconstructions`` given).
+    """
+    from ._disassociation import reconstruct
+
+    code_of = {x: i for i, x in enumerate(b.domain.tolist())}
+    n_items = int(b.domain.size)
+    sub_index = _SetIndex(release_subrecords(clusters), code_of, n_items)
+    lower = np.array([sub_index.support(q) for q in itemsets.tolist()], dtype=np.float64)
+    if reconstructions is None:
+        reconstructions = [reconstruct(list(clusters), seed + d) for d in range(draws)]
+    expected = np.zeros(len(itemsets))
+    for rec in reconstructions:
+        index = _SetIndex(rec, code_of, n_items)
+        expected += [index.support(q) for q in itemsets.tolist()]
+    return lower, expected / max(len(reconstructions), 1)
+
+
+def disassociation_utility(
+    original: Any,
+    clusters: Sequence[Any],
+    k: int,
+    m: int,
+    seed: int = 0,
+    top: int = 100,
+    sizes: Sequence[int] = (1, 2, 3),
+    min_support: float | None = None,
+    draws: int = 2,
+    reconstructions: Sequence[Sequence[Any]] | None = None,
+) -> dict[str, Any]:
+    """Utility of a disassociated release against its input.
+
+    * ``term_chunk_share``: item occurrences published only as term-chunk items;
+      ``published_share`` its complement; ``items_published``: share of distinct items
+      in at least one record chunk;
+    * ``top_itemsets``: per size in ``sizes``, the relative support error of the ``top``
+      most frequent input itemsets, estimated by the expected value under random
+      re-association (mean of ``draws`` draws) and by the lower bound from subrecords
+      (median and mean);
+    * ``frequent_itemsets``: precision and recall of the itemsets of 1..2 items with support
+      >= ``min_support`` (default ``max(1%, 2k)`` transactions) in one reconstruction.
+
+    ``reconstructions`` (default: ``draws`` draws from seeds ``seed, seed + 1, ...``) are
+    reused by every estimate.
+
+    Examples
+    --------
+    >>> import transactions
+    >>> data = [{"a", "b"}] * 4 + [{"a"}] * 2
+    >>> rel = transactions.disassociate(data, k=2, m=2, measures=False)
+    >>> u = disassociation_utility(data, rel.data, k=2, m=2, draws=1)
+    >>> u["top_itemsets"]["size_2"]["expected_median"], u["term_chunk_share"]
+    (0.0, 0.0)
+    """
+    from ._disassociation import reconstruct
+
+    b = encode_baskets(original, name="original")
+    clusters = list(getattr(clusters, "data", clusters))
+    if reconstructions is None:
+        reconstructions = [reconstruct(clusters, seed + d) for d in range(max(draws, 1))]
+    subs = release_subrecords(clusters)
+    published = sum(len(s) for s in subs)
+    in_chunks = {x for s in subs for x in s}
+    out: dict[str, Any] = {
+        "published_share": published / b.nnz if b.nnz else 1.0,
+        "term_chunk_share": 1.0 - published / b.nnz if b.nnz else 0.0,
+        "items_published": len(in_chunks) / int(b.domain.size) if b.domain.size else 1.0,
+    }
+    tops: dict[str, Any] = {}
+    for size in sizes:
+        q, true = top_itemsets(b, size, top)
+        if not q.size:
+            continue
+        lower, expected = disassociation_supports(b, clusters, q, reconstructions=reconstructions)
+        err_e = np.abs(expected - true) / true
+        err_l = np.abs(lower - true) / true
+        tops[f"size_{size}"] = {
+            "itemsets": int(true.size),
+            "expected_median": float(np.median(err_e)),
+            "expected_mean": float(err_e.mean()),
+            "lower_bound_median": float(np.median(err_l)),
+            "lower_bound_mean": float(err_l.mean()),
+        }
+    out["top_itemsets"] = tops
+    threshold = (
+        max(0.01 * b.n, 2 * k)
+        if min_support is None
+        else (min_support * b.n if min_support < 1 else float(min_support))
+    )
+    rec = encode_baskets([list(t) for t in reconstructions[0]], name="reconstruction")
+    remap = np.searchsorted(b.domain, rec.domain) if rec.domain.size else rec.domain
+    n_true = n_rel = n_both = 0
+    base = max(int(b.domain.size), 1)
+    rec_codes = np.asarray(remap, dtype=np.int64)[rec.codes] if rec.nnz else rec.codes
+    rec_ptr, rec_codes = _sorted_rows(rec.indptr, rec_codes, rec.n, base)
+    for size in (1, 2):
+        k1, c1 = count_itemsets(b.indptr, b.codes, size, base)
+        k2, c2 = count_itemsets(rec_ptr, rec_codes, size, base)
+        f1, f2 = k1[c1 >= threshold], k2[c2 >= threshold]
+        n_true, n_rel = n_true + f1.size, n_rel + f2.size
+        n_both += np.intersect1d(f1, f2).size
+    out["frequent_itemsets"] = {
+        "min_support": float(threshold),
+        "frequent_original": int(n_true),
+        "frequent_release": int(n_rel),
+        "precision": float(n_both / n_rel) if n_rel else 1.0,
+        "recall": float(n_both / n_true) if n_true else 1.0,
+    }
+    return out
+
+
+def _sorted_rows(
+    indptr: np.ndarray, codes: np.ndarray, n: int, base: int
+) -> tuple[np.ndarray, np.ndarray]:
+    from ._data import dedupe_rows
+
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    return dedupe_rows(rows, codes, n, base)

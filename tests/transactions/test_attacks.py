@@ -310,3 +310,105 @@ def test_release_order_is_not_a_function_of_the_seed(retail_head):
     n = len(retail_head)
     rho = np.corrcoef(np.arange(n), a.source_index)[0, 1]
     assert abs(rho) < 5 / math.sqrt(n)  # 5 sigma of a random permutation: P(fail) < 1e-6
+
+
+# ---------------------------------------------------------------- disassociation (issue 15)
+def _chunks_with_links(release):
+    """(chunk, input rows of its subrecords) for every chunk, in publication pre-order."""
+
+    def walk(clusters):
+        for c in clusters:
+            yield c
+            yield from walk(c.clusters)
+
+    chunks = [chunk for c in walk(release.data) for chunk in c.record_chunks]
+    links = [link for per_cluster in release.source_index for link in per_cluster]
+    assert len(chunks) == len(links)
+    return list(zip(chunks, links))
+
+
+def _cluster_links(release):
+    """Per (joint) cluster: the input rows of each of its chunks."""
+    return [per for per in release.source_index if len(per) >= 1]
+
+
+def test_disassociation_chunks_joined_by_position_link_at_chance(retail_head):
+    # API defaults (no key): within a cluster, subrecord i of one chunk and subrecord i of
+    # another belong to the same person with probability 1/size: one match per chunk pair
+    release = transactions.disassociate(retail_head, k=5, m=2, measures=False)
+    matches = pairs = 0
+    for per in _cluster_links(release):
+        for a, b in zip(per, per[1:]):
+            matches += int((a == b).sum())
+            pairs += 1
+    assert pairs >= 20
+    assert matches <= pairs + 4 * math.sqrt(pairs) + 2  # Poisson(pairs) at chance
+
+
+def test_two_disassociation_releases_joined_by_position_at_chance(retail_head):
+    # two keyless releases of the same input: the partition is the same, the order is not
+    a = transactions.disassociate(retail_head, k=5, m=2, measures=False)
+    b = transactions.disassociate(retail_head, k=5, m=2, measures=False)
+    by_rows = {tuple(np.sort(link)): link for _c, link in _chunks_with_links(b)}
+    matches = joined = 0
+    for _chunk, link in _chunks_with_links(a):
+        other = by_rows.get(tuple(np.sort(link)))
+        if other is None:
+            continue
+        matches += int((link == other).sum())
+        joined += 1
+    assert joined >= 20
+    assert matches <= joined + 4 * math.sqrt(joined) + 2
+
+
+def test_disassociation_subrecord_order_uncorrelated_with_input_order(retail_head):
+    release = transactions.disassociate(retail_head, k=5, m=2, measures=False)
+    pos, rank = [], []
+    for _chunk, link in _chunks_with_links(release):
+        n = link.size
+        if n < 3:
+            continue
+        pos.append(np.arange(n) / (n - 1))
+        rank.append(np.argsort(np.argsort(link)) / (n - 1))
+    x, y = np.concatenate(pos), np.concatenate(rank)
+    rho = np.corrcoef(x, y)[0, 1]
+    assert abs(rho) < 5 / math.sqrt(x.size)
+
+
+def test_disassociation_cli_releases_joined_by_position_at_chance(tmp_path):
+    # the attacker holds two files made with the CLI defaults and pairs clusters of equal
+    # content; equal subrecords at equal positions happen no more than by chance
+    from collections import Counter
+
+    files = []
+    for name in ("a", "b"):
+        out = tmp_path / f"{name}.json"
+        res = CliRunner().invoke(
+            cli, ["disassociate", str(SAMPLE), "-k", "5", "-o", str(out), "--no-measures"]
+        )
+        assert res.exit_code == 0, res.output
+        files.append(json.loads(out.read_text())["clusters"])
+
+    def chunks(clusters):
+        for c in clusters:
+            yield from c["record_chunks"]
+            yield from chunks(c.get("clusters", []))
+
+    def signature(chunk):
+        return tuple(sorted(json.dumps(s) for s in chunk))
+
+    assert files[0] != files[1]
+    other = {signature(ch): ch for ch in chunks(files[1])}
+    same = chance = 0.0
+    n = 0
+    for ch in chunks(files[0]):
+        twin = other.get(signature(ch))
+        if twin is None or len(ch) < 2:
+            continue
+        keys = [json.dumps(s) for s in ch]
+        same += sum(x == json.dumps(y) for x, y in zip(keys, twin))
+        freq = np.array(list(Counter(keys).values()), dtype=float)
+        chance += float((freq**2).sum() / len(ch))  # expected equal positions at random
+        n += 1
+    assert n >= 20
+    assert same <= chance + 4 * math.sqrt(chance) + 2

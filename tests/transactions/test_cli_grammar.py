@@ -22,6 +22,7 @@ COMMANDS = [
     ("anonymize", ["-k", "5"], ".dat"),
     ("k-anonymize", ["-k", "4"], ".dat"),
     ("band", ["--sensitive", "10,8", "-p", "3"], ".json"),
+    ("disassociate", ["-k", "4"], ".json"),
 ]
 
 
