@@ -300,6 +300,46 @@ def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng, floo
     return done
 
 
+def _revalue(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+    """Move each group of equal targets to the common value that is cheapest to realize.
+
+    The L1 optimum counts a unit of change as half an edit, but a node that must lose more
+    than it has losing neighbours pays a whole edit for each extra unit (a repair).  For
+    every group holding such a node, the value in ``[min, max]`` of its degrees minimizing
+    ``sum_v 0.5 gain_v + 0.5 min(loss_v, p_v) + (loss_v - p_v)^+`` (``p_v``: neighbours of
+    ``v`` that lose under ``target``) is taken instead (group sizes stay ``>= k``, so the
+    result is k-anonymous).  The degree sum keeps its parity (the cheapest group of odd size
+    takes its best value of the other parity when needed).  Returns ``None`` when nothing
+    changes or the parity cannot be kept.  ``deg``: the original degrees (those of the CSR
+    of ``g``)."""
+    loses = (deg - target > 0).astype(np.int64)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    pairable = np.bincount(src, weights=loses[g.indices], minlength=g.n).astype(np.int64)
+    out = target.copy()
+    unpaired = np.maximum(deg - target - pairable, 0) > 0
+    fixes = []
+    for value in np.unique(target[unpaired]).tolist():
+        members = np.flatnonzero(target == value)
+        d, p = deg[members], pairable[members]
+        ts = np.arange(d.min(), d.max() + 1)
+        loss = np.maximum(d[None, :] - ts[:, None], 0)
+        gain = np.maximum(ts[:, None] - d[None, :], 0)
+        cost = (0.5 * gain + 0.5 * np.minimum(loss, p) + np.maximum(loss - p, 0)).sum(axis=1)
+        best = int(np.argmin(cost))
+        out[members] = ts[best]
+        if members.size % 2:
+            other = (ts - ts[best]) % 2 == 1
+            if other.any():
+                j = int(np.argmin(np.where(other, cost, np.inf)))
+                fixes.append((float(cost[j] - cost[best]), members, int(ts[j])))
+    if (out - target).sum() % 2:
+        if not fixes:
+            return None
+        _, members, value = min(fixes, key=lambda fix: fix[0])
+        out[members] = value
+    return None if np.array_equal(out, target) else out
+
+
 def _is_anonymous(degree: np.ndarray, k: int) -> bool:
     counts = np.bincount(degree)
     return bool((counts[counts > 0] >= k).all())
@@ -334,6 +374,21 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
         rounds += 1
     edits = int(g.removed.sum()) + len(g.added_codes)
     return edits, g, rounds, repairs, finished_by_additions
+
+
+def _additions_only(n: int, edges: np.ndarray, k: int, seed, deg0: np.ndarray, best_run):
+    """The additions-only supergraph instead of ``best_run`` when it has fewer edits (tiny
+    dense graphs, where deletions leave nodes no partner to repair with); tried only when
+    ``best_run`` makes more edits than the additions-only optimum's lower bound."""
+    target, _ = two_sided_sequence(deg0, k, even=True, seed=seed, floors=deg0, optimum=False)
+    if best_run[0] <= int(target.sum() - deg0.sum()) // 2:
+        return best_run
+    extra = construct(n, edges, k, "dp", "supergraph", seed).added
+    if len(extra) >= best_run[0]:
+        return best_run
+    g = _EditGraph(n, edges)
+    g.add(extra[:, 0], extra[:, 1])
+    return (len(extra), g, 0, 0, True, target)
 
 
 def edit_anonymize(
@@ -390,14 +445,21 @@ def edit_anonymize(
             deg0, k, even=True, seed=seed, floors=floors, upper=upper, optimum=optimum is None
         )
         optimum = l1 if optimum is None else optimum
-        if any(np.array_equal(target, seen) for seen in targets):
-            continue
-        targets.append(target)
-        g = _EditGraph(n, edges) if upper else base
-        run = _rounds(g, target, k, seed, floors, max_rounds)
-        if best_run is None or run[0] < best_run[0]:
-            best_run = run + (target,)
+        candidates = [target]
+        if floors is None:  # the repair-aware values of the same groups
+            revalued = _revalue(base, deg0, target)
+            candidates += [] if revalued is None else [revalued]
+        for cand in candidates:
+            if any(np.array_equal(cand, seen) for seen in targets):
+                continue
+            g = _EditGraph(n, edges) if targets else base
+            targets.append(cand)
+            run = _rounds(g, cand, k, seed, floors, max_rounds)
+            if best_run is None or run[0] < best_run[0]:
+                best_run = run + (cand,)
     assert best_run is not None and optimum is not None  # the first target is always run
+    if len(base.edges) <= _BOTH_MEDIANS:
+        best_run = _additions_only(n, base.edges, k, seed, deg0, best_run)
     edits, g, rounds, repairs, finished_by_additions, first = best_run
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)
