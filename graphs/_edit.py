@@ -36,6 +36,9 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
+# costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
+# model is rough, so a second weight gives a second candidate target
+_UNPAIRED_COSTS = (1.0, 0.75)
 
 
 class _EditGraph:
@@ -300,14 +303,16 @@ def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng, floo
     return done
 
 
-def _revalue(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+def _revalue(
+    g: _EditGraph, deg: np.ndarray, target: np.ndarray, unpaired: float = 1.0
+) -> np.ndarray | None:
     """Move each group of equal targets to the common value that is cheapest to realize.
 
     The L1 optimum counts a unit of change as half an edit, but a node that must lose more
     than it has losing neighbours pays a whole edit for each extra unit (a repair).  For
     every group holding such a node, the value in ``[min, max]`` of its degrees minimizing
-    ``sum_v 0.5 gain_v + 0.5 min(loss_v, p_v) + (loss_v - p_v)^+`` (``p_v``: neighbours of
-    ``v`` that lose under ``target``) is taken instead (group sizes stay ``>= k``, so the
+    ``sum_v 0.5 gain_v + 0.5 min(loss_v, p_v) + c (loss_v - p_v)^+`` (``p_v``: neighbours
+    of ``v`` that lose under ``target``; ``c = unpaired``, 1 by the count above) is taken instead (group sizes stay ``>= k``, so the
     result is k-anonymous).  The degree sum keeps its parity (the cheapest group of odd size
     takes its best value of the other parity when needed).  Returns ``None`` when nothing
     changes or the parity cannot be kept.  ``deg``: the original degrees (those of the CSR
@@ -316,15 +321,16 @@ def _revalue(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> np.ndarray |
     src = np.repeat(np.arange(g.n), np.diff(g.indptr))
     pairable = np.bincount(src, weights=loses[g.indices], minlength=g.n).astype(np.int64)
     out = target.copy()
-    unpaired = np.maximum(deg - target - pairable, 0) > 0
+    short = np.maximum(deg - target - pairable, 0) > 0
     fixes = []
-    for value in np.unique(target[unpaired]).tolist():
+    for value in np.unique(target[short]).tolist():
         members = np.flatnonzero(target == value)
         d, p = deg[members], pairable[members]
         ts = np.arange(d.min(), d.max() + 1)
         loss = np.maximum(d[None, :] - ts[:, None], 0)
         gain = np.maximum(ts[:, None] - d[None, :], 0)
-        cost = (0.5 * gain + 0.5 * np.minimum(loss, p) + np.maximum(loss - p, 0)).sum(axis=1)
+        cost = 0.5 * gain + 0.5 * np.minimum(loss, p) + unpaired * np.maximum(loss - p, 0)
+        cost = cost.sum(axis=1)
         best = int(np.argmin(cost))
         out[members] = ts[best]
         if members.size % 2:
@@ -447,8 +453,9 @@ def edit_anonymize(
         optimum = l1 if optimum is None else optimum
         candidates = [target]
         if floors is None:  # the repair-aware values of the same groups
-            revalued = _revalue(base, deg0, target)
-            candidates += [] if revalued is None else [revalued]
+            for unpaired in _UNPAIRED_COSTS:
+                revalued = _revalue(base, deg0, target, unpaired)
+                candidates += [] if revalued is None else [revalued]
         for cand in candidates:
             if any(np.array_equal(cand, seen) for seen in targets):
                 continue
