@@ -39,6 +39,7 @@ _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are 
 # costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
 # model is rough, so a second weight gives a second candidate target
 _UNPAIRED_COSTS = (1.0, 0.75)
+_SMALL = 1_000  # up to this many nodes, the additions-only supergraph is a candidate too
 
 
 class _EditGraph:
@@ -452,7 +453,7 @@ def edit_anonymize(
         )
         optimum = l1 if optimum is None else optimum
         candidates = [target]
-        if floors is None:  # the repair-aware values of the same groups
+        if floors is None and not upper:  # the repair-aware values of the same groups
             for unpaired in _UNPAIRED_COSTS:
                 revalued = _revalue(base, deg0, target, unpaired)
                 candidates += [] if revalued is None else [revalued]
@@ -465,7 +466,7 @@ def edit_anonymize(
             if best_run is None or run[0] < best_run[0]:
                 best_run = run + (cand,)
     assert best_run is not None and optimum is not None  # the first target is always run
-    if len(base.edges) <= _BOTH_MEDIANS:
+    if n <= _SMALL:
         best_run = _additions_only(n, base.edges, k, seed, deg0, best_run)
     edits, g, rounds, repairs, finished_by_additions, first = best_run
     added, removed = g.edits()
