@@ -304,6 +304,26 @@ def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng, floo
     return done
 
 
+def _short(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: how many neighbours lose degree under ``target``, and whether the node must
+    lose more units than that (the surplus needs repairs)."""
+    loses = (deg - target > 0).astype(np.int64)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    pairable = np.bincount(src, weights=loses[g.indices], minlength=g.n).astype(np.int64)
+    return pairable, deg - target - pairable > 0
+
+
+def _hub_neighbours(g: _EditGraph, deg: np.ndarray, k: int, seed, floors) -> np.ndarray:
+    """Tie order of the targets: the number of neighbours that must lose more than their
+    losing neighbours can share (under the plain least-L1 target).  Among equal degrees
+    such nodes' neighbours are sorted first, so where two runs share a degree they are the
+    ones that lose, and the hubs' deletions pair with them instead of needing repairs."""
+    target, _ = two_sided_sequence(deg, k, even=True, seed=seed, floors=floors, optimum=False)
+    _, short = _short(g, deg, target)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    return np.bincount(src, weights=short[g.indices], minlength=g.n).astype(np.int64)
+
+
 def _revalue(
     g: _EditGraph, deg: np.ndarray, target: np.ndarray, unpaired: float = 1.0
 ) -> np.ndarray | None:
@@ -318,11 +338,8 @@ def _revalue(
     takes its best value of the other parity when needed).  Returns ``None`` when nothing
     changes or the parity cannot be kept.  ``deg``: the original degrees (those of the CSR
     of ``g``)."""
-    loses = (deg - target > 0).astype(np.int64)
-    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
-    pairable = np.bincount(src, weights=loses[g.indices], minlength=g.n).astype(np.int64)
+    pairable, short = _short(g, deg, target)
     out = target.copy()
-    short = np.maximum(deg - target - pairable, 0) > 0
     fixes = []
     for value in np.unique(target[short]).tolist():
         members = np.flatnonzero(target == value)
@@ -352,7 +369,9 @@ def _is_anonymous(degree: np.ndarray, k: int) -> bool:
     return bool((counts[counts > 0] >= k).all())
 
 
-def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds: int):
+def _rounds(
+    g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds: int, priority=None
+):
     """Realize ``target`` on ``g``, re-anonymizing until the degrees are k-anonymous.
 
     Returns ``(edits, g, rounds, repair edges, finished by additions)``."""
@@ -368,7 +387,7 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
             break
         if rounds:
             target = two_sided_sequence(
-                g.degree, k, even=True, seed=seed, floors=floors, optimum=False
+                g.degree, k, even=True, seed=seed, floors=floors, optimum=False, priority=priority
             )[0]
         if target.max(initial=0) > n - 1:
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
@@ -447,9 +466,18 @@ def edit_anonymize(
     # A run of even length may take any value between its two middle degrees at the same
     # L1 cost; which one is cheaper to realize depends on the graph, so on graphs of up to
     # `_BOTH_MEDIANS` edges both are tried (when they differ) and the fewer edits kept.
-    for upper in (False, True) if len(base.edges) <= _BOTH_MEDIANS else (False,):
+    small = len(base.edges) <= _BOTH_MEDIANS
+    priority = _hub_neighbours(base, deg0, k, seed, floors) if small else None
+    for upper in (False, True) if small else (False,):
         target, l1 = two_sided_sequence(
-            deg0, k, even=True, seed=seed, floors=floors, upper=upper, optimum=optimum is None
+            deg0,
+            k,
+            even=True,
+            seed=seed,
+            floors=floors,
+            upper=upper,
+            optimum=optimum is None,
+            priority=priority,
         )
         optimum = l1 if optimum is None else optimum
         candidates = [target]
@@ -462,7 +490,7 @@ def edit_anonymize(
                 continue
             g = _EditGraph(n, edges) if targets else base
             targets.append(cand)
-            run = _rounds(g, cand, k, seed, floors, max_rounds)
+            run = _rounds(g, cand, k, seed, floors, max_rounds, priority)
             if best_run is None or run[0] < best_run[0]:
                 best_run = run + (cand,)
     assert best_run is not None and optimum is not None  # the first target is always run

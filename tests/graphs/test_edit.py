@@ -600,3 +600,16 @@ def test_tiny_dense_case_falls_back_to_additions_when_cheaper():
     exact = _exhaustive_optimum(6, edges, 4)
     assert exact == 3
     assert exact <= info["symmetric_difference"] <= 2 * exact + 1
+
+
+def test_priority_decides_which_equal_degree_loses():
+    # runs {1, 2} -> 1 and {2, 3} -> 2: one of the two degree-2 nodes loses a unit; the
+    # one of higher priority is sorted first, into the lower run
+    d = [1, 2, 2, 3]
+    for first in (1, 2):
+        priority = [0, 0, 0, 0]
+        priority[first] = 5
+        for seed in range(6):
+            target, l1 = two_sided_sequence(d, 2, seed=seed, priority=priority)
+            assert target[first] == 1 and target[3 - first] == 2
+            assert l1 == two_sided_sequence(d, 2, seed=seed)[1] == 2
