@@ -36,6 +36,10 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
+# costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
+# model is rough, so a second weight gives a second candidate target
+_UNPAIRED_COSTS = (1.0, 0.75)
+_SMALL = 1_000  # up to this many nodes, the additions-only supergraph is a candidate too
 
 
 class _EditGraph:
@@ -300,12 +304,74 @@ def _repair(g: _EditGraph, lose: np.ndarray, gain: np.ndarray, k: int, rng, floo
     return done
 
 
+def _short(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per node: how many neighbours lose degree under ``target``, and whether the node must
+    lose more units than that (the surplus needs repairs)."""
+    loses = (deg - target > 0).astype(np.int64)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    pairable = np.bincount(src, weights=loses[g.indices], minlength=g.n).astype(np.int64)
+    return pairable, deg - target - pairable > 0
+
+
+def _hub_neighbours(g: _EditGraph, deg: np.ndarray, k: int, seed, floors) -> np.ndarray:
+    """Tie order of the targets: the number of neighbours that must lose more than their
+    losing neighbours can share (under the plain least-L1 target).  Among equal degrees
+    such nodes' neighbours are sorted first, so where two runs share a degree they are the
+    ones that lose, and the hubs' deletions pair with them instead of needing repairs."""
+    target, _ = two_sided_sequence(deg, k, even=True, seed=seed, floors=floors, optimum=False)
+    _, short = _short(g, deg, target)
+    src = np.repeat(np.arange(g.n), np.diff(g.indptr))
+    return np.bincount(src, weights=short[g.indices], minlength=g.n).astype(np.int64)
+
+
+def _revalue(
+    g: _EditGraph, deg: np.ndarray, target: np.ndarray, unpaired: float = 1.0
+) -> np.ndarray | None:
+    """Move each group of equal targets to the common value that is cheapest to realize.
+
+    The L1 optimum counts a unit of change as half an edit, but a node that must lose more
+    than it has losing neighbours pays a whole edit for each extra unit (a repair).  For
+    every group holding such a node, the value in ``[min, max]`` of its degrees minimizing
+    ``sum_v 0.5 gain_v + 0.5 min(loss_v, p_v) + c (loss_v - p_v)^+`` (``p_v``: neighbours
+    of ``v`` that lose under ``target``; ``c = unpaired``, 1 by the count above) is taken instead (group sizes stay ``>= k``, so the
+    result is k-anonymous).  The degree sum keeps its parity (the cheapest group of odd size
+    takes its best value of the other parity when needed).  Returns ``None`` when nothing
+    changes or the parity cannot be kept.  ``deg``: the original degrees (those of the CSR
+    of ``g``)."""
+    pairable, short = _short(g, deg, target)
+    out = target.copy()
+    fixes = []
+    for value in np.unique(target[short]).tolist():
+        members = np.flatnonzero(target == value)
+        d, p = deg[members], pairable[members]
+        ts = np.arange(d.min(), d.max() + 1)
+        loss = np.maximum(d[None, :] - ts[:, None], 0)
+        gain = np.maximum(ts[:, None] - d[None, :], 0)
+        cost = 0.5 * gain + 0.5 * np.minimum(loss, p) + unpaired * np.maximum(loss - p, 0)
+        cost = cost.sum(axis=1)
+        best = int(np.argmin(cost))
+        out[members] = ts[best]
+        if members.size % 2:
+            other = (ts - ts[best]) % 2 == 1
+            if other.any():
+                j = int(np.argmin(np.where(other, cost, np.inf)))
+                fixes.append((float(cost[j] - cost[best]), members, int(ts[j])))
+    if (out - target).sum() % 2:
+        if not fixes:
+            return None
+        _, members, value = min(fixes, key=lambda fix: fix[0])
+        out[members] = value
+    return None if np.array_equal(out, target) else out
+
+
 def _is_anonymous(degree: np.ndarray, k: int) -> bool:
     counts = np.bincount(degree)
     return bool((counts[counts > 0] >= k).all())
 
 
-def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds: int):
+def _rounds(
+    g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds: int, priority=None
+):
     """Realize ``target`` on ``g``, re-anonymizing until the degrees are k-anonymous.
 
     Returns ``(edits, g, rounds, repair edges, finished by additions)``."""
@@ -321,7 +387,7 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
             break
         if rounds:
             target = two_sided_sequence(
-                g.degree, k, even=True, seed=seed, floors=floors, optimum=False
+                g.degree, k, even=True, seed=seed, floors=floors, optimum=False, priority=priority
             )[0]
         if target.max(initial=0) > n - 1:
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
@@ -334,6 +400,21 @@ def _rounds(g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds:
         rounds += 1
     edits = int(g.removed.sum()) + len(g.added_codes)
     return edits, g, rounds, repairs, finished_by_additions
+
+
+def _additions_only(n: int, edges: np.ndarray, k: int, seed, deg0: np.ndarray, best_run):
+    """The additions-only supergraph instead of ``best_run`` when it has fewer edits (tiny
+    dense graphs, where deletions leave nodes no partner to repair with); tried only when
+    ``best_run`` makes more edits than the additions-only optimum's lower bound."""
+    target, _ = two_sided_sequence(deg0, k, even=True, seed=seed, floors=deg0, optimum=False)
+    if best_run[0] <= int(target.sum() - deg0.sum()) // 2:
+        return best_run
+    extra = construct(n, edges, k, "dp", "supergraph", seed).added
+    if len(extra) >= best_run[0]:
+        return best_run
+    g = _EditGraph(n, edges)
+    g.add(extra[:, 0], extra[:, 1])
+    return (len(extra), g, 0, 0, True, target)
 
 
 def edit_anonymize(
@@ -385,19 +466,36 @@ def edit_anonymize(
     # A run of even length may take any value between its two middle degrees at the same
     # L1 cost; which one is cheaper to realize depends on the graph, so on graphs of up to
     # `_BOTH_MEDIANS` edges both are tried (when they differ) and the fewer edits kept.
-    for upper in (False, True) if len(base.edges) <= _BOTH_MEDIANS else (False,):
+    small = len(base.edges) <= _BOTH_MEDIANS
+    priority = _hub_neighbours(base, deg0, k, seed, floors) if small else None
+    for upper in (False, True) if small else (False,):
         target, l1 = two_sided_sequence(
-            deg0, k, even=True, seed=seed, floors=floors, upper=upper, optimum=optimum is None
+            deg0,
+            k,
+            even=True,
+            seed=seed,
+            floors=floors,
+            upper=upper,
+            optimum=optimum is None,
+            priority=priority,
         )
         optimum = l1 if optimum is None else optimum
-        if any(np.array_equal(target, seen) for seen in targets):
-            continue
-        targets.append(target)
-        g = _EditGraph(n, edges) if upper else base
-        run = _rounds(g, target, k, seed, floors, max_rounds)
-        if best_run is None or run[0] < best_run[0]:
-            best_run = run + (target,)
+        candidates = [target]
+        if floors is None and not upper:  # the repair-aware values of the same groups
+            for unpaired in _UNPAIRED_COSTS:
+                revalued = _revalue(base, deg0, target, unpaired)
+                candidates += [] if revalued is None else [revalued]
+        for cand in candidates:
+            if any(np.array_equal(cand, seen) for seen in targets):
+                continue
+            g = _EditGraph(n, edges) if targets else base
+            targets.append(cand)
+            run = _rounds(g, cand, k, seed, floors, max_rounds, priority)
+            if best_run is None or run[0] < best_run[0]:
+                best_run = run + (cand,)
     assert best_run is not None and optimum is not None  # the first target is always run
+    if n <= _SMALL:
+        best_run = _additions_only(n, base.edges, k, seed, deg0, best_run)
     edits, g, rounds, repairs, finished_by_additions, first = best_run
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)

@@ -99,6 +99,7 @@ def two_sided_sequence(
     floors=None,
     upper: bool = False,
     optimum: bool = True,
+    priority=None,
 ) -> tuple[np.ndarray, int | None]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
@@ -123,6 +124,10 @@ def two_sided_sequence(
     optimum : bool
         Also return ``L1*`` (with ``floors`` it takes a second, unfloored DP); ``False``
         returns ``None`` in its place.
+    priority : array of int, shape (n,), optional
+        Among equal degrees, nodes of higher priority are sorted first, so they fall into
+        the lower of two runs sharing a degree (lose degree, or gain less); the cost is the
+        same.  Ties left are broken by ``seed``.
 
     Returns
     -------
@@ -143,7 +148,10 @@ def two_sided_sequence(
     if k <= 1:
         return d.copy(), 0
     tie = np.random.default_rng(seed).permutation(n)
-    order = np.lexsort((tie, d))
+    if priority is None:
+        order = np.lexsort((tie, d))
+    else:
+        order = np.lexsort((tie, -np.asarray(priority, dtype=np.int64), d))
     ds = d[order]
     fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
     best, back_t, back_x = _dp(ds, k, fs, upper)

@@ -538,3 +538,78 @@ def test_edit_release_labels_come_from_the_key(tmp_path, monkeypatch):
 
     assert run("a") != run("b")
     assert run("k1", "--key-file", key) == run("k2", "--key-file", key)
+
+
+def test_revalue_moves_a_hub_group_up_when_its_neighbours_cannot_lose():
+    # a: 6 leaves, b: 2 leaves; k=2 groups {a, b} at the lower median 2: a would lose 4
+    # units no neighbour can share (4 repairs); at 6, b gains 4 (2 paired additions)
+    from graphs._edit import _EditGraph, _revalue
+
+    edges = [[0, 2 + i] for i in range(6)] + [[1, 8], [1, 9]]
+    g = _EditGraph(10, np.array(edges))
+    deg = g.degree.copy()
+    target = np.array([2, 2] + [1] * 8)
+    out = _revalue(g, deg, target)
+    assert out is not None and out[:2].tolist() == [6, 6] and (out[2:] == 1).all()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(6, 30),
+    p=st.floats(0.05, 0.3),
+    h=st.integers(4, 14),
+    k=st.integers(2, 5),
+    seed=st.integers(0, 50),
+)
+def test_revalue_keeps_groups_parity_and_anonymity(n, p, h, k, seed):
+    from graphs._edit import _EditGraph, _revalue
+
+    G = nx.gnp_random_graph(n, p, seed=seed)
+    # two hubs over leaves that cannot lose: their groups are expensive to pull down
+    hub_edges = [(0, n + i) for i in range(h)] + [(1, n + i) for i in range(0, h, 2)]
+    edges = np.array(list(G.edges()) + hub_edges, dtype=np.int64).reshape(-1, 2)
+    size = n + h
+    g = _EditGraph(size, edges)
+    deg = g.degree.copy()
+    target, _ = two_sided_sequence(deg, k, seed=seed)
+    out = _revalue(g, deg, target)
+    if out is not None:
+        assert (out - deg).sum() % 2 == (target - deg).sum() % 2 == 0
+        for value in np.unique(target):  # same groups, each at one value within its degrees
+            members = target == value
+            assert len(set(out[members].tolist())) == 1
+            assert deg[members].min() <= out[members][0] <= deg[members].max()
+        assert min(Counter(out.tolist()).values()) >= k
+    add, rem, info = edit_anonymize(size, edges, k, seed=seed)
+    H = nx.Graph()
+    H.add_nodes_from(range(size))
+    H.add_edges_from(map(tuple, edges.tolist()))
+    H.remove_edges_from(map(tuple, rem.tolist()))
+    H.add_edges_from(map(tuple, add.tolist()))
+    assert min(Counter(dict(H.degree()).values()).values()) >= k
+    assert info["symmetric_difference"] == len(add) + len(rem)
+
+
+def test_tiny_dense_case_falls_back_to_additions_when_cheaper():
+    # found by the exhaustive-search property: every degree must become equal; deleting
+    # at the two degree-4 nodes leaves no partner to repair with (8 edits before); the
+    # additions-only supergraph makes 4, the exact optimum is 3
+    edges = [(0, 1), (0, 3), (0, 4), (0, 5), (1, 3), (2, 3), (2, 4), (3, 5)]
+    added, removed, info = edit_anonymize(6, np.array(edges), 4, seed=0)
+    _verify(_apply(6, edges, added, removed), 6, 4)
+    exact = _exhaustive_optimum(6, edges, 4)
+    assert exact == 3
+    assert exact <= info["symmetric_difference"] <= 2 * exact + 1
+
+
+def test_priority_decides_which_equal_degree_loses():
+    # runs {1, 2} -> 1 and {2, 3} -> 2: one of the two degree-2 nodes loses a unit; the
+    # one of higher priority is sorted first, into the lower run
+    d = [1, 2, 2, 3]
+    for first in (1, 2):
+        priority = [0, 0, 0, 0]
+        priority[first] = 5
+        for seed in range(6):
+            target, l1 = two_sided_sequence(d, 2, seed=seed, priority=priority)
+            assert target[first] == 1 and target[3 - first] == 2
+            assert l1 == two_sided_sequence(d, 2, seed=seed)[1] == 2
