@@ -548,6 +548,7 @@ class _MeasureInput:
     region: np.ndarray
     counts: _Counts
     seed: int | None
+    linkage: str = "window"
 
     def fixes_per_row(self) -> np.ndarray:
         reps = self.rows.repeat if self.rows.repeat is not None else self.rows.n_fixes
@@ -716,7 +717,7 @@ def _measure(m: _MeasureInput, grid: CloakingGrid):
         )
         after = before[kept].assign(place=region[kept])
         release.utility = utility
-        release.risk = _risk.risk_summary(before, after, seed=m.seed)
+        release.risk = _risk.risk_summary(before, after, seed=m.seed, linkage=m.linkage)
 
     return measure
 
@@ -809,5 +810,5 @@ def cloak_dask(
         release.utility = {"suppression_share": release.suppressed / release.n_individuals}
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
-    m = _MeasureInput(ddf, red, rows, lookup, region, counts, seed)
+    m = _MeasureInput(ddf, red, rows, lookup, region, counts, seed, linkage)
     return finish_release(release, _measure(m, grid), measures=measures, timings=timings)

@@ -37,9 +37,14 @@ def log() -> pd.DataFrame:
     return df
 
 
-@pytest.mark.parametrize("aggregate", [False, True])
-def test_every_measure_equals_pandas(client, key, log, aggregate):
-    want = location.cloak(log, k=4, window="30min", method="adaptive", key=key, aggregate=aggregate)
+@pytest.mark.parametrize(
+    "aggregate,linkage", [(False, "window"), (True, "window"), (False, "pseudonym")]
+)
+def test_every_measure_equals_pandas(client, key, log, aggregate, linkage):
+    want = location.cloak(
+        log, k=4, window="30min", method="adaptive", key=key, aggregate=aggregate, linkage=linkage
+    )
+    # regression: the Dask engine measured linkage as if every release were window-linked
     got = location.cloak(
         dd.from_pandas(log, npartitions=4),
         k=4,
@@ -47,6 +52,7 @@ def test_every_measure_equals_pandas(client, key, log, aggregate):
         method="adaptive",
         key=key,
         aggregate=aggregate,
+        linkage=linkage,
     )
     # regression: the Dask engine measured 5 utility figures where pandas measured 17
     assert list(got.utility) == list(want.utility) and len(want.utility) >= 16
