@@ -364,6 +364,44 @@ def targets(tmp: Path) -> dict[str, Api]:
                 "seed": BAD_INTS,
             },
         ),
+        "transactions.disassociate": Api(
+            transactions.disassociate,
+            {"transactions": Make(baskets, "baskets"), "k": 3, "m": 2, "seed": 0},
+            {
+                "transactions": bad_sets
+                + [
+                    Make(
+                        lambda: pd.DataFrame({"t": [1, 1, 2], "i": ["a", None, "b"]}), "long, NaN"
+                    ),
+                    Make(lambda: pd.DataFrame({"t": [1], "i": ["a"], "x": [2]}), "three columns"),
+                ],
+                "k": BAD_INTS,
+                "m": BAD_INTS + [9],
+                "max_cluster_size": BAD_INTS,
+                "max_basket_size": BAD_INTS,
+                "transaction_col": ["bogus", 5],
+                "item_col": ["bogus", 5],
+                "seed": BAD_INTS,
+            },
+        ),
+        "transactions.reconstruct": Api(
+            transactions.reconstruct,
+            {
+                "release": Make(
+                    lambda: transactions.disassociate(baskets(), 3, 2, measures=False),
+                    "a disassociated release",
+                ),
+                "seed": 0,
+            },
+            {
+                "release": [
+                    None,
+                    5,
+                    Make(lambda: transactions.k_anonymize(baskets(), 3, measures=False), "k-anon"),
+                ],
+                "seed": BAD_INTS,
+            },
+        ),
         "transactions.band_matrix": Api(
             transactions.band_matrix,
             {
@@ -694,6 +732,8 @@ NAMES = [
     "transactions.km_anonymize",
     "transactions.k_anonymize",
     "transactions.band_matrix",
+    "transactions.disassociate",
+    "transactions.reconstruct",
     "transactions.item_taxonomy",
     "transactions.read_transactions",
     "transactions.write_transactions",

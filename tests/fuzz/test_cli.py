@@ -513,6 +513,22 @@ def transactions_k_anonymize(fz, data, plan, wd, big):
     return inv
 
 
+def transactions_disassociate(fz, data, plan, wd, big):
+    inv = _transactions_input(fz, data, plan, wd, ["transactions", "disassociate"], big)
+    inv.add("-k", fz.int_option(data, plan, [2, 3, 5], "-k"))
+    if fz.maybe(data, "-m", 2):
+        inv.add("-m", fz.int_option(data, plan, [1, 2, 3], "-m"))
+    if fz.maybe(data, "--max-cluster-size", 4):
+        inv.add("--max-cluster-size", fz.int_option(data, plan, [20, 100], "--max-cluster-size"))
+    if fz.maybe(data, "--max-basket-size", 5):
+        inv.add("--max-basket-size", fz.int_option(data, plan, [50, 500], "--max-basket-size"))
+    _seed_option(fz, data, plan, inv)
+    _shared_options(fz, data, plan, wd, inv)
+    out = wd.output(data, plan, inv, "-o", "anonymized", [".json", ".txt"], required=True)
+    _report(fz, data, plan, wd, inv, [out])
+    return inv
+
+
 def transactions_band(fz, data, plan, wd, big):
     inv = _transactions_input(fz, data, plan, wd, ["transactions", "band"], big)
     kind = fz.choice_option(
@@ -886,6 +902,7 @@ COMMANDS = {
     "transactions anonymize": transactions_anonymize,
     "transactions k-anonymize": transactions_k_anonymize,
     "transactions band": transactions_band,
+    "transactions disassociate": transactions_disassociate,
     "transactions assess": transactions_assess,
     "location anonymize": location_anonymize,
     "location assess": location_assess,
