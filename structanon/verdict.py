@@ -40,9 +40,10 @@ _NOT_COVERED = {
     "tabular": "an attacker who knows attributes outside the named quasi-identifiers, or who "
     "infers the sensitive value from its distribution beyond the chosen model",
     "transactions": "an attacker who knows more items of a basket than the model assumes",
-    "location": "linkage of a user's windows by spatial continuity (and, with linkage "
-    "'pseudonym', through the pseudonym), and an attacker who knows many points of "
-    "a user",
+    "location": "linkage of a user's windows by spatial continuity (measured as "
+    "continuity_chain_share; with linkage 'pseudonym' also through the pseudonym), and an "
+    "attacker who knows several true points of a user (measured as linkage_p1 / p2 / p4 "
+    "before and after)",
     "graphs": "an attacker who knows a node's neighbourhood beyond its degree (its "
     "neighbours' degrees or a subgraph around it)",
     "querylogs": "what the query texts themselves reveal beyond the identifier patterns "
@@ -121,6 +122,12 @@ def headline(release: Release) -> str:
         text = (
             f"Every published record is indistinguishable from at least {int(k) - 1} "
             f"others on {qis}."
+        )
+    elif release.datatype == "transactions" and params.get("algorithm") == "disassociation":
+        text = (
+            f"Items are published as they are, split into chunks: an attacker who knows up to "
+            f"{params.get('m')} items of someone's basket finds them in at least {k} "
+            f"subrecords of any chunk that holds them."
         )
     elif release.datatype == "transactions" and k is not None and params.get("m") is not None:
         text = (
