@@ -16,6 +16,7 @@ import warnings
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -229,7 +230,7 @@ def _split_aol(path: Path, encoding: str):
     lines = pd.Series(text.split("\n"), dtype=object)
     numbers = np.arange(1, len(lines) + 1)
     nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
-    report = {
+    report: dict[str, Any] = {
         "format": "aol",
         "lines": int(nonblank.sum()),
         "blank_lines": int((~nonblank[:-1]).sum()) if len(lines) else 0,

@@ -15,7 +15,7 @@ from . import _progress
 from ._validation import file_suffix
 from .errors import StructanonError
 from .release import Release
-from .report import format_summary, provenance, write_report
+from .report import Figure, format_summary, provenance, write_report
 
 __all__ = [
     "handle_errors",
@@ -81,7 +81,7 @@ def handle_errors(func: F) -> F:
 def emit_release(
     release: Release,
     report: str | Path | None = None,
-    figures: Sequence[tuple[str, Any]] | Callable[[], Sequence[tuple[str, Any]]] = (),
+    figures: Sequence[Figure] | Callable[[], Sequence[Figure]] = (),
     quiet: bool = False,
     inputs: Sequence[str | Path] = (),
     stage: Callable[[str | Path], Path] | None = None,

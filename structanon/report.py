@@ -124,6 +124,10 @@ class ReportFigure(NamedTuple):
     view: bool = False
 
 
+#: What a report takes as a figure: a :class:`ReportFigure` or a plain ``(title, figure)``.
+Figure = ReportFigure | tuple[str, Any]
+
+
 def small_count_floor(release: Release) -> int:
     """The least count a report may show of the input: the release's ``k`` (at least 2).
 
@@ -225,7 +229,7 @@ def _figures_html(heading: str, anchor: str, items: Sequence[ReportFigure]) -> l
     ]
 
 
-def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, Any]]) -> str:
+def _html(release: Release, data: dict[str, Any], figures: Sequence[Figure]) -> str:
     what = data["unit"]
     passed = data["verification"]["passed"]
     checks = data["verification"]["checks"]
@@ -320,9 +324,7 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[tuple[str, A
     return "\n".join(parts)
 
 
-def write_report(
-    release: Release, path: str | Path, figures: Sequence[tuple[str, Any]] = ()
-) -> Path:
+def write_report(release: Release, path: str | Path, figures: Sequence[Figure] = ()) -> Path:
     """Write a report: JSON for ``.json``, a self-contained HTML page for ``.html``/``.htm``.
 
     Parameters

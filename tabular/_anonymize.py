@@ -420,7 +420,7 @@ def anonymize(
     suppression. IJUFKS 10(5), 2002.
     """
     if is_dask(df):  # out of core: Mondrian's top cuts on Dask, then in memory per leaf
-        return _anonymize_dask(  # type: ignore[return-value]
+        return _anonymize_dask(
             df, quasi_identifiers, sensitive, models, algorithm, seed, key, measures,
             mondrian_options,
         )  # fmt: skip
@@ -442,7 +442,13 @@ def anonymize(
     if any(isinstance(m, DifferentialPrivacy) for m in models):  # SafePub: its own search
         dp_model = check_dp_models(models, algorithm)
         return safepub(
-            data, quasi_identifiers, dp_model, sensitive, seed, secret, measures=measures
+            data,
+            cast(dict[str, Hierarchy], quasi_identifiers),  # validated: SafePub needs hierarchies
+            dp_model,
+            sensitive,
+            seed,
+            secret,
+            measures=measures,
         )
     if not isinstance(data.index, pd.RangeIndex) or data.index.start != 0 or data.index.step != 1:
         data = data.reset_index(drop=True)

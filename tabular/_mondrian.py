@@ -48,7 +48,7 @@ class _Dimension:
 
     @property
     def n_codes(self) -> int:
-        return int(self.values.size if self.numeric else self.n_leaves)
+        return int(self.values.size if self.numeric and self.values is not None else self.n_leaves)
 
 
 def encode_column(
@@ -519,6 +519,7 @@ def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_class
             dtype=object,
         )
     if dim.numeric:
+        assert dim.values is not None  # numeric dimensions carry their sorted values
         lo = np.full(n_classes, np.iinfo(np.int64).max)
         hi = np.full(n_classes, -1)
         np.minimum.at(lo, label, item_codes)
@@ -532,6 +533,7 @@ def _publish(dim: _Dimension, item_codes: np.ndarray, label: np.ndarray, n_class
         for a, b in zip(dim.values[lo].tolist(), dim.values[hi].tolist()):
             out.append(_format_number(a) if a == b else f"{_format_number(a)}-{_format_number(b)}")
         return np.array(out, dtype=object)
+    assert dim.ancestors is not None and dim.labels is not None  # categorical dimension
     anc = dim.ancestors[item_codes]
     top = anc.shape[1] - 1
     lca = np.full(n_classes, top)
@@ -702,6 +704,7 @@ def mondrian_classes(
         elif is_set_spec(spec):
             dims.append(_ordinal_dimension(col, column))
         else:
+            assert isinstance(spec, Hierarchy)  # validated: numeric, a value set or a hierarchy
             dims.append(_categorical_dimension(col, column, spec))
     tuple_of, item_codes = _collapse(dims)
     weights = np.bincount(tuple_of).astype(float)

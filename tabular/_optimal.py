@@ -70,7 +70,8 @@ def class_outcome(
     uses_reference = any(m.needs_reference for m in models)
     while ok.any():
         kept = np.flatnonzero(ok)
-        reference, present, values = None, slice(None), domain
+        reference, values = None, domain
+        present: slice | np.ndarray = slice(None)
         if uses_reference and table.contingency is not None:
             reference = table.contingency[kept].sum(axis=0)
             if not (reference > 0).all():
@@ -85,11 +86,11 @@ def class_outcome(
             if alive.size == 0:
                 break
             rows = kept[alive]
-            counts = (
-                table.contingency[rows][:, present]
-                if model.requires_sensitive
-                else table.sizes[rows]
-            )
+            if model.requires_sensitive:
+                assert table.contingency is not None  # built whenever a model needs it
+                counts = table.contingency[rows][:, present]
+            else:
+                counts = table.sizes[rows]
             passed[alive[~model.group_ok(counts, reference, values)]] = False
         if passed.all():
             break
