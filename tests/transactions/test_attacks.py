@@ -183,6 +183,7 @@ def test_band_replay_attack_cli_default(tmp_path):
     assert in_order < 200  # identical-by-position transactions: chance level, not 2000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name,rel_path,sensitive",
     [
@@ -386,6 +387,7 @@ def test_band_empty_holders_grouped_among_themselves():
     assert published_empty >= 36  # most of the 48 are published, not suppressed
 
 
+@pytest.mark.slow
 def test_band_member_features_synthetic_cli(tmp_path):
     data, sensitive = _looks_unlike_members(seed=2)
     source = tmp_path / "baskets.dat"
@@ -411,6 +413,7 @@ def test_band_member_features_synthetic_cli(tmp_path):
     _empty_holders_hidden(published, _held(data, rel.source_index, sensitive), 5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "relative,sensitive,min_groups",
     [
@@ -436,6 +439,7 @@ def _same_person_share(a, b) -> float:
     return float(np.mean(np.asarray(a.source_index) == np.asarray(b.source_index)))
 
 
+@pytest.mark.slow
 def test_positional_join_of_km_and_k_releases_is_random(retail_head):
     km = transactions.km_anonymize(retail_head, k=5, m=2, measures=False)
     kk = transactions.k_anonymize(retail_head, k=5, measures=False)
@@ -499,6 +503,7 @@ def test_positional_join_cli_defaults(tmp_path, checks):
         assert positional <= random_pairs + _noise(max(random_pairs, 0.05), 300), cmd
 
 
+@pytest.mark.slow
 def test_same_key_same_bytes_and_no_key_differs(tmp_path, retail_head):
     key = tmp_path / "release.key"
     key.write_text("0123456789abcdef0123456789abcdef\n")
