@@ -15,6 +15,7 @@ import io as _io
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -196,7 +197,7 @@ def _split_aol(path: Path, encoding: str):
     lines = pd.Series([text for _number, text in source], dtype=object)
     numbers = np.arange(1, len(lines) + 1)
     nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
-    report = {
+    report: dict[str, Any] = {
         "format": "aol",
         "lines": int(nonblank.sum()),
         "blank_lines": int((~nonblank).sum()),
