@@ -604,6 +604,43 @@ def _calibrated_hits(groups: list[tuple[np.ndarray, np.ndarray]], n_buckets: int
     return hits
 
 
+def _band_feature_guesses(
+    qi: list[set | None],
+    members: dict[int, np.ndarray],
+    evaluated: list[int],
+    holder: np.ndarray,
+    position: np.ndarray,
+    p: int,
+) -> list[tuple[str, int]]:
+    """Hits of every cheap per-member guess: largest / smallest QI set, rarest / commonest
+    item, first / last in band order, first in the file (the leftover group guessed at
+    random)."""
+    support = Counter(x for t in qi if t for x in t)
+    size = np.array([len(t) if t else 0 for t in qi], dtype=np.float64)
+    rarest = np.array([min((support[x] for x in t), default=np.inf) if t else np.inf for t in qi])
+    features = {
+        "largest QI set": -size,
+        "smallest QI set": size,
+        "rarest QI item": rarest,
+        "commonest rarest QI item": -rarest,
+        "first band position": position.astype(np.float64),
+        "last band position": -position.astype(np.float64),
+        "first place in the file": np.arange(len(qi), dtype=np.float64),
+    }
+    out = []
+    for label, value in features.items():
+        hits = 0
+        for g in evaluated:
+            mem = members[g]
+            if not 2 <= mem.size <= 2 * p:
+                hits += bool(holder[FRESH.choice(mem)])
+                continue
+            v = value[mem]
+            hits += bool(holder[FRESH.choice(mem[v == v.min()])])
+        out.append((label, hits))
+    return out
+
+
 def attack_band(tmp: Path) -> None:
     cases = [
         ("BMS-WebView-1", ("bms", "BMS-WebView-1.dat"), [12844, 18872, 10882]),
@@ -735,6 +772,15 @@ def attack_band(tmp: Path) -> None:
             frac(median_hits, len(evaluated)),
             chance_txt,
         )
+        for label, hits_f in _band_feature_guesses(qi, members, evaluated, holder, position, p):
+            record(
+                "3 band features",
+                name,
+                items,
+                f"holder = the member with the {label} (ties: random)",
+                frac(hits_f, len(evaluated)),
+                chance_txt,
+            )
         record(
             "3 band overlap",
             name,

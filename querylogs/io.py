@@ -13,7 +13,6 @@ import csv
 import gzip
 import io as _io
 import warnings
-import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ import pandas as pd
 
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_path
+from structanon.io import atomic_path, text_lines
 
 __all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
 
@@ -44,36 +43,6 @@ _HINT = (
     "is it a search log in this format? wrong --format (aol, csv, parquet)? "
     "wrong --columns? wrong --sep?"
 )
-
-
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when it starts with the gzip magic; a corrupt or cut
-    gzip stream is an :class:`InputError` naming the file."""
-    with open(path, "rb") as handle:
-        head = handle.read(2)
-    opener = gzip.open if head == b"\x1f\x8b" else open
-    try:
-        with opener(path, "rb") as handle:
-            return handle.read()
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
-        raise InputError(
-            f"cannot read the gzip stream ({exc}); is the file complete?", path=str(path)
-        ) from None
-
-
-def _decode(raw: bytes, encoding: str) -> tuple[str, list[int]]:
-    """Decode, replacing undecodable bytes; return the text and the 1-based bad line numbers."""
-    try:
-        return raw.decode(encoding), []
-    except UnicodeDecodeError:
-        pass
-    bad = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            line.decode(encoding)
-        except UnicodeDecodeError:
-            bad.append(number)
-    return raw.decode(encoding, errors="replace"), bad
 
 
 def parse_report(log: pd.DataFrame) -> dict:
@@ -224,18 +193,16 @@ def _check_parsed(path: Path, report: dict) -> None:
 
 
 def _split_aol(path: Path, encoding: str):
-    text, bad_encoding = _decode(_read_bytes(path), encoding)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    lines = pd.Series(text.split("\n"), dtype=object)
+    source = text_lines(path, encoding, name="log file", errors="replace")
+    lines = pd.Series([text for _number, text in source], dtype=object)
     numbers = np.arange(1, len(lines) + 1)
     nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
     report: dict[str, Any] = {
         "format": "aol",
         "lines": int(nonblank.sum()),
-        "blank_lines": int((~nonblank[:-1]).sum()) if len(lines) else 0,
-        "encoding_errors": len(bad_encoding),
-        "encoding_error_lines": bad_encoding[:_MAX_LISTED],
+        "blank_lines": int((~nonblank).sum()),
+        "encoding_errors": source.undecodable,
+        "encoding_error_lines": source.undecodable_lines[:_MAX_LISTED],
         "header": False,
     }
     lines, numbers = lines[nonblank], numbers[nonblank]

@@ -14,7 +14,8 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
@@ -135,12 +136,14 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
     try:
         with _open_binary(path) as raw:
             head = raw.read(1 << 16)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     wide = "16" in encoding or "32" in encoding
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
         raise InputError(
-            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding)", path=str(path)
+            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding); is it the "
+            "right file, or another --format?",
+            path=str(path),
         )
     if b"\x00" in head and not wide:
         raise InputError(
@@ -166,13 +169,88 @@ def open_text(path: str | Path, encoding: str = "utf-8", name: str = "input") ->
     return io.TextIOWrapper(cast(Any, raw), encoding=encoding, newline="")
 
 
+class TextLines:
+    """The lines of a text file as ``(line number, text)``; see :func:`text_lines`.
+
+    Attributes
+    ----------
+    undecodable_lines : list of int
+        With ``errors="replace"``: the 1-based numbers of the lines read so far whose
+        undecodable bytes were replaced by U+FFFD (empty with ``errors="strict"``).
+    """
+
+    def __init__(self, path: str | Path, encoding: str, name: str, errors: str) -> None:
+        from ._validation import check_choice
+
+        self.errors = check_choice(errors, "errors", ("strict", "replace"))
+        self.path, self._raw = _open_checked(path, encoding, name)
+        self.encoding = encoding
+        self.undecodable_lines: list[int] = []
+        self._lines = self._read()
+
+    @property
+    def undecodable(self) -> int:
+        """How many lines read so far held undecodable bytes."""
+        return len(self.undecodable_lines)
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        return self
+
+    def __next__(self) -> tuple[int, str]:
+        return next(self._lines)
+
+    def close(self) -> None:
+        """Close the file (also done when the lines run out or reading fails)."""
+        self._lines.close()
+
+    def _undecodable(self, exc: UnicodeDecodeError, number: int) -> InputError:
+        encoding = self.encoding
+        shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
+        return InputError(
+            f"bytes that are not {shown} text ({exc.reason} at byte "
+            f"{exc.start} of the line); convert the file or give its encoding",
+            path=str(self.path),
+            line=number,
+        )
+
+    def _read(self) -> Generator[tuple[int, str], None, None]:
+        raw = self._raw
+        decoder = codecs.getincrementaldecoder(self.encoding)("strict")
+        try:
+            for number, line in enumerate(raw, start=1):
+                try:
+                    text = decoder.decode(line)
+                except UnicodeDecodeError as exc:
+                    if self.errors == "strict":
+                        raise self._undecodable(exc, number) from None
+                    decoder.reset()
+                    text = line.decode(self.encoding, errors="replace")
+                    self.undecodable_lines.append(number)
+                yield number, text.rstrip("\r\n")
+        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+            raise InputError(f"cannot read the file: {exc}", path=str(self.path)) from None
+        finally:
+            raw.close()
+
+
 def text_lines(
-    path: str | Path, encoding: str = "utf-8", name: str = "input"
-) -> Iterator[tuple[int, str]]:
+    path: str | Path, encoding: str = "utf-8", name: str = "input", errors: str = "strict"
+) -> TextLines:
     r"""``(line number, text)`` of every line (1-based, without the line end).
 
-    Undecodable bytes raise :class:`InputError` naming the file and the line, never a bare
-    :class:`UnicodeDecodeError`.
+    Parameters
+    ----------
+    path : str or Path
+        A text file, plain or gzip (told by its first bytes).
+    encoding : str
+        Its text encoding.
+    name : str
+        What the file is, for error messages (``"taxonomy file"``).
+    errors : {"strict", "replace"}
+        ``"strict"``: undecodable bytes raise :class:`InputError` naming the file and the
+        line, never a bare :class:`UnicodeDecodeError`.  ``"replace"``: they become U+FFFD
+        and the line numbers are kept in ``undecodable_lines`` of the returned iterator,
+        for the caller to report.
 
     Examples
     --------
@@ -184,27 +262,11 @@ def text_lines(
     ... except InputError as exc:
     ...     print(exc.line)
     2
+    >>> lines = text_lines(path, errors="replace")
+    >>> [text for _, text in lines], lines.undecodable_lines
+    (['a b', 'c\ufffd'], [2])
     """
-    path, raw = _open_checked(path, encoding, name)
-    decoder = codecs.getincrementaldecoder(encoding)("strict")
-    try:
-        for number, line in enumerate(raw, start=1):
-            try:
-                text = decoder.decode(line)
-            except UnicodeDecodeError as exc:
-                shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
-                raise InputError(
-                    f"bytes that are not {shown} text ({exc.reason} at byte "
-                    f"{exc.start} of the line); convert the file or give its "
-                    "encoding",
-                    path=str(path),
-                    line=number,
-                ) from None
-            yield number, text.rstrip("\r\n")
-    except (OSError, EOFError) as exc:  # a truncated or corrupt gzip stream
-        raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    finally:
-        raw.close()
+    return TextLines(path, encoding, name, errors)
 
 
 @contextlib.contextmanager

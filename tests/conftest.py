@@ -1,5 +1,8 @@
 """Test-suite wide settings: hypothesis without deadlines (CI machines are shared).
 
+Tests that take more than ~3 s each carry the marker ``slow``; ``pytest -m "not slow"`` leaves
+them out for a fast developer loop (CI runs everything).
+
 The fuzz suite (tests/fuzz, marker ``fuzz``) reads two more hypothesis profiles: ``fuzz``
 (in-process runs) and ``fuzz-subprocess`` (runs in a fresh interpreter under a memory limit).
 By default they are small and derandomized, so CI is fast and deterministic;
@@ -30,6 +33,11 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "fuzz: generated bad inputs through every command and public function"
+    )
+    config.addinivalue_line(
+        "markers",
+        "slow: brute-force, shared-data and end-to-end tests taking more than ~3 s each; "
+        '`pytest -m "not slow"` is the fast developer loop, CI runs them all',
     )
     long = config.getoption("--fuzz-long")
     for name, examples in FUZZ_EXAMPLES.items():

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from structanon.cli import PACKAGES, main
 
 
+@pytest.mark.slow
 def test_demo_runs_every_datatype(demo_run):
     _out, result, _releases = demo_run
     assert result.exit_code == 0, result.output
@@ -23,6 +24,7 @@ def test_demo_runs_every_datatype(demo_run):
     assert "FAILED" not in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("package", list(PACKAGES))
 def test_demo_of_each_datatype_writes_a_verified_release(package, demo_run):
     out, result, _releases = demo_run
@@ -81,6 +83,7 @@ BROWSER_FLAGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium installed (Debian package 'chromium')")
 @pytest.mark.parametrize("package", list(PACKAGES))
 def test_html_report_renders_in_a_browser(package, demo_run, tmp_path):

@@ -4,17 +4,24 @@ The transactions x quasi-identifier items matrix is made banded by reverse Cuthi
 on the item co-occurrence graph (columns) and by sorting transactions on the new positions
 of their items (rows).  Each transaction holding sensitive items (in a secret random
 order) is grouped with ``p - 1`` transactions drawn at random, with secret randomness, from
-a window of the band around it, sharing no sensitive item with it or with one another;
-neighbours in the band share quasi-identifier items, and a random draw (rather than the
-most similar ones) keeps the group's seed indistinguishable from its members for anyone
-who replays the grouping from the published data.  Everything left over forms a final
-group, from which sensitive transactions are suppressed (and counted) only if that
-group would otherwise break the 1/p bound.
-"""
+a window around it of the transactions that look like it (its *look class*: the same
+number of QI items, an empty QI set apart from every other), ordered by the support of
+their rarest QI item and then by band position, sharing no sensitive item with it or with
+one another.  Neighbours in the band share
+quasi-identifier items; a random draw among look-alikes (rather than the most similar
+transactions, or any transactions) keeps the group's seed indistinguishable from its
+members, both for anyone who replays the grouping and for anyone who compares what the
+release shows of each member (emptiness and size of its QI set, its rarest item, its
+band position).
+Everything left over forms a final group, from which sensitive transactions are
+suppressed (and counted) only as needed for the 1/p bound to hold inside each look class
+of that group: so a sensitive transaction with an empty QI set that cannot be grouped with
+look-alikes is suppressed rather than published as a recognizable holder."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,7 +45,7 @@ from ._common import (
 from ._data import Baskets, encode_baskets
 from ._verify import PrivacyDegree, make_verifier
 
-__all__ = ["band_matrix", "band_order", "cahd_groups", "bandwidth"]
+__all__ = ["band_matrix", "band_order", "cahd_groups", "bandwidth", "look_classes"]
 
 MAX_ALPHA = 10**6  # window factor; wider windows than the data change nothing
 
@@ -87,76 +94,156 @@ def band_order(b: Baskets, qi_mask: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return row_order, col_order, stats
 
 
-def _window_members(
-    t: int,
-    at: int,
-    row_order: np.ndarray,
-    group: np.ndarray,
-    is_sens: np.ndarray,
-    sens_sets: dict,
-    p: int,
-    base_width: int,
-    rng: np.random.Generator,
-) -> list[int]:
-    """``p - 1`` free transactions drawn from a window of the band around ``t``.
+def look_classes(qi_len: np.ndarray, is_sens: np.ndarray, p: int, min_size: int) -> np.ndarray:
+    """Class of every transaction by what an attacker sees of it: its number of QI items.
 
-    The window is placed at a random offset covering band position ``at``; members share no
-    sensitive item with ``t`` or one another, non-sensitive ones first.  The window doubles
-    until enough members are found or it covers the whole band.
+    Transactions with an empty QI set form a class of their own.  Every other QI-set size
+    is a class if it holds at least ``min_size`` transactions and ``p`` non-sensitive ones
+    per sensitive one; thinner sizes are merged with the next larger ones until the class
+    is that large (the largest sizes join the class below them if they never are).
     """
+    hist = np.bincount(qi_len, minlength=1)
+    hist_sens = np.bincount(qi_len[is_sens], minlength=hist.size)
+    class_of_size = np.zeros(hist.size, dtype=np.int64)
+    current, total, sens, closed = 1, 0, 0, 0
+    for size in np.flatnonzero(hist[1:]).tolist():
+        size += 1
+        class_of_size[size] = current
+        total += int(hist[size])
+        sens += int(hist_sens[size])
+        if total >= min_size and total - sens >= p * sens:
+            closed, current, total, sens = current, current + 1, 0, 0
+    if total and closed:  # the largest sizes never made a class: join the one below
+        class_of_size[class_of_size == current] = closed
+    return class_of_size[qi_len]
+
+
+def rarest_support(b: Baskets, qi_mask: np.ndarray) -> np.ndarray:
+    """Support of each transaction's rarest QI item (0 for an empty QI set)."""
+    qi_occ = qi_mask[b.codes]
+    support = np.bincount(b.codes[qi_occ], minlength=b.domain.size)
+    big = np.iinfo(np.int64).max
+    values = np.where(qi_occ, support[b.codes], big)
+    rarest = np.full(b.n, big, dtype=np.int64)
+    filled = np.diff(b.indptr) > 0
+    if values.size:
+        rarest[filled] = np.minimum.reduceat(values, b.indptr[:-1][filled])
+    rarest[rarest == big] = 0
+    return rarest
+
+
+def _look_order(
+    row_order: np.ndarray, qi_len: np.ndarray, rarest: np.ndarray, classes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Transactions by look: class, QI-set size, support of the rarest QI item, then band
+    position; with each one's class bounds."""
     n = row_order.size
-    width = base_width
+    position = np.empty(n, dtype=np.int64)
+    position[row_order] = np.arange(n)
+    order = np.lexsort((position, rarest, qi_len, classes))
+    sorted_cls = classes[order]
+    starts = np.searchsorted(sorted_cls, classes, side="left")
+    ends = np.searchsorted(sorted_cls, classes, side="right")
+    return order, starts, ends
+
+
+@dataclass
+class _Pool:
+    """What the grouping draws members from: transactions in look order and their state."""
+
+    order: np.ndarray  # transactions by look class, QI-set size, band position
+    group: np.ndarray  # group of each transaction, -1 while free
+    is_sens: np.ndarray  # holds a sensitive item
+    sens_sets: dict[int, frozenset]  # the sensitive items of each holder
+    n_sens_items: int
+    p: int
+    base_width: int
+
+
+def _window_members(
+    t: int, at: int, bounds: tuple[int, int], pool: _Pool, rng: np.random.Generator
+) -> list[int]:
+    """``p - 1`` free transactions drawn from a window of ``t``'s look class around it.
+
+    ``at`` is ``t``'s place in ``pool.order`` and ``bounds`` its class's slice.  The window
+    is placed at a uniformly random offset covering ``at`` and clipped to the class, so the
+    chance that two transactions end in one group is symmetric in them: the seed is
+    exchangeable with its members.  Members are drawn uniformly among the window's free
+    transactions, with or without sensitive items alike (preferring those without would
+    make the seed stand out wherever holders are common), sharing no sensitive item with
+    ``t`` or one another.  The window doubles until enough members are found
+    or it covers the class.
+    """
+    start, end = bounds
+    wanted = pool.p - 1
+    width = pool.base_width
     while True:
         lo = at - int(rng.integers(0, width))
-        lo_c, hi_c = max(0, lo), min(n, lo + width)
-        cand = row_order[lo_c:hi_c]
-        cand = cand[(group[cand] < 0) & (cand != t)]
-        cand = rng.permutation(cand)
-        cand = cand[np.argsort(is_sens[cand], kind="stable")]  # non-sensitive first
-        used = set(sens_sets[t])
-        chosen: list[int] = []
-        for c in cand.tolist():
-            s = sens_sets.get(c)
-            if s:
-                if not used.isdisjoint(s):
-                    continue
-                used |= s
-            chosen.append(c)
-            if len(chosen) == p - 1:
-                break
-        if len(chosen) == p - 1 or width >= 2 * n + 1:
+        cand = pool.order[max(start, lo) : min(end, lo + width)]
+        cand = rng.permutation(cand[(pool.group[cand] < 0) & (cand != t)])
+        chosen = _disjoint_members(t, cand, pool, wanted)
+        if len(chosen) == wanted or width >= 2 * (end - start) + 1:
             return chosen
         width = 2 * width + 1
 
 
-def _last_group(group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int) -> tuple[int, int]:
+def _disjoint_members(t: int, cand: np.ndarray, pool: _Pool, wanted: int) -> list[int]:
+    """The first ``wanted`` of ``cand`` sharing no sensitive item with ``t`` or one another."""
+    used = set(pool.sens_sets[t])
+    chosen: list[int] = []
+    for i, c in enumerate(cand.tolist()):
+        if len(used) == pool.n_sens_items:  # only transactions without any may follow
+            rest = cand[i:]
+            return chosen + rest[~pool.is_sens[rest]][: wanted - len(chosen)].tolist()
+        s = pool.sens_sets.get(c)
+        if s is None or used.isdisjoint(s):
+            if s is not None:
+                used |= s
+            chosen.append(c)
+            if len(chosen) == wanted:
+                break
+    return chosen
+
+
+def _suppress_over_bound(rows: np.ndarray, sens: sp.csr_matrix, p: int) -> np.ndarray:
+    """Which of ``rows`` stay so that no sensitive item is in more than 1/p of them."""
+    rest_sens = sens[rows].tocsc()
+    counts = np.asarray(rest_sens.sum(axis=0)).reshape(-1).astype(np.int64)
+    size = rows.size
+    alive = np.ones(rows.size, dtype=bool)
+    while counts.size and counts.max() * p > size:
+        worst = int(counts.argmax())
+        holders = rest_sens.indices[rest_sens.indptr[worst] : rest_sens.indptr[worst + 1]]
+        victim = int(np.sort(holders[alive[holders]])[-1])
+        alive[victim] = False
+        counts[sens.indices[sens.indptr[rows[victim]] : sens.indptr[rows[victim] + 1]]] -= 1
+        size -= 1
+    return alive
+
+
+def _last_group(
+    group: np.ndarray, sens: sp.csr_matrix, p: int, n_groups: int, classes: np.ndarray
+) -> tuple[int, int]:
     """Put the leftovers in one last group, suppressing sensitive ones only as needed.
 
+    The 1/p bound is kept inside every look class of the group (so, e.g., sensitive
+    transactions with an empty QI set are not left as the group's only empty ones).
     Updates ``group`` in place (-2 marks a suppressed transaction); returns the number of
     groups and of suppressed transactions.
     """
     rest = np.flatnonzero(group < 0)
     if not rest.size:
         return n_groups, 0
-    rest_sens = sens[rest].tocsc()
-    counts = np.asarray(rest_sens.sum(axis=0)).reshape(-1).astype(np.int64)
-    size = rest.size
     alive = np.ones(rest.size, dtype=bool)
-    suppressed = 0
-    while counts.size and counts.max() * p > size:
-        worst = int(counts.argmax())
-        holders = rest_sens.indices[rest_sens.indptr[worst] : rest_sens.indptr[worst + 1]]
-        holders = np.sort(holders[alive[holders]])
-        victim = int(holders[-1])
-        alive[victim] = False
-        counts[sens.indices[sens.indptr[rest[victim]] : sens.indptr[rest[victim] + 1]]] -= 1
-        size -= 1
-        suppressed += 1
-    if size:
+    held = np.diff(sens.indptr)[rest] > 0
+    for c in np.unique(classes[rest][held]).tolist():
+        inside = np.flatnonzero(classes[rest] == c)
+        alive[inside] = _suppress_over_bound(rest[inside], sens, p)
+    if alive.any():
         group[rest[alive]] = n_groups
         n_groups += 1
     group[rest[~alive]] = -2
-    return n_groups, suppressed
+    return n_groups, int((~alive).sum())
 
 
 def cahd_groups(
@@ -170,50 +257,56 @@ def cahd_groups(
 
     ``rng`` is the release's secret randomness (``release_key(key).rng("band-members",
     ...)``): it orders the sensitive transactions that seed groups, places each seed at a
-    uniformly random offset inside its window of ``2 * alpha * p + 1`` band positions and
-    draws the ``p - 1`` members uniformly among the window's free transactions (those
-    without sensitive items first).  So inside a group the seed is exchangeable with its
-    members: replaying the grouping from the published QI sets does not single it out.
+    uniformly random offset inside its window of ``2 * alpha * p + 1`` positions and draws
+    the ``p - 1`` members uniformly among the window's free transactions.  Windows run over
+    the seed's look class (:func:`look_classes`: same emptiness and size of the QI set),
+    ordered by the support of the rarest QI item and then by band position inside a size,
+    so members look like the seed and lie near it in the band.
+    Inside a group the seed is exchangeable with its members: neither replaying the
+    grouping nor comparing what the attacker sees of each member (QI-set size, rarest
+    item, band position) singles it out.
     """
     if rng is None:
         rng = np.random.default_rng()
     qi_mask = ~sensitive_mask
     row_order, _col_order, stats = band_order(b, qi_mask)
+    occ_s = sensitive_mask[b.codes]
     sens = sp.csr_matrix(
-        (
-            np.ones(int(sensitive_mask[b.codes].sum()), dtype=np.int8),
-            (b.rows[sensitive_mask[b.codes]], b.codes[sensitive_mask[b.codes]]),
-        ),
+        (np.ones(int(occ_s.sum()), dtype=np.int8), (b.rows[occ_s], b.codes[occ_s])),
         shape=(b.n, int(b.domain.size)),
     )
-    is_sens_rows = np.flatnonzero(np.diff(sens.indptr) > 0)
+    is_sens = np.diff(sens.indptr) > 0
+    is_sens_rows = np.flatnonzero(is_sens)
     sens_sets = {
         r: frozenset(sens.indices[sens.indptr[r] : sens.indptr[r + 1]].tolist())
         for r in is_sens_rows.tolist()
     }
-    is_sens = np.diff(sens.indptr) > 0
     n = b.n
-    group = np.full(n, -1, dtype=np.int64)
-    position = np.empty(n, dtype=np.int64)
-    position[row_order] = np.arange(n)
     base_width = 2 * alpha * p + 1
+    qi_len = np.bincount(b.rows[~occ_s], minlength=n)
+    classes = look_classes(qi_len, is_sens, p, base_width)
+    order, starts, ends = _look_order(row_order, qi_len, rarest_support(b, qi_mask), classes)
+    place = np.empty(n, dtype=np.int64)
+    place[order] = np.arange(n)
+    group = np.full(n, -1, dtype=np.int64)
+    pool = _Pool(order, group, is_sens, sens_sets, int(sensitive_mask.sum()), p, base_width)
     n_groups = 0
     unplaced = 0
     for t in rng.permutation(is_sens_rows).tolist():
         if group[t] >= 0:
             continue
-        chosen = _window_members(
-            t, int(position[t]), row_order, group, is_sens, sens_sets, p, base_width, rng
-        )
+        bounds = (int(starts[t]), int(ends[t]))
+        chosen = _window_members(t, int(place[t]), bounds, pool, rng)
         if len(chosen) < p - 1:
             unplaced += 1
             continue
         group[t] = n_groups
         group[np.asarray(chosen, dtype=np.int64)] = n_groups
         n_groups += 1
-    n_groups, suppressed = _last_group(group, sens, p, n_groups)
+    n_groups, suppressed = _last_group(group, sens, p, n_groups, classes)
     stats.update(
         {
+            "look_classes": int(np.unique(classes).size),
             "groups": n_groups,
             "sensitive_transactions": int(is_sens.sum()),
             "sensitive_not_grouped": unplaced,
@@ -415,8 +508,8 @@ def band_matrix(
     >>> data = [{"a", "x"}, {"a"}, {"b"}, {"b", "y"}]
     >>> rel = transactions.band_matrix(data, ["x", "y"], p=2, measures=False)
     >>> j = list(rel.source_index).index(0)  # where input transaction 0 was published
-    >>> rel.verify().passed, rel.data["sensitive_counts"][rel.data["group"][j]]
-    (True, {'x': 1})
+    >>> rel.verify().passed, rel.data["sensitive_counts"][rel.data["group"][j]]["x"]
+    (True, 1)
 
     Notes
     -----
@@ -424,12 +517,15 @@ def band_matrix(
     :math:`A^T A` (columns) and rows are sorted by the position of their first and mean
     item, so similar transactions become neighbours.  Each sensitive transaction (in a
     secret random order) is grouped with ``p - 1`` transactions drawn with the secret key
-    from a window of the band placed at a random offset around it, sharing no sensitive
-    item (the paper takes the most similar ones; drawing at random keeps the seed of a
-    group exchangeable with its members, so replaying the grouping from the published QI
-    sets cannot point at the holder of the sensitive item); so in every group
-    :math:`c_g(s) / |g| \\le 1/p` for every sensitive item ``s``.  Leftovers form one last group; sensitive transactions are
-    suppressed from it (and counted) only if it would break the bound.
+    from a window placed at a random offset around it among the transactions that look
+    like it (as many QI items, an empty QI set only with empty ones; ordered by the support
+    of the rarest QI item, then by band position), sharing no sensitive item.  The paper takes the most similar transactions; drawing at random
+    among look-alikes keeps the seed of a group exchangeable with its members, so neither
+    replaying the grouping nor guessing "the member whose QI set looks unlike the others"
+    points at the holder of the sensitive item.  In every group
+    :math:`c_g(s) / |g| \\le 1/p` for every sensitive item ``s``.  Leftovers form one last
+    group; sensitive transactions are suppressed from it (and counted) only as needed for
+    the bound to hold inside each look class of that group.
 
     References
     ----------

@@ -471,6 +471,7 @@ def _population(name: str, text: str) -> int:
     return len(users) // 2 + 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(HEAVY))
 def test_heavy_input_in_a_subprocess(fz, name):
     args, seed, file_name, make = HEAVY[name]

@@ -937,6 +937,7 @@ def test_cli_in_process(fz, command, data):
         fz.check(inv, wd.root)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", list(COMMANDS))
 @settings(FUZZ_SUBPROCESS)
 @given(data=st.data())

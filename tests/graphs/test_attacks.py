@@ -79,6 +79,7 @@ def _cli(tmp_path: Path, name: str, *extra: str) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_seed_replay_on_cli_defaults_is_at_chance(tmp_path, sample):
     _, nodes, n, codes = sample
     mapping = tmp_path / "mapping.csv"
@@ -97,6 +98,7 @@ def test_seed_replay_on_cli_defaults_is_at_chance(tmp_path, sample):
     assert agree < 0.01 * n  # a random permutation agrees in about 1 place
 
 
+@pytest.mark.slow
 def test_seed_replay_on_api_with_a_known_seed_is_at_chance(sample):
     graph, nodes, n, codes = sample
     release = graphs.k_degree_anonymize(graph, 10, seed=7, measures=False)
@@ -110,6 +112,7 @@ def test_seed_replay_on_api_with_a_known_seed_is_at_chance(sample):
     assert "source_index" not in str(release.to_dict()) and "mapping" not in repr(release)
 
 
+@pytest.mark.slow
 def test_keyless_runs_differ_and_keyed_runs_repeat(tmp_path):
     first, second = _cli(tmp_path, "a"), _cli(tmp_path, "b")
     assert first.read_bytes() != second.read_bytes()
@@ -121,6 +124,7 @@ def test_keyless_runs_differ_and_keyed_runs_repeat(tmp_path):
     assert other_seed.read_bytes() != keyed[0].read_bytes()
 
 
+@pytest.mark.slow
 def test_output_order_is_sorted_by_published_labels(tmp_path, sample):
     out = _cli(tmp_path, "order")
     published = _read_edges(out)

@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 import networkx as nx
+import pytest
 from click.testing import CliRunner
 
 from graphs import read_graph
@@ -104,6 +105,7 @@ def test_risk_and_compare(tmp_path):
     assert 0 < json.loads(result.output)["edge_jaccard"] < 1
 
 
+@pytest.mark.slow
 def test_demo(package_demo):
     release, tmp_path = package_demo("graphs")
     assert release.verify().passed
@@ -215,6 +217,7 @@ def test_report_names_the_input_and_the_edits(tmp_path):
     assert floats and all(len(repr(v).lstrip("-0.").replace(".", "")) <= 6 for v in floats)
 
 
+@pytest.mark.slow
 def test_demo_writes_html_report(package_demo):
     _release, tmp_path = package_demo("graphs")
     html = (tmp_path / "report.html").read_text()

@@ -130,6 +130,7 @@ def test_triangles_match_networkx(n, p, seed):
     assert _triangles(adj, None).tolist() == [ref[i] for i in range(n)]
 
 
+@pytest.mark.slow
 def test_clustering_work_is_bounded_on_dense_graphs(monkeypatch):
     """A dense release (one degree class) samples nodes for triangle counting instead of
     probing every pair of neighbours (ego-Facebook at k=4000: billions of probes)."""

@@ -210,6 +210,7 @@ def test_input_index_and_row_numbers_are_not_published(chronological_log, log_cs
     assert "invalid_fixes_dropped" in report and "first_invalid" not in report
 
 
+@pytest.mark.slow
 def test_two_keyless_releases_do_not_link_by_position(log_csv, chronological_log, tmp_path):
     one = _cli_release(log_csv, tmp_path / "one")["table"]
     two = _cli_release(log_csv, tmp_path / "two")["table"]
@@ -247,6 +248,7 @@ def _mid_range_strings(values: pd.Series) -> set[str]:
     return {f"{mid:.6f}", f"{head}.{tail[:6]}"}
 
 
+@pytest.mark.slow
 def test_no_artefact_carries_the_input_mid_range(log_csv, chronological_log, tmp_path):
     release = _cli_release(log_csv, tmp_path / "m")
     html = tmp_path / "m" / "report.html"
@@ -283,6 +285,7 @@ def test_no_artefact_carries_the_input_mid_range(log_csv, chronological_log, tmp
     assert float(grid["standard_parallel"]).is_integer()
 
 
+@pytest.mark.slow
 def test_key_file_gives_the_same_bytes_and_no_key_differs(log_csv, tmp_path):
     key_file = tmp_path / "release.key"
     key_file.write_text("00112233445566778899aabbccddeeff")
@@ -300,6 +303,7 @@ def test_key_file_gives_the_same_bytes_and_no_key_differs(log_csv, tmp_path):
     assert keyless[0]["files"][0].read_bytes() != keyless[1]["files"][0].read_bytes()
 
 
+@pytest.mark.slow
 def test_windows_do_not_join_into_trajectories_by_default(log_csv, tmp_path):
     # the attacker's join: a pseudonym seen in several windows chains them into a trajectory,
     # and the set of windows a pseudonym appears in links it across two releases

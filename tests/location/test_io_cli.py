@@ -107,6 +107,7 @@ def test_write_read_round_trip(tmp_path, key):
     assert list(read_fixes(tmp_path / "c.csv", columns=["user"]).columns)[0] == "user"
 
 
+@pytest.mark.slow
 def test_demo(package_demo):
     r, tmp_path = package_demo("location")
     assert r.checks.passed and r.n_individuals == 5485

@@ -243,6 +243,7 @@ logs = st.integers(2, 12).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(
     logs,

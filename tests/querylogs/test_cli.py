@@ -88,6 +88,7 @@ def test_exit_codes(tmp_path):
     assert result.exit_code == 0 and json.loads(result.output)["risk"]["malformed_lines"] == 1
 
 
+@pytest.mark.slow
 def test_synthesize_and_demo(tmp_path, package_demo):
     out = tmp_path / "syn.tsv"
     result = CliRunner().invoke(

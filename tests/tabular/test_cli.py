@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from tabular._figures import release_figures
@@ -183,6 +184,7 @@ def test_assess_reports_raw_risk(tmp_path):
     assert doc["risk"]["sample_uniques"] > 0
 
 
+@pytest.mark.slow
 def test_demo_writes_outputs_and_verifies(package_demo):
     release, tmp_path = package_demo("tabular")
     assert release.verify().passed

@@ -187,6 +187,7 @@ def small_problem(draw):
     return df, hierarchies, k, l_div, t, entropy_l, limit, metric
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_problem())
 def test_search_matches_brute_force(problem):

@@ -83,6 +83,7 @@ def tables(draw):
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.integers(1, 5), st.booleans())
 def test_property_every_class_passes_and_every_row_is_kept_or_counted(df, k, with_l):

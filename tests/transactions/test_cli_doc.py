@@ -108,6 +108,7 @@ def test_inspect(basket_file):
     assert res.exit_code == 0 and "share_below_k" in res.output
 
 
+@pytest.mark.slow
 def test_demo(package_demo):
     rel, tmp_path = package_demo("transactions")
     assert rel.verify().passed
