@@ -16,7 +16,7 @@ attack scores against a release whose publication randomness the attacker cannot
 
 Run from the repository root::
 
-    /work/venv/bin/python bench/attacks.py [--only 1,2,...] [--seeds 1000] [--json out.json]
+    python bench/attacks.py [--only 1,2,...] [--seeds 1000] [--json out.json]
 
 AOL rows are never printed: the query-log attacks report aggregates only.
 """
@@ -54,12 +54,12 @@ def _find_data() -> Path:
         os.environ.get("STRUCTANON_SHARED_DATA"),
         ROOT.parent / "shared" / "data",
         ROOT.parent.parent / "shared" / "data",
-        Path("/work/shared/data"),
+        Path("../shared/data"),
     ]
     for c in candidates:
         if c and Path(c).is_dir():
             return Path(c)
-    return Path("/work/shared/data")
+    return Path("../shared/data")
 
 
 DATA = _find_data()

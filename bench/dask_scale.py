@@ -1,8 +1,8 @@
 """Scaling on Dask against pandas (run by hand, not by the tests).
 
-    /work/venv/bin/python bench/dask_scale.py location --fixes 10000000
-    /work/venv/bin/python bench/dask_scale.py querylogs --lines 1000000
-    /work/venv/bin/python bench/dask_scale.py tabular --rows 300000 --max-rows 100000
+    python bench/dask_scale.py location --fixes 10000000
+    python bench/dask_scale.py querylogs --lines 1000000
+    python bench/dask_scale.py tabular --rows 300000 --max-rows 100000
 
 Each case runs in a forked child (peak RSS of the child recorded) on a seeded synthetic
 input written as Parquet (16 parts) first.  pandas reads the Parquet and runs in memory;

@@ -1,9 +1,9 @@
 """Benchmark of the graphs package: k-degree anonymization of SNAP ego-Facebook and of
 generated power-law graphs (100k / 300k / 1M edges).
 
-    /work/venv/bin/python bench/graphs.py            # everything (about 10 minutes)
-    /work/venv/bin/python bench/graphs.py --quick    # Facebook k=5,20 and the 100k graph
-    /work/venv/bin/python bench/graphs.py --edit     # the edit construction against
+    python bench/graphs.py            # everything (about 10 minutes)
+    python bench/graphs.py --quick    # Facebook k=5,20 and the 100k graph
+    python bench/graphs.py --edit     # the edit construction against
                                                      # supergraph (about 15 minutes)
     ... --no-record                                  # print only, bench/RESULTS.md untouched
 """
@@ -301,8 +301,7 @@ def main() -> None:
         ]
         lines += edit_section(ks, [100_000] if args.quick else [1_000_000])
         lines.append(
-            "Command: `/work/venv/bin/python bench/graphs.py --edit"
-            + (" --quick`" if args.quick else "`")
+            "Command: `python bench/graphs.py --edit" + (" --quick`" if args.quick else "`")
         )
         if not args.no_record:
             record_section("graphs-edit", "\n".join(lines))
@@ -518,7 +517,7 @@ def main() -> None:
             rows,
         ),
         "",
-        "Command: `/work/venv/bin/python bench/graphs.py" + (" --quick`" if args.quick else "`"),
+        "Command: `python bench/graphs.py" + (" --quick`" if args.quick else "`"),
     ]
     if not args.no_record:
         record_section("graphs", "\n".join(lines))

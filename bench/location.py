@@ -1,7 +1,7 @@
 """Benchmarks of location cloaking (run by hand, not by the tests).
 
-    /work/venv/bin/python bench/location.py [--quick] [--skip-dask]
-    /work/venv/bin/python bench/location.py --trajectory [--quick]
+    python bench/location.py [--quick] [--skip-dask]
+    python bench/location.py --trajectory [--quick]
 
 GeoLife samples for k in {2, 5, 10} and windows {15 min, 1 h}, then a seeded synthetic
 log of 10,000,000 fixes (1,000,000 with --quick): fixed and adaptive grids on pandas, the
@@ -214,7 +214,7 @@ def trajectory_main(quick: bool) -> None:
                 f"{res['suppressed_share']:.4f}",
             ]
         )
-    command = f"/work/venv/bin/python bench/location.py --trajectory{' --quick' if quick else ''}"
+    command = f"python bench/location.py --trajectory{' --quick' if quick else ''}"
     text = "\n".join(
         [
             "## location: trajectory k-anonymity (linkage='trajectory')",
@@ -300,7 +300,7 @@ def main() -> None:
         f"Machine: {machine_line()}; shared with other jobs while measuring (the 1-minute "
         "load average at the end of each 10M case is in its table), so wall times are "
         "upper bounds.",
-        f"Command: `/work/venv/bin/python bench/location.py{' --quick' if args.quick else ''}"
+        f"Command: `python bench/location.py{' --quick' if args.quick else ''}"
         f"{' --skip-dask' if args.skip_dask else ''}`",
         "",
     ]

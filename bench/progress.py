@@ -26,7 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
-RETAIL = Path("/work/shared/data/retail/retail.dat")
+RETAIL = (
+    Path(
+        os.environ.get(
+            "STRUCTANON_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"
+        )
+    )
+    / "retail"
+    / "retail.dat"
+)
 MODES = ("quiet", "log", "tty")
 
 

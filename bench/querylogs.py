@@ -1,6 +1,6 @@
 """Benchmark of querylogs.anonymize on the real AOL samples and a synthetic 1M-line log.
 
-Run: /work/venv/bin/python bench/querylogs.py [--quick]
+Run: python bench/querylogs.py [--quick]
 Writes the "querylogs" section of bench/RESULTS.md.  Real queries are never printed:
 only aggregate figures are recorded.
 """
@@ -193,7 +193,7 @@ def compare_groupings() -> None:
     text = "\n\n".join(
         [
             "## querylogs: user grouping, greedy by shared queries versus MDAV",
-            "Command: `/work/venv/bin/python bench/querylogs.py --grouping`; machine: "
+            "Command: `python bench/querylogs.py --grouping`; machine: "
             f"{machine_line()}, shared with other jobs while measuring (times are indicative). "
             "Same pipeline and parameters as the querylogs section (seed 1, day, identifiers "
             "suppressed, tie_break=suppress, match=query); only `grouping` changes. `mdav`: MDAV "
@@ -264,7 +264,7 @@ def main() -> None:
         text = "\n\n".join(
             [
                 "## querylogs: k=2, MDAV and greedy versus a maximum-weight pairing",
-                "Command: `/work/venv/bin/python bench/querylogs.py --pairing-bound`; machine: "
+                "Command: `python bench/querylogs.py --pairing-bound`; machine: "
                 f"{machine_line()}, shared while measuring. AOL top-1000 users, identifier "
                 "queries removed. A pair (u, v) published together keeps "
                 "2 sum_q min(n_u(q), n_v(q)) query events; networkx `max_weight_matching` "
@@ -387,7 +387,7 @@ def main() -> None:
             ]
         )
         print(rows_main[-1], rows_risk[-1], flush=True)
-    command = "/work/venv/bin/python bench/querylogs.py" + (" --quick" if args.quick else "")
+    command = "python bench/querylogs.py" + (" --quick" if args.quick else "")
     text = "\n\n".join(
         [
             "## querylogs",

@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/tabular.py [--quick] [--scale 1 10 100] [--tools ...]
+    python bench/tabular.py [--quick] [--scale 1 10 100] [--tools ...]
 
 Adult from ``../shared/data/adult`` (QIs sex, age, race, marital-status, education,
 native-country, workclass; sensitive occupation).  Scaled copies: the 1x table plus seeded
@@ -399,7 +399,7 @@ def main() -> None:
         "pycanon t",
         "levels",
     ]
-    command = "/work/venv/bin/python bench/tabular.py " + " ".join(sys.argv[1:])
+    command = "python bench/tabular.py " + " ".join(sys.argv[1:])
     text = "\n".join(
         [
             f"## tabular ({args.record})",
@@ -663,7 +663,7 @@ def speed_main(argv: list[str]) -> None:
         "= ARX",
         "our levels",
     ]
-    command = "/work/venv/bin/python bench/tabular.py " + " ".join(argv)
+    command = "python bench/tabular.py " + " ".join(argv)
     text = "\n".join(
         [
             f"## Optimal search speed, Adult x{args.scale} ({len(pd.read_csv(csv, sep=';', usecols=['sex']))} rows)",

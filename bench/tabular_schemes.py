@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/tabular_schemes.py [--l 5 10] [--out bench/results/tabular_models.md]
+    python bench/tabular_schemes.py [--l 5 10] [--out bench/results/tabular_models.md]
 
 The thesis's evaluation (Li 2010, section 4.5), on Adult from ``../shared/data/adult``:
 quasi-identifiers age, workclass, education, marital-status, race, sex, native-country;

@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/tabular_sdc.py [--quick] [--output bench/results/tabular_sdc.md]
+    python bench/tabular_sdc.py [--quick] [--output bench/results/tabular_sdc.md]
 
 1. MDAV microaggregation on synthetic correlated data (3 columns, 1k / 10k / 100k rows) and
    on Adult's numeric-coded columns, k = 3, 5, 10: CPU and wall time, peak memory, SSE/SST,

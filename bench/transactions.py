@@ -2,8 +2,8 @@
 
 Usage::
 
-    /work/venv/bin/python bench/transactions.py [--quick]
-    /work/venv/bin/python bench/transactions.py --disassociation [--quick]
+    python bench/transactions.py [--quick]
+    python bench/transactions.py --disassociation [--quick]
 
 ``--disassociation`` measures disassociation next to km_anonymize and k_anonymize on the
 same data and writes ``bench/results/disassociation.md``.
@@ -274,9 +274,7 @@ def _gen_row(name, rel, limit, k, m, method):
 def disassociation_bench(quick: bool) -> None:
     """Disassociation next to km_anonymize and k_anonymize; bench/results/disassociation.md."""
     limit = SUBSET if quick else None
-    cmd = "/work/venv/bin/python bench/transactions.py --disassociation" + (
-        " --quick" if quick else ""
-    )
+    cmd = "python bench/transactions.py --disassociation" + (" --quick" if quick else "")
     grid = [(10, 2)] + [(k, m) for k in (5, 10, 50) for m in (2, 3) if (k, m) != (10, 2)]
     if quick:
         grid = [(10, 2), (10, 3)]
@@ -384,7 +382,7 @@ def main() -> None:
     limit = SUBSET if args.quick else None
     ks = (10,) if args.quick else (5, 10, 50)
     ms = (1, 2) if args.quick else (1, 2, 3)
-    cmd = "/work/venv/bin/python bench/transactions.py" + (" --quick" if args.quick else "")
+    cmd = "python bench/transactions.py" + (" --quick" if args.quick else "")
     sections = [
         f"Machine: {machine_line()}; shared with other jobs while measuring, so times "
         f"are indicative (cpu s = the process's own CPU time).  Command: `{cmd}`.  Automatic taxonomy: balanced tree, fan-out 5,"

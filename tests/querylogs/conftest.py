@@ -9,7 +9,7 @@ import pytest
 from querylogs import synthetic_log
 
 KEY = b"test-key-0123456789abcdef"
-# the shared data folder beside the checkout (a worktree sits one level deeper)
+# the shared data folder beside the checkout (or one level further up)
 SHARED = next(
     (
         parent / "shared" / "data"
