@@ -42,3 +42,15 @@ def window_pseudonyms(key, users, times, window: str, regions):
         for u, w, r in zip(pd.Series(users).astype(str), number, np.asarray(regions))
     ]
     return key.pseudonymize(labels)
+
+
+def set_partitions(items: list):
+    """Every partition of ``items`` into blocks (for brute-force references; Bell(n) of them)."""
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for part in set_partitions(rest):
+        yield [[first]] + part
+        for i in range(len(part)):
+            yield part[:i] + [[first] + part[i]] + part[i + 1 :]

@@ -8,7 +8,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests._support import SHARED_DATA as SHARED
+
 BUNDLED = Path(__file__).resolve().parents[2] / "graphs" / "data"
 
 

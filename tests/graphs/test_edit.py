@@ -21,25 +21,14 @@ from graphs._edit import edit_anonymize
 from graphs._twosided import structural_lower_bound, two_sided_sequence
 from graphs.cli import cli
 from structanon.errors import InfeasibleError, InputError
-from tests._support import shared_file
-
-
-def _set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in _set_partitions(rest):
-        yield [[first]] + part
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1 :]
+from tests._support import set_partitions, shared_file
 
 
 def brute_force_any(d, k):
     """Least L1 change over every k-anonymous sequence: any partition into blocks of >= k
     nodes, each block moved to the integer value that is cheapest for it."""
     best = None
-    for part in _set_partitions(list(range(len(d)))):
+    for part in set_partitions(list(range(len(d)))):
         if min(len(b) for b in part) < k:
             continue
         cost = 0
@@ -321,7 +310,7 @@ def brute_force_floored(d, k, floors):
     """Least L1 change over any partition into blocks of >= k nodes, each block moved to
     one integer value at least the largest floor of its members."""
     best = None
-    for part in _set_partitions(list(range(len(d)))):
+    for part in set_partitions(list(range(len(d)))):
         if min(len(b) for b in part) < k:
             continue
         cost = 0

@@ -12,23 +12,13 @@ from hypothesis import strategies as st
 
 from graphs import anonymize_degree_sequence, sequence_cost
 from structanon.errors import InfeasibleError, InputError
-
-
-def _set_partitions(items):
-    if not items:
-        yield []
-        return
-    first, rest = items[0], items[1:]
-    for part in _set_partitions(rest):
-        yield [[first]] + part
-        for i in range(len(part)):
-            yield part[:i] + [[first] + part[i]] + part[i + 1 :]
+from tests._support import set_partitions
 
 
 def brute_force_any_grouping(d, k):
     """Least increase over every grouping (any set partition, blocks of >= k nodes)."""
     best = None
-    for part in _set_partitions(list(range(len(d)))):
+    for part in set_partitions(list(range(len(d)))):
         if min(len(b) for b in part) < k:
             continue
         cost = sum(max(d[i] for i in b) - d[i] for b in part for i in b)

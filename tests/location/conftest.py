@@ -8,8 +8,7 @@ import shapely
 
 from location.synthetic import synthetic_log
 from structanon.io import Pseudonymizer
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests._support import SHARED_DATA as SHARED
 
 
 def _recount(data: pd.DataFrame) -> dict:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
-from pathlib import Path
 
 import pytest
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 GROCERIES = {
     "drinks": {"alcohol": ["beer", "wine"], "dairy": ["milk", "yogurt"]},

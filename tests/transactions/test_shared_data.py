@@ -1,12 +1,9 @@
 """Runs on the shared real data sets when present (skipped otherwise)."""
 
-from pathlib import Path
-
 import pytest
 
 import transactions
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests._support import SHARED_DATA as SHARED
 
 
 def _head(rel: str, n: int):
