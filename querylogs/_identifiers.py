@@ -73,7 +73,7 @@ def detect_identifiers(queries: Iterable[str], kinds: Iterable[str] | None = Non
     series = pd.Series(
         list(queries) if not isinstance(queries, pd.Series) else queries, dtype=object
     )
-    codes, unique_values = pd.factorize(series.fillna("").astype(str))
+    codes, unique_values = pd.factorize(series.where(series.notna(), "").astype(str))
     uniques = pd.Series(unique_values, dtype=object)
     # every pattern needs a digit or an "@": test the patterns on those queries only
     candidates = np.flatnonzero(uniques.str.contains(r"[0-9@]", regex=True).to_numpy(bool))

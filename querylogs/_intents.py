@@ -41,7 +41,9 @@ def normalize_queries(queries: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
     ([0, 0, 1], ['cheap flights', 'news'])
     """
     series = pd.Series(queries if isinstance(queries, pd.Series) else list(queries), dtype=object)
-    raw_codes, raw_uniques = pd.factorize(series.fillna("").astype(str), use_na_sentinel=False)
+    # missing queries as "" (where, not fillna: fillna downcasts object columns of numbers)
+    text = series.where(series.notna(), "").astype(str)
+    raw_codes, raw_uniques = pd.factorize(text, use_na_sentinel=False)
     normalized = pd.Series(raw_uniques, dtype=object).str.lower().str.split().str.join(" ")
     norm_codes, vocabulary = pd.factorize(normalized.fillna(""), use_na_sentinel=False)
     return norm_codes[raw_codes].astype(np.int64), np.asarray(vocabulary, dtype=object)

@@ -330,3 +330,20 @@ def test_release_holds_the_user_k_anonymity_model(small_log):
     expected = Counter(frozenset(Counter(g["query"]).items()) for _, g in broken.groupby("user"))
     assert UserKAnonymity(max(expected.values()) + 1).check(broken).passed is False
     assert mdav is core_mdav
+
+
+def test_numeric_queries_raise_no_pandas_warning():
+    """Queries read as numbers (an object column of ints): no pandas FutureWarning about
+    downcasting reaches the user (regression: fillna("") on such a column warned)."""
+    import warnings
+
+    from querylogs._identifiers import detect_identifiers
+    from querylogs._intents import normalize_queries
+
+    queries = pd.Series([7, 8, 8], dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        codes, vocabulary = normalize_queries(queries)
+        found = detect_identifiers(queries)
+    assert vocabulary.tolist() == ["7", "8"] and codes.tolist() == [0, 1, 1]
+    assert found.shape[0] == 3
