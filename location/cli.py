@@ -11,14 +11,16 @@ from typing import Any
 import click
 
 from structanon import Release
-from structanon._engine import ENGINES, dask_client, parse_memory_limit
 from structanon._finish import Timings
 from structanon._validation import check_float, check_input_path, check_int, check_output_paths
 from structanon.cli_support import (
     assess_options,
     assessment,
+    check_engine_options,
     emit_assessment,
     emit_release,
+    engine_context,
+    engine_options,
     handle_errors,
     release_options,
     show_progress,
@@ -76,59 +78,6 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         func = option(func)
     return func
-
-
-def _engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--engine`` and the Dask cluster: ``--workers``, ``--memory-limit``, ``--scheduler``."""
-    options = [
-        click.option(
-            "--engine",
-            type=click.Choice(list(ENGINES)),
-            default="pandas",
-            show_default=True,
-            help="pandas: in memory; dask: out of core on a Dask cluster (INPUT may then be "
-            "a Parquet folder or a glob; Parquet output is a folder of GeoParquet parts).",
-        ),
-        click.option(
-            "--workers",
-            type=int,
-            default=None,
-            help="Dask engine: worker processes of the local cluster (default: one "
-            "in-process worker using every core).",
-        ),
-        click.option(
-            "--memory-limit",
-            default=None,
-            help="Dask engine: memory limit per worker process, e.g. 4GB.",
-        ),
-        click.option(
-            "--scheduler",
-            default=None,
-            help="Dask engine: address of an existing scheduler (tcp://host:8786) "
-            "instead of a local cluster.",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def _check_engine_options(
-    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
-) -> None:
-    if engine != "dask" and (workers, memory_limit, scheduler) != (None, None, None):
-        raise InputError("--workers, --memory-limit and --scheduler need --engine dask")
-    if workers is not None:
-        check_int(workers, "--workers", min_value=1)
-    parse_memory_limit(memory_limit)
-
-
-def _engine_context(
-    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
-) -> contextlib.AbstractContextManager[Any]:
-    if engine != "dask":
-        return contextlib.nullcontext()
-    return dask_client(scheduler, workers, memory_limit)
 
 
 def _check_log_options(
@@ -211,7 +160,10 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         help="With --linkage trajectory: largest share of users left out as too far "
         "from any cluster.",
     )
-    @_engine_options
+    @engine_options(
+        "pandas: in memory; dask: out of core on a Dask cluster (INPUT may then be "
+        "a Parquet folder or a glob; Parquet output is a folder of GeoParquet parts)."
+    )
     @release_options
     @handle_errors
     def command(
@@ -244,7 +196,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     ) -> None:
         """Cloak INPUT so every published region holds >= k users per time window."""
         show_progress(quiet)
-        _check_engine_options(engine, workers, memory_limit, scheduler)
+        check_engine_options(engine, workers, memory_limit, scheduler)
         _check_log_options(input_path, window, cell_size, engine)
         if key_file is not None:
             check_input_path(key_file, "--key-file")
@@ -277,7 +229,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         steps = Timings()
         cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
         click.get_current_context().call_on_close(cluster.close)
-        cluster.enter_context(_engine_context(engine, workers, memory_limit, scheduler))
+        cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
         with steps("read"):
             if engine == "dask":
                 df = read_fixes_dask(input_path, columns=[user, time_col, lat, lon], sep=sep)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
 from pathlib import Path
@@ -16,13 +17,17 @@ import click
 import pandas as pd
 
 from structanon import Release
+from structanon._engine import require_dask
 from structanon._finish import Timings, k_warning
 from structanon._validation import check_choice, check_int, check_output_paths, file_suffix
 from structanon.cli_support import (
     assess_options,
     assessment,
+    check_engine_options,
     emit_assessment,
     emit_release,
+    engine_context,
+    engine_options,
     handle_errors,
     release_options,
     show_progress,
@@ -192,6 +197,7 @@ def cli() -> None:
     help="Passes of local moves/swaps of users that lower additions + suppressions.",
 )
 @click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
+@engine_options()
 @handle_errors
 def anonymize_cmd(
     input_path,
@@ -212,6 +218,10 @@ def anonymize_cmd(
     grouping,
     refine,
     no_assess,
+    engine,
+    workers,
+    memory_limit,
+    scheduler,
 ):
     """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others.
 
@@ -222,6 +232,7 @@ def anonymize_cmd(
     # every option and output path is checked before the input is read
     check_int(k, "-k", min_value=1)
     check_int(seed, "--seed", min_value=0)
+    check_engine_options(engine, workers, memory_limit, scheduler)
     fmt = detect_format(input_path, fmt)
     mapping = _columns(columns)
     _check_format_options(fmt, mapping, sep)
@@ -246,7 +257,7 @@ def anonymize_cmd(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
         release = anonymize(
-            log,
+            _on_engine(log, engine, workers, memory_limit, scheduler),
             k,
             time_granularity=time_granularity,
             seed=seed,
@@ -271,6 +282,26 @@ def anonymize_cmd(
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"published log written to {output}")
+
+
+def _on_engine(
+    log: pd.DataFrame,
+    engine: str,
+    workers: int | None,
+    memory_limit: str | None,
+    scheduler: str | None,
+) -> Any:
+    """``log`` for the engine: itself for pandas; for Dask, a Dask DataFrame of it (read by
+    the pandas reader, so the parsing rules and the malformed-line report stay the same)
+    with the cluster started for the rest of the command."""
+    if engine != "dask":
+        return log
+    cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
+    click.get_current_context().call_on_close(cluster.close)
+    cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
+    dd = require_dask()
+    frame = dd.from_pandas(log, npartitions=max(1, min(64, len(log) // 100_000 + 1)))
+    return frame
 
 
 def _write(release: Release, output: Path, report: Path | None, log: Any = None) -> None:

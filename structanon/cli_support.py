@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -12,8 +13,9 @@ import click
 from tqdm import tqdm
 
 from . import _progress
-from ._validation import file_suffix
-from .errors import StructanonError
+from ._engine import ENGINES, dask_client, parse_memory_limit
+from ._validation import check_int, file_suffix
+from .errors import InputError, StructanonError
 from .release import Release
 from .report import Figure, format_summary, provenance, write_report
 
@@ -26,6 +28,10 @@ __all__ = [
     "assess_options",
     "assessment",
     "emit_assessment",
+    "engine_options",
+    "ENGINE_HELP",
+    "check_engine_options",
+    "engine_context",
     "SEED_HELP",
     "KEY_HELP",
     "EXIT_OK",
@@ -250,3 +256,66 @@ def assess_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+ENGINE_HELP = "pandas: in memory; dask: out of core on a Dask cluster."
+
+
+def engine_options(engine_help: str = ENGINE_HELP) -> Callable[[F], F]:
+    """``--engine`` (help ``engine_help``) and the Dask cluster: ``--workers``,
+    ``--memory-limit``, ``--scheduler``; check them with :func:`check_engine_options`."""
+    options = [
+        click.option(
+            "--engine",
+            type=click.Choice(list(ENGINES)),
+            default="pandas",
+            show_default=True,
+            help=engine_help,
+        ),
+        click.option(
+            "--workers",
+            type=int,
+            default=None,
+            help="Dask engine: worker processes of the local cluster (default: one "
+            "in-process worker using every core).",
+        ),
+        click.option(
+            "--memory-limit",
+            default=None,
+            help="Dask engine: memory limit per worker process, e.g. 4GB.",
+        ),
+        click.option(
+            "--scheduler",
+            default=None,
+            help="Dask engine: address of an existing scheduler (tcp://host:8786) "
+            "instead of a local cluster.",
+        ),
+    ]
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def check_engine_options(
+    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
+) -> None:
+    """Refuse cluster options without ``--engine dask``, a bad ``--workers`` or
+    ``--memory-limit`` (:class:`InputError`, before any input is read)."""
+    if engine != "dask" and (workers, memory_limit, scheduler) != (None, None, None):
+        raise InputError("--workers, --memory-limit and --scheduler need --engine dask")
+    if workers is not None:
+        check_int(workers, "--workers", min_value=1)
+    parse_memory_limit(memory_limit)
+
+
+def engine_context(
+    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
+) -> contextlib.AbstractContextManager[Any]:
+    """The Dask client of ``--engine dask`` (a no-op context for pandas)."""
+    if engine != "dask":
+        return contextlib.nullcontext()
+    return dask_client(scheduler, workers, memory_limit)

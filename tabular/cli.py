@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import click
 import pandas as pd
 
 from structanon import InputError, Partition, Release
+from structanon._engine import is_dask, require_dask
 from structanon._finish import Timings
 from structanon._validation import (
     check_float,
@@ -21,8 +23,11 @@ from structanon._validation import (
 from structanon.cli_support import (
     assess_options,
     assessment,
+    check_engine_options,
     emit_assessment,
     emit_release,
+    engine_context,
+    engine_options,
     handle_errors,
     release_options,
     show_progress,
@@ -376,6 +381,7 @@ def _algorithm_options(func):
 @_hierarchy_options
 @_model_options
 @_algorithm_options
+@engine_options()
 @release_options
 @handle_errors
 def anonymize_command(
@@ -412,6 +418,10 @@ def anonymize_command(
     local_suppression,
     linkage,
     classifier,
+    engine,
+    workers,
+    memory_limit,
+    scheduler,
     output,
     report,
     seed,
@@ -437,11 +447,7 @@ def anonymize_command(
         for name, value in (("criterion", mondrian_criterion), ("relaxed", relaxed))
         if value is not None
     }
-    if options and algorithm != "mondrian":
-        raise InputError(
-            "--mondrian-criterion and --relaxed/--strict apply to "
-            f"--algorithm mondrian, not {algorithm}"
-        )
+    _check_algorithm(algorithm, options, engine, workers, memory_limit, scheduler)
     files = tab_io.parse_assignments(hierarchy, "--hierarchy")
     inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy, key_file)
     check_output_paths(
@@ -481,7 +487,7 @@ def anonymize_command(
             sensitive = joint
     release = _run_anonymize(
         input_path,
-        df,
+        _on_engine(df, engine, workers, memory_limit, scheduler),
         specs,
         sensitive,
         models,
@@ -504,6 +510,8 @@ def anonymize_command(
     release.provenance = provenance(
         [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
     )
+    if is_dask(release.data):  # the published table is written as one file, as with pandas
+        release.data = release.data.compute()
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
@@ -521,6 +529,48 @@ def anonymize_command(
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _check_algorithm(
+    algorithm: str,
+    options: dict[str, Any],
+    engine: str,
+    workers: int | None,
+    memory_limit: str | None,
+    scheduler: str | None,
+) -> None:
+    """Options that apply to Mondrian only, and the ``--engine`` options (Dask runs
+    Mondrian only), checked before INPUT is read."""
+    if options and algorithm != "mondrian":
+        raise InputError(
+            "--mondrian-criterion and --relaxed/--strict apply to "
+            f"--algorithm mondrian, not {algorithm}"
+        )
+    check_engine_options(engine, workers, memory_limit, scheduler)
+    if engine == "dask" and algorithm != "mondrian":
+        raise InputError(
+            f"--engine dask runs --algorithm mondrian only, not {algorithm} (use --engine pandas)",
+            value="--engine",
+        )
+
+
+def _on_engine(
+    df: pd.DataFrame,
+    engine: str,
+    workers: int | None,
+    memory_limit: str | None,
+    scheduler: str | None,
+) -> Any:
+    """``df`` for the engine: itself for pandas; for Dask, a Dask DataFrame of it (read by
+    the pandas reader, so the parsing rules and the error lines stay the same) with the
+    cluster started for the rest of the command."""
+    if engine != "dask":
+        return df
+    cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
+    click.get_current_context().call_on_close(cluster.close)
+    cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
+    dd = require_dask()
+    return dd.from_pandas(df, npartitions=max(1, min(64, len(df) // 100_000 + 1)))
 
 
 def _per_sensitive_column(
