@@ -1243,11 +1243,18 @@ def recode_command(
     show_default=True,
     help="Share of epsilon spent choosing the generalization (exponential mechanism).",
 )
+@click.option(
+    "--steps",
+    type=int,
+    default=100,
+    show_default=True,
+    help="Exponential-mechanism steps of SafePub's walk through the generalization lattice.",
+)
 @release_options
 @handle_errors
 def safepub_command(
     input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric, set_qi,
-    epsilon, delta, search_share, output, report, seed, key_file, no_measures, quiet,
+    epsilon, delta, search_share, steps, output, report, seed, key_file, no_measures, quiet,
 ) -> None:  # fmt: skip
     """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
     sample, generalized, classes below the implied k suppressed."""
@@ -1264,6 +1271,7 @@ def safepub_command(
         check_float(epsilon, "--epsilon", min_value=0, include_min=False),
         check_float(delta, "--delta", min_value=0, max_value=1, include_min=False),
         check_float(search_share, "--search-share", min_value=0, max_value=1, include_max=False),
+        check_int(steps, "--steps", min_value=1),
     )
     sep = _separator(sep, "--sep", single=False)
     hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")
