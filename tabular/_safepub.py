@@ -36,8 +36,8 @@ from ._verify import TabularVerifier
 
 __all__ = ["DifferentialPrivacy", "implied_k", "safepub", "dp_counts"]
 
-#: Number of exponential-mechanism steps of the lattice walk by default (ARX requires a
-#: step limit for SafePub; the paper's experiments use a few hundred at most).
+#: Number of exponential-mechanism steps of the lattice walk by default (ARX refuses
+#: SafePub without a step limit).
 DEFAULT_STEPS = 100
 
 #: Share of ``epsilon_search`` spent by the final draw among the visited pivots; the walk's
@@ -191,7 +191,7 @@ def _predecessors(node: tuple[int, ...]) -> list[tuple[int, ...]]:
 def _walk(
     score: Any, top: tuple[int, ...], model: DifferentialPrivacy, rng: np.random.Generator
 ) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
-    """SafePub's search (Bild, Kuhn and Prasser 2018, Section 5; ARX's
+    """SafePub's search (Bild, Kuhn and Prasser 2018; ARX's
     ``DataDependentEDDPAlgorithm``): from the top of the lattice, each of ``model.steps``
     steps adds the predecessors of the current pivot to the candidate set, removes the pivot,
     and draws the next pivot from the candidates by the exponential mechanism with
@@ -286,8 +286,8 @@ def safepub(
     1. Each record is drawn independently with probability ``beta`` (from the secret key).
     2. A full-domain generalization is chosen by SafePub's walk (:func:`_walk`): from the
        top of the lattice, ``steps`` exponential-mechanism draws, each with
-       ``epsilon_search * (1 - FINAL_SHARE) / steps``, each among the not-yet-pivot
-       predecessors of the pivots so far; then one more draw, with
+       ``epsilon_search * (1 - FINAL_SHARE) / steps``, each among the candidates (the
+       predecessors of the pivots so far, the current pivot removed); then one more draw, with
        ``epsilon_search * FINAL_SHARE``, among the visited pivots.  Every draw uses the
        score of :func:`_node_scores` (sensitivity ``k``) and the secret key.
     3. The sample is generalized and every class below ``k`` is suppressed.
