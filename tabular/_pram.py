@@ -17,7 +17,7 @@ from structanon.io import Pseudonymizer, release_key
 from ._anonymize import TabularRelease
 from ._sdc import Perturbation, PublishedTableCheck, categorical_columns, publish_perturbed
 
-__all__ = ["pram", "basic_transition", "invariant_transition"]
+__all__ = ["pram", "basic_transition", "invariant_transition", "read_transition"]
 
 
 def basic_transition(n_categories: int, keep: float) -> np.ndarray:
@@ -83,6 +83,93 @@ def _matrix(column: str, categories: np.ndarray, transition: Any, keep: float) -
     if not np.allclose(matrix.sum(axis=1), 1.0, atol=1e-9):
         raise InputError("each row of the transition matrix must sum to 1", column=column)
     return matrix
+
+
+def read_transition(path: str | Path) -> pd.DataFrame:
+    """Read a PRAM transition matrix from a CSV file: the categories as header and as first
+    column (``P[k, l]`` in row ``k``, column ``l``), each row summing to 1.
+
+    Raises
+    ------
+    InputError
+        Naming the file (and the line): unreadable, empty, not square, row and column labels
+        that differ or repeat, a value that is not a number, negative, or a row that does
+        not sum to 1.
+    """
+    where = str(path)
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False, header=None)
+    except pd.errors.EmptyDataError:
+        raw = pd.DataFrame()
+    except (OSError, UnicodeError, ValueError, pd.errors.ParserError) as exc:
+        raise InputError(f"cannot read the transition matrix: {exc}", path=where) from None
+    rows = [str(v).strip() for v in raw.iloc[1:, 0]] if raw.shape[1] else []
+    cols = [str(v).strip() for v in raw.iloc[0, 1:]] if len(raw) else []
+    raw = raw.iloc[1:, 1:]
+    if not rows or not cols:
+        raise InputError(
+            "the transition matrix is empty (need the categories as header and first column)",
+            path=where,
+        )
+    if len(rows) != len(cols):
+        raise InputError(
+            f"the transition matrix is not square: {len(rows)} rows, {len(cols)} columns",
+            path=where,
+        )
+    for what, labels in (("row", rows), ("column", cols)):
+        if len(set(labels)) != len(labels):
+            twice = next(v for v in labels if labels.count(v) > 1)
+            raise InputError(f"{what} label {twice!r} appears twice", path=where)
+    if set(rows) != set(cols):
+        odd = sorted(set(rows) ^ set(cols))[0]
+        raise InputError(
+            f"row and column labels differ (e.g. {odd!r}): both must list the categories",
+            path=where,
+        )
+    matrix = pd.DataFrame(index=rows, columns=cols, dtype=float)
+    for i, label in enumerate(rows):
+        line = i + 2  # 1-based, the header counted
+        try:
+            values = np.array([float(v) for v in raw.iloc[i]], dtype=float)
+        except ValueError:
+            raise InputError(
+                f"row {label!r}: every probability must be a number", path=where, line=line
+            ) from None
+        if not np.isfinite(values).all() or (values < 0).any():
+            raise InputError(
+                f"row {label!r}: probabilities must be finite and >= 0", path=where, line=line
+            )
+        if not np.isclose(values.sum(), 1.0, atol=1e-9):
+            raise InputError(
+                f"row {label!r} sums to {values.sum():g}, not 1", path=where, line=line
+            )
+        matrix.iloc[i] = values
+    return matrix
+
+
+def match_transition(
+    matrix: pd.DataFrame, values: pd.Series, column: str, path: str | None = None
+) -> pd.DataFrame:
+    """``matrix`` (labels read as text) relabelled with the categories of ``values``;
+    an :class:`InputError` names a category the matrix lacks or a label that is no category."""
+    by_text = {str(v): v for v in pd.unique(values.dropna())}
+    labels = [str(v) for v in matrix.index]
+    lacking = [t for t in sorted(by_text) if t not in labels]
+    if lacking:
+        raise InputError(
+            f"the transition matrix lacks category {lacking[0]!r}", column=column, path=path
+        )
+    extra = [t for t in labels if t not in by_text]
+    if extra:
+        raise InputError(
+            f"the transition matrix has label {extra[0]!r}, not a category of the column",
+            column=column,
+            path=path,
+        )
+    out = matrix.copy()
+    out.index = [by_text[t] for t in labels]
+    out.columns = [by_text[str(t)] for t in matrix.columns]
+    return out
 
 
 def _stochastic(info: Mapping[str, Any]):

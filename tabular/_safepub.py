@@ -10,7 +10,6 @@ the exponential mechanism, and every class smaller than the ``k`` implied by ``e
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -24,8 +23,8 @@ from structanon import Hierarchy, Partition
 from structanon import metrics as core_metrics
 from structanon import risk as core_risk
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_float
-from structanon.errors import InfeasibleError, InputError
+from structanon._validation import check_float, check_int
+from structanon.errors import InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import PrivacyModel
 from structanon.release import Release
@@ -37,8 +36,13 @@ from ._verify import TabularVerifier
 
 __all__ = ["DifferentialPrivacy", "implied_k", "safepub", "dp_counts"]
 
-#: Largest lattice the exponential mechanism scores node by node.
-MAX_NODES = 20_000
+#: Number of exponential-mechanism steps of the lattice walk by default (ARX refuses
+#: SafePub without a step limit).
+DEFAULT_STEPS = 100
+
+#: Share of ``epsilon_search`` spent by the final draw among the visited pivots; the walk's
+#: ``steps`` draws share the rest equally.
+FINAL_SHARE = 0.5
 
 
 def _gamma(epsilon: float, beta: float) -> float:
@@ -120,6 +124,10 @@ class DifferentialPrivacy(PrivacyModel):
         Share of ``epsilon`` spent by the exponential mechanism that picks the
         generalization (``epsilon_search``); the rest (``epsilon_anon``) sets the sampling
         rate ``beta = 1 - exp(-epsilon_anon)`` and the implied ``k``.  ARX's default is 0.1.
+    steps : int >= 1
+        Exponential-mechanism steps of SafePub's walk through the generalization lattice
+        (default 100).  Each step spends ``epsilon_search * (1 - FINAL_SHARE) / steps``; the
+        final choice among the visited pivots spends ``epsilon_search * FINAL_SHARE``.
 
     Attributes
     ----------
@@ -139,14 +147,19 @@ class DifferentialPrivacy(PrivacyModel):
     monotone = False
     monotone_with_suppression = False
 
-    def __init__(self, epsilon: float, delta: float, search_share: float = 0.1) -> None:
+    def __init__(
+        self, epsilon: float, delta: float, search_share: float = 0.1, steps: int = DEFAULT_STEPS
+    ) -> None:
         self.epsilon = check_float(epsilon, "epsilon", min_value=0, include_min=False)
         self.delta = check_float(delta, "delta", min_value=0, max_value=1, include_min=False,
                                  include_max=False)  # fmt: skip
         self.search_share = check_float(
             search_share, "search_share", min_value=0, max_value=1, include_max=False
         )
+        self.steps = check_int(steps, "steps", min_value=1)
         self.epsilon_search = self.epsilon * self.search_share
+        self.epsilon_final = self.epsilon_search * FINAL_SHARE
+        self.epsilon_step = (self.epsilon_search - self.epsilon_final) / self.steps
         self.epsilon_anon = self.epsilon - self.epsilon_search
         self.beta = 1.0 - math.exp(-self.epsilon_anon)
         self.k = implied_k(self.epsilon_anon, self.delta, self.beta)
@@ -166,17 +179,44 @@ class DifferentialPrivacy(PrivacyModel):
             "delta": self.delta,
             "implied_k": self.k,
             "sampling_rate": round(self.beta, 6),
+            "steps": self.steps,
         }
 
 
-def _nodes(heights: Sequence[int]) -> np.ndarray:
-    total = math.prod(h + 1 for h in heights)
-    if total > MAX_NODES:
-        raise InfeasibleError(
-            f"the generalization lattice has {total} nodes, more than {MAX_NODES}: "
-            "give fewer quasi-identifiers or shallower hierarchies"
-        )
-    return np.array(list(itertools.product(*[range(h + 1) for h in heights])), dtype=np.int64)
+def _predecessors(node: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The lattice neighbours one level below ``node``: one attribute one level less general."""
+    return [node[:j] + (node[j] - 1,) + node[j + 1 :] for j in range(len(node)) if node[j] > 0]
+
+
+def _walk(
+    score: Any, top: tuple[int, ...], model: DifferentialPrivacy, rng: np.random.Generator
+) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """SafePub's search (Bild, Kuhn and Prasser 2018; ARX's
+    ``DataDependentEDDPAlgorithm``): from the top of the lattice, each of ``model.steps``
+    steps adds the predecessors of the current pivot to the candidate set, removes the pivot,
+    and draws the next pivot from the candidates by the exponential mechanism with
+    ``model.epsilon_step``.  The output is one more exponential-mechanism draw, with
+    ``model.epsilon_final``, among the distinct visited pivots.
+
+    Returns the chosen node and the pivots in visiting order (the top first).
+    """
+    pivot = top
+    pivots = [pivot]
+    candidates: dict[tuple[int, ...], float] = {}
+    for _ in range(model.steps):
+        new = [p for p in _predecessors(pivot) if p not in candidates]
+        candidates.update(zip(new, score(new)))
+        candidates.pop(pivot, None)
+        if not candidates:
+            break
+        nodes = list(candidates)
+        values = np.fromiter(candidates.values(), dtype=float, count=len(nodes))
+        pivot = nodes[_exponential_mechanism(values, model.epsilon_step, float(model.k), rng)]
+        pivots.append(pivot)
+    visited = list(dict.fromkeys(pivots))
+    final = np.asarray(score(visited), dtype=float)
+    chosen = visited[_exponential_mechanism(final, model.epsilon_final, float(model.k), rng)]
+    return chosen, pivots
 
 
 def _node_scores(
@@ -244,13 +284,19 @@ def safepub(
     Notes
     -----
     1. Each record is drawn independently with probability ``beta`` (from the secret key).
-    2. A full-domain generalization is drawn by the exponential mechanism over the whole
-       lattice, with ``epsilon_search`` and the score of :func:`_node_scores` (sensitivity
-       ``k``).  SafePub walks the lattice in several exponential-mechanism steps; scoring
-       every node at once is the same mechanism with one step.
+    2. A full-domain generalization is chosen by SafePub's walk (:func:`_walk`): from the
+       top of the lattice, ``steps`` exponential-mechanism draws, each with
+       ``epsilon_search * (1 - FINAL_SHARE) / steps``, each among the candidates (the
+       predecessors of the pivots so far, the current pivot removed); then one more draw, with
+       ``epsilon_search * FINAL_SHARE``, among the visited pivots.  Every draw uses the
+       score of :func:`_node_scores` (sensitivity ``k``) and the secret key.
     3. The sample is generalized and every class below ``k`` is suppressed.
-    Steps 1 and 3 are (epsilon_anon, delta)-DP (Li, Qardaji and Su 2012); step 2 is
-    epsilon_search-DP on the sample; sequential composition gives (epsilon, delta).
+    Steps 1 and 3 are (epsilon_anon, delta)-DP (Li, Qardaji and Su 2012); each draw of
+    step 2 is DP with its own budget, and they add up to ``epsilon_search`` (sequential
+    composition), so the release is (epsilon, delta)-DP.  ARX instead returns the
+    best-scoring visited pivot; that argmax reads the data's scores without noise and is not
+    covered by the composition of the walk's draws, so here the final choice is itself an
+    exponential-mechanism draw paid from ``epsilon_search``.
 
     References
     ----------
@@ -272,12 +318,19 @@ def safepub(
     with timings("sample"):
         drawn = np.flatnonzero(secret.rng("safepub-sample", seed, n, public).random(n) < model.beta)
     with timings("search"):
-        nodes = _nodes([h.height for h in hierarchies])
         sample_codes = [c[drawn] for c in codes]
-        scores, suppressed = _node_scores(sample_codes, hierarchies, nodes, model.k)
+        cache: dict[tuple[int, ...], float] = {}
+
+        def score(nodes: list[tuple[int, ...]]) -> list[float]:
+            todo = [v for v in dict.fromkeys(nodes) if v not in cache]
+            if todo:
+                found = _node_scores(sample_codes, hierarchies, np.array(todo), model.k)[0]
+                cache.update(zip(todo, found.tolist()))
+            return [cache[v] for v in nodes]
+
+        top = tuple(int(h.height) for h in hierarchies)
         rng = secret.rng("safepub-search", seed, n, public)
-        chosen = _exponential_mechanism(scores, model.epsilon_search, float(model.k), rng)
-    levels = nodes[chosen]
+        levels, pivots = _walk(score, top, model, rng)
     generalized = {
         c: np.asarray(h.labels(int(lv)), dtype=object)[h.node_codes[code[drawn], int(lv)]]
         for c, h, code, lv in zip(qis, hierarchies, codes, levels)
@@ -320,7 +373,9 @@ def safepub(
             "epsilon_anon": model.epsilon_anon,
             "epsilon_search": model.epsilon_search,
             "transformation": transformation,
-            "lattice_nodes": int(len(nodes)),
+            "lattice_nodes": math.prod(h.height + 1 for h in hierarchies),
+            "steps": model.steps,
+            "pivots": len(set(pivots)),
         },
         source_index=df.index[rows[order]],
     )

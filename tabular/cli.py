@@ -1195,23 +1195,58 @@ def rank_swap_command(
     show_default=True,
     help="Make the matrix invariant (expected published counts equal the original ones).",
 )
+@click.option(
+    "--transition",
+    "transitions",
+    multiple=True,
+    metavar="[COLUMN=]FILE",
+    help="Transition matrix of a column: a CSV with the categories as header and first "
+    "column, rows summing to 1 (COLUMN= may be left out with one --columns); repeatable. "
+    "Default: the basic matrix of --keep.",
+)
 @_sdc_options
 @handle_errors
 def pram_command(
-    columns, keep, invariant, input_path, sep, output, report, seed, key_file, no_measures, quiet
-) -> None:
+    columns, keep, invariant, transitions, input_path, sep, output, report, seed, key_file,
+    no_measures, quiet,
+) -> None:  # fmt: skip
     """PRAM: randomize categorical columns of INPUT; the matrices go into the report."""
-    from ._pram import pram
+    from ._pram import match_transition, pram, read_transition
 
     show_progress(quiet)
     names = _split(columns)
     check_float(keep, "--keep", min_value=0, max_value=1, include_min=False)
-    _sdc_run(
-        input_path, names, sep, output, report, seed, key_file, quiet,
-        lambda df, key: pram(
-            df, names, None, invariant, keep, seed=seed, key=key, measures=not no_measures
-        ),
-    )  # fmt: skip
+    files = _transition_files(transitions, names)
+    check_output_paths(
+        {"--output": output, "--report": report},
+        inputs=[check_input_path(f, "--transition") for f in files.values()],
+    )
+    matrices = {c: read_transition(f) for c, f in files.items()}
+
+    def run(df: pd.DataFrame, key: Any) -> Release:
+        given = {c: match_transition(m, df[c], c, files[c]) for c, m in matrices.items()}
+        return pram(df, names, given, invariant, keep, seed=seed, key=key, measures=not no_measures)
+
+    _sdc_run(input_path, names, sep, output, report, seed, key_file, quiet, run)
+
+
+def _transition_files(items: tuple[str, ...], names: list[str]) -> dict[str, str]:
+    """``--transition [COLUMN=]FILE`` items as column -> file."""
+    out: dict[str, str] = {}
+    for item in items:
+        column, eq, file = item.partition("=")
+        if eq and column.strip() in names:
+            column, file = column.strip(), file.strip()
+        elif len(names) == 1:
+            column, file = names[0], item
+        else:
+            raise InputError(
+                f"--transition {item!r}: write COLUMN=FILE with a column of --columns {names}"
+            )
+        if column in out:
+            raise InputError(f"--transition: two matrices for column {column!r}")
+        out[column] = file
+    return out
 
 
 def _thresholds(values: tuple[str, ...], option: str) -> dict[str, float]:
@@ -1293,11 +1328,18 @@ def recode_command(
     show_default=True,
     help="Share of epsilon spent choosing the generalization (exponential mechanism).",
 )
+@click.option(
+    "--steps",
+    type=int,
+    default=100,
+    show_default=True,
+    help="Exponential-mechanism steps of SafePub's walk through the generalization lattice.",
+)
 @release_options
 @handle_errors
 def safepub_command(
     input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric, set_qi,
-    epsilon, delta, search_share, output, report, seed, key_file, no_measures, quiet,
+    epsilon, delta, search_share, steps, output, report, seed, key_file, no_measures, quiet,
 ) -> None:  # fmt: skip
     """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
     sample, generalized, classes below the implied k suppressed."""
@@ -1314,6 +1356,7 @@ def safepub_command(
         check_float(epsilon, "--epsilon", min_value=0, include_min=False),
         check_float(delta, "--delta", min_value=0, max_value=1, include_min=False),
         check_float(search_share, "--search-share", min_value=0, max_value=1, include_max=False),
+        check_int(steps, "--steps", min_value=1),
     )
     sep = _separator(sep, "--sep", single=False)
     hierarchy_sep = _separator(hierarchy_sep, "--hierarchy-sep")

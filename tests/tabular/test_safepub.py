@@ -16,6 +16,7 @@ from scipy.stats import binom
 import tabular
 from structanon import Hierarchy, InputError
 from structanon.models import KAnonymity
+from tabular import _safepub
 from tabular._safepub import DifferentialPrivacy, dp_counts, implied_k
 from tabular.cli import cli
 
@@ -52,11 +53,95 @@ def test_model_splits_the_budget_and_reports_k_and_sampling_rate():
 
 
 @pytest.mark.parametrize(
-    "args", [(0, 1e-5), (-1, 1e-5), (1, 0), (1, 1), (1, 1e-5, 1.0), ("a", 1e-5)]
+    "args",
+    [(0, 1e-5), (-1, 1e-5), (1, 0), (1, 1), (1, 1e-5, 1.0), ("a", 1e-5), (1, 1e-5, 0.1, 0)],
 )
 def test_model_bad_parameters(args):
     with pytest.raises(InputError):
         DifferentialPrivacy(*args)
+
+
+@pytest.mark.parametrize("epsilon, share, steps", [(1.0, 0.1, 100), (0.5, 0.3, 7), (2.0, 0.0, 1)])
+def test_search_budget_adds_up_to_epsilon_search(epsilon, share, steps):
+    model = DifferentialPrivacy(epsilon, 1e-5, search_share=share, steps=steps)
+    assert model.steps == steps
+    assert model.epsilon_step * steps + model.epsilon_final == pytest.approx(epsilon * share)
+    assert model.epsilon_search + model.epsilon_anon == pytest.approx(epsilon)
+    assert model.epsilon_step >= 0 and model.epsilon_final >= 0
+
+
+class _Recorder:
+    """Wraps the exponential mechanism: records the candidates and budget of every draw."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def __call__(self, scores, epsilon, sensitivity, rng):
+        chosen = self.real(scores, epsilon, sensitivity, rng)
+        self.calls.append((len(scores), epsilon, sensitivity, chosen))
+        return chosen
+
+
+def test_walk_moves_to_predecessors_of_pivots_and_spends_the_budget(monkeypatch):
+    heights = (3, 2, 4)
+    model = DifferentialPrivacy(1.0, 1e-3, steps=12)
+    recorder = _Recorder(_safepub._exponential_mechanism)
+    monkeypatch.setattr(_safepub, "_exponential_mechanism", recorder)
+    scored = []
+
+    def score(nodes):
+        scored.extend(nodes)
+        return [-float(sum(v)) * 10 for v in nodes]  # any data score
+
+    chosen, pivots = _safepub._walk(score, heights, model, np.random.default_rng(5))
+    assert pivots[0] == heights  # starts at the top
+    for i, p in enumerate(pivots[1:], 1):
+        # a predecessor (one attribute one level finer) of an earlier pivot, not the pivot itself
+        earlier = pivots[:i]
+        assert any(
+            sum(a - b for a, b in zip(q, p)) == 1 and all(a >= b for a, b in zip(q, p))
+            for q in earlier
+        )
+        assert p != pivots[i - 1]
+    assert chosen in pivots
+    steps = [c for c in recorder.calls[:-1]]
+    assert len(steps) == model.steps
+    spent = sum(c[1] for c in recorder.calls)
+    assert spent == pytest.approx(model.epsilon_search)
+    assert recorder.calls[-1][0] == len(set(pivots))  # final draw among the visited pivots
+    assert all(c[2] == model.k for c in recorder.calls)
+
+
+def test_walk_stops_when_the_lattice_is_exhausted():
+    model = DifferentialPrivacy(1.0, 1e-3, steps=50)
+    chosen, pivots = _safepub._walk(
+        lambda ns: [0.0] * len(ns), (1, 1), model, np.random.default_rng(0)
+    )
+    assert set(pivots) == {(1, 1), (0, 1), (1, 0), (0, 0)} and len(pivots) == 4
+    assert chosen in pivots
+
+
+def test_walk_is_reproducible_with_a_key_and_steps_change_the_stream():
+    df, specs = _table(600, 2)
+    runs = [
+        tabular.anonymize(df, specs, models=[DifferentialPrivacy(1.0, 1e-3, steps=s)], key=KEY,
+                          measures=False)
+        for s in (20, 20, 21)
+    ]  # fmt: skip
+    assert runs[0].data.to_csv(index=False) == runs[1].data.to_csv(index=False)
+    assert runs[0].info["transformation"] == runs[1].info["transformation"]
+    assert runs[0].info["steps"] == 20 and runs[2].info["steps"] == 21
+    assert 1 <= runs[0].info["pivots"] <= runs[0].info["lattice_nodes"]
+    assert all(r.verify().passed for r in runs)
+
+
+def test_a_strong_search_budget_finds_a_good_node():
+    """With a large search budget the walk and the final draw concentrate on good nodes."""
+    df, specs = _table(3000, 4)
+    strong = DifferentialPrivacy(50.0, 1e-3, search_share=0.9, steps=10)
+    release = tabular.anonymize(df, specs, models=[strong], key=KEY, measures=False)
+    # the top (everything generalized) is the worst node here: the walk must leave it
+    assert release.info["transformation"] != {"age": 2, "sex": 1}
 
 
 def _table(n: int, seed: int) -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
@@ -135,11 +220,12 @@ def test_safepub_and_dp_counts_commands(tmp_path):
         cli,
         ["safepub", str(path), "--qi", "age,sex", "--hierarchy", f"age={tmp_path / 'h_age.csv'}",
          "--hierarchy", f"sex={tmp_path / 'h_sex.csv'}", "--epsilon", "2", "--delta", "1e-3",
-         "-o", str(out), "--report", str(report), "--quiet"],
+         "--steps", "15", "-o", str(out), "--report", str(report), "--quiet"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     doc = json.loads(report.read_text())
     k = doc["info"]["implied_k"]
+    assert doc["info"]["steps"] == 15
     published = pd.read_csv(out)
     sizes = published.groupby(["age", "sex"]).size()
     assert sizes.empty or sizes.min() >= k
@@ -153,3 +239,7 @@ def test_safepub_and_dp_counts_commands(tmp_path):
         cli, ["safepub", str(path), "--qi", "age", "--epsilon", "0", "-o", str(out)]
     )
     assert bad.exit_code == 2
+    bad = CliRunner().invoke(
+        cli, ["safepub", str(path), "--qi", "age", "--epsilon", "1", "--steps", "0", "-o", str(out)]
+    )
+    assert bad.exit_code == 2 and "--steps" in bad.output

@@ -111,3 +111,83 @@ def test_missing_value_is_named_by_file_line(tmp_path):
     result = run("noise", path, "--columns", "a,b", "--alpha", "0.1", "-o", tmp_path / "o.csv")
     assert result.exit_code == 2
     assert "line 3" in result.output and "'b'" in result.output
+
+
+def _matrix_file(tmp_path, text, name="t.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_pram_transition_file_is_applied_and_published(table, tmp_path):
+    path, df = table
+    # x and y swap for sure, z stays: the published column is known exactly
+    matrix = _matrix_file(tmp_path, ",x,y,z\nx,0,1,0\ny,1,0,0\nz,0,0,1\n")
+    out, report = tmp_path / "o.csv", tmp_path / "r.json"
+    result = run("pram", path, "--columns", "g", "--transition", matrix, "--not-invariant",
+                 "-o", out, "--report", report, "--quiet", "--no-measures")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    published = pd.read_csv(out)
+    assert (published["g"] == "z").sum() == (df["g"] == "z").sum()
+    assert (published["g"] == "x").sum() == (df["g"] == "y").sum()
+    doc = json.loads(report.read_text())["info"]["transition"]["g"]
+    assert doc["matrix"] == [[0, 1, 0], [1, 0, 0], [0, 0, 1]]
+    # COLUMN=FILE, rows and columns in another order than the sorted categories
+    shuffled = _matrix_file(tmp_path, ",z,x,y\ny,0,1,0\nz,1,0,0\nx,0,0,1\n", "s.csv")
+    result = run("pram", path, "--columns", "g", "--transition", f"g={shuffled}",
+                 "--not-invariant", "-o", out, "--report", report, "--quiet", "--no-measures")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(report.read_text())["info"]["transition"]["g"]
+    assert doc["matrix"] == [[0, 1, 0], [1, 0, 0], [0, 0, 1]]  # the same matrix, reordered
+
+
+def test_pram_transition_numeric_categories(tmp_path):
+    path = tmp_path / "in.csv"
+    pd.DataFrame({"c": [1, 2] * 30}).to_csv(path, index=False)
+    matrix = _matrix_file(tmp_path, ",1,2\n1,0.5,0.5\n2,0.5,0.5\n")
+    out = tmp_path / "o.csv"
+    result = run("pram", path, "--columns", "c", "--transition", matrix, "-o", out, "--quiet",
+                 "--no-measures")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(out)["c"]) <= {1, 2}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty"),
+        (",x,y\nx,1,0\ny,0,1\nz,0,1\n", "not square"),
+        (",x,y,z\nx,0.5,0.4,0\ny,0,1,0\nz,0,0,1\n", "sums to 0.9"),
+        (",x,y,z\nx,1.5,-0.5,0\ny,0,1,0\nz,0,0,1\n", ">= 0"),
+        (",x,y,z\nx,a,0,0\ny,0,1,0\nz,0,0,1\n", "number"),
+        (",x,y,w\nx,1,0,0\ny,0,1,0\nw,0,0,1\n", "lacks category 'z'"),
+        (",x,y,z,w\nx,1,0,0,0\ny,0,1,0,0\nz,0,0,1,0\nw,0,0,0,1\n", "not a category"),
+        (",x,y,z\nx,1,0,0\ny,0,1,0\nv,0,0,1\n", "labels differ"),
+        (",x,x,z\nx,1,0,0\ny,0,1,0\nz,0,0,1\n", "twice"),
+    ],
+)
+def test_pram_bad_transition_files_exit_2(table, tmp_path, text, message):
+    path, _ = table
+    matrix = _matrix_file(tmp_path, text)
+    out = tmp_path / "o.csv"
+    result = run("pram", path, "--columns", "g", "--transition", matrix, "-o", out, "--quiet")
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_pram_transition_option_errors(table, tmp_path):
+    path, _ = table
+    matrix = _matrix_file(tmp_path, ",x,y,z\nx,1,0,0\ny,0,1,0\nz,0,0,1\n")
+    out = tmp_path / "o.csv"
+    for args, message in [
+        (["--columns", "g,a", "--transition", str(matrix)], "COLUMN=FILE"),
+        (["--columns", "g", "--transition", str(tmp_path / "none.csv")], "--transition"),
+        (["--columns", "g", "--transition", str(matrix), "--transition", f"g={matrix}"], "two"),
+    ]:
+        result = run("pram", path, *args, "-o", out, "--quiet")
+        assert result.exit_code == 2, result.output
+        assert message in result.output and not out.exists()
+    # the output must not overwrite the matrix file
+    result = run("pram", path, "--columns", "g", "--transition", matrix, "-o", matrix, "--quiet")
+    assert result.exit_code == 2 and matrix.read_text().startswith(",x,y,z")
