@@ -237,9 +237,10 @@ def _node_scores(
         key = np.zeros(m, dtype=np.int64)
         for c, h, level in zip(codes, hierarchies, levels):
             generalized = h.node_codes[c, level]
-            key = key * (h.n_nodes(int(level)) + 1) + generalized
-            if i and key.size and key.max() > 2**50:
-                key = np.unique(key, return_inverse=True)[1].astype(np.int64)
+            radix = h.n_nodes(int(level)) + 1
+            if key.size and int(key.max()) >= 2**62 // radix:  # re-number densely first
+                key = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            key = key * radix + generalized
         sizes = np.bincount(np.unique(key, return_inverse=True)[1]) if m else np.zeros(0)
         small = int(sizes[sizes < k].sum())
         g = float((levels / heights).mean())

@@ -243,3 +243,27 @@ def test_safepub_and_dp_counts_commands(tmp_path):
         cli, ["safepub", str(path), "--qi", "age", "--epsilon", "1", "--steps", "0", "-o", str(out)]
     )
     assert bad.exit_code == 2 and "--steps" in bad.output
+
+
+def test_node_scores_count_classes_exactly_on_wide_keys():
+    """Eight QIs of 300 values, whose packed class key would exceed int64 without being
+    re-numbered: the suppressed counts equal an independent pandas group count."""
+    import numpy as np
+    import pandas as pd
+
+    from structanon import Hierarchy
+    from tabular._safepub import _node_scores
+
+    rng = np.random.default_rng(3)
+    hierarchies = [Hierarchy.from_intervals(range(300), widths=(10,)) for _ in range(8)]
+    values = [rng.integers(0, 300, 2_000) for _ in hierarchies]
+    codes = [h.encode(pd.Series(v)) for h, v in zip(hierarchies, values)]
+    nodes = np.array([[0] * 8, [1] * 8, [0, 1] * 4])
+    k = 2
+    scores, suppressed = _node_scores(codes, hierarchies, nodes, k)
+    for levels, got in zip(nodes, suppressed):
+        frame = pd.DataFrame(
+            {j: h.node_codes[c, lv] for j, (h, c, lv) in enumerate(zip(hierarchies, codes, levels))}
+        )
+        sizes = frame.groupby(list(frame.columns)).size()
+        assert got == int(sizes[sizes < k].sum())
