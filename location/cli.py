@@ -24,6 +24,7 @@ from structanon.cli_support import (
     handle_errors,
     release_options,
     show_progress,
+    stack,
 )
 from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
@@ -75,9 +76,7 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Drop and count invalid rows (default: reject the input).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _check_log_options(

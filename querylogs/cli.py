@@ -31,6 +31,7 @@ from structanon.cli_support import (
     handle_errors,
     release_options,
     show_progress,
+    stack,
 )
 from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs
@@ -115,9 +116,7 @@ def _input_options(func: Any) -> Any:
         ),
         click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _read(

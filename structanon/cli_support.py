@@ -25,6 +25,7 @@ __all__ = [
     "progress",
     "show_progress",
     "release_options",
+    "stack",
     "assess_options",
     "assessment",
     "emit_assessment",
@@ -149,6 +150,18 @@ KEY_HELP = (
 )
 
 
+def stack(*decorators: Callable) -> Callable:
+    """One decorator applying ``decorators`` as if written top to bottom above a function
+    (click options in their help order)."""
+
+    def apply(func: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
 def release_options(func: F) -> F:
     """The options every ``anonymize`` command shares, with one name and meaning each.
 
@@ -184,9 +197,7 @@ def release_options(func: F) -> F:
         ),
         click.option("--quiet", is_flag=True, help="Print nothing but errors."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def assessment(
@@ -253,9 +264,7 @@ def assess_options(func: F) -> F:
         click.option("--seed", type=int, default=0, show_default=True, help=SEED_HELP),
         click.option("--quiet", is_flag=True, help="Print nothing but errors."),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 ENGINE_HELP = "pandas: in memory; dask: out of core on a Dask cluster."
@@ -292,12 +301,7 @@ def engine_options(engine_help: str = ENGINE_HELP) -> Callable[[F], F]:
         ),
     ]
 
-    def decorate(func: F) -> F:
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return decorate
+    return stack(*options)
 
 
 def check_engine_options(

@@ -31,6 +31,7 @@ from structanon.cli_support import (
     handle_errors,
     release_options,
     show_progress,
+    stack,
 )
 from structanon.io import release_key, staged_outputs
 from structanon.models import (
@@ -175,9 +176,7 @@ def _table_options(func):
             "every model of a sensitive attribute).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _hierarchy_options(func):
@@ -214,9 +213,7 @@ def _hierarchy_options(func):
             "contain ','), comma-separated.",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _model_options(func):
@@ -302,9 +299,7 @@ def _model_options(func):
             help="Value of the membership column that marks a released record (--delta-presence).",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _algorithm_options(func):
@@ -371,9 +366,7 @@ def _algorithm_options(func):
             "release vs original.",
         ),
     ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 @cli.command("anonymize")
@@ -1011,9 +1004,7 @@ def _sdc_options(func):
         ),
     ]
     func = release_options(func)
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return stack(*options)(func)
 
 
 def _sdc_run(

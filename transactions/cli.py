@@ -26,6 +26,7 @@ from structanon.cli_support import (
     handle_errors,
     release_options,
     show_progress,
+    stack,
 )
 from structanon.errors import InputError
 from structanon.io import release_key, staged_outputs, text_lines
@@ -220,16 +221,7 @@ _order = click.option(
 _input = click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 
 
-def _with(*decorators: Callable) -> Callable:
-    def apply(func: Callable) -> Callable:
-        for decorator in reversed(decorators):
-            func = decorator(func)
-        return func
-
-    return apply
-
-
-_input_options = _with(_fmt, _item_type, _encoding)
+_input_options = stack(_fmt, _item_type, _encoding)
 
 
 @cli.command("anonymize")
@@ -651,7 +643,7 @@ _ASSESS_PARAMS = [
     _input_options,
     handle_errors,
 ]
-assess_cmd = cli.command("assess")(_with(*_ASSESS_PARAMS)(_assess))
+assess_cmd = cli.command("assess")(stack(*_ASSESS_PARAMS)(_assess))
 cli.add_command(
     click.Command(
         "inspect",
