@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from structanon.errors import InfeasibleError
 
 from ._construct import construct
+from ._edit_lp import group_values, max_bmatching
 from ._twosided import structural_lower_bound, two_sided_sequence
 
 __all__ = ["edit_anonymize"]
@@ -158,8 +159,17 @@ def _ranks(ends: np.ndarray) -> np.ndarray:
     return rank
 
 
-def _delete_among(g: _EditGraph, lose: np.ndarray, rng) -> None:
-    """Delete edges between nodes that must lose degree; ``lose`` is updated in place."""
+def _delete_among(g: _EditGraph, lose: np.ndarray, rng, exact: bool = False) -> None:
+    """Delete edges between nodes that must lose degree; ``lose`` is updated in place.
+
+    ``exact``: first the integral edges of an optimal LP b-matching
+    (:func:`graphs._edit_lp.max_bmatching`), then the greedy on what is left."""
+    if exact:
+        cur = g.current_edges()
+        cur = cur[(lose[cur[:, 0]] > 0) & (lose[cur[:, 1]] > 0)]
+        pick, _ = max_bmatching(g.n, cur, lose)
+        g.remove(pick[:, 0], pick[:, 1])
+        np.subtract.at(lose, pick.ravel(), 1)
     stuck = np.zeros(g.n, dtype=bool)
     while True:
         big = np.flatnonzero((lose > _BIG) & ~stuck)
@@ -370,7 +380,14 @@ def _is_anonymous(degree: np.ndarray, k: int) -> bool:
 
 
 def _rounds(
-    g: _EditGraph, target: np.ndarray, k: int, seed, floors, max_rounds: int, priority=None
+    g: _EditGraph,
+    target: np.ndarray,
+    k: int,
+    seed,
+    floors,
+    max_rounds: int,
+    priority=None,
+    exact: bool = False,
 ):
     """Realize ``target`` on ``g``, re-anonymizing until the degrees are k-anonymous.
 
@@ -393,7 +410,7 @@ def _rounds(
             raise InfeasibleError(f"a target degree exceeds n - 1 = {n - 1}")
         need = target - g.degree
         lose, gain = np.maximum(-need, 0), np.maximum(need, 0)
-        _delete_among(g, lose, rng)
+        _delete_among(g, lose, rng, exact)
         _add_among(g, gain, rng)
         repairs += _rewire(g, lose, gain, rng)
         repairs += _repair(g, lose, gain, k, rng, floors)
@@ -415,6 +432,23 @@ def _additions_only(n: int, edges: np.ndarray, k: int, seed, deg0: np.ndarray, b
     g = _EditGraph(n, edges)
     g.add(extra[:, 0], extra[:, 1])
     return (len(extra), g, 0, 0, True, target)
+
+
+def _candidates(
+    base: _EditGraph, deg0: np.ndarray, target: np.ndarray, revalue: bool, small: bool
+) -> list[np.ndarray]:
+    """``target`` and, when ``revalue``, the same groups at the repair-aware values
+    (:func:`_revalue`) and, on graphs of up to ``_BOTH_MEDIANS`` edges, at the values the
+    b-matching LP finds cheapest (:func:`graphs._edit_lp.group_values`)."""
+    out = [target]
+    if revalue:
+        for unpaired in _UNPAIRED_COSTS:
+            revalued = _revalue(base, deg0, target, unpaired)
+            out += [] if revalued is None else [revalued]
+        if small:
+            matched, _ = group_values(base.n, base.edges, deg0, target)
+            out += [] if matched is None else [matched]
+    return out
 
 
 def edit_anonymize(
@@ -480,12 +514,8 @@ def edit_anonymize(
             priority=priority,
         )
         optimum = l1 if optimum is None else optimum
-        candidates = [target]
-        if floors is None and not upper:  # the repair-aware values of the same groups
-            for unpaired in _UNPAIRED_COSTS:
-                revalued = _revalue(base, deg0, target, unpaired)
-                candidates += [] if revalued is None else [revalued]
-        for cand in candidates:
+        revalue = floors is None and not upper
+        for cand in _candidates(base, deg0, target, revalue, small):
             if any(np.array_equal(cand, seen) for seen in targets):
                 continue
             g = _EditGraph(n, edges) if targets else base
@@ -494,6 +524,12 @@ def edit_anonymize(
             if best_run is None or run[0] < best_run[0]:
                 best_run = run + (cand,)
     assert best_run is not None and optimum is not None  # the first target is always run
+    if small and best_run[0]:  # the best target again, deletions by the LP b-matching first
+        run = _rounds(
+            _EditGraph(n, edges), best_run[-1], k, seed, floors, max_rounds, priority, True
+        )
+        if run[0] < best_run[0]:
+            best_run = run + (best_run[-1],)
     if n <= _SMALL:
         best_run = _additions_only(n, base.edges, k, seed, deg0, best_run)
     edits, g, rounds, repairs, finished_by_additions, first = best_run
