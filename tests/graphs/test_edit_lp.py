@@ -126,3 +126,14 @@ def test_lp_values_cut_edits_on_a_power_law_graph(monkeypatch):
     before = edit_anonymize(300, edges, 10, seed=0)[2]["symmetric_difference"]
     assert info["symmetric_difference"] < before
     assert info["symmetric_difference"] >= info["edit_lower_bound_edges"]
+
+
+def test_repairs_cut_hub_edges_to_the_nearest_degrees_first():
+    # hub 0 over leaves 1..4 (degree 1) and 5..6 (degree 3, each in a triangle 5-7-8 / 6-9-10)
+    from graphs._edit import _drop_priority
+
+    edges = [(0, i) for i in range(1, 7)] + [(5, 7), (5, 8), (7, 8), (6, 9), (6, 10), (9, 10)]
+    g = _EditGraph(11, np.array(edges))
+    cand = np.arange(1, 7)
+    order = cand[np.argsort(-_drop_priority(g, 0, cand), kind="stable")]
+    assert set(order[:2].tolist()) == {5, 6}
