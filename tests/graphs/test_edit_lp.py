@@ -58,18 +58,25 @@ def test_max_bmatching_against_brute_force(case):
         assert abs(value - best) < 1e-6  # bipartite: the LP is integral
 
 
-def test_exact_deletions_serve_at_least_as_many_units():
-    # a path 0-1-2-3 of losers (one unit each): the greedy may take the middle edge
-    # (2 units); the b-matching takes both ends (4 units)
-    edges = np.array([[0, 1], [1, 2], [2, 3]])
-    for seed in range(10):
-        served = []
-        for exact in (False, True):
-            g = _EditGraph(4, edges)
-            lose = np.ones(4, dtype=np.int64)
-            _delete_among(g, lose, np.random.default_rng(seed), exact)
-            served.append(4 - int(lose.sum()))
-        assert served[1] == 4 >= served[0]
+def test_max_bmatching_takes_both_ends_of_a_path():
+    # a path 0-1-2-3 of losers (one unit each): the middle edge serves 2 units, both ends 4
+    picks, value = max_bmatching(4, np.array([[0, 1], [1, 2], [2, 3]]), np.ones(4, dtype=int))
+    assert sorted(map(tuple, picks.tolist())) == [(0, 1), (2, 3)] and value == 2
+
+
+def test_greedy_deletions_stay_a_b_matching():
+    graph = nx.gnp_random_graph(40, 0.2, seed=3)
+    edges = np.array(list(graph.edges()), dtype=np.int64)
+    lose = np.random.default_rng(0).integers(0, 4, 40)
+    g = _EditGraph(40, edges)
+    left = lose.copy()
+    _delete_among(g, left, np.random.default_rng(1))
+    removed = g.edges[g.removed]
+    assert (left >= 0).all()
+    assert (np.bincount(removed.ravel(), minlength=40) == lose - left).all()
+    loser = lose > 0
+    pairs = edges[loser[edges[:, 0]] & loser[edges[:, 1]]]
+    assert len(removed) <= max_bmatching(40, pairs, lose)[1] + 1e-9
 
 
 def _hub_graph(n, p, h, seed):
