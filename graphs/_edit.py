@@ -11,12 +11,17 @@ the problem as stated: least symmetric difference ``|E' xor E|``).
 4. Repairs for what cannot be paired (a hub that must lose 300 edges while few of its
    neighbours must lose any): the edge goes to (or from) a node that needs nothing and whose
    degree class can spare it (it keeps ``>= k`` members and the class it joins reaches
-   ``k``); deletions prefer neighbours sharing few friends, additions friends of friends.
+   ``k``); deletions prefer neighbours of the nearest degree, then those sharing few
+   friends, additions friends of friends.
    One edit then serves one unit: this is what the structural bound
    (:func:`graphs._twosided.structural_lower_bound`) counts.
 5. The degree sequence of the result is anonymized again and realized, until it holds;
    if that has not converged after ``max_rounds`` (small dense graphs, where repairs can
    oscillate), the additions-only supergraph construction finishes the job.
+6. On graphs of up to ``_BOTH_MEDIANS`` edges several targets are realized and the fewest
+   edits kept: both medians of even runs, the repair-aware group values
+   (:func:`_revalue`), and the group values of a b-matching LP
+   (:func:`graphs._edit_lp.group_values`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""Linear programs behind the minimal-edit construction (:mod:`graphs._edit`).
+"""Linear programs behind the minimal-edit construction (:mod:`graphs._edit`) of k-degree
+anonymization (Liu & Terzi, SIGMOD 2008: least symmetric difference).
 
 A deletion between two nodes that must both lose degree serves two units of change for one
 edit; a unit no such pair can serve costs a whole edit (a repair with a node that needs
-nothing).  So the edits of a target degree sequence are about
-``loss + gain - (deletions among losers) - (additions among gainers) / 2 ...``: the
-deletions are a b-matching on the edges between losers (capacity: what each must lose).
+nothing).  So a target degree sequence costs about ``L + G - D - A`` edits (``L`` / ``G``:
+units of loss / gain, ``D``: deletions between two losers, ``A``: additions between two
+gainers), and the deletions are a b-matching on the edges between losers (capacity: what
+each must lose).
 
 :func:`group_values` picks the value of every group of the two-sided DP (any value
 between its least and largest degree keeps the group, so the sequence stays k-anonymous)
