@@ -1,13 +1,19 @@
 """Mondrian on a Dask DataFrame, in the spirit of Airbnb's Core Mondrian.
 
-The top of the Mondrian tree is cut from Dask aggregates: while a leaf holds more than
-``max_rows`` records, one pass over the partitions counts the values of every numeric
-quasi-identifier per oversized leaf, and each such leaf is cut at the (lower) median of
-its widest numeric QI (normalized by the table's range, LeFevre's criterion) when both
-halves keep at least ``k`` records.  The leaves then fit in memory: the rows are shuffled
-by leaf and the in-memory :func:`tabular._mondrian.mondrian` runs on every leaf.  A leaf's
-numeric QIs lie in a box of its own (strict cuts), so the classes of different leaves
-publish different values and the release is the union of the leaves' releases.
+The top of the Mondrian tree is cut from Dask aggregates with the in-memory Mondrian's
+own rule: one pass over the partitions counts, for every node still above ``max_rows``
+records, the values of every quasi-identifier (codes over the whole table's values, as
+the in-memory run encodes them); from those counts the in-memory ``_Cutter`` ranks the
+QIs (NCP gain, or width normalized by the whole table's spans), finds each QI's weighted
+median or hierarchy children, pools failing children, and keeps the first cut whose parts
+pass k-anonymity, exactly as it does in memory.  So every node cut on Dask is a node of
+the in-memory run, and when the nodes fit in memory the rows are shuffled by node and
+the in-memory :func:`tabular._mondrian.mondrian_classes` runs on each, from that node
+on: the release is the in-memory Mondrian's release, row for row (classes are a function
+of the QI tuple, and classes that publish the same values are one class either way).
+The one step that needs whole QI tuples rather than counts per QI, lending tuples to a
+remainder pool (``relaxed``, hierarchies only), is not taken on Dask: that node runs
+whole in memory (``info["leaves_cut_in_memory_only"]``).
 
 Verification reads the output alone: the published QI tuples are recounted across every
 partition (a Dask groupby), and every class must hold ``>= k`` records.
@@ -30,13 +36,15 @@ import pandas as pd
 from structanon import CheckResult, Release
 from structanon._engine import compute
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.io import release_key
 from structanon.models import KAnonymity, PrivacyModel
 
-from ._mondrian import mondrian_classes
+from ._input import hierarchy_codes
+from ._mondrian import _Cutter, _Dimension, encode_column, hierarchy_dimension, mondrian_classes
+from ._sets import is_set_spec, value_label
 from .metrics import _penalties
 
 __all__ = ["mondrian_dask", "DEFAULT_MAX_ROWS"]
@@ -47,111 +55,271 @@ _LEAF = "__leaf__"
 
 @dataclass
 class _Cut:
-    leaf: int
-    column: str
-    value: float
-    left: int
-    right: int
+    """Node ``node`` cut along QI ``dim``: a row of code ``c`` goes to ``children[slot[c]]``."""
+
+    node: int
+    dim: int
+    slot: np.ndarray
+    children: np.ndarray
 
 
 @dataclass
 class _Tree:
+    """The top of the Mondrian tree: the QIs' table-wide encodings and the cuts made."""
+
+    names: list[str]
+    specs: list[Hierarchy | str]
+    domains: list[Any]  # numeric: sorted float values; value set: pd.Index; hierarchy: None
     cuts: list[_Cut] = field(default_factory=list)
-    n_leaves: int = 1
+    n_nodes: int = 1
+
+    def codes(self, pdf: pd.DataFrame, j: int) -> np.ndarray:
+        """Table-wide codes of QI ``j`` in one partition (rank among the table's values,
+        or hierarchy leaf code), as the in-memory Mondrian encodes the whole table."""
+        column, domain, spec = pdf[self.names[j]], self.domains[j], self.specs[j]
+        if isinstance(spec, Hierarchy):
+            return hierarchy_codes(column, spec, self.names[j])
+        if isinstance(domain, pd.Index):
+            return np.asarray(domain.get_indexer(pd.Index(column)), dtype=np.int64)
+        values = pd.to_numeric(column, errors="coerce").to_numpy(float)
+        return np.searchsorted(domain, values).astype(np.int64)
 
     def leaves(self, pdf: pd.DataFrame) -> np.ndarray:
-        leaf = np.zeros(len(pdf), dtype=np.int64)
+        node = np.zeros(len(pdf), dtype=np.int64)
+        codes: dict[int, np.ndarray] = {}
         for cut in self.cuts:
-            mask = leaf == cut.leaf
-            values = pd.to_numeric(pdf[cut.column], errors="coerce").to_numpy(float)
-            leaf[mask] = np.where(values[mask] <= cut.value, cut.left, cut.right)
-        return leaf
+            if cut.dim not in codes:
+                codes[cut.dim] = self.codes(pdf, cut.dim)
+            mask = node == cut.node
+            node[mask] = cut.children[cut.slot[codes[cut.dim][mask]]]
+        return node
 
 
-def _value_counts(pdf: pd.DataFrame, tree: _Tree, columns: list[str], wanted: list[int]):
-    leaf = tree.leaves(pdf)
-    keep = np.isin(leaf, wanted)
-    out = {}
-    for column in columns:
-        values = pd.to_numeric(pdf[column], errors="coerce").to_numpy(float)[keep]
-        out[column] = pd.DataFrame({"leaf": leaf[keep], "v": values}).value_counts()
-    return out, np.bincount(leaf, minlength=tree.n_leaves)
+def _column_counts(pdf: pd.DataFrame, columns: list[str]) -> dict[str, pd.Series]:
+    return {c: pdf[c].value_counts(dropna=False) for c in columns}
 
 
-def _lower_median(counts: pd.Series) -> tuple[float, int, int]:
-    """The lower median of a value-count Series and the records at or below / above it."""
-    counts = counts.sort_index()
-    cum = counts.cumsum().to_numpy()
-    total = int(cum[-1])
-    at = int(np.searchsorted(cum, (total + 1) // 2))
-    value = float(counts.index[at])
-    left = int(cum[at])
-    if left == total and at > 0:  # the median is the largest value: cut below it
-        value, left = float(counts.index[at - 1]), int(cum[at - 1])
-    return value, left, total - left
+def _level_counts(
+    pdf: pd.DataFrame, tree: _Tree, open_nodes: np.ndarray, n_codes: list[int]
+) -> tuple:
+    """Per open node and QI: the codes present and their record counts; every node's size."""
+    node = tree.leaves(pdf)
+    sizes = np.bincount(node, minlength=tree.n_nodes)
+    index = np.full(tree.n_nodes, -1, dtype=np.int64)
+    index[open_nodes] = np.arange(open_nodes.size)
+    slot = index[node]
+    keep = slot >= 0
+    out = []
+    for j, size in enumerate(n_codes):
+        key = slot[keep] * size + tree.codes(pdf[keep], j)
+        uniq, count = np.unique(key, return_counts=True)
+        out.append((uniq, count))
+    return out, sizes
 
 
-def _table_scales(ddf: Any, qis: Mapping[str, Hierarchy | str], numeric: list[str]) -> dict:
-    """The whole table's span of every numeric and value-set QI (Mondrian's widths are
-    normalized by the table, not by a leaf)."""
-    scales: dict[str, float] = {}
-    others = [c for c, spec in qis.items() if isinstance(spec, str) and c not in numeric]
-    stats = compute(
-        *[ddf[c].astype(float).min() for c in numeric],
-        *[ddf[c].astype(float).max() for c in numeric],
-        *[ddf[c].nunique() for c in others],
-    )
-    for i, c in enumerate(numeric):
-        span = float(stats[len(numeric) + i]) - float(stats[i])
-        scales[c] = span if span > 0 else 1.0
-    for i, c in enumerate(others):
-        scales[c] = max(float(stats[2 * len(numeric) + i]) - 1.0, 1.0)
-    return scales
+def _sum_counts(parts: list[list[tuple[np.ndarray, np.ndarray]]], d: int) -> list[tuple]:
+    out = []
+    for j in range(d):
+        keys = np.concatenate([p[j][0] for p in parts])
+        counts = np.concatenate([p[j][1] for p in parts])
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        out.append((uniq, np.bincount(inverse.reshape(-1), weights=counts)))
+    return out
 
 
-def _top_cuts(ddf: Any, numeric: list[str], k: int, max_rows: int) -> tuple[_Tree, np.ndarray]:
-    """Cut the oversized leaves from Dask aggregates until every leaf has <= max_rows."""
+def _domains(ddf: Any, qis: Mapping[str, Hierarchy | str]) -> tuple[list[Any], list, int]:
+    """One pass: every QI's values and counts over the table (the root node's marginals)."""
     import dask
 
-    tree = _Tree()
-    spans: dict[str, float] = {}
+    names = list(qis)
+    parts = compute(*[dask.delayed(_column_counts)(p, names) for p in ddf.to_delayed()])
+    domains: list[Any] = []
+    counts = []
+    n = 0
+    for c, spec in qis.items():
+        vc = pd.concat([p[c] for p in parts]).groupby(level=0, dropna=False).sum()
+        n = int(vc.sum())
+        values = vc.index.to_series(index=range(len(vc)))
+        if isinstance(spec, Hierarchy):
+            if values.isna().any():
+                raise InputError("missing value", column=c)
+            codes = spec.encode(np.asarray(values, dtype=object), column=c)
+            domains.append(None)
+        elif spec == "numeric":
+            numbers = pd.to_numeric(values, errors="coerce").to_numpy(float)
+            bad = np.flatnonzero(~np.isfinite(numbers))
+            if bad.size:
+                raise InputError(
+                    "numeric quasi-identifier holds a missing, infinite or non-numeric value",
+                    column=c,
+                    value=values.iloc[int(bad[0])],
+                )
+            codes, domain = encode_column(numbers, c)
+            domains.append(np.asarray(domain, dtype=float))
+        else:
+            if values.isna().any():
+                raise InputError("missing value", column=c)
+            codes, domain = encode_column(values, c)
+            domains.append(pd.Index(domain))
+        order = np.argsort(codes, kind="stable")
+        uniq, inverse = np.unique(np.asarray(codes)[order], return_inverse=True)
+        weights = np.bincount(inverse.reshape(-1), weights=vc.to_numpy(float)[order])
+        counts.append((uniq.astype(np.int64), weights))
+    return domains, counts, n
+
+
+class _TopCutter:
+    """Mondrian's own cut rule (``_Cutter``) applied to per-node marginal counts.
+
+    At a node, the in-memory Mondrian ranks the QIs by NCP gain (or normalized width)
+    computed from each QI's values and counts alone, cuts a numeric or value-set QI at its
+    weighted median and a hierarchical one into the children of the common ancestor, and
+    keeps the first cut whose parts pass the models.  All of that is a function of the
+    node's marginal counts, and the same ``_Cutter`` methods compute it here, so the nodes
+    cut on Dask are the in-memory run's own nodes.  One step needs whole QI tuples: lending
+    tuples to a remainder pool (``relaxed``); a node that would lend, or whose pooling does
+    not settle, is not cut here and runs whole in memory (still the same subtree).
+    """
+
+    def __init__(self, tree: _Tree, models: Sequence[PrivacyModel], options: Mapping[str, Any]):
+        dims = []
+        for name, spec, domain in zip(tree.names, tree.specs, tree.domains):
+            empty = np.zeros(0, dtype=np.int64)
+            if isinstance(spec, Hierarchy):
+                dims.append(hierarchy_dimension(name, spec, empty))
+            elif isinstance(domain, pd.Index):
+                names = np.array([value_label(v) for v in domain.tolist()], dtype=object)
+                values = np.arange(len(domain), dtype=float)
+                dims.append(_Dimension(name, True, empty, values=values, ordinal=names))
+            else:
+                dims.append(_Dimension(name, True, empty, values=domain))
+        self.dims = dims
+        self.cutter = _Cutter(
+            dims,
+            np.zeros((0, len(dims)), dtype=np.int64),
+            np.zeros(0),
+            (np.zeros(0, np.int64),) * 3,
+            None,
+            None,
+            list(models),
+            remainder=options.get("remainder", True),
+            criterion=options.get("criterion", "gain"),
+            relaxed=options.get("relaxed", True),
+        )
+        self.radix = max([2] + [d.n_leaves for d in dims if not d.numeric]) + 1
+
+    def decide(self, counts: list[tuple[np.ndarray, np.ndarray]], n_nodes: int) -> list:
+        """Per node: ``None`` (no allowed cut: one class), ``"memory"`` (run it in memory
+        whole) or ``(dim, slot over the QI's codes, number of parts)``."""
+        c = self.cutter
+        d = len(self.dims)
+        widths, scores = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
+        items = []
+        for j, (dim, (keys, w)) in enumerate(zip(self.dims, counts)):
+            size = dim.n_codes
+            part, code = keys // size, keys % size
+            starts = np.flatnonzero(np.r_[True, part[1:] != part[:-1]])
+            part_weight = np.add.reduceat(w, starts)
+            cut = c._numeric_cut if dim.numeric else c._categorical_cut
+            widths[:, j], gains, side = cut(j, dim, code, part, starts, n_nodes, w, part_weight)
+            scores[:, j] = gains if c.criterion == "gain" else widths[:, j]
+            items.append((part, code, w, side))
+        rank = np.argsort(-scores, axis=1, kind="stable")  # ties: QI order, as in memory
+        out: list = [None] * n_nodes
+        for p in range(n_nodes):
+            for j in rank[p]:
+                if not widths[p, j] > 0:
+                    break
+                part, code, w, side = items[j]
+                mine = part == p
+                result = self._try(j, code[mine], w[mine], side[mine])
+                if result is not None:
+                    out[p] = result
+                    break
+        return out
+
+    def _try(self, j: int, code: np.ndarray, w: np.ndarray, side: np.ndarray) -> Any:
+        """``_Cutter._try_cuts`` for one node from its marginal counts."""
+        c = self.cutter
+        pool = self.radix - 1
+        sub = side.astype(np.int64)
+        borrowed = False
+        settled = not c.remainder
+        for _ in range(c.max_pooling + 1):
+            uniq, inverse = np.unique(sub, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            weight = np.bincount(inverse, weights=w, minlength=uniq.size)
+            ok = np.ones(uniq.size, dtype=bool)
+            for model in c.models:
+                ok &= np.asarray(model.group_ok(weight), bool)
+            if not c.remainder:
+                break
+            pooled = uniq == pool
+            move = (not self.dims[j].numeric) & ~pooled & ~ok
+            needy = bool((pooled & ~ok).any()) and not move.any()
+            if c.relaxed and needy and not borrowed:
+                candidate = np.flatnonzero(~pooled & ok)
+                if candidate.size:
+                    donor = candidate[np.argsort(-weight[candidate], kind="stable")[0]]
+                    deficit = c.min_size - weight[pooled].sum()
+                    if deficit > 0 and weight[donor] - deficit >= c.min_size:
+                        return "memory"  # lends whole QI tuples: decided in memory
+            candidate = np.flatnonzero(~pooled & ok) if needy else np.zeros(0, np.int64)
+            if candidate.size:
+                move[candidate[np.argsort(weight[candidate], kind="stable")[0]]] = True
+            if not move.any():
+                settled = True
+                break
+            sub = np.where(move[inverse], pool, sub)
+        if not settled:
+            return "memory"
+        if uniq.size < 2 or not ok.all():
+            return None
+        slot = np.zeros(self.dims[j].n_codes, dtype=np.int64)
+        slot[code] = inverse
+        return (j, slot, int(uniq.size))
+
+
+def _top_cuts(ddf: Any, tree: _Tree, top: _TopCutter, root: list, max_rows: int, n: int):
+    """Cut the nodes above ``max_rows`` with Mondrian's own rule, one Dask pass per level."""
+    import dask
+
     parts = ddf.to_delayed()
-    sizes = np.array([0])
-    stuck: set[int] = set()
-    while True:
-        wanted = [i for i in range(tree.n_leaves) if i not in stuck]
-        results = compute(*[dask.delayed(_value_counts)(p, tree, numeric, wanted) for p in parts])
+    sizes = np.array([n])
+    counts, open_nodes = root, np.array([0]) if n > max_rows else np.zeros(0, np.int64)
+    memory = 0
+    while open_nodes.size:
+        for p, decision in zip(open_nodes.tolist(), top.decide(counts, open_nodes.size)):
+            if decision == "memory":
+                memory += 1
+            elif decision is not None:
+                j, slot, n_parts = decision
+                children = np.arange(tree.n_nodes, tree.n_nodes + n_parts)
+                tree.cuts.append(_Cut(p, j, slot, children))
+                tree.n_nodes += n_parts
+        new = np.arange(int(sizes.size), tree.n_nodes)
+        if not new.size:
+            break
+        n_codes = [dim.n_codes for dim in top.dims]
+        results = compute(*[dask.delayed(_level_counts)(q, tree, new, n_codes) for q in parts])
         sizes = np.sum([r[1] for r in results], axis=0)
-        big = [i for i in wanted if sizes[i] > max_rows]
-        if not big:
-            return tree, sizes
-        counts = {
-            c: pd.concat([r[0][c] for r in results]).groupby(level=[0, 1]).sum() for c in numeric
-        }
-        if not spans:
-            for c in numeric:
-                values = counts[c].index.get_level_values(1)
-                spans[c] = float(values.max() - values.min()) or 1.0
-        for leaf in big:
-            if not _cut_leaf(tree, leaf, counts, spans, k):
-                stuck.add(leaf)
+        big = new[sizes[new] > max_rows]
+        counts = _select(_sum_counts([r[0] for r in results], len(n_codes)), new, big, top)
+        open_nodes = big
+    return sizes, memory
 
 
-def _cut_leaf(tree: _Tree, leaf: int, counts: dict, spans: dict, k: int) -> bool:
-    """Cut ``leaf`` along its widest numeric QI whose median cut keeps k on both sides."""
-    widths = []
-    for c, vc in counts.items():
-        values = vc.loc[leaf] if leaf in vc.index.get_level_values(0) else None
-        if values is None or len(values) < 2:
-            continue
-        widths.append(((values.index.max() - values.index.min()) / spans[c], c, values))
-    for _, column, values in sorted(widths, key=lambda t: -t[0]):
-        value, left, right = _lower_median(values)
-        if left >= k and right >= k:
-            tree.cuts.append(_Cut(leaf, column, value, tree.n_leaves, tree.n_leaves + 1))
-            tree.n_leaves += 2
-            return True
-    return False
+def _select(counts: list, new: np.ndarray, big: np.ndarray, top: _TopCutter) -> list:
+    """Keep the counts of the nodes in ``big`` (renumbered 0..) out of those of ``new``."""
+    keep = np.isin(new, big)
+    renumber = np.cumsum(keep) - 1
+    out = []
+    for dim, (keys, w) in zip(top.dims, counts):
+        size = dim.n_codes
+        slot, code = keys // size, keys % size
+        mask = keep[slot]
+        out.append((renumber[slot[mask]] * size + code[mask], w[mask]))
+    return out
 
 
 def _leaf_mondrian(
@@ -254,19 +422,25 @@ def mondrian_dask(
     missing = [c for c in qis if c not in ddf.columns]
     if missing:
         raise InputError("quasi-identifier not in the table", column=missing[0])
-    numeric = [c for c, spec in qis.items() if isinstance(spec, str) and spec == "numeric"]
-    if not numeric:
-        raise InputError("the Dask engine of Mondrian needs at least one numeric quasi-identifier")
+    for c, spec in qis.items():
+        if not (isinstance(spec, Hierarchy) or spec == "numeric" or is_set_spec(spec)):
+            raise InputError(
+                f"quasi-identifier spec must be a Hierarchy, 'numeric' or 'set', got {spec!r}",
+                column=c,
+            )
+    options: dict[str, Any] = dict(mondrian_options or {})
+    check_choice(options.get("criterion", "gain"), "criterion", ("width", "gain"))
     secret = release_key(key)
     timings = Timings()
     with timings("top_cuts"):
-        tree, sizes = _top_cuts(ddf, numeric, k, max_rows)
-        n = int(sizes.sum())
+        domains, root, n = _domains(ddf, qis)
         if n < k:
             raise InfeasibleError(f"the table holds {n} records, fewer than k={k}")
+        tree = _Tree(list(qis), list(qis.values()), domains)
+        top = _TopCutter(tree, models, options)
+        sizes, in_memory = _top_cuts(ddf, tree, top, root, max_rows, n)
     with timings("leaves"):
-        options: dict[str, Any] = dict(mondrian_options or {})
-        options["width_scale"] = _table_scales(ddf, qis, numeric)
+        options["width_scale"] = dict(zip(tree.names, top.cutter.width_scale))
         meta_in = ddf._meta.assign(**{_LEAF: np.int64(0)})
         meta = _leaf_mondrian(meta_in, qis, sensitive, models, options)
         with_leaf = ddf.map_partitions(lambda p: p.assign(**{_LEAF: tree.leaves(p)}), meta=meta_in)
@@ -302,6 +476,7 @@ def mondrian_dask(
         info={
             "top_level_leaves": int((sizes > 0).sum()),
             "largest_leaf": int(sizes.max()),
+            "leaves_cut_in_memory_only": in_memory,
             "pseudonym_key": secret.key_source,
             "warnings": [],
         },
