@@ -33,11 +33,15 @@ def _part_name(i: int) -> str:
     return f"part.{i:05d}.parquet"
 
 
-def _client():
+def _client(memory_limit: str | None = None):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address="127.0.0.1:0"
+        processes=False,
+        n_workers=1,
+        threads_per_worker=2,
+        dashboard_address="127.0.0.1:0",
+        memory_limit=memory_limit or "auto",
     )
     return cluster, Client(cluster)
 
@@ -158,7 +162,7 @@ ADULT_QIS = {
 }
 
 
-def tabular_case(path: str, engine: str, max_rows: int) -> dict:
+def tabular_case(path: str, engine: str, max_rows: int, memory_limit: str | None = None) -> dict:
     import dask.dataframe as dd
     import pandas as pd
 
@@ -170,11 +174,13 @@ def tabular_case(path: str, engine: str, max_rows: int) -> dict:
     cluster = client = None
     start, cpu = time.perf_counter(), time.process_time()
     if engine == "dask":
-        cluster, client = _client()
+        cluster, client = _client(memory_limit)
         r = mondrian_dask(
             dd.read_parquet(path), ADULT_QIS, None, [KAnonymity(10)], max_rows=max_rows
         )
         result = {"gcp": r.utility["gcp"], "leaves": r.info["top_level_leaves"]}
+        result["timings"] = {k: round(v, 1) for k, v in r.timings.items()}
+        print(f"dask timings: {result['timings']}", flush=True)
         client.close()
         cluster.close()
     else:
@@ -204,17 +210,21 @@ def make_tabular(rows: int, out: str) -> None:
         part.to_parquet(f"{out}/{_part_name(i)}", index=False)
 
 
-def run_tabular(rows: int, max_rows: int, data: str | None, engines: list[str]) -> None:
+def run_tabular(
+    rows: int, max_rows: int, data: str | None, engines: list[str], memory_limit: str | None
+) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         path = data or f"{tmp}/adult"
         if not Path(path).exists():
             make_tabular(rows, path)
         for engine in engines:
-            res, secs, peak = measure(tabular_case, path, engine, max_rows, timeout=3600)
+            res, secs, peak = measure(
+                tabular_case, path, engine, max_rows, memory_limit, timeout=3600
+            )
             print(
                 f"| tabular Mondrian k=10 | {rows:,} rows | {engine} | {res['leaves']} | "
                 f"{os.getloadavg()[0]:.1f} | {res['s']:.1f} | {res['cpu']:.1f} | "
-                f"{peak:,.0f} | {res['gcp']:.5f} |",
+                f"{peak:,.0f} | {res['gcp']:.6g} |",
                 flush=True,
             )
 
@@ -229,6 +239,7 @@ def main() -> None:
     ap.add_argument("--data", help="tabular: Parquet folder (made there once when absent)")
     ap.add_argument("--make-only", action="store_true", help="tabular: only write --data")
     ap.add_argument("--engines", default="pandas,dask", help="tabular: engines to run")
+    ap.add_argument("--memory-limit", help="tabular: the Dask worker's memory limit (e.g. 6GB)")
     args = ap.parse_args()
     if args.case == "location":
         run_location(args.fixes)
@@ -238,7 +249,9 @@ def main() -> None:
         if args.make_only:
             make_tabular(args.rows, args.data)
         else:
-            run_tabular(args.rows, args.max_rows, args.data, args.engines.split(","))
+            run_tabular(
+                args.rows, args.max_rows, args.data, args.engines.split(","), args.memory_limit
+            )
 
 
 if __name__ == "__main__":
