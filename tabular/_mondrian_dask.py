@@ -11,9 +11,11 @@ the in-memory run, and when the nodes fit in memory the rows are shuffled by nod
 the in-memory :func:`tabular._mondrian.mondrian_classes` runs on each, from that node
 on: the release is the in-memory Mondrian's release, row for row (classes are a function
 of the QI tuple, and classes that publish the same values are one class either way).
-The one step that needs whole QI tuples rather than counts per QI, lending tuples to a
-remainder pool (``relaxed``, hierarchies only), is not taken on Dask: that node runs
-whole in memory (``info["leaves_cut_in_memory_only"]``).
+The one step that needs whole QI tuples rather than counts per QI, lending records to a
+remainder pool (``relaxed``, hierarchies), takes one more pass: the QI tuples of the donor
+child, lightest first as in memory, for every such node of the level at once.  A node is
+left whole to the in-memory run only where its pooling does not settle or its QI tuples
+do not fit one int64 key (``info["leaves_cut_in_memory_only"]``): the same subtree still.
 
 Verification reads the output alone: the published QI tuples are recounted across every
 partition (a Dask groupby), and every class must hold ``>= k`` records.
@@ -61,6 +63,8 @@ class _Cut:
     dim: int
     slot: np.ndarray
     children: np.ndarray
+    lent: np.ndarray | None = None  # QI tuples (keys) lent to the pool, whatever their code
+    lent_slot: int = 0
 
 
 @dataclass
@@ -70,6 +74,7 @@ class _Tree:
     names: list[str]
     specs: list[Hierarchy | str]
     domains: list[Any]  # numeric: sorted float values; value set: pd.Index; hierarchy: None
+    n_codes: list[int] = field(default_factory=list)
     cuts: list[_Cut] = field(default_factory=list)
     n_nodes: int = 1
 
@@ -84,14 +89,28 @@ class _Tree:
         values = pd.to_numeric(column, errors="coerce").to_numpy(float)
         return np.searchsorted(domain, values).astype(np.int64)
 
-    def leaves(self, pdf: pd.DataFrame) -> np.ndarray:
+    def tuple_keys(self, codes: Sequence[np.ndarray]) -> np.ndarray:
+        """One int64 per QI tuple, in the lexicographic order of the codes (the order of
+        the in-memory Mondrian's distinct tuples)."""
+        key = np.zeros(codes[0].size, dtype=np.int64)
+        for size, c in zip(self.n_codes, codes):
+            key = key * size + c
+        return key
+
+    def leaves(self, pdf: pd.DataFrame, codes: dict[int, np.ndarray] | None = None) -> np.ndarray:
         node = np.zeros(len(pdf), dtype=np.int64)
-        codes: dict[int, np.ndarray] = {}
+        codes = {} if codes is None else codes
         for cut in self.cuts:
-            if cut.dim not in codes:
-                codes[cut.dim] = self.codes(pdf, cut.dim)
+            needed = range(len(self.names)) if cut.lent is not None else [cut.dim]
+            for j in needed:
+                if j not in codes:
+                    codes[j] = self.codes(pdf, j)
             mask = node == cut.node
-            node[mask] = cut.children[cut.slot[codes[cut.dim][mask]]]
+            new = cut.children[cut.slot[codes[cut.dim][mask]]]
+            if cut.lent is not None:
+                keys = self.tuple_keys([codes[j][mask] for j in range(len(self.names))])
+                new[np.isin(keys, cut.lent)] = cut.children[cut.lent_slot]
+            node[mask] = new
         return node
 
 
@@ -103,18 +122,42 @@ def _level_counts(
     pdf: pd.DataFrame, tree: _Tree, open_nodes: np.ndarray, n_codes: list[int]
 ) -> tuple:
     """Per open node and QI: the codes present and their record counts; every node's size."""
-    node = tree.leaves(pdf)
+    codes: dict[int, np.ndarray] = {}
+    node = tree.leaves(pdf, codes)
     sizes = np.bincount(node, minlength=tree.n_nodes)
     index = np.full(tree.n_nodes, -1, dtype=np.int64)
     index[open_nodes] = np.arange(open_nodes.size)
     slot = index[node]
     keep = slot >= 0
+    slot = slot[keep]
     out = []
     for j, size in enumerate(n_codes):
-        key = slot[keep] * size + tree.codes(pdf[keep], j)
-        uniq, count = np.unique(key, return_counts=True)
-        out.append((uniq, count))
+        if j not in codes:
+            codes[j] = tree.codes(pdf, j)
+        key = slot * size + codes[j][keep]
+        if open_nodes.size * size <= 1 << 22:  # a dense count is cheaper than a sort
+            count = np.bincount(key, minlength=open_nodes.size * size)
+            uniq = np.flatnonzero(count)
+            out.append((uniq, count[uniq]))
+        else:
+            out.append(np.unique(key, return_counts=True))
     return out, sizes
+
+
+def _donor_tuples(pdf: pd.DataFrame, tree: _Tree, requests: list[tuple]) -> list[tuple]:
+    """Per request ``(node, dim, codes of the donor child)``: the QI tuples (keys) of the
+    node's records in that child, with their counts."""
+    codes: dict[int, np.ndarray] = {}
+    node = tree.leaves(pdf, codes)
+    for j in range(len(tree.names)):
+        if j not in codes:
+            codes[j] = tree.codes(pdf, j)
+    keys = tree.tuple_keys([codes[j] for j in range(len(tree.names))])
+    out = []
+    for p, j, donor in requests:
+        mask = (node == p) & donor[codes[j]]
+        out.append(np.unique(keys[mask], return_counts=True))
+    return out
 
 
 def _sum_counts(parts: list[list[tuple[np.ndarray, np.ndarray]]], d: int) -> list[tuple]:
@@ -176,9 +219,9 @@ class _TopCutter:
     weighted median and a hierarchical one into the children of the common ancestor, and
     keeps the first cut whose parts pass the models.  All of that is a function of the
     node's marginal counts, and the same ``_Cutter`` methods compute it here, so the nodes
-    cut on Dask are the in-memory run's own nodes.  One step needs whole QI tuples: lending
-    tuples to a remainder pool (``relaxed``); a node that would lend, or whose pooling does
-    not settle, is not cut here and runs whole in memory (still the same subtree).
+    cut on Dask are the in-memory run's own nodes.  Lending records to a remainder pool
+    (``relaxed``) needs the donor child's QI tuples: :meth:`decide` then asks for them
+    (``"need"``) and decides once they are fetched.
     """
 
     def __init__(self, tree: _Tree, models: Sequence[PrivacyModel], options: Mapping[str, Any]):
@@ -207,14 +250,16 @@ class _TopCutter:
             relaxed=options.get("relaxed", True),
         )
         self.radix = max([2] + [d.n_leaves for d in dims if not d.numeric]) + 1
+        self.n_codes = [d.n_codes for d in dims]
+        # lending needs QI tuples as one int64 key each
+        self.can_lend = float(np.prod(np.array(self.n_codes, dtype=float))) < 2.0**62
 
-    def decide(self, counts: list[tuple[np.ndarray, np.ndarray]], n_nodes: int) -> list:
-        """Per node: ``None`` (no allowed cut: one class), ``"memory"`` (run it in memory
-        whole) or ``(dim, slot over the QI's codes, number of parts)``."""
+    def prepare(self, counts: list[tuple[np.ndarray, np.ndarray]], n_nodes: int) -> None:
+        """The candidate cuts of every open node of a level (``_Cutter._candidates``)."""
         c = self.cutter
         d = len(self.dims)
         widths, scores = np.zeros((n_nodes, d)), np.zeros((n_nodes, d))
-        items = []
+        self.items = []
         for j, (dim, (keys, w)) in enumerate(zip(self.dims, counts)):
             size = dim.n_codes
             part, code = keys // size, keys % size
@@ -223,65 +268,136 @@ class _TopCutter:
             cut = c._numeric_cut if dim.numeric else c._categorical_cut
             widths[:, j], gains, side = cut(j, dim, code, part, starts, n_nodes, w, part_weight)
             scores[:, j] = gains if c.criterion == "gain" else widths[:, j]
-            items.append((part, code, w, side))
-        rank = np.argsort(-scores, axis=1, kind="stable")  # ties: QI order, as in memory
-        out: list = [None] * n_nodes
-        for p in range(n_nodes):
-            for j in rank[p]:
-                if not widths[p, j] > 0:
-                    break
-                part, code, w, side = items[j]
-                mine = part == p
-                result = self._try(j, code[mine], w[mine], side[mine])
-                if result is not None:
-                    out[p] = result
-                    break
-        return out
+            self.items.append((part, code, w, side))
+        self.widths = widths
+        self.rank = np.argsort(-scores, axis=1, kind="stable")  # ties: QI order, as in memory
+        self.lent: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
 
-    def _try(self, j: int, code: np.ndarray, w: np.ndarray, side: np.ndarray) -> Any:
-        """``_Cutter._try_cuts`` for one node from its marginal counts."""
+    def decide(self, p: int) -> Any:
+        """Node ``p`` of the level: ``None`` (no allowed cut: one class), ``"memory"`` (run
+        it whole in memory), ``("need", p, dim, child, codes)`` (the QI tuples of a donor
+        child are needed first) or ``(dim, slot over the QI's codes, parts, lent, slot)``."""
+        for j in self.rank[p]:
+            if not self.widths[p, j] > 0:
+                break
+            part, code, w, side = self.items[j]
+            mine = part == p
+            result = self._try(p, j, code[mine], w[mine], side[mine])
+            if result is not None:
+                return result
+        return None
+
+    def _lend(self, key: tuple[int, int, int], need: float, donor_weight: float) -> tuple:
+        """``_Cutter._borrow`` for one pool: the donor's lightest QI tuples (ties in tuple
+        order) until the pool holds ``need`` more records, if the donor keeps
+        ``min_size``; returns their keys and record counts (empty when it cannot lend)."""
+        keys, w = self.lent[key]
+        order = np.lexsort((keys, w))
+        cum = np.cumsum(w[order])
+        take = order[cum - w[order] < need]
+        if donor_weight - w[take].sum() < self.cutter.min_size:
+            take = take[:0]
+        return keys[take], w[take]
+
+    def _donor(self, weight: np.ndarray, pooled: np.ndarray, ok: np.ndarray) -> int:
+        """The passing child that lends to the pool (the largest), or -1 when none can."""
+        candidate = np.flatnonzero(~pooled & ok)
+        if not candidate.size:
+            return -1
+        donor = int(candidate[np.argsort(-weight[candidate], kind="stable")[0]])
+        deficit = self.cutter.min_size - weight[pooled].sum()
+        feasible = deficit > 0 and weight[donor] - deficit >= self.cutter.min_size
+        return donor if feasible else -1
+
+    def _split(self, j: int, items: tuple, lent: tuple, child: int, pool: int) -> tuple:
+        """The donor's items give their lent records to new items of the pool."""
+        code, w, sub = items
+        size = self.dims[j].n_codes
+        stride = int(np.prod(np.array(self.n_codes[j + 1 :], dtype=np.int64)))
+        moved = np.bincount((lent[0] // stride) % size, weights=lent[1], minlength=size)
+        w = np.where(sub == child, w - moved[code], w)
+        extra = np.flatnonzero(moved > 0)
+        return (
+            np.r_[code, extra],
+            np.r_[w, moved[extra]],
+            np.r_[sub, np.full(extra.size, pool, dtype=np.int64)],
+        )
+
+    def _groups(self, sub: np.ndarray, w: np.ndarray) -> tuple:
+        uniq, inverse = np.unique(sub, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        weight = np.bincount(inverse, weights=w, minlength=uniq.size)
+        ok = np.ones(uniq.size, dtype=bool)
+        for model in self.cutter.models:
+            ok &= np.asarray(model.group_ok(weight), bool)
+        return uniq, inverse, weight, ok
+
+    def _borrow(self, p: int, j: int, items: tuple, groups: tuple) -> Any:
+        """The lending step of one pooling round: ``None`` (no donor), ``"memory"``, a
+        request for the donor's QI tuples, or ``(items, lent)`` after lending."""
+        uniq, weight, pooled, ok = groups
+        donor = self._donor(weight, pooled, ok)
+        if donor < 0:
+            return None
+        if not self.can_lend:
+            return "memory"
+        key = (p, j, int(uniq[donor]))
+        if key not in self.lent:
+            codes = np.zeros(self.dims[j].n_codes, dtype=bool)
+            codes[items[0][items[2] == key[2]]] = True
+            return ("need", key, codes)
+        lent = self._lend(key, self.cutter.min_size - weight[pooled].sum(), weight[donor])
+        if not lent[0].size:
+            return None
+        return self._split(j, items, lent, key[2], self.radix - 1), lent
+
+    def _try(self, p: int, j: int, code: np.ndarray, w: np.ndarray, side: np.ndarray) -> Any:
+        """``_Cutter._try_cuts`` for one node from its marginal counts (and, to lend, the
+        donor child's QI tuples)."""
         c = self.cutter
         pool = self.radix - 1
-        sub = side.astype(np.int64)
-        borrowed = False
+        n_codes = code.size  # the first items are the node's codes; lent records follow
+        items = (code, w, side.astype(np.int64))
+        lent: tuple | None = None
         settled = not c.remainder
         for _ in range(c.max_pooling + 1):
-            uniq, inverse = np.unique(sub, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            weight = np.bincount(inverse, weights=w, minlength=uniq.size)
-            ok = np.ones(uniq.size, dtype=bool)
-            for model in c.models:
-                ok &= np.asarray(model.group_ok(weight), bool)
+            uniq, inverse, weight, ok = self._groups(items[2], items[1])
             if not c.remainder:
                 break
             pooled = uniq == pool
             move = (not self.dims[j].numeric) & ~pooled & ~ok
             needy = bool((pooled & ~ok).any()) and not move.any()
-            if c.relaxed and needy and not borrowed:
-                candidate = np.flatnonzero(~pooled & ok)
-                if candidate.size:
-                    donor = candidate[np.argsort(-weight[candidate], kind="stable")[0]]
-                    deficit = c.min_size - weight[pooled].sum()
-                    if deficit > 0 and weight[donor] - deficit >= c.min_size:
-                        return "memory"  # lends whole QI tuples: decided in memory
-            candidate = np.flatnonzero(~pooled & ok) if needy else np.zeros(0, np.int64)
-            if candidate.size:
+            lends = None
+            if c.relaxed and needy and lent is None:
+                lends = self._borrow(p, j, items, (uniq, weight, pooled, ok))
+                if (
+                    lends is not None
+                    and not isinstance(lends, tuple)
+                    or (isinstance(lends, tuple) and lends[0] == "need")
+                ):
+                    return lends  # "memory", or the donor's tuples are needed first
+            if lends is not None:
+                (items, lent), needy = lends, False
+            if needy and (candidate := np.flatnonzero(~pooled & ok)).size:
                 move[candidate[np.argsort(weight[candidate], kind="stable")[0]]] = True
-            if not move.any():
+            if not move.any() and lends is None:
                 settled = True
                 break
-            sub = np.where(move[inverse], pool, sub)
+            items = (items[0], items[1], np.where(np.isin(items[2], uniq[move]), pool, items[2]))
         if not settled:
             return "memory"
         if uniq.size < 2 or not ok.all():
             return None
         slot = np.zeros(self.dims[j].n_codes, dtype=np.int64)
-        slot[code] = inverse
-        return (j, slot, int(uniq.size))
+        slot[items[0][:n_codes]] = inverse[:n_codes]
+        if lent is None:
+            return (j, slot, int(uniq.size), None, 0)
+        return (j, slot, int(uniq.size), lent[0], int(np.flatnonzero(uniq == pool)[0]))
 
 
 def _top_cuts(ddf: Any, tree: _Tree, top: _TopCutter, root: list, max_rows: int, n: int):
-    """Cut the nodes above ``max_rows`` with Mondrian's own rule, one Dask pass per level."""
+    """Cut the nodes above ``max_rows`` with Mondrian's own rule, one Dask pass per level
+    (and one more where a remainder pool borrows QI tuples)."""
     import dask
 
     parts = ddf.to_delayed()
@@ -289,14 +405,30 @@ def _top_cuts(ddf: Any, tree: _Tree, top: _TopCutter, root: list, max_rows: int,
     counts, open_nodes = root, np.array([0]) if n > max_rows else np.zeros(0, np.int64)
     memory = 0
     while open_nodes.size:
-        for p, decision in zip(open_nodes.tolist(), top.decide(counts, open_nodes.size)):
-            if decision == "memory":
-                memory += 1
-            elif decision is not None:
-                j, slot, n_parts = decision
-                children = np.arange(tree.n_nodes, tree.n_nodes + n_parts)
-                tree.cuts.append(_Cut(p, j, slot, children))
-                tree.n_nodes += n_parts
+        top.prepare(counts, open_nodes.size)
+        pending = list(range(open_nodes.size))
+        while pending:
+            needs = []
+            for p in pending:
+                decision = top.decide(p)
+                if decision == "memory":
+                    memory += 1
+                elif isinstance(decision, tuple) and decision[0] == "need":
+                    needs.append(decision)
+                elif decision is not None:
+                    j, slot, n_parts, lent, lent_slot = decision
+                    children = np.arange(tree.n_nodes, tree.n_nodes + n_parts)
+                    tree.cuts.append(_Cut(int(open_nodes[p]), j, slot, children, lent, lent_slot))
+                    tree.n_nodes += n_parts
+            if needs:  # the donor children's QI tuples, for every such node in one pass
+                requests = [(int(open_nodes[key[0]]), key[1], codes) for _, key, codes in needs]
+                got = compute(*[dask.delayed(_donor_tuples)(q, tree, requests) for q in parts])
+                for i, (_, key, _) in enumerate(needs):
+                    keys = np.concatenate([g[i][0] for g in got])
+                    uniq, inverse = np.unique(keys, return_inverse=True)
+                    counts_i = np.concatenate([g[i][1] for g in got]).astype(float)
+                    top.lent[key] = (uniq, np.bincount(inverse.reshape(-1), weights=counts_i))
+            pending = [key[0] for _, key, _ in needs]
         new = np.arange(int(sizes.size), tree.n_nodes)
         if not new.size:
             break
@@ -459,6 +591,7 @@ def mondrian_dask(
             raise InfeasibleError(f"the table holds {n} records, fewer than k={k}")
         tree = _Tree(list(qis), list(qis.values()), domains)
         top = _TopCutter(tree, models, options)
+        tree.n_codes = top.n_codes
         sizes, in_memory = _top_cuts(ddf, tree, top, root, max_rows, n)
     with timings("leaves"):
         options["width_scale"] = dict(zip(tree.names, top.cutter.width_scale))

@@ -136,23 +136,22 @@ def test_value_sets_only_are_cut_on_dask(client, table):
 
 
 @pytest.mark.slow
-def test_hierarchy_cuts_pool_small_children_as_in_memory(client):
-    """A hierarchical QI whose rare children fail k: pooled into a remainder part as the
-    in-memory code does; a node whose pool would borrow whole QI tuples (relaxed) is
-    left whole to the in-memory run, so the release is still the same."""
+def test_hierarchy_cuts_pool_and_lend_as_in_memory(client):
+    """A hierarchical QI with a rare child (6 records < k): the in-memory Mondrian pools it
+    and (relaxed, the default) lends it whole QI tuples of the largest child, or (strict)
+    pools the smallest passing child too; the top cuts on Dask do the same."""
     rng = np.random.default_rng(5)
     n = 3000
     leaves = ["a1", "a2", "b1", "b2", "c1"]
     h = Hierarchy([[v, v[0], "*"] for v in leaves], name="g")
-    df = pd.DataFrame(
-        {
-            "g": rng.choice(leaves, n, p=[0.45, 0.45, 0.05, 0.045, 0.005]),
-            "age": rng.integers(0, 60, n),
-        }
-    )
+    g = rng.choice(leaves[:4], n, p=[0.45, 0.45, 0.05, 0.05])
+    g[:6] = "c1"
+    df = pd.DataFrame({"g": g, "age": rng.integers(0, 60, n)})
+    df.loc[:5, "age"] = 55
     qis = {"g": h, "age": "numeric"}
-    for options in ({}, {"relaxed": False}, {"criterion": "width", "relaxed": False}):
+    for options in ({}, {"relaxed": False}):
         want, _ = mondrian(df, qis, None, [KAnonymity(10)], **options)
-        got = _dask_mondrian(df, qis, 10, 400, **options)
-        assert got.info["top_level_leaves"] >= 4, options
+        got = _dask_mondrian(df, qis, 10, 300, **options)
+        assert got.info["top_level_leaves"] >= 10, options
+        assert got.info["leaves_cut_in_memory_only"] == 0, options
         assert _rows(got.data.compute()) == _rows(want), options
