@@ -5,6 +5,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tabular
 from structanon import Hierarchy
@@ -155,3 +157,39 @@ def test_hierarchy_cuts_pool_and_lend_as_in_memory(client):
         assert got.info["top_level_leaves"] >= 10, options
         assert got.info["leaves_cut_in_memory_only"] == 0, options
         assert _rows(got.data.compute()) == _rows(want), options
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 10_000),
+    k=st.integers(2, 8),
+    max_rows=st.integers(40, 160),
+    relaxed=st.booleans(),
+    criterion=st.sampled_from(["gain", "width"]),
+)
+def test_property_dask_release_is_the_in_memory_release(seed, k, max_rows, relaxed, criterion):
+    """Random small tables, numeric / value-set / hierarchical QIs with rare values: the
+    Dask engine publishes the in-memory Mondrian's rows, every record once, classes >= k."""
+    import dask
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(k, 400))
+    leaves = ["a1", "a2", "b1", "b2", "c1"]
+    h = Hierarchy([[v, v[0], "*"] for v in leaves], name="g")
+    df = pd.DataFrame(
+        {
+            "g": rng.choice(leaves, n, p=[0.4, 0.3, 0.15, 0.13, 0.02]),
+            "age": rng.integers(0, int(rng.integers(2, 80)), n),
+            "s": rng.choice(["x", "y", "z"], n, p=[0.7, 0.25, 0.05]),
+        }
+    )
+    qis = {"g": h, "age": "numeric", "s": "set"}
+    options = {"relaxed": relaxed, "criterion": criterion}
+    want, _ = mondrian(df, qis, None, [KAnonymity(k)], **options)
+    with dask.config.set(scheduler="synchronous"):
+        got = _dask_mondrian(df, qis, k, max_rows, **options)
+        out = got.data.compute()
+    assert _rows(out) == _rows(want)
+    assert min(Counter(map(tuple, out[list(qis)].to_numpy().tolist())).values()) >= k
+    assert got.info["leaves_cut_in_memory_only"] == 0
