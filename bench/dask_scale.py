@@ -33,11 +33,15 @@ def _part_name(i: int) -> str:
     return f"part.{i:05d}.parquet"
 
 
-def _client():
+def _client(memory_limit: str | None = None):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address="127.0.0.1:0"
+        processes=False,
+        n_workers=1,
+        threads_per_worker=2,
+        dashboard_address="127.0.0.1:0",
+        memory_limit=memory_limit or "auto",
     )
     return cluster, Client(cluster)
 
@@ -158,7 +162,7 @@ ADULT_QIS = {
 }
 
 
-def tabular_case(path: str, engine: str, max_rows: int) -> dict:
+def tabular_case(path: str, engine: str, max_rows: int, memory_limit: str | None = None) -> dict:
     import dask.dataframe as dd
     import pandas as pd
 
@@ -170,11 +174,13 @@ def tabular_case(path: str, engine: str, max_rows: int) -> dict:
     cluster = client = None
     start, cpu = time.perf_counter(), time.process_time()
     if engine == "dask":
-        cluster, client = _client()
+        cluster, client = _client(memory_limit)
         r = mondrian_dask(
             dd.read_parquet(path), ADULT_QIS, None, [KAnonymity(10)], max_rows=max_rows
         )
         result = {"gcp": r.utility["gcp"], "leaves": r.info["top_level_leaves"]}
+        result["timings"] = {k: round(v, 1) for k, v in r.timings.items()}
+        print(f"dask timings: {result['timings']}", flush=True)
         client.close()
         cluster.close()
     else:
@@ -185,24 +191,40 @@ def tabular_case(path: str, engine: str, max_rows: int) -> dict:
     return result
 
 
-def run_tabular(rows: int, max_rows: int) -> None:
-    import dask.dataframe as dd
+def make_tabular(rows: int, out: str) -> None:
+    """Adult's QIs resampled with replacement to ``rows``, age + integer noise in [-2, 2],
+    written as Parquet parts of at most 1M rows (at least 16 parts), part by part."""
     import numpy as np
     import pandas as pd
     from _harness import shared_data
 
     adult = pd.read_csv(shared_data("adult/adult.csv"), sep=";")[list(ADULT_QIS)]
-    rng = np.random.default_rng(0)
-    table = adult.sample(rows, replace=True, random_state=0, ignore_index=True)
-    table["age"] = table["age"] + rng.integers(-2, 3, rows)  # scaled with noise
+    n_parts = max(16, -(-rows // 1_000_000))
+    bounds = np.linspace(0, rows, n_parts + 1).astype(np.int64)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    for i in range(n_parts):
+        size = int(bounds[i + 1] - bounds[i])
+        rng = np.random.default_rng([0, i])
+        part = adult.iloc[rng.integers(0, len(adult), size)].reset_index(drop=True)
+        part["age"] = part["age"] + rng.integers(-2, 3, size)  # scaled with noise
+        part.to_parquet(f"{out}/{_part_name(i)}", index=False)
+
+
+def run_tabular(
+    rows: int, max_rows: int, data: str | None, engines: list[str], memory_limit: str | None
+) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
-        dd.from_pandas(table, npartitions=16).to_parquet(f"{tmp}/adult", name_function=_part_name)
-        for engine in ("pandas", "dask"):
-            res, secs, peak = measure(tabular_case, f"{tmp}/adult", engine, max_rows, timeout=3600)
+        path = data or f"{tmp}/adult"
+        if not Path(path).exists():
+            make_tabular(rows, path)
+        for engine in engines:
+            res, secs, peak = measure(
+                tabular_case, path, engine, max_rows, memory_limit, timeout=3600
+            )
             print(
                 f"| tabular Mondrian k=10 | {rows:,} rows | {engine} | {res['leaves']} | "
                 f"{os.getloadavg()[0]:.1f} | {res['s']:.1f} | {res['cpu']:.1f} | "
-                f"{peak:,.0f} | {res['gcp']:.5f} |",
+                f"{peak:,.0f} | {res['gcp']:.6g} |",
                 flush=True,
             )
 
@@ -214,13 +236,22 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--max-rows", type=int, default=100_000)
+    ap.add_argument("--data", help="tabular: Parquet folder (made there once when absent)")
+    ap.add_argument("--make-only", action="store_true", help="tabular: only write --data")
+    ap.add_argument("--engines", default="pandas,dask", help="tabular: engines to run")
+    ap.add_argument("--memory-limit", help="tabular: the Dask worker's memory limit (e.g. 6GB)")
     args = ap.parse_args()
     if args.case == "location":
         run_location(args.fixes)
     elif args.case == "querylogs":
         run_querylogs(args.lines)
     else:
-        run_tabular(args.rows, args.max_rows)
+        if args.make_only:
+            make_tabular(args.rows, args.data)
+        else:
+            run_tabular(
+                args.rows, args.max_rows, args.data, args.engines.split(","), args.memory_limit
+            )
 
 
 if __name__ == "__main__":

@@ -165,7 +165,12 @@ def _ordinal_dimension(name: str, column: pd.Series) -> _Dimension:
 
 
 def _categorical_dimension(name: str, column: pd.Series, hierarchy: Hierarchy) -> _Dimension:
-    leaves = hierarchy_codes(column, hierarchy, name)
+    return hierarchy_dimension(name, hierarchy, hierarchy_codes(column, hierarchy, name))
+
+
+def hierarchy_dimension(name: str, hierarchy: Hierarchy, leaves: np.ndarray) -> _Dimension:
+    """A hierarchical dimension of the leaf codes ``leaves`` (the Dask engine's top cuts
+    build it from the hierarchy alone)."""
     ancestors = hierarchy.node_codes
     labels = [hierarchy.labels(level) for level in range(hierarchy.height + 1)]
     if hierarchy.n_nodes(hierarchy.height) > 1:  # several roots: add a common top
@@ -350,7 +355,7 @@ class _Cutter:
             distinct = seen[ends] - seen[starts] + 1
             left_d = seen[np.maximum(split - 1, 0)] - seen[starts] + 1
             right_d = seen[ends] - seen[np.minimum(split, items_size - 1)] + 1
-            scale = max(dim.n_codes - 1, 1)
+            scale = self.width_scale[j]  # max(D - 1, 1) for the table's D values
             width = (distinct - 1) / scale
             gain = (
                 part_weight * (distinct - 1)

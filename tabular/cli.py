@@ -11,7 +11,7 @@ import click
 import pandas as pd
 
 from structanon import InputError, Partition, Release
-from structanon._engine import is_dask, require_dask
+from structanon._engine import is_dask
 from structanon._finish import Timings
 from structanon._validation import (
     check_float,
@@ -159,7 +159,8 @@ def cli() -> None:
 def _table_options(func):
     """INPUT and the options that say how to read it (shared by anonymize and assess)."""
     options = [
-        click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
+        # a folder of Parquet files or a glob is read with --engine dask only (checked later)
+        click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=True)),
         click.option(
             "--sep",
             default=None,
@@ -442,7 +443,9 @@ def anonymize_command(
     }
     _check_algorithm(algorithm, options, engine, workers, memory_limit, scheduler)
     files = tab_io.parse_assignments(hierarchy, "--hierarchy")
-    inputs = _check_inputs(input_path, files, hierarchy_dir, columns, sensitive_hierarchy, key_file)
+    inputs = _check_inputs(
+        input_path, files, hierarchy_dir, columns, sensitive_hierarchy, key_file, engine
+    )
     check_output_paths(
         {"--output": output, "--report": report},
         inputs=inputs,
@@ -472,7 +475,7 @@ def anonymize_command(
     needed = columns + sensitive_columns + list(identifiers)
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+        df = _read_input(input_path, sep, needed, engine, (workers, memory_limit, scheduler), joint)
         if joint is not None:
             if joint in df.columns:
                 raise InputError("the table already has a column of this name", column=joint)
@@ -480,7 +483,7 @@ def anonymize_command(
             sensitive = joint
     release = _run_anonymize(
         input_path,
-        _on_engine(df, engine, workers, memory_limit, scheduler),
+        df,
         specs,
         sensitive,
         models,
@@ -508,7 +511,12 @@ def anonymize_command(
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
-            write_report(release, stage(report), release_figures(release, df) if html else ())
+            # a lazy input gives no input distributions to the figures
+            write_report(
+                release,
+                stage(report),
+                release_figures(release, None if is_dask(df) else df) if html else (),
+            )
         published = _published_rows(release.data, sensitive, models)
         if joint is not None:
             published = published.drop(columns=[joint])
@@ -547,23 +555,28 @@ def _check_algorithm(
         )
 
 
-def _on_engine(
-    df: pd.DataFrame,
+def _read_input(
+    input_path: str,
+    sep: str | None,
+    needed: list[str],
     engine: str,
-    workers: int | None,
-    memory_limit: str | None,
-    scheduler: str | None,
+    cluster: tuple[int | None, str | None, str | None],
+    joint: str | None,
 ) -> Any:
-    """``df`` for the engine: itself for pandas; for Dask, a Dask DataFrame of it (read by
-    the pandas reader, so the parsing rules and the error lines stay the same) with the
-    cluster started for the rest of the command."""
+    """INPUT read in memory by pandas, or lazily on a started Dask cluster."""
     if engine != "dask":
-        return df
+        return tab_io.read_microdata(input_path, sep=sep, columns=needed)
+    if joint is not None:
+        raise InputError("several --sensitive columns need --engine pandas")
+    _start_cluster(*cluster)
+    return tab_io.read_microdata_dask(input_path, sep=sep, columns=needed)
+
+
+def _start_cluster(workers: int | None, memory_limit: str | None, scheduler: str | None) -> None:
+    """Start the Dask cluster (or connect to ``--scheduler``) for the rest of the command."""
     cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
     click.get_current_context().call_on_close(cluster.close)
-    cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
-    dd = require_dask()
-    return dd.from_pandas(df, npartitions=max(1, min(64, len(df) // 100_000 + 1)))
+    cluster.enter_context(engine_context("dask", workers, memory_limit, scheduler))
 
 
 def _per_sensitive_column(
@@ -607,6 +620,10 @@ def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any)
             warnings.simplefilter("ignore", UserWarning)
             return anonymize(df, *args, **kwargs)
     except InputError as exc:
+        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
+            raise InputError(
+                exc.message, column=exc.column, value=exc.value, path=str(input_path)
+            ) from None
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
         if line is None:
             raise
@@ -643,9 +660,14 @@ def _check_inputs(
     columns: list[str],
     sensitive_hierarchy: str | None,
     key_file: str | None,
+    engine: str = "pandas",
 ) -> list[Path]:
-    """Check that every file the command reads exists; return them all."""
-    inputs = [check_input_path(input_path, "INPUT")]
+    """Check that every file the command reads exists; return them all (with
+    ``--engine dask`` INPUT may be a Parquet folder or a glob of files)."""
+    if engine == "dask":
+        inputs = [Path(f) for f in tab_io.lazy_input_files(input_path)]
+    else:
+        inputs = [check_input_path(input_path, "INPUT")]
     for column, path in files.items():
         inputs.append(check_input_path(path, f"--hierarchy {column}"))
     if hierarchy_dir is not None:
@@ -808,6 +830,10 @@ def _run_scheme(input_path: str, function: Any, df: pd.DataFrame, **kwargs: Any)
     try:
         return function(df, **kwargs)
     except InputError as exc:
+        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
+            raise InputError(
+                exc.message, column=exc.column, value=exc.value, path=str(input_path)
+            ) from None
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
         if line is None:
             raise
@@ -996,7 +1022,8 @@ def slice_command(
 def _sdc_options(func):
     """INPUT, --sep and the release options every perturbation command shares."""
     options = [
-        click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False)),
+        # a folder of Parquet files or a glob is read with --engine dask only (checked later)
+        click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=True)),
         click.option(
             "--sep",
             default=None,
@@ -1041,6 +1068,10 @@ def _sdc_run(
             warnings.simplefilter("ignore", UserWarning)
             release = run(df, secret)
     except InputError as exc:
+        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
+            raise InputError(
+                exc.message, column=exc.column, value=exc.value, path=str(input_path)
+            ) from None
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
         if line is None:
             raise

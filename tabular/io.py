@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import glob
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InputError
-from structanon._validation import check_names, check_path, file_suffix
+from structanon._validation import (
+    check_columns,
+    check_input_path,
+    check_names,
+    check_path,
+    file_suffix,
+)
 from structanon.io import read_table, text_lines, write_table
 
 __all__ = [
     "read_microdata",
+    "read_microdata_dask",
     "write_microdata",
     "load_hierarchies",
     "find_hierarchy",
@@ -261,3 +271,222 @@ def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
         key, value = item.split("=", 1)
         out[key.strip()] = value.strip()
     return out
+
+
+# -- Dask: a lazy reader with the pandas reader's rules ---------------------------------
+
+_GLOB_CHARS = ("*", "?", "[")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
+_ROWS = "\0rows"
+_TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
+
+
+def lazy_input_files(path: str | Path) -> list[str]:
+    """The files :func:`read_microdata_dask` reads for ``path`` (checked to exist)."""
+    return _lazy_files(path)[0]
+
+
+def _lazy_files(path: str | Path) -> tuple[list[str], str]:
+    """The files a lazy read takes (a glob, a Parquet folder, or one file) and their kind."""
+    text = str(path)
+    if any(c in text for c in _GLOB_CHARS) and not Path(text).exists():
+        files = sorted(glob.glob(text))
+        if not files:
+            raise InputError("INPUT matches no file", path=text)
+    else:
+        p = check_input_path(path, "INPUT", directory_ok=True)
+        if p.is_dir():
+            files = sorted(str(f) for f in p.rglob("*") if file_suffix(f) in (".parquet", ".pq"))
+            if not files:
+                raise InputError("INPUT folder holds no .parquet file", path=text)
+        else:
+            files = [text]
+    kinds = {file_suffix(Path(f)) in (".parquet", ".pq") for f in files}
+    if len(kinds) > 1:
+        raise InputError("INPUT mixes Parquet and text files", path=text)
+    return files, "parquet" if kinds.pop() else "text"
+
+
+def _column_kinds(pdf: pd.DataFrame) -> dict[str, tuple[Any, bool]]:
+    """Per column of text values (NaN for the missing-value tokens): the type pandas would
+    give this partition alone ("empty", "bool", "int", "float", "object") and whether a
+    value is missing."""
+    out: dict[str, tuple[Any, bool]] = {}
+    for name in pdf.columns:
+        column = pdf[name]
+        na = column.isna()
+        values = column[~na]
+        if values.empty:
+            kind = "empty"
+        elif values.isin(_TRUE + _FALSE).all():
+            kind = "bool"
+        else:
+            numbers = pd.to_numeric(values, errors="coerce")
+            if numbers.isna().any():
+                kind = "object"
+            elif pd.api.types.is_integer_dtype(numbers.dtype):
+                kind = "int"
+            else:
+                kind = "float"
+        out[name] = (kind, bool(na.any()))
+    out[_ROWS] = (len(pdf), False)
+    return out
+
+
+def _whole_column_types(parts: list[dict[str, tuple[Any, bool]]]) -> dict[str, str]:
+    """The type pandas infers for a whole column from the partitions' kinds."""
+    types = {}
+    for name in parts[0]:
+        kinds = {p[name][0] for p in parts} - {"empty"}
+        missing = any(p[name][1] for p in parts)
+        if not kinds:
+            types[name] = "float"  # an all-missing column
+        elif kinds == {"bool"}:
+            types[name] = "object" if missing else "bool"
+        elif kinds <= {"int", "float"}:
+            types[name] = "int" if kinds == {"int"} and not missing else "float"
+        else:
+            types[name] = "object"
+    return types
+
+
+def _convert(pdf: pd.DataFrame, types: dict[str, str]) -> pd.DataFrame:
+    """One partition of text values converted to the whole column's pandas types."""
+    out = pdf.copy(deep=False)
+    for name, kind in types.items():
+        if kind == "int":
+            out[name] = pd.to_numeric(pdf[name]).astype(np.int64)
+        elif kind == "float":
+            out[name] = pd.to_numeric(pdf[name]).astype(float)
+        elif kind == "bool":
+            out[name] = pdf[name].isin(_TRUE)
+        else:  # text, missing values as NaN (not pd.NA), as pandas reads them
+            column = pdf[name].astype(object)
+            out[name] = column.where(column.notna(), np.nan)
+    return out
+
+
+def _locate_parse_error(files: list[str], sep: str, exc: Exception) -> InputError:
+    """The pandas reader's error (file and line) for a malformed text input: each file is
+    parsed again by pandas in chunks until the bad line is met."""
+    for name in files:
+        try:
+            for _ in pd.read_csv(name, sep=sep, dtype=str, chunksize=1 << 20):
+                pass
+        except pd.errors.ParserError as error:
+            match = re.search(r"line (\d+)", str(error))
+            return InputError(
+                f"cannot parse table: {error}; is --sep right?",
+                path=name,
+                line=int(match.group(1)) if match else None,
+            )
+        except UnicodeDecodeError as error:
+            return InputError(
+                f"the file is not UTF-8 text ({error.reason}); convert it, or is it the "
+                "right file?",
+                path=name,
+            )
+    return InputError(f"cannot parse table: {exc}; is --sep right?", path=files[0])
+
+
+def read_microdata_dask(
+    path: str | Path,
+    sep: str | None = None,
+    columns: Sequence[str] | None = None,
+    blocksize: str | int = "64MB",
+) -> Any:
+    """Read a microdata table lazily, as a Dask DataFrame, with :func:`read_microdata`'s
+    rules.
+
+    ``path`` is a CSV / TSV file (optionally compressed: one partition), a glob of them
+    (``data/*.csv``), a Parquet file, a folder of Parquet files or a glob of them.  Text is
+    read as strings with pandas' missing-value tokens, then one pass over the partitions
+    finds the type pandas gives each whole column (int, float, bool or text) and every
+    partition is converted to it, so the values equal :func:`read_microdata`'s.  That pass
+    also meets every malformed line: the error then names the file and its line, as the
+    pandas reader does.  Parquet keeps its stored types.
+
+    Raises
+    ------
+    InputError
+        A missing file, a glob matching nothing, a folder without Parquet files, a mix of
+        Parquet and text files, a missing column (with a hint at ``--sep``), duplicate
+        column names, a malformed line (file and line), text not UTF-8, or a table with
+        no data rows.
+    """
+    from structanon._engine import compute, require_dask
+
+    dd = require_dask()
+    if columns is not None:
+        columns = check_names(columns, "columns")
+    files, kind = _lazy_files(path)
+    if kind == "parquet":
+        try:
+            ddf = dd.read_parquet(files)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"cannot read Parquet: {exc}", path=str(path)) from None
+        header = ddf._meta
+        strings = [c for c, t in header.dtypes.items() if isinstance(t, pd.StringDtype)]
+        if strings:  # Dask's Arrow strings: text objects, as pandas reads them
+            types = dict.fromkeys(strings, "object")
+            ddf = ddf.map_partitions(_convert, types, meta=_convert(header, types))
+    else:
+        first = Path(files[0])
+        if sep is None:
+            sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+        header = read_microdata_header(files, sep)
+        compressed = first.suffix.lower() in _COMPRESSED
+        try:  # Dask parses a sample of the first file here
+            ddf = dd.read_csv(
+                files, sep=sep, dtype=str, blocksize=None if compressed else blocksize
+            )
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+            raise _locate_parse_error(files, sep, exc) from None
+    hint = _separator_hint(header, sep)
+    for column in columns or ():
+        if column not in header.columns:
+            raise InputError(
+                f"column not in the file (columns: {list(map(str, header.columns))}){hint}",
+                column=column,
+                path=str(path),
+            )
+    if kind == "text":
+        import dask
+
+        try:
+            parts = compute(*[dask.delayed(_column_kinds)(p) for p in ddf.to_delayed()])
+        except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
+            raise _locate_parse_error(files, sep or ",", exc) from None
+        if not sum(p.pop(_ROWS)[0] for p in parts):
+            raise InputError(
+                f"the file has a header but no data rows{hint or '; wrong --sep?'}",
+                path=str(path),
+            )
+        types = _whole_column_types(list(parts))
+        meta = _convert(ddf._meta, types)
+        ddf = ddf.map_partitions(_convert, types, meta=meta)
+    return ddf
+
+
+def read_microdata_header(files: list[str], sep: str) -> pd.DataFrame:
+    """The header of every text file (read by pandas, no rows); they must agree."""
+    header = None
+    for name in files:
+        try:
+            head = read_table(name, sep=sep, nrows=0)
+        except InputError as exc:
+            if "No columns to parse" not in exc.message and "empty" not in exc.message:
+                raise
+            raise InputError(
+                "the file is empty (no header, no rows); wrong file or wrong --sep?", path=name
+            ) from None
+        if head.columns.duplicated().any():
+            check_columns(head, [])  # names the duplicated column
+        if header is not None and list(head.columns) != list(header.columns):
+            raise InputError(
+                f"the header differs from {files[0]}'s ({list(map(str, header.columns))})",
+                path=name,
+            )
+        header = head
+    assert header is not None
+    return header
