@@ -26,7 +26,7 @@ True
 from structanon.microaggregation import mdav
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize, generalize_times
-from ._grouping import greedy_groups, grouping_cost, refine_groups
+from ._grouping import greedy_groups, grouping_cost, refine_groups, user_blocks
 from ._identifiers import IDENTIFIER_PATTERNS, contains_identifier, detect_identifiers
 from ._intents import click_graph, cluster_intents, normalize_queries, query_similarity
 from ._verify import UserKAnonymity, user_signatures, verify_log
@@ -53,6 +53,7 @@ __all__ = [
     "read_log",
     "refine_groups",
     "synthetic_log",
+    "user_blocks",
     "user_signatures",
     "verify_log",
     "write_log",

@@ -195,6 +195,13 @@ def cli() -> None:
     show_default=True,
     help="Passes of local moves/swaps of users that lower additions + suppressions.",
 )
+@click.option(
+    "--block-size",
+    type=int,
+    default=None,
+    help="Group users block by block, in blocks of at most this many users with similar "
+    "queries (default: no blocks up to 20,000 users, blocks of 5,000 beyond).",
+)
 @click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
 @engine_options()
 @handle_errors
@@ -216,6 +223,7 @@ def anonymize_cmd(
     on_bad_lines,
     grouping,
     refine,
+    block_size,
     no_assess,
     engine,
     workers,
@@ -232,6 +240,8 @@ def anonymize_cmd(
     check_int(k, "-k", min_value=1)
     check_int(seed, "--seed", min_value=0)
     check_engine_options(engine, workers, memory_limit, scheduler)
+    if block_size is not None:
+        check_int(block_size, "--block-size", min_value=max(2 * k, 2))
     fmt = detect_format(input_path, fmt)
     mapping = _columns(columns)
     _check_format_options(fmt, mapping, sep)
@@ -265,6 +275,7 @@ def anonymize_cmd(
             tie_break=tie_break,
             grouping=grouping,
             refine=refine,
+            block_size=block_size,
             measures=not (no_measures or no_assess),
         )
     # counts only: the input's line numbers are not the published artefact's business
