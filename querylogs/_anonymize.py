@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from tqdm import tqdm
 
 from structanon import Partition, Release, _progress
-from structanon._engine import resolve_engine
+from structanon._engine import compute, is_dask, resolve_engine
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_columns, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
@@ -23,6 +23,7 @@ from structanon.io import Pseudonymizer, release_key
 from structanon.microaggregation import mdav
 from structanon.partition import encode_values
 
+from ._dask import published_rows
 from ._grouping import greedy_groups, refine_groups
 from ._identifiers import IDENTIFIER_PATTERNS, detect_identifiers
 from ._intents import click_graph, cluster_intents, normalize_queries
@@ -416,7 +417,8 @@ def anonymize(
         data, source, chosen, event_group = _publish_multisets(
             state, labels, params, secret, context
         )
-    info, partition = _outcome(state, labels, chosen, event_group, len(data), secret, context)
+    n_published = published_rows(labels, chosen, event_group) if frame is None else len(data)
+    info, partition = _outcome(state, labels, chosen, event_group, n_published, secret, context)
     info["pseudonym_key_source"] = secret.key_source
     info["transformation_text"] = transformation_text(params, info)
     release = Release(
@@ -643,6 +645,14 @@ def _publish_multisets(
         ev, item, labels, blocks, n_items, preference, secret.rng("event-choice", *context)
     )
     state.pseudonyms = secret.pseudonymize(state.users)
+    if state.frame is None:  # a Dask log: the rows are expanded partition by partition
+        from ._dask import lazy_publication
+
+        times = generalize_times(ev["time"][chosen], params["time_granularity"]).to_numpy()
+        data, source = lazy_publication(
+            ev, chosen, event_group, labels, state.kept_vocab, state.pseudonyms, times
+        )
+        return data, source, chosen, event_group
     data, source = _publish(
         ev,
         chosen,
@@ -800,6 +810,8 @@ def _measure(release: Release, *, state: _State, params: dict[str, Any]) -> None
         }
     )
     data = release.data
+    if is_dask(data):  # the measures compare whole logs in memory
+        (data,) = compute(data)
     unmasked = data.assign(
         user=pd.Series(users, index=state.pseudonyms).reindex(data["user"].to_numpy()).to_numpy()
     )

@@ -12,6 +12,9 @@ from __future__ import annotations
 import csv
 import gzip
 import io as _io
+import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,11 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from structanon._engine import compute, is_dask
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_path, text_lines
 
-__all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
+__all__ = ["LOG_COLUMNS", "read_log", "write_log", "write_log_dask", "parse_report"]
 
 LOG_COLUMNS = ["user", "query", "time", "rank", "url"]
 _AOL_NAMES = {
@@ -362,7 +366,8 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     Parameters
     ----------
     log : DataFrame
-        Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).
+        Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).  A
+        Dask DataFrame is written by :func:`write_log_dask`.
     path : str or Path
         Output path; the format follows the suffix: ``.parquet``, ``.csv``, or TSV for
         ``.tsv`` / ``.txt``; ``.gz`` after a text suffix compresses.  Any other suffix
@@ -384,40 +389,159 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     >>> out.read_text().splitlines()
     ['user\\tquery\\ttime\\turl', 'a\\tnews\\t2006-03-01\\t']
     """
+    if is_dask(log):  # a lazy release: written partition by partition
+        write_log_dask(log, path, aol=aol)
+        return check_path(path, "path")
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
     path = check_path(path, "path")
+    suffix, wanted = _write_layout(log, path, aol)
+    frame = _write_columns(log, wanted, aol)
+    with atomic_path(path) as tmp:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+            return path
+        midnight = False
+        if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+            times = frame["time"]
+            midnight = (not aol) and bool((times == times.dt.normalize()).all())
+        data = _text(frame, wanted, suffix, aol, midnight, header=True).encode("utf-8")
+        if path.suffix.lower() == ".gz":
+            data = gzip.compress(data, mtime=0)
+        tmp.write_bytes(data)
+    return path
+
+
+def _write_layout(log: Any, path: Path, aol: bool) -> tuple[str, tuple[str, ...]]:
+    """The output's suffix (checked) and the columns written."""
     missing = [c for c in ("user", "query", "time") if c not in log.columns]
     if missing:
         raise InputError("log lacks a required column", column=missing[0])
-    wanted = ("user", "query", "time", "rank", "url") if aol else ("user", "query", "time", "url")
-    frame = log[[c for c in wanted if c in log.columns]].copy()
-    if aol:
-        for column in ("rank", "url"):
-            if column not in frame.columns:
-                frame[column] = None
-        frame = frame[list(wanted)]
-    suffix, compressed = file_suffix(path), path.suffix.lower() == ".gz"
+    suffix = file_suffix(path)
     if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
         raise InputError(
             f"a log is written as .tsv, .txt, .csv or .parquet, not "
             f"{suffix or 'a file without extension'}",
             path=str(path),
         )
-    with atomic_path(path) as tmp:
-        if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
-            return path
-        if pd.api.types.is_datetime64_any_dtype(frame["time"]):
-            times = frame["time"]
-            midnight = (not aol) and bool((times == times.dt.normalize()).all())
-            frame["time"] = times.dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
-        if aol:
-            frame.columns = [_AOL_NAMES[c] for c in wanted]
-        buffer = _io.StringIO()
-        frame.to_csv(buffer, sep="," if suffix == ".csv" else "\t", index=False, na_rep="")
-        data = buffer.getvalue().encode("utf-8")
-        if compressed:
-            data = gzip.compress(data, mtime=0)
-        tmp.write_bytes(data)
-    return path
+    wanted = ("user", "query", "time", "rank", "url") if aol else ("user", "query", "time", "url")
+    return suffix, wanted
+
+
+def _write_columns(log: pd.DataFrame, wanted: tuple[str, ...], aol: bool) -> pd.DataFrame:
+    frame = log[[c for c in wanted if c in log.columns]].copy()
+    if aol:
+        for column in ("rank", "url"):
+            if column not in frame.columns:
+                frame[column] = None
+        frame = frame[list(wanted)]
+    return frame
+
+
+def _text(
+    frame: pd.DataFrame,
+    wanted: tuple[str, ...],
+    suffix: str,
+    aol: bool,
+    midnight: bool,
+    header: bool,
+) -> str:
+    """``frame`` as delimited text (times as dates when every time is a midnight)."""
+    if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+        frame = frame.assign(
+            time=frame["time"].dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
+        )
+    if aol:
+        frame.columns = [_AOL_NAMES[c] for c in wanted]
+    buffer = _io.StringIO()
+    frame.to_csv(
+        buffer, sep="," if suffix == ".csv" else "\t", index=False, na_rep="", header=header
+    )
+    return buffer.getvalue()
+
+
+def _write_part(pdf: pd.DataFrame, folder: str, i: int, wanted: tuple[str, ...], aol: bool) -> int:
+    _write_columns(pdf, wanted, aol).to_parquet(f"{folder}/part.{i:05d}.parquet", index=False)
+    return len(pdf)
+
+
+def write_log_dask(log: Any, path: str | Path, *, aol: bool = False) -> int:
+    """Write a lazy (Dask) published log partition by partition, never collecting it.
+
+    Parameters
+    ----------
+    log : dask.dataframe.DataFrame
+        A published log (``querylogs.anonymize`` of a Dask log returns one in
+        ``release.data``), or any log with the columns :func:`write_log` writes.
+    path : str or Path
+        ``.parquet``: a folder ``path`` of Parquet parts (``part.00000.parquet``, ...), in
+        the log's order, written by the workers (a remote cluster needs a shared file
+        system); pandas (``read_parquet(path)``), DuckDB (``read_parquet('path/*.parquet')``)
+        and Arrow read the folder.  ``.tsv``/``.txt``/``.csv`` (``.gz`` compresses): one
+        file, the partitions appended in order by the client, four at a time: the same
+        text :func:`write_log` writes for the computed log.
+    aol : bool
+        Write the AOL layout (as :func:`write_log`).
+
+    Returns
+    -------
+    int
+        The number of rows written.
+
+    Raises
+    ------
+    InputError
+        A missing column, a wrong suffix, or a Parquet folder that exists already.
+    """
+    import dask
+
+    if not is_dask(log):
+        raise InputError(f"log must be a Dask DataFrame, got {type(log).__name__}")
+    path = check_path(path, "path")
+    suffix, wanted = _write_layout(log, path, aol)
+    if path.is_dir():
+        raise InputError("the output names a directory that exists", path=str(path))
+    parts = log.to_delayed()
+    if suffix == ".parquet":
+        if path.exists():
+            raise InputError(
+                "the Parquet output of the Dask engine is a folder; this path exists "
+                "(remove it or choose another)",
+                path=str(path),
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        try:
+            counts = compute(
+                *[
+                    dask.delayed(_write_part)(p, str(tmp), i, wanted, aol)
+                    for i, p in enumerate(parts)
+                ]
+            )
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return int(sum(counts))
+    midnight = False
+    if not aol and pd.api.types.is_datetime64_any_dtype(log["time"].dtype):
+        times = log["time"]
+        (off,) = compute((times != times.dt.floor("D")).any())
+        midnight = not bool(off)
+    written = 0
+    with atomic_path(path) as tmp, open(tmp, "wb") as raw:
+        out: Any = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            if path.suffix.lower() == ".gz"
+            else raw
+        )
+        step = 4
+        for lo in range(0, len(parts), step):
+            for i, pdf in enumerate(compute(*parts[lo : lo + step])):
+                frame = _write_columns(pdf, wanted, aol)
+                text = _text(frame, wanted, suffix, aol, midnight, header=lo + i == 0)
+                out.write(text.encode("utf-8"))
+                written += len(pdf)
+        if out is not raw:
+            out.close()
+    return written
