@@ -36,6 +36,7 @@ __all__ = [
     "dask_user_signatures",
     "lazy_publication",
     "published_rows",
+    "remember_lengths",
 ]
 
 
@@ -140,8 +141,21 @@ def _remap(table: pd.DataFrame, maps: dict[str, np.ndarray]) -> pd.DataFrame:
     out = table.copy()
     for column, lookup in maps.items():
         local = out[column].to_numpy()
-        out[column] = np.where(local >= 0, lookup[np.maximum(local, 0)], -1)
+        mapped = lookup[np.maximum(local, 0)] if lookup.size else np.zeros(local.size, np.int64)
+        out[column] = np.where(local >= 0, mapped, -1).astype(np.int32)
     return out
+
+
+#: Rows per partition of the logs :func:`querylogs.read_log_dask` read (its parse pass
+#: counted them), by the Dask collection's name: the first pass below is then skipped.
+_KNOWN_LENGTHS: dict[str, list[int]] = {}
+
+
+def remember_lengths(ddf: Any, lengths: list[int]) -> None:
+    """Record the rows of each partition of ``ddf`` (see ``_KNOWN_LENGTHS``)."""
+    if len(_KNOWN_LENGTHS) > 64:
+        _KNOWN_LENGTHS.clear()
+    _KNOWN_LENGTHS[str(ddf._name)] = list(lengths)
 
 
 def dask_events(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
@@ -149,7 +163,12 @@ def dask_events(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
     import dask
 
     parts = ddf.to_delayed()
-    lengths = compute(*[dask.delayed(len)(p) for p in parts])
+    known = _KNOWN_LENGTHS.get(str(ddf._name))
+    lengths: list[int] = (
+        known
+        if known is not None and len(known) == len(parts)
+        else list(compute(*[dask.delayed(len)(p) for p in parts]))
+    )
     offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int)
     n_rows = int(sum(lengths))
     if n_rows == 0:
@@ -180,6 +199,8 @@ def dask_events(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
         ],
         ignore_index=True,
     )
+    for r in results:  # the partitions' events now live in ``candidates`` only
+        r.pop("events")
     best = _best_rows(candidates)
     del candidates
     secret = user_order.permutation(len(users))
