@@ -10,30 +10,10 @@ from hypothesis.extra.numpy import arrays
 
 import querylogs
 from querylogs import greedy_groups, grouping_cost, user_blocks
-from querylogs._grouping import _best_pair
 from querylogs.cli import cli
 from structanon.errors import InputError
 
 KEY = b"blocking-test-key-0123"
-
-
-def brute_best_pair(x):
-    """max over other users of sum_q min(n_u(q), n_v(q)), with plain loops."""
-    n = len(x)
-    best = np.zeros(n)
-    for u in range(n):
-        for v in range(n):
-            if u != v:
-                best[u] = max(best[u], float(np.minimum(x[u], x[v]).sum()))
-    return best
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    arrays(np.int64, st.tuples(st.integers(1, 25), st.integers(0, 6)), elements=st.integers(0, 5))
-)
-def test_best_partner_mass_by_products_is_the_brute_force(x):
-    assert np.array_equal(_best_pair(sp.csr_matrix(x, dtype=float)), brute_best_pair(x))
 
 
 @settings(max_examples=30, deadline=None)
