@@ -373,32 +373,42 @@ def published_rows(labels: np.ndarray, chosen: np.ndarray, event_group: np.ndarr
     return int(sizes[event_group[chosen]].sum()) if chosen.size else 0
 
 
-def _part_signatures(pdf: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """One row per user of the partition: a digest of the user's multiset of rows over
-    ``columns`` (content hashes of the rows, sorted), comparable across partitions."""
+def _part_signatures(pdf: pd.DataFrame, column_sets: list[list[str]]) -> pd.DataFrame:
+    """One row per user of the partition: for each column set, a digest of the user's
+    multiset of rows over it (content hashes of the rows, sorted), comparable across
+    partitions."""
     import hashlib
 
+    names = [f"sig{i}" for i in range(len(column_sets))]
     if len(pdf) == 0:
-        return pd.DataFrame({"user": pd.Series(dtype=object), "sig": pd.Series(dtype=object)})
-    row_hash = pd.util.hash_pandas_object(pdf[columns], index=False).to_numpy()
+        return pd.DataFrame({name: pd.Series(dtype=object) for name in ["user", *names]})
     users, codes = np.unique(pdf["user"].astype(str).to_numpy(), return_inverse=True)
-    order = np.lexsort((row_hash, codes))
-    bounds = np.flatnonzero(np.diff(codes[order])) + 1
-    digests = [
-        hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
-        for piece in np.split(row_hash[order], bounds)
-    ]
-    return pd.DataFrame({"user": users.astype(object), "sig": digests})
+    found: dict[str, Any] = {"user": users.astype(object)}
+    for name, columns in zip(names, column_sets):
+        row_hash = pd.util.hash_pandas_object(pdf[columns], index=False).to_numpy()
+        order = np.lexsort((row_hash, codes))
+        bounds = np.flatnonzero(np.diff(codes[order])) + 1
+        found[name] = [
+            hashlib.blake2b(piece.tobytes(), digest_size=16).digest()
+            for piece in np.split(row_hash[order], bounds)
+        ]
+    return pd.DataFrame(found)
 
 
-def dask_user_signatures(data: Any, columns: tuple[str, ...]) -> pd.Series:
-    """:func:`querylogs.user_signatures` of a lazy published log: digests per partition;
-    where a user's rows lie in several partitions, the log is first shuffled by user."""
-    meta = pd.DataFrame({"user": pd.Series(dtype=object), "sig": pd.Series(dtype=object)})
-    cols = list(columns)
-    (found,) = compute(data.map_partitions(_part_signatures, cols, meta=meta))
+def dask_user_signatures(data: Any, *column_sets: tuple[str, ...]) -> list[pd.Series]:
+    """:func:`querylogs.user_signatures` of a lazy published log for each column set, in
+    one pass: digests per partition; where a user's rows lie in several partitions, the
+    log is first shuffled by user."""
+    sets = [list(columns) for columns in column_sets]
+    meta = pd.DataFrame(
+        {name: pd.Series(dtype=object) for name in ["user"] + [f"sig{i}" for i in range(len(sets))]}
+    )
+    (found,) = compute(data.map_partitions(_part_signatures, sets, meta=meta))
     if found["user"].duplicated().any():
         (found,) = compute(
-            data.shuffle(on="user").map_partitions(_part_signatures, cols, meta=meta)
+            data.shuffle(on="user").map_partitions(_part_signatures, sets, meta=meta)
         )
-    return pd.Series(found["sig"].to_numpy(), index=found["user"].to_numpy(), dtype=object)
+    users = found["user"].to_numpy()
+    return [
+        pd.Series(found[f"sig{i}"].to_numpy(), index=users, dtype=object) for i in range(len(sets))
+    ]

@@ -37,7 +37,7 @@ def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -
         missing = [c for c in ("user", *columns) if c not in data.columns]
         if missing:
             raise InputError("published log lacks a column", column=missing[0])
-        return dask_user_signatures(data, columns)
+        return dask_user_signatures(data, columns)[0]
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
     check_columns(data, [], what="published log")  # duplicate column names
@@ -105,7 +105,10 @@ class UserKAnonymity(KAnonymity):
         :class:`~structanon.Partition` of its users by identical multisets."""
         if isinstance(data, Partition):
             return super().check(data)
-        signatures = user_signatures(data, columns)
+        return self.check_signatures(user_signatures(data, columns), columns)
+
+    def check_signatures(self, signatures: pd.Series, columns: tuple[str, ...]) -> CheckResult:
+        """The check of users whose multisets over ``columns`` are ``signatures``."""
         partition = (
             Partition.from_keys(signatures.to_numpy().reshape(-1, 1))
             if len(signatures)
@@ -146,9 +149,18 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     if not isinstance(data, pd.DataFrame) and not is_dask(data):
         raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
     row_columns = tuple(c for c in ("query", "time", "url") if c in data.columns)
-    results = []
-    for name, columns in (("query multisets", ("query",)), ("published rows", row_columns)):
-        check = model.check(data, columns=columns)
+    kinds = (("query multisets", ("query",)), ("published rows", row_columns))
+    if is_dask(data):  # both signatures in one pass over the lazy log
+        from ._dask import dask_user_signatures
+
+        for _name, columns in kinds:
+            missing = [c for c in ("user", *columns) if c not in data.columns]
+            if missing:
+                raise InputError("published log lacks a column", column=missing[0])
+        found = dask_user_signatures(data, *[columns for _, columns in kinds])
+        checks = [model.check_signatures(sig, cols) for sig, (_, cols) in zip(found, kinds)]
+    else:
+        checks = [model.check(data, columns=columns) for _, columns in kinds]
+    for check, (name, _) in zip(checks, kinds):
         check.model = f"{model.describe()} by {name}"
-        results.append(check)
-    return results
+    return checks
