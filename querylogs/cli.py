@@ -260,7 +260,9 @@ def anonymize_cmd(
     """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others.
 
     Every option and path is checked before INPUT is read; the log and the report are
-    written all-or-nothing.
+    written all-or-nothing.  With --engine dask, INPUT may also be a folder or a quoted
+    glob pattern ('logs/*.txt.gz'), read lazily with the same parsing rules, and a
+    .parquet OUTPUT is a folder of parts.
     """
     show_progress(quiet)
     # every option and output path is checked before the input is read
