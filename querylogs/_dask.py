@@ -345,7 +345,7 @@ def lazy_publication(
         rows, np.arange(rows_per_part, rows[-1] if rows.size else 0, rows_per_part), side="right"
     )
     pieces = np.split(order, cuts) if order.size else [order]
-    shared = dask.delayed(table, name=f"querylogs-publication-{uuid.uuid4().hex}")
+    shared = _broadcast(table)
     meta = pd.DataFrame(
         {
             "user": pd.Series(dtype=object),
@@ -365,6 +365,20 @@ def lazy_publication(
         verify_meta=False,
     )
     return data, source
+
+
+def _broadcast(table: _Published) -> Any:
+    """``table`` sent once to every worker of the distributed client (a future), or one
+    key of the graph on the local schedulers."""
+    import dask
+
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return dask.delayed(table, name=f"querylogs-publication-{uuid.uuid4().hex}")
+    return client.scatter(table, broadcast=True, hash=False)
 
 
 def published_rows(labels: np.ndarray, chosen: np.ndarray, event_group: np.ndarray) -> int:
