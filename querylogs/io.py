@@ -788,7 +788,9 @@ def read_log_dask(
     block = BLOCK_BYTES if block_bytes is None else int(block_bytes)
     pieces = [(file, lo, hi) for file in files for lo, hi in _blocks(file, format, block)]
     results = [
-        dask.delayed(_read_piece, pure=True)(str(f), format, lo, hi, columns, sep, encoding)
+        # impure: each call its own keys, so the row counts remembered below never
+        # stand for a file that changed since
+        dask.delayed(_read_piece, pure=False)(str(f), format, lo, hi, columns, sep, encoding)
         for f, lo, hi in pieces
     ]
     found = compute(*[dask.delayed(_piece_report)(r) for r in results])

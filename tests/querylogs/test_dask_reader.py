@@ -8,10 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 import querylogs
-from querylogs import read_log, read_log_dask, write_log
+from querylogs import _dask, read_log, read_log_dask, write_log
 from querylogs.cli import cli
 from structanon.errors import InputError
 
+dask = pytest.importorskip("dask")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 
@@ -66,6 +67,9 @@ def test_blocks_read_as_the_pandas_reader(client, aol, block):
     if block:
         assert lazy.npartitions > 3
     same_log(lazy, eager)
+    # the parse pass's row counts are kept for the event pass (no second counting pass)
+    counts = [len(part) for part in dask.compute(*lazy.to_delayed())]
+    assert _dask._KNOWN_LENGTHS[str(lazy._name)] == counts
     want = eager.attrs["parse"]
     assert {n: report[n] for n in COUNTS} == {n: want[n] for n in COUNTS}
     assert report["malformed_lines"] == want["malformed_lines"]  # file line numbers
