@@ -2,6 +2,9 @@
 
     python bench/dask_scale.py location --fixes 10000000
     python bench/dask_scale.py querylogs --lines 1000000
+    python bench/dask_scale.py querylogs-blocking --users 50000 --block-sizes none,2000,5000
+    python bench/dask_scale.py querylogs-generate --users 1000000 --lines 40000000 --path DIR
+    python bench/dask_scale.py querylogs-big --path DIR
     python bench/dask_scale.py tabular --rows 300000 --max-rows 100000
 
 Each case runs in a forked child (peak RSS of the child recorded) on a seeded synthetic
@@ -104,7 +107,16 @@ def run_location(n: int) -> None:
         print(f"identical releases (pandas file vs Dask GeoParquet folder): {same}", flush=True)
 
 
+def _row_hashes(data):
+    """A hash of every published row (strings as Python objects, whatever the engine holds)."""
+    import pandas as pd
+
+    plain = data.astype({c: object for c in ("user", "query", "url")})
+    return pd.util.hash_pandas_object(plain.where(plain.notna(), None), index=False)
+
+
 def querylogs_case(path: str, engine: str) -> dict:
+    import dask
     import dask.dataframe as dd
     import pandas as pd
 
@@ -116,12 +128,16 @@ def querylogs_case(path: str, engine: str) -> dict:
     start, cpu = time.perf_counter(), time.process_time()
     log = dd.read_parquet(path) if engine == "dask" else pd.read_parquet(path)
     r = querylogs.anonymize(log, 5, seed=0, key=KEY, measures=False)
+    if engine == "dask":  # the lazy release: every row hashed where it is built
+        (hashes,) = dask.compute(r.data.map_partitions(_row_hashes, meta=(None, "uint64")))
+    else:
+        hashes = _row_hashes(r.data)
     result = {
         "s": time.perf_counter() - start,
         "cpu": time.process_time() - cpu,
-        "rows": len(r.data),
+        "rows": len(hashes),
         "timings": {k: round(v, 1) for k, v in r.timings.items()},
-        "digest": pd.util.hash_pandas_object(r.data, index=False).sum(),
+        "digest": int(hashes.sum()),
     }
     if client is not None:
         client.close()
@@ -151,6 +167,143 @@ def run_querylogs(n_lines: int) -> None:
                 flush=True,
             )
         print(f"identical releases: {digests[0] == digests[1]}", flush=True)
+
+
+def generate_querylog_parts(out: str, n_users: int, n_lines: int, parts: int, seed: int = 0):
+    """A synthetic log of ``n_users`` / ``n_lines`` (``querylogs.synthetic_log``'s model and
+    defaults) written as ``parts`` Parquet files, one query universe shared by all parts;
+    each part holds its own users (ids made unique across parts).  Memory: one part."""
+    import numpy as np
+
+    from querylogs import synthetic as syn
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    universe = syn._Universe(np.random.default_rng(seed), 20, 10, 6, 3)
+    users = np.array_split(np.arange(n_users), parts)
+    lines = np.diff(np.linspace(0, n_lines, parts + 1).round().astype(np.int64))
+    done = 0
+    start = time.perf_counter()
+    for i, (part_users, part_lines) in enumerate(zip(users, lines)):
+        rng = np.random.default_rng([seed, i + 1])
+        n_u = int(part_users.size)
+        n_clicks = syn._clicks_per_event(rng, int(part_lines), n_u, 0.6, 0.25)
+        activity = rng.lognormal(0.0, 1.0, n_u)
+        owner = np.concatenate(
+            [np.arange(n_u), rng.choice(n_u, n_clicks.size - n_u, p=activity / activity.sum())]
+        )
+        rng.shuffle(owner)
+        event_query = syn._event_queries(rng, universe, owner, n_u, 3, 1.1, 3, 0.3)
+        text = universe.query_text[event_query]
+        syn._add_identifiers(rng, text, 0.002)
+        log = syn._rows(
+            rng, universe, owner, event_query, text, n_clicks, n_u, 1.1, 0.05, "2006-03-01", 92
+        )
+        offset = i * (50 * (n_users // parts + 1) + 100)
+        log["user"] = (log["user"].astype(np.int64) + offset).astype(str)
+        log.to_parquet(f"{out}/{_part_name(i)}", index=False)
+        done += len(log)
+        print(
+            f"part {i + 1}/{parts}: {done:,} lines, {time.perf_counter() - start:.0f} s",
+            flush=True,
+        )
+
+
+def querylogs_dask_case(path: str, out: str, block_size: int | None) -> dict:
+    """``querylogs.anonymize`` on Dask from a Parquet folder, the release written with
+    Dask (``write_log_dask``) to the Parquet folder ``out``; CPU of this process."""
+    import dask.dataframe as dd
+
+    import querylogs
+    from querylogs import _anonymize
+
+    cluster, client = _client()
+    start, cpu = time.perf_counter(), time.process_time()
+
+    def told(name, step):  # prints when each step starts (a run stopped early says where)
+        def run(*args, **kwargs):
+            print(
+                f"{name} starts: {time.perf_counter() - start:.0f} s wall, "
+                f"{time.process_time() - cpu:.0f} s CPU",
+                flush=True,
+            )
+            return step(*args, **kwargs)
+
+        return run
+
+    for name in ("_parse_dask", "_cluster_queries", "_group_users", "_publish_multisets"):
+        setattr(_anonymize, name, told(name, getattr(_anonymize, name)))
+    log = dd.read_parquet(path)
+    r = querylogs.anonymize(
+        log, 5, seed=0, key=KEY, measures=False, block_size=block_size, engine="dask"
+    )
+    steps = {k: round(v, 1) for k, v in r.timings.items()}
+    print(f"anonymized (verified): {steps}; writing", flush=True)
+    rows = querylogs.write_log_dask(r.data, out)
+    result = {
+        "s": time.perf_counter() - start,
+        "cpu": time.process_time() - cpu,
+        "rows": rows,
+        "users": r.info["users_in"],
+        "timings": steps,
+    }
+    client.close()
+    cluster.close()
+    return result
+
+
+def run_querylogs_big(path: str, block_size: int | None) -> None:
+    """The Dask engine alone on a generated Parquet folder (see ``generate``)."""
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        res, secs, peak = measure(
+            querylogs_dask_case, path, f"{tmp}/out.parquet", block_size, timeout=3 * 3600
+        )
+        print(
+            f"| querylogs | {path} | dask | {res['users']:,} users | "
+            f"{os.getloadavg()[0]:.1f} | {res['s']:.1f} | {res['cpu']:.1f} | {peak:,.0f} | "
+            f"{res['rows']:,} rows | {res['timings']} |",
+            flush=True,
+        )
+
+
+def blocking_case(n_users: int, block_sizes: list[int | None]) -> list[dict]:
+    """Kept / added / suppressed events of the greedy grouping with and without blocking,
+    on the user x query counts of a synthetic log (40 lines per user)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    import querylogs
+
+    log = querylogs.synthetic_log(n_users, 40 * n_users, seed=0)
+    codes, _ = querylogs.normalize_queries(log["query"])
+    users = np.unique(log["user"].to_numpy(dtype=str), return_inverse=True)[1]
+    events = np.unique(np.c_[users, codes, log["time"].to_numpy().view("i8")], axis=0)
+    counts = sp.csr_matrix(
+        (np.ones(len(events)), (events[:, 0], events[:, 1])), shape=(n_users, codes.max() + 1)
+    )
+    counts.sum_duplicates()
+    total = counts.sum()
+    rows = []
+    for block_size in block_sizes:
+        cpu, wall = time.process_time(), time.perf_counter()
+        labels = querylogs.greedy_groups(counts, 5, block_size=block_size, seed=0)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        cost = querylogs.grouping_cost(counts, labels)
+        rows.append(
+            {"block_size": block_size, "cpu": cpu, "wall": wall, "kept": cost["kept"] / total}
+            | {name: cost[name] for name in ("added", "suppressed")}
+        )
+    return rows
+
+
+def run_blocking(n_users: int, block_sizes: list[int | None]) -> None:
+    rows, secs, peak = measure(blocking_case, n_users, block_sizes, timeout=3600)
+    for row in rows:
+        print(
+            f"| {n_users:,} | {row['block_size'] or 'none'} | {os.getloadavg()[0]:.1f} | "
+            f"{row['wall']:.1f} | {row['cpu']:.1f} | {row['kept']:.2%} | {row['added']:,} | "
+            f"{row['suppressed']:,} |",
+            flush=True,
+        )
 
 
 ADULT_QIS = {
@@ -231,7 +384,21 @@ def run_tabular(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["location", "querylogs", "tabular"])
+    ap.add_argument(
+        "case",
+        choices=[
+            "location",
+            "querylogs",
+            "tabular",
+            "querylogs-generate",
+            "querylogs-big",
+            "querylogs-blocking",
+        ],
+    )
+    ap.add_argument("--users", type=int, default=1_000_000)
+    ap.add_argument("--parts", type=int, default=40)
+    ap.add_argument("--path", default=None)
+    ap.add_argument("--block-sizes", default="none,1000,2000,5000")
     ap.add_argument("--fixes", type=int, default=10_000_000)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--rows", type=int, default=300_000)
@@ -245,6 +412,13 @@ def main() -> None:
         run_location(args.fixes)
     elif args.case == "querylogs":
         run_querylogs(args.lines)
+    elif args.case == "querylogs-generate":
+        generate_querylog_parts(args.path, args.users, args.lines, args.parts)
+    elif args.case == "querylogs-big":
+        run_querylogs_big(args.path, None)
+    elif args.case == "querylogs-blocking":
+        sizes = [None if b == "none" else int(b) for b in args.block_sizes.split(",")]
+        run_blocking(args.users, sizes)
     else:
         if args.make_only:
             make_tabular(args.rows, args.data)

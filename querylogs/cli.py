@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,15 @@ import click
 import pandas as pd
 
 from structanon import Release
-from structanon._engine import require_dask
+from structanon._engine import is_dask
 from structanon._finish import Timings, k_warning
-from structanon._validation import check_choice, check_int, check_output_paths, file_suffix
+from structanon._validation import (
+    check_choice,
+    check_input_path,
+    check_int,
+    check_output_paths,
+    file_suffix,
+)
 from structanon.cli_support import (
     assess_options,
     assessment,
@@ -39,7 +46,7 @@ from structanon.report import provenance, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
 from ._figures import release_figures
-from .io import parse_report, read_log, write_log
+from .io import parse_report, read_log, read_log_dask, write_log
 from .risk import query_set_uniqueness, random_query_uniqueness
 from .synthetic import synthetic_log
 
@@ -93,13 +100,18 @@ def _check_format_options(fmt: str, columns: dict[str, str] | None, sep: str | N
         raise InputError(f"--sep must be one character, got {sep!r}")
 
 
-def _input_options(func: Any) -> Any:
-    """INPUT and the options that say how to read it (shared by anonymize and assess)."""
+def _input_options(func: Any, lazy: bool = False) -> Any:
+    """INPUT and the options that say how to read it (shared by anonymize and assess);
+    ``lazy``: INPUT may also be a folder or a glob pattern (read by the Dask engine)."""
     options = [
         click.argument(
             "input_path",
             metavar="INPUT",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            type=(
+                click.Path(path_type=Path)
+                if lazy
+                else click.Path(exists=True, dir_okay=False, path_type=Path)
+            ),
         ),
         click.option(
             "--format",
@@ -120,19 +132,34 @@ def _input_options(func: Any) -> Any:
 
 
 def _read(
-    input_path: Path, fmt: str, mapping: dict[str, str] | None, sep: str | None, on_bad_lines: str
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The log and its parse report; malformed and undecodable lines told on stderr once."""
+    input_path: Path,
+    fmt: str,
+    mapping: dict[str, str] | None,
+    sep: str | None,
+    on_bad_lines: str,
+    lazy: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """The log and its parse report; malformed and undecodable lines told on stderr once.
+    ``lazy``: a Dask DataFrame read by :func:`querylogs.read_log_dask` (same rules)."""
     with Timings()("read"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in plain words
-        log = read_log(
-            input_path,
-            fmt,
-            columns=mapping,
-            sep="\t" if sep == "\\t" else sep,
-            on_bad_lines=on_bad_lines,
-        )
-    parsed = parse_report(log)
+        if lazy:
+            log, parsed = read_log_dask(
+                input_path,
+                fmt,
+                columns=mapping,
+                sep="\t" if sep == "\\t" else sep,
+                on_bad_lines=on_bad_lines,
+            )
+        else:
+            log = read_log(
+                input_path,
+                fmt,
+                columns=mapping,
+                sep="\t" if sep == "\\t" else sep,
+                on_bad_lines=on_bad_lines,
+            )
+            parsed = parse_report(log)
     if on_bad_lines == "report" and (parsed.get("malformed") or parsed.get("encoding_errors")):
         shown = ", ".join(str(n) for n, _ in parsed.get("malformed_lines", [])[:5])
         click.echo(
@@ -152,7 +179,7 @@ def cli() -> None:
 @cli.command(
     name="anonymize", short_help="Anonymize a search log (user k-anonymity by query multisets)."
 )
-@_input_options
+@partial(_input_options, lazy=True)
 @click.option("-k", type=int, required=True, help="Minimum users sharing each published log.")
 @release_options
 @click.option(
@@ -195,6 +222,13 @@ def cli() -> None:
     show_default=True,
     help="Passes of local moves/swaps of users that lower additions + suppressions.",
 )
+@click.option(
+    "--block-size",
+    type=int,
+    default=None,
+    help="Group users block by block, in blocks of at most this many users with similar "
+    "queries (default: no blocks up to 20,000 users, blocks of 5,000 beyond).",
+)
 @click.option("--no-assess", is_flag=True, hidden=True, help="Former name of --no-measures.")
 @engine_options()
 @handle_errors
@@ -216,6 +250,7 @@ def anonymize_cmd(
     on_bad_lines,
     grouping,
     refine,
+    block_size,
     no_assess,
     engine,
     workers,
@@ -225,13 +260,19 @@ def anonymize_cmd(
     """Anonymize INPUT into OUTPUT so each user is indistinguishable from k-1 others.
 
     Every option and path is checked before INPUT is read; the log and the report are
-    written all-or-nothing.
+    written all-or-nothing.  With --engine dask, INPUT may also be a folder or a quoted
+    glob pattern ('logs/*.txt.gz'), read lazily with the same parsing rules, and a
+    .parquet OUTPUT is a folder of parts.
     """
     show_progress(quiet)
     # every option and output path is checked before the input is read
     check_int(k, "-k", min_value=1)
     check_int(seed, "--seed", min_value=0)
     check_engine_options(engine, workers, memory_limit, scheduler)
+    if engine != "dask":  # the Dask reader checks folders and globs itself
+        check_input_path(input_path, "INPUT")
+    if block_size is not None:
+        check_int(block_size, "--block-size", min_value=max(2 * k, 2))
     fmt = detect_format(input_path, fmt)
     mapping = _columns(columns)
     _check_format_options(fmt, mapping, sep)
@@ -244,19 +285,28 @@ def anonymize_cmd(
         key = release_key(key_file)
     except InputError as exc:
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
+    if engine == "dask" and file_suffix(output) == ".parquet" and output.exists():
+        raise InputError(
+            "the Parquet output of --engine dask is a folder of parts; this path exists "
+            "(remove it or choose another)",
+            path=str(output),
+        )
     if k_warning(k) and not quiet:
         click.echo(f"warning: {k_warning(k)}", err=True)
+    if engine == "dask":
+        _start_cluster(engine, workers, memory_limit, scheduler)
     log, parsed = _read(
         input_path,
         fmt,
         mapping,
         sep,
         on_bad_lines if not quiet or on_bad_lines == "raise" else "skip",
+        lazy=engine == "dask",
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
         release = anonymize(
-            _on_engine(log, engine, workers, memory_limit, scheduler),
+            log,
             k,
             time_granularity=time_granularity,
             seed=seed,
@@ -265,6 +315,7 @@ def anonymize_cmd(
             tie_break=tie_break,
             grouping=grouping,
             refine=refine,
+            block_size=block_size,
             measures=not (no_measures or no_assess),
         )
     # counts only: the input's line numbers are not the published artefact's business
@@ -283,24 +334,13 @@ def anonymize_cmd(
         click.echo(f"published log written to {output}")
 
 
-def _on_engine(
-    log: pd.DataFrame,
-    engine: str,
-    workers: int | None,
-    memory_limit: str | None,
-    scheduler: str | None,
-) -> Any:
-    """``log`` for the engine: itself for pandas; for Dask, a Dask DataFrame of it (read by
-    the pandas reader, so the parsing rules and the malformed-line report stay the same)
-    with the cluster started for the rest of the command."""
-    if engine != "dask":
-        return log
-    cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
+def _start_cluster(
+    engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
+) -> None:
+    """Start the Dask cluster of ``--engine dask``; it lives until the command ends."""
+    cluster = contextlib.ExitStack()
     click.get_current_context().call_on_close(cluster.close)
     cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
-    dd = require_dask()
-    frame = dd.from_pandas(log, npartitions=max(1, min(64, len(log) // 100_000 + 1)))
-    return frame
 
 
 def _write(release: Release, output: Path, report: Path | None, log: Any = None) -> None:
@@ -309,7 +349,8 @@ def _write(release: Release, output: Path, report: Path | None, log: Any = None)
     with Timings()("write"), staged_outputs() as stage:
         if report is not None:
             html = file_suffix(report) in (".html", ".htm")
-            figures = release_figures(release, log) if html else ()
+            # the input views of the HTML report need the input in memory: not on Dask
+            figures = release_figures(release, None if is_dask(log) else log) if html else ()
             write_report(release, stage(report), figures)
         write_log(release.data, stage(output))
 

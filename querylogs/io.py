@@ -10,8 +10,12 @@ CSV / TSV / Parquet files with a column mapping into one DataFrame with the colu
 from __future__ import annotations
 
 import csv
+import glob
 import gzip
 import io as _io
+import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,11 +24,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from structanon._engine import compute, is_dask
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_path, text_lines
 
-__all__ = ["LOG_COLUMNS", "read_log", "write_log", "parse_report"]
+__all__ = [
+    "LOG_COLUMNS",
+    "read_log",
+    "read_log_dask",
+    "write_log",
+    "write_log_dask",
+    "parse_report",
+]
 
 LOG_COLUMNS = ["user", "query", "time", "rank", "url"]
 _AOL_NAMES = {
@@ -195,18 +207,27 @@ def _check_parsed(path: Path, report: dict) -> None:
 def _split_aol(path: Path, encoding: str):
     source = text_lines(path, encoding, name="log file", errors="replace")
     lines = pd.Series([text for _number, text in source], dtype=object)
-    numbers = np.arange(1, len(lines) + 1)
+    return _aol_fields(
+        lines, np.arange(1, len(lines) + 1), source.undecodable_lines, header_possible=True
+    )
+
+
+def _aol_fields(
+    lines: pd.Series, numbers: np.ndarray, undecodable_lines: list[int], header_possible: bool
+):
+    """The five fields of AOL lines (numbered ``numbers``), and the parse report."""
     nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
     report: dict[str, Any] = {
         "format": "aol",
         "lines": int(nonblank.sum()),
         "blank_lines": int((~nonblank).sum()),
-        "encoding_errors": source.undecodable,
-        "encoding_error_lines": source.undecodable_lines[:_MAX_LISTED],
+        "encoding_errors": len(undecodable_lines),
+        "encoding_error_lines": undecodable_lines[:_MAX_LISTED],
         "header": False,
     }
     lines, numbers = lines[nonblank], numbers[nonblank]
-    if len(lines) and lines.iloc[0].split("\t", 1)[0].strip().lower() == "anonid":
+    first = lines.iloc[0].split("\t", 1)[0].strip().lower() if len(lines) else ""
+    if header_possible and first == "anonid":
         report["header"] = True
         report["lines"] -= 1
         lines, numbers = lines.iloc[1:], numbers[1:]
@@ -362,7 +383,8 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     Parameters
     ----------
     log : DataFrame
-        Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).
+        Columns ``user``, ``query``, ``time`` and optionally ``url`` (and ``rank``).  A
+        Dask DataFrame is written by :func:`write_log_dask`.
     path : str or Path
         Output path; the format follows the suffix: ``.parquet``, ``.csv``, or TSV for
         ``.tsv`` / ``.txt``; ``.gz`` after a text suffix compresses.  Any other suffix
@@ -384,40 +406,419 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     >>> out.read_text().splitlines()
     ['user\\tquery\\ttime\\turl', 'a\\tnews\\t2006-03-01\\t']
     """
+    if is_dask(log):  # a lazy release: written partition by partition
+        write_log_dask(log, path, aol=aol)
+        return check_path(path, "path")
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
     path = check_path(path, "path")
+    suffix, wanted = _write_layout(log, path, aol)
+    frame = _write_columns(log, wanted, aol)
+    with atomic_path(path) as tmp:
+        if suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+            return path
+        midnight = False
+        if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+            times = frame["time"]
+            midnight = (not aol) and bool((times == times.dt.normalize()).all())
+        data = _text(frame, wanted, suffix, aol, midnight, header=True).encode("utf-8")
+        if path.suffix.lower() == ".gz":
+            data = gzip.compress(data, mtime=0)
+        tmp.write_bytes(data)
+    return path
+
+
+def _write_layout(log: Any, path: Path, aol: bool) -> tuple[str, tuple[str, ...]]:
+    """The output's suffix (checked) and the columns written."""
     missing = [c for c in ("user", "query", "time") if c not in log.columns]
     if missing:
         raise InputError("log lacks a required column", column=missing[0])
-    wanted = ("user", "query", "time", "rank", "url") if aol else ("user", "query", "time", "url")
-    frame = log[[c for c in wanted if c in log.columns]].copy()
-    if aol:
-        for column in ("rank", "url"):
-            if column not in frame.columns:
-                frame[column] = None
-        frame = frame[list(wanted)]
-    suffix, compressed = file_suffix(path), path.suffix.lower() == ".gz"
+    suffix = file_suffix(path)
     if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
         raise InputError(
             f"a log is written as .tsv, .txt, .csv or .parquet, not "
             f"{suffix or 'a file without extension'}",
             path=str(path),
         )
-    with atomic_path(path) as tmp:
-        if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
-            return path
-        if pd.api.types.is_datetime64_any_dtype(frame["time"]):
-            times = frame["time"]
-            midnight = (not aol) and bool((times == times.dt.normalize()).all())
-            frame["time"] = times.dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
-        if aol:
-            frame.columns = [_AOL_NAMES[c] for c in wanted]
-        buffer = _io.StringIO()
-        frame.to_csv(buffer, sep="," if suffix == ".csv" else "\t", index=False, na_rep="")
-        data = buffer.getvalue().encode("utf-8")
-        if compressed:
-            data = gzip.compress(data, mtime=0)
-        tmp.write_bytes(data)
-    return path
+    wanted = ("user", "query", "time", "rank", "url") if aol else ("user", "query", "time", "url")
+    return suffix, wanted
+
+
+def _write_columns(log: pd.DataFrame, wanted: tuple[str, ...], aol: bool) -> pd.DataFrame:
+    frame = log[[c for c in wanted if c in log.columns]].copy()
+    if aol:
+        for column in ("rank", "url"):
+            if column not in frame.columns:
+                frame[column] = None
+        frame = frame[list(wanted)]
+    return frame
+
+
+def _text(
+    frame: pd.DataFrame,
+    wanted: tuple[str, ...],
+    suffix: str,
+    aol: bool,
+    midnight: bool,
+    header: bool,
+) -> str:
+    """``frame`` as delimited text (times as dates when every time is a midnight)."""
+    if pd.api.types.is_datetime64_any_dtype(frame["time"]):
+        frame = frame.assign(
+            time=frame["time"].dt.strftime("%Y-%m-%d" if midnight else "%Y-%m-%d %H:%M:%S")
+        )
+    if aol:
+        frame.columns = [_AOL_NAMES[c] for c in wanted]
+    buffer = _io.StringIO()
+    frame.to_csv(
+        buffer, sep="," if suffix == ".csv" else "\t", index=False, na_rep="", header=header
+    )
+    return buffer.getvalue()
+
+
+def _write_part(pdf: pd.DataFrame, folder: str, i: int, wanted: tuple[str, ...], aol: bool) -> int:
+    _write_columns(pdf, wanted, aol).to_parquet(f"{folder}/part.{i:05d}.parquet", index=False)
+    return len(pdf)
+
+
+def write_log_dask(log: Any, path: str | Path, *, aol: bool = False) -> int:
+    """Write a lazy (Dask) published log partition by partition, never collecting it.
+
+    Parameters
+    ----------
+    log : dask.dataframe.DataFrame
+        A published log (``querylogs.anonymize`` of a Dask log returns one in
+        ``release.data``), or any log with the columns :func:`write_log` writes.
+    path : str or Path
+        ``.parquet``: a folder ``path`` of Parquet parts (``part.00000.parquet``, ...), in
+        the log's order, written by the workers (a remote cluster needs a shared file
+        system); pandas (``read_parquet(path)``), DuckDB (``read_parquet('path/*.parquet')``)
+        and Arrow read the folder.  ``.tsv``/``.txt``/``.csv`` (``.gz`` compresses): one
+        file, the partitions appended in order by the client, four at a time: the same
+        text :func:`write_log` writes for the computed log.
+    aol : bool
+        Write the AOL layout (as :func:`write_log`).
+
+    Returns
+    -------
+    int
+        The number of rows written.
+
+    Raises
+    ------
+    InputError
+        A missing column, a wrong suffix, or a Parquet folder that exists already.
+    """
+    import dask
+
+    if not is_dask(log):
+        raise InputError(f"log must be a Dask DataFrame, got {type(log).__name__}")
+    path = check_path(path, "path")
+    suffix, wanted = _write_layout(log, path, aol)
+    if path.is_dir():
+        raise InputError("the output names a directory that exists", path=str(path))
+    parts = log.to_delayed()
+    if suffix == ".parquet":
+        if path.exists():
+            raise InputError(
+                "the Parquet output of the Dask engine is a folder; this path exists "
+                "(remove it or choose another)",
+                path=str(path),
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+        try:
+            counts = compute(
+                *[
+                    dask.delayed(_write_part)(p, str(tmp), i, wanted, aol)
+                    for i, p in enumerate(parts)
+                ]
+            )
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return int(sum(counts))
+    midnight = False
+    if not aol and pd.api.types.is_datetime64_any_dtype(log["time"].dtype):
+        times = log["time"]
+        (off,) = compute((times != times.dt.floor("D")).any())
+        midnight = not bool(off)
+    written = 0
+    with atomic_path(path) as tmp, open(tmp, "wb") as raw:
+        out: Any = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+            if path.suffix.lower() == ".gz"
+            else raw
+        )
+        step = 4
+        for lo in range(0, len(parts), step):
+            for i, pdf in enumerate(compute(*parts[lo : lo + step])):
+                frame = _write_columns(pdf, wanted, aol)
+                text = _text(frame, wanted, suffix, aol, midnight, header=lo + i == 0)
+                out.write(text.encode("utf-8"))
+                written += len(pdf)
+        if out is not raw:
+            out.close()
+    return written
+
+
+#: Bytes of a plain AOL text file per partition of :func:`read_log_dask`.
+BLOCK_BYTES = 64 * 2**20
+_META = {
+    "user": pd.Series(dtype=object),
+    "query": pd.Series(dtype=object),
+    "time": pd.Series(dtype="datetime64[ns]"),
+    "rank": pd.Series(dtype="Int64"),
+    "url": pd.Series(dtype=object),
+}
+
+
+def _input_files(path: str | Path) -> list[Path]:
+    """The files of ``path``: a glob pattern, a folder (its files, sorted by name, hidden
+    and ``_``-prefixed ones left out) or one file."""
+    text = str(path)
+    if any(char in text for char in "*?["):
+        found = sorted(Path(p) for p in glob.glob(text) if Path(p).is_file())
+    elif Path(text).is_dir():
+        found = sorted(
+            p for p in Path(text).iterdir() if p.is_file() and not p.name.startswith((".", "_"))
+        )
+    else:
+        found = [Path(text)]
+    if not found:
+        raise InputError("no log file matches", path=text)
+    return [check_input_path(p, "log file") for p in found]
+
+
+def _blocks(path: Path, fmt: str, block_bytes: int) -> list[tuple[int, int]]:
+    """Byte ranges of a plain AOL file; ``(0, -1)`` (the whole file) for the others."""
+    with open(path, "rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    size = path.stat().st_size
+    if fmt != "aol" or gz or size <= block_bytes:
+        return [(0, -1)]
+    return [(lo, min(lo + block_bytes, size)) for lo in range(0, size, block_bytes)]
+
+
+def _block_lines(path: str, start: int, stop: int, encoding: str) -> tuple[list[str], list[int]]:
+    """The lines starting in bytes ``start .. stop`` of ``path`` (the whole file for
+    ``stop < 0``, gzip allowed), decoded as :func:`structanon.io.text_lines` decodes them:
+    undecodable bytes replaced, the (block-local, 1-based) numbers of those lines kept."""
+    if stop < 0:
+        source = text_lines(path, encoding, name="log file", errors="replace")
+        return [text for _number, text in source], list(source.undecodable_lines)
+    with open(path, "rb") as fh:
+        if start > 0:
+            fh.seek(start - 1)
+            if fh.read(1) != b"\n":
+                fh.readline()  # the line began in the previous block, which reads it
+        position = fh.tell()
+        data = fh.read(max(stop - position, 0)) if position < stop else b""
+        if data and not data.endswith(b"\n"):
+            data += fh.readline()
+    raw = data.split(b"\n")
+    if raw and raw[-1] == b"":
+        raw.pop()
+    try:
+        return [line.rstrip("\r") for line in data.decode(encoding).split("\n")][: len(raw)], []
+    except UnicodeDecodeError:
+        lines, undecodable = [], []
+        for number, line in enumerate(raw, start=1):
+            try:
+                text = line.decode(encoding)
+            except UnicodeDecodeError:
+                text = line.decode(encoding, errors="replace")
+                undecodable.append(number)
+            lines.append(text.rstrip("\r"))
+        return lines, undecodable
+
+
+def _read_piece(
+    path: str,
+    fmt: str,
+    start: int,
+    stop: int,
+    columns: Mapping[str, str] | None,
+    sep: str | None,
+    encoding: str,
+) -> tuple[pd.DataFrame, dict[str, Any], int]:
+    """One partition of :func:`read_log_dask`: the log, its parse report (line numbers
+    local to the block for AOL blocks) and the block's number of lines."""
+    n_lines = 0
+    if fmt == "aol":
+        lines, undecodable = _block_lines(path, start, stop, encoding)
+        n_lines = len(lines)
+        fields, numbers, report = _aol_fields(
+            pd.Series(lines, dtype=object),
+            np.arange(1, n_lines + 1),
+            undecodable,
+            header_possible=start == 0,
+        )
+    else:
+        fields, numbers, report = _read_table(Path(path), fmt, columns, sep, encoding)
+    log, bad, n_bad = _build(fields, numbers)
+    report["malformed"] = report.get("malformed", 0) + n_bad
+    listed = report.setdefault("malformed_lines", [])
+    report["split_listed"] = len(listed)  # listed by the split; then by the field checks
+    listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
+    report["rows"] = len(log)
+    return log, report, n_lines
+
+
+def _piece_report(result: tuple[pd.DataFrame, dict[str, Any], int]) -> tuple[dict, int]:
+    return result[1], result[2]
+
+
+def _piece_log(result: tuple[pd.DataFrame, dict[str, Any], int]) -> pd.DataFrame:
+    return result[0]
+
+
+def _merge_reports(pieces: list[tuple[Path, int]], reports: list[dict[str, Any]]) -> dict:
+    """The whole input's parse report: counts summed, line numbers made absolute within
+    each file (a block's numbers shifted by the lines of the blocks before it), each
+    listed line named by its file when there are several."""
+    several = len({path for path, _ in pieces}) > 1
+    merged: dict[str, Any] = {
+        "format": reports[0].get("format", "aol"),
+        "files": len({path for path, _ in pieces}),
+        "lines": 0,
+        "rows": 0,
+        "malformed": 0,
+        "encoding_errors": 0,
+        "blank_lines": 0,
+        "header": False,
+        "malformed_lines": [],
+        "encoding_error_lines": [],
+        "malformed_files": [],
+    }
+    shift: dict[Path, int] = {}
+    split: list[tuple[int, str, Path]] = []  # wrong field counts, listed first (as read_log)
+    checks: list[tuple[int, str, Path]] = []  # then the field checks
+    for (path, n_lines), report in zip(pieces, reports):
+        offset = shift.get(path, 0)
+        shift[path] = offset + n_lines
+        for name in ("lines", "rows", "malformed", "encoding_errors", "blank_lines"):
+            merged[name] += int(report.get(name, 0))
+        merged["header"] = merged["header"] or bool(report.get("header"))
+        listed = report.get("malformed_lines", [])
+        cut = int(report.get("split_listed", 0))
+        split.extend((number + offset, reason, path) for number, reason in listed[:cut])
+        checks.extend((number + offset, reason, path) for number, reason in listed[cut:])
+        for number in report.get("encoding_error_lines", []):
+            if len(merged["encoding_error_lines"]) < _MAX_LISTED:
+                merged["encoding_error_lines"].append(number + offset)
+    for number, reason, path in (split[:_MAX_LISTED] + checks)[:_MAX_LISTED]:
+        merged["malformed_lines"].append((number, f"{path.name}: {reason}" if several else reason))
+        merged["malformed_files"].append(str(path))
+    return merged
+
+
+def read_log_dask(
+    path: str | Path,
+    format: str = "aol",
+    *,
+    columns: Mapping[str, str] | None = None,
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    on_bad_lines: str = "report",
+    block_bytes: int | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Read a search log lazily into a Dask DataFrame, with :func:`read_log`'s rules.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file, a folder (its files in name order) or a glob pattern (``logs/*.txt.gz``).
+    format, columns, sep, encoding, on_bad_lines :
+        As :func:`read_log`, applied to every file.
+    block_bytes : int, optional
+        Plain (uncompressed) AOL files are cut into partitions of about this many bytes
+        at line boundaries (default :data:`BLOCK_BYTES`); gzip, CSV and Parquet files are
+        one partition each.
+
+    Returns
+    -------
+    (dask.dataframe.DataFrame, dict)
+        The log (the columns of :func:`read_log`) and its parse report (the counts of
+        :func:`parse_report`, with ``files``; listed lines are 1-based line numbers in
+        their file, counting the header, as :func:`read_log` gives them; with several
+        files the reason starts with the file name).  The parse report takes one pass over
+        the input (on the cluster) when this function is called; the partitions are read
+        again when the log is computed.
+
+    Raises
+    ------
+    InputError
+        As :func:`read_log`: an empty input, more than half of the lines malformed, a
+        missing column, or (``on_bad_lines="raise"``) a malformed line, named by file and
+        line.
+
+    Notes
+    -----
+    Differences from :func:`read_log`, all from reading per partition: a header line is
+    recognized at the start of each file only (as :func:`read_log` does for its one
+    file); the empty-file and mostly-malformed checks apply to the whole input, so an
+    empty file among others is accepted; an undecodable line inside a plain-text block
+    is decoded on its own (the pandas reader's incremental decoder would also join a
+    multi-byte character split across a line end, which UTF-8 never does).
+    """
+    import dask
+    import dask.dataframe as dd
+
+    from ._dask import remember_lengths
+
+    check_choice(format, "format", _FORMATS)
+    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    if format != "aol" and columns is not None:
+        unknown = set(columns) - set(LOG_COLUMNS)
+        if unknown:
+            raise InputError(
+                f"unknown log column(s) in mapping: {sorted(unknown)}; expected some of "
+                f"{LOG_COLUMNS}",
+                column=sorted(unknown)[0],
+            )
+    files = _input_files(path)
+    for file in files:  # binary, UTF-16 or unreadable files refused before any work
+        if format == "aol":
+            source = text_lines(file, encoding, name="log file", errors="replace")
+            next(source, None)
+            source.close()
+    block = BLOCK_BYTES if block_bytes is None else int(block_bytes)
+    pieces = [(file, lo, hi) for file in files for lo, hi in _blocks(file, format, block)]
+    results = [
+        # impure: each call its own keys, so the row counts remembered below never
+        # stand for a file that changed since
+        dask.delayed(_read_piece, pure=False)(str(f), format, lo, hi, columns, sep, encoding)
+        for f, lo, hi in pieces
+    ]
+    found = compute(*[dask.delayed(_piece_report)(r) for r in results])
+    report = _merge_reports(
+        [(f, n) for (f, _, _), (_, n) in zip(pieces, found)], [r for r, _ in found]
+    )
+    shown = files[0] if len(files) == 1 else Path(str(path))
+    _check_parsed(shown, report)
+    if report["malformed"]:
+        if on_bad_lines == "raise":
+            number, reason = report["malformed_lines"][0]
+            raise InputError(
+                f"malformed line: {reason}", line=number, path=report["malformed_files"][0]
+            )
+        if on_bad_lines == "report":
+            listed = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
+            warnings.warn(
+                f"{path}: {report['malformed']} malformed line(s) skipped (lines {listed}"
+                f"{', ...' if report['malformed'] > 10 else ''})",
+                stacklevel=2,
+            )
+    if report.get("encoding_errors") and on_bad_lines == "report":
+        warnings.warn(
+            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
+            f"(replaced by U+FFFD)",
+            stacklevel=2,
+        )
+    parts = [dask.delayed(_piece_log)(r) for r in results]
+    log = dd.from_delayed(parts, meta=pd.DataFrame(_META), verify_meta=False)
+    remember_lengths(log, [r["rows"] for r, _ in found])
+    return log, report

@@ -261,3 +261,33 @@ def test_same_key_file_same_bytes(tmp_path):
     assert a.read_bytes() == b.read_bytes()
     c = _cli_release(tmp_path, source, "c.tsv", "--key-file", str(key), "--seed", "1")
     assert c.read_bytes() != a.read_bytes()
+
+
+@pytest.mark.slow
+def test_blocked_lazy_releases_link_no_user_by_position_nor_input_order():
+    """The Dask engine with blocking (block_size forces it on a small log): keyless
+    releases joined by position link no user; the order says nothing of the input's."""
+    dd = pytest.importorskip("dask.dataframe")
+    pytest.importorskip("distributed")
+    log = synthetic_log(200, 5000, seed=8)
+    keys = [Pseudonymizer(), Pseudonymizer()]
+    releases = [
+        anonymize(
+            dd.from_pandas(log, npartitions=2), 5, seed=0, key=key, measures=False, block_size=50
+        )
+        for key in keys
+    ]
+    a, b = (r.data.compute().reset_index(drop=True) for r in releases)
+    users = log["user"].astype(str).unique()
+    original = [dict(zip(key.pseudonymize(users), users)) for key in keys]
+    n = min(len(a), len(b))
+    pairs = Counter(zip(a["user"][:n], b["user"][:n]))
+    link: dict[str, tuple[str, int]] = {}
+    for (ua, ub), count in pairs.items():
+        if count > link.get(ua, ("", 0))[1]:
+            link[ua] = (ub, count)
+    correct = np.mean([original[0][ua] == original[1][ub] for ua, (ub, _) in link.items()])
+    assert correct <= 0.05, correct
+    position = releases[0].source_index.compute().to_numpy()
+    rho = spearmanr(np.arange(len(position)), position).statistic
+    assert abs(rho) < 0.2, rho

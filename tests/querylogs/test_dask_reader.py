@@ -1,0 +1,187 @@
+"""The lazy reader of ``querylogs anonymize --engine dask``: read_log's rules per partition."""
+
+import gzip
+import warnings
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import querylogs
+from querylogs import _dask, read_log, read_log_dask, write_log
+from querylogs.cli import cli
+from structanon.errors import InputError
+
+dask = pytest.importorskip("dask")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+HEADER = "AnonID\tQuery\tQueryTime\tItemRank\tClickURL\n"
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+    ) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+@pytest.fixture(scope="module")
+def aol(tmp_path_factory):
+    """An AOL file with a header, blank lines, malformed lines and undecodable bytes."""
+    path = tmp_path_factory.mktemp("aol") / "log.txt"
+    write_log(querylogs.synthetic_log(40, 1200, seed=3), path, aol=True)
+    lines = path.read_bytes().split(b"\n")
+    lines[10] = b"17\tno time here\tyesterday\t\t"  # unparsable time
+    lines[200] = b"only\ttwo"  # wrong number of fields
+    lines[300] = b""  # blank
+    lines[400] = lines[400].replace(b"\t", b"\t\xff\xfe ", 1)  # undecodable bytes
+    lines[500] = lines[500] + b"\r"  # a Windows line end
+    path.write_bytes(b"\n".join(lines))
+    return path
+
+
+def quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+def same_log(lazy, eager):
+    got = lazy.compute().reset_index(drop=True)
+    got = got.astype({c: object for c in ("user", "query", "url")})
+    pd.testing.assert_frame_equal(
+        got.where(got.notna(), None), eager.where(eager.notna(), None), check_dtype=False
+    )
+
+
+COUNTS = ("lines", "rows", "malformed", "encoding_errors", "blank_lines", "header")
+
+
+@pytest.mark.parametrize("block", [None, 20_000, 7_000])
+def test_blocks_read_as_the_pandas_reader(client, aol, block):
+    eager = quiet(read_log, aol)
+    lazy, report = quiet(read_log_dask, aol, block_bytes=block)
+    if block:
+        assert lazy.npartitions > 3
+    same_log(lazy, eager)
+    # the parse pass's row counts are kept for the event pass (no second counting pass)
+    counts = [len(part) for part in dask.compute(*lazy.to_delayed())]
+    assert _dask._KNOWN_LENGTHS[str(lazy._name)] == counts
+    want = eager.attrs["parse"]
+    assert {n: report[n] for n in COUNTS} == {n: want[n] for n in COUNTS}
+    assert report["malformed_lines"] == want["malformed_lines"]  # file line numbers
+    assert report["encoding_error_lines"] == want["encoding_error_lines"]
+
+
+def test_bad_line_raises_naming_file_and_line(client, aol):
+    with pytest.raises(InputError) as eager:
+        read_log(aol, on_bad_lines="raise")
+    with pytest.raises(InputError) as caught:
+        quiet(read_log_dask, aol, on_bad_lines="raise", block_bytes=9_000)
+    assert caught.value.line == eager.value.line == 201  # the line read_log names
+    assert str(aol) in str(caught.value) and "2 tab-separated fields" in str(caught.value)
+    with pytest.warns(UserWarning, match="malformed line"):
+        read_log_dask(aol, block_bytes=9_000)
+
+
+def test_globs_folders_and_gzip(client, aol, tmp_path):
+    text = aol.read_bytes()
+    (tmp_path / "a.txt.gz").write_bytes(gzip.compress(text))
+    (tmp_path / "b.txt").write_bytes(text)
+    lazy, report = quiet(read_log_dask, tmp_path / "*.txt*")
+    eager = quiet(read_log, aol)
+    assert report["files"] == 2 and report["rows"] == 2 * len(eager)
+    assert len(lazy.compute()) == 2 * len(eager)
+    # with two files, a listed line names its file
+    assert report["malformed_lines"][:2] == [
+        (201, "a.txt.gz: 2 tab-separated fields, expected 5"),
+        (201, "b.txt: 2 tab-separated fields, expected 5"),
+    ]
+    folder, _ = quiet(read_log_dask, tmp_path)
+    assert len(folder.compute()) == 2 * len(eager)
+    with pytest.raises(InputError, match="no log file matches"):
+        read_log_dask(tmp_path / "*.nothing")
+
+
+def test_parquet_and_csv(client, tmp_path):
+    log = querylogs.synthetic_log(30, 900, seed=5)
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    log.iloc[:400].to_parquet(folder / "part.0.parquet")
+    log.iloc[400:].to_parquet(folder / "part.1.parquet")
+    lazy, report = read_log_dask(folder, "parquet")
+    assert lazy.npartitions == 2 and report["rows"] == len(log)
+    same_log(
+        lazy,
+        read_log(folder / "part.0.parquet", "parquet").pipe(
+            lambda first: pd.concat(
+                [first, read_log(folder / "part.1.parquet", "parquet")], ignore_index=True
+            )
+        ),
+    )
+    csv = tmp_path / "log.csv"
+    log.rename(columns={"user": "uid"}).to_csv(csv, index=False)
+    lazy, report = read_log_dask(csv, "csv", columns={"user": "uid"})
+    same_log(lazy, read_log(csv, "csv", columns={"user": "uid"}))
+    with pytest.raises(InputError, match="required column"):
+        read_log_dask(csv, "csv")
+
+
+def test_empty_and_mostly_malformed_inputs(client, tmp_path):
+    empty, header, garbage = tmp_path / "e.txt", tmp_path / "h.txt", tmp_path / "g.txt"
+    empty.write_text("")
+    header.write_text(HEADER)
+    garbage.write_text("this is\nnot a log\nat all\n")
+    with pytest.raises(InputError, match="empty"):
+        read_log_dask(empty)
+    with pytest.raises(InputError, match="header but no data"):
+        read_log_dask(header)
+    with pytest.raises(InputError, match="wrong --format"):
+        read_log_dask(garbage)
+    binary = tmp_path / "b.txt"
+    binary.write_bytes(b"\x00\x01\x02" * 100)
+    with pytest.raises(InputError, match="binary"):
+        read_log_dask(binary)
+
+
+def test_cli_dask_reads_lazily_with_the_pandas_rules(aol, tmp_path):
+    pytest.importorskip("distributed")
+    key = tmp_path / "key.txt"
+    key.write_text("cli-reader-key-0123456789")
+    runner = CliRunner()
+    common = ["-k", "3", "--seed", "1", "--key-file", str(key), "--no-measures"]
+    eager = runner.invoke(cli, ["anonymize", str(aol), "-o", str(tmp_path / "p.tsv"), *common])
+    lazy = runner.invoke(
+        cli,
+        ["anonymize", str(aol), "-o", str(tmp_path / "d.tsv"), *common, "--engine", "dask"],
+    )
+    assert eager.exit_code == 0 and lazy.exit_code == 0, lazy.output
+    assert (tmp_path / "d.tsv").read_bytes() == (tmp_path / "p.tsv").read_bytes()
+    # the same message about the bad lines on both engines
+    told = [line for line in eager.output.splitlines() if line.startswith("input:")]
+    assert told and told == [l for l in lazy.output.splitlines() if l.startswith("input:")]
+    raised = runner.invoke(
+        cli,
+        ["anonymize", str(aol), "-o", str(tmp_path / "r.tsv"), *common, "--engine", "dask"]
+        + ["--on-bad-lines", "raise"],
+    )
+    assert raised.exit_code == 2 and "line 201" in raised.output
+    assert not (tmp_path / "r.tsv").exists()
+    folder = tmp_path / "out.parquet"
+    made = runner.invoke(
+        cli, ["anonymize", str(aol), "-o", str(folder), *common, "--engine", "dask"]
+    )
+    assert made.exit_code == 0, made.output
+    back = pd.read_parquet(folder)
+    assert len(back) == len(pd.read_csv(tmp_path / "p.tsv", sep="\t"))
+    again = runner.invoke(
+        cli, ["anonymize", str(aol), "-o", str(folder), *common, "--engine", "dask"]
+    )
+    assert again.exit_code == 2 and "out.parquet" in again.output  # refused, named
+    missing = runner.invoke(
+        cli, ["anonymize", str(tmp_path / "nope.txt"), "-o", "x.tsv", "-k", "3"]
+    )
+    assert missing.exit_code == 2
