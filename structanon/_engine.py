@@ -148,6 +148,10 @@ def dask_client(
     cores = os.cpu_count() or 1
     n = workers or 1
     per_worker = threads or max(1, cores // n)
+    # The progress bar's feed on the scheduler is cancelled when the cluster closes, which
+    # the scheduler logs as an error with a traceback: not one at shutdown.
+    scheduler_log = logging.getLogger("distributed.scheduler")
+    quiet.callback(scheduler_log.setLevel, scheduler_log.level)
     with quiet, contextlib.ExitStack() as stack:
         cluster = stack.enter_context(
             LocalCluster(
@@ -158,7 +162,9 @@ def dask_client(
                 dashboard_address="127.0.0.1:0",
             )
         )
-        yield stack.enter_context(Client(cluster))
+        client = stack.enter_context(Client(cluster))
+        stack.callback(scheduler_log.setLevel, logging.CRITICAL)  # runs first on exit
+        yield client
 
 
 def _client() -> Any:

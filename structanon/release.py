@@ -148,7 +148,10 @@ class Release:
     source_index: Any = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
-        size = len(self.data) if hasattr(self.data, "__len__") else None
+        from ._engine import is_dask
+
+        # a lazy release is not computed to be printed
+        size = len(self.data) if hasattr(self.data, "__len__") and not is_dask(self.data) else None
         status = (
             "unverified"
             if self.checks is None
