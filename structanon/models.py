@@ -12,7 +12,11 @@ Every model offers
 * ``monotone_with_suppression``: whether that still holds when the records of failing
   groups are suppressed up to a limit (true for k-anonymity and distinct l-diversity only);
 * ``needs_reference``: whether a group's value depends on the whole table's distribution
-  (t-closeness), so the reference must be computed once, from all records.
+  (t-closeness), so the reference must be computed once, from all records;
+* ``min_group_size``: no group with fewer individuals can satisfy the model (``k`` for
+  k-anonymity, ``l`` for the l-diversity variants that need ``l`` distinct values; 1 when
+  the model implies no such bound), so searches may skip small groups and infer outcomes
+  from k-anonymity.
 
 Models know nothing about search; algorithms ask them whether groups are acceptable.
 """
@@ -76,6 +80,11 @@ class PrivacyModel:
     requires_sensitive = False
     needs_reference = False
     higher_is_better = True
+
+    @property
+    def min_group_size(self) -> int:
+        """Groups smaller than this fail the model whatever they hold (1: no such bound)."""
+        return 1
 
     @property
     def threshold(self) -> float:  # pragma: no cover - overridden
@@ -176,6 +185,10 @@ class KAnonymity(PrivacyModel):
         self.k = _positive_int("k", k)
 
     @property
+    def min_group_size(self) -> int:
+        return self.k
+
+    @property
     def threshold(self) -> float:
         return float(self.k)
 
@@ -201,6 +214,10 @@ class DistinctLDiversity(PrivacyModel):
 
     def __init__(self, l: int) -> None:
         self.l = _positive_int("l", l)
+
+    @property
+    def min_group_size(self) -> int:
+        return self.l
 
     @property
     def threshold(self) -> float:
@@ -231,6 +248,11 @@ class EntropyLDiversity(PrivacyModel):
         if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or l < 1:
             raise InputError(f"l must be a number >= 1, got {l!r}")
         self.l = float(l)
+
+    @property
+    def min_group_size(self) -> int:
+        # exp(entropy) of d distinct values is at most d, so passing needs d >= l - eps
+        return max(int(np.ceil(self.l - _EPS)), 1)
 
     @property
     def threshold(self) -> float:
@@ -270,6 +292,10 @@ class RecursiveCLDiversity(PrivacyModel):
             raise InputError(f"c must be a positive number, got {c!r}")
         self.c = float(c)
         self.l = _positive_int("l", l)
+
+    @property
+    def min_group_size(self) -> int:
+        return self.l  # fewer than l distinct values leave an empty tail
 
     @property
     def threshold(self) -> float:
@@ -642,6 +668,10 @@ class AlphaKAnonymity(PrivacyModel):
         self.k = _positive_int("k", k)
 
     @property
+    def min_group_size(self) -> int:
+        return self.k
+
+    @property
     def threshold(self) -> float:
         return self.alpha
 
@@ -826,6 +856,11 @@ class MultipleSensitive(PrivacyModel):
         self.monotone = all(m.monotone for m in flat)
         self.monotone_with_suppression = all(m.monotone_with_suppression for m in flat)
         self.needs_reference = any(m.needs_reference for m in flat)
+        self._min_group_size = max(m.min_group_size for m in flat)
+
+    @property
+    def min_group_size(self) -> int:
+        return self._min_group_size
 
     @property
     def threshold(self) -> float:

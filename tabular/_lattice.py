@@ -21,6 +21,9 @@ from structanon import Hierarchy
 __all__ = ["ClassTable", "EncodedTable", "dense_groups"]
 
 _MAX_KEY = np.int64(1) << 62
+# a node's classes are numbered with a presence mask when its key span is at most
+# 4 x the source rows + this (else by sorting)
+_DENSE_SLACK = 1 << 15
 
 
 def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -191,11 +194,101 @@ class EncodedTable:
         if rows[best] < self.base_weight.size:
             self.rollups += 1
             src = tuple(int(v) for v in self._slot_nodes[best])
-            table = self._roll_up(src, self._cache[src][1], node)
+            table = self._roll_up_dense(src, self._cache[src][1], node)
+            if table is None:
+                table = self._roll_up(src, self._cache[src][1], node)
         else:
-            table = self._from_base(node)[1]
+            table = self._base_dense(node)
+            if table is None:
+                table = self._from_base(node)[1]
         self._remember(node, table)
         return table
+
+    # ---------------------------------------------------- dense (bincount) grouping
+    def _dense_ids(
+        self, columns: list[np.ndarray], node: tuple[int, ...], rows: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Dense class ids of rows whose node codes are ``columns``, without sorting.
+
+        The node's codes are combined in the node's own mixed radix (the product of the
+        attributes' domain sizes at the node's levels); when that span is small compared
+        with the rows, one presence mask and a cumulative sum number the classes in
+        ascending key order, i.e. in the lexicographic order of their codes (the order of
+        the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
+        span is too large for a dense mask.
+        """
+        radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
+        span = 1
+        for r in radices:
+            span *= max(r, 1)
+        if not self.q or span > 4 * rows + _DENSE_SLACK:
+            return None
+        key = columns[0].astype(np.int64, copy=True)
+        for col, radix in zip(columns[1:], radices[1:]):
+            key *= radix
+            key += col
+        mark = np.zeros(span, dtype=bool)
+        mark[key] = True
+        present = np.flatnonzero(mark)
+        rank = np.zeros(span, dtype=np.int64)
+        rank[present] = np.arange(present.size, dtype=np.int64)
+        return rank[key], present, np.asarray(radices, dtype=np.int64)
+
+    def _decode(self, present: np.ndarray, radices: np.ndarray) -> np.ndarray:
+        """Per-attribute codes of mixed-radix keys (the inverse of the dense keys)."""
+        codes = np.empty((present.size, self.q), dtype=np.int64)
+        rest = present
+        for j in range(self.q - 1, 0, -1):
+            rest, codes[:, j] = np.divmod(rest, radices[j])
+        codes[:, 0] = rest
+        return codes
+
+    def _dense_table(
+        self,
+        columns: list[np.ndarray],
+        node: tuple[int, ...],
+        sizes: np.ndarray,
+        contingency: np.ndarray | None,
+        sensitive: np.ndarray | None,
+    ) -> ClassTable | None:
+        dense = self._dense_ids(columns, node, sizes.size)
+        if dense is None:
+            return None
+        ids, present, radices = dense
+        m = present.size
+        new_sizes = np.bincount(ids, weights=sizes, minlength=m).astype(np.int64)
+        cont = None
+        if contingency is not None:
+            s = contingency.shape[1]
+            cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
+            cont = np.bincount(cells, weights=contingency.ravel(), minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        elif sensitive is not None:
+            s = max(self.n_sensitive, 1)
+            cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        codes = self._decode(present, radices)
+        keys = None if self._key_strides is None else codes @ self._key_strides
+        return ClassTable(codes, new_sizes, cont, keys)
+
+    def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
+        if not self.base_weight.size:
+            return None
+        columns = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
+        return self._dense_table(columns, node, self.base_weight, None, self.base_sensitive)
+
+    def _roll_up_dense(
+        self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
+    ) -> ClassTable | None:
+        if not table.n_classes:
+            return None
+        columns = [
+            table.codes[:, j]
+            if src[j] == node[j]
+            else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            for j in range(self.q)
+        ]
+        return self._dense_table(columns, node, table.sizes, table.contingency, None)
 
     def _group(
         self,

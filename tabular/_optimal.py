@@ -47,6 +47,44 @@ class NodeOutcome:
         return int(self.table.sizes[self.ok].sum())
 
 
+def _one_pass(
+    table: ClassTable,
+    ordered: Sequence[PrivacyModel],
+    kept: np.ndarray,
+    measure: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None],
+    dropped: int,
+    cut: float,
+) -> tuple[np.ndarray, int]:
+    """The kept classes that pass every model in turn, and the records dropped so far
+    (stops early once they exceed ``cut``)."""
+    reference, values, present = measure
+    sizes = table.sizes
+    alive = kept
+    for model in ordered:
+        if alive.size == 0:
+            break
+        small = sizes[alive] < model.min_group_size
+        if small.any():
+            dropped += int(sizes[alive[small]].sum())
+            alive = alive[~small]
+            if dropped > cut or alive.size == 0:
+                break
+        if model.requires_sensitive:
+            assert table.contingency is not None  # built whenever a model needs it
+            counts = table.contingency[alive]
+            if present is not None:
+                counts = counts[:, present]
+        else:
+            counts = sizes[alive]
+        good = model.group_ok(counts, reference, values)
+        if not good.all():
+            dropped += int(sizes[alive[~good]].sum())
+            alive = alive[good]
+            if dropped > cut:
+                break
+    return alive, dropped
+
+
 def class_outcome(
     table: ClassTable,
     models: Sequence[PrivacyModel],
@@ -57,21 +95,25 @@ def class_outcome(
     """Test every class against every model; suppress the failing classes.
 
     Models are applied in turn to the classes that passed the previous ones (cheap tests
-    first).  Models that ``need_reference`` (t-closeness) are measured against the
+    first); classes smaller than a model's ``min_group_size`` fail it without being
+    measured.  Models that ``need_reference`` (t-closeness) are measured against the
     sensitive distribution of the records that are released, as a verifier reading only
     the output would measure it: after suppression the reference is recomputed on the
     kept classes and the test repeated until no kept class fails (the kept set only
-    shrinks, so this ends).  With ``limit``,
-    the repetition stops as soon as more than ``limit`` records are suppressed (the node
-    is then infeasible whatever further passes would find).
+    shrinks, so this ends).  With ``limit``, testing stops as soon as more than ``limit``
+    records are suppressed (the node is then infeasible whatever further tests would
+    find; the outcome's ``suppressed`` is then only known to exceed ``limit``).
     """
+    sizes = table.sizes
     ok = np.ones(table.n_classes, dtype=bool)
     ordered = sorted(models, key=lambda m: (m.needs_reference, m.requires_sensitive))
     uses_reference = any(m.needs_reference for m in models)
+    cut = np.inf if limit is None else limit
+    dropped = 0  # records of the classes suppressed so far
     while ok.any():
         kept = np.flatnonzero(ok)
         reference, values = None, domain
-        present: slice | np.ndarray = slice(None)
+        present: np.ndarray | None = None
         if uses_reference and table.contingency is not None:
             reference = table.contingency[kept].sum(axis=0)
             if not (reference > 0).all():
@@ -80,26 +122,14 @@ def class_outcome(
                 present = np.flatnonzero(reference > 0)
                 reference = reference[present]
                 values = None if domain is None else np.asarray(domain)[present]
-        passed = np.ones(kept.size, dtype=bool)
-        for model in ordered:
-            alive = np.flatnonzero(passed)
-            if alive.size == 0:
-                break
-            rows = kept[alive]
-            if model.requires_sensitive:
-                assert table.contingency is not None  # built whenever a model needs it
-                counts = table.contingency[rows][:, present]
-            else:
-                counts = table.sizes[rows]
-            passed[alive[~model.group_ok(counts, reference, values)]] = False
-        if passed.all():
+        alive, dropped = _one_pass(table, ordered, kept, (reference, values, present), dropped, cut)
+        if alive.size == kept.size:
             break
-        ok[kept[~passed]] = False
-        if not uses_reference:
+        ok[:] = False
+        ok[alive] = True
+        if not uses_reference or dropped > cut:
             break
-        if limit is not None and int(table.sizes[~ok].sum()) > limit:
-            break
-    suppressed = int(table.sizes[~ok].sum())
+    suppressed = int(sizes.sum()) - int(sizes[ok].sum())
     return NodeOutcome(levels, table, ok, suppressed)
 
 

@@ -1,0 +1,129 @@
+"""The optimal search's shortcuts give the same answers as the plain computations.
+
+* ``min_group_size``: a group smaller than it fails the model whatever it holds (checked
+  against every model's own ``group_ok`` on random groups);
+* ``class_outcome`` with a suppression limit: the same verdict (feasible or not) and, when
+  feasible, the same suppressed classes as without the limit;
+* class tables numbered by a presence mask equal those numbered by sorting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    MultipleSensitive,
+    ProbabilisticLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from structanon.partition import encode_values
+from tabular import _lattice
+from tabular._lattice import EncodedTable
+from tabular._optimal import _Lattice, class_outcome
+from tests.tabular.test_optimal import random_hierarchy
+
+MODELS = [
+    KAnonymity(1),
+    KAnonymity(4),
+    DistinctLDiversity(3),
+    EntropyLDiversity(1.0),
+    EntropyLDiversity(1.5),
+    EntropyLDiversity(3.0),
+    EntropyLDiversity(2.9999999999),
+    RecursiveCLDiversity(2.0, 3),
+    RecursiveCLDiversity(0.5, 1),
+    TCloseness(0.3),
+    BLikeness(1.0),
+    ProbabilisticLDiversity(2.0),
+    AlphaKAnonymity(0.6, 3),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=repr)
+def test_groups_below_min_group_size_fail_whatever_they_hold(model):
+    rng = np.random.default_rng(0)
+    bound = model.min_group_size
+    assert bound >= 1
+    reference = np.array([5, 4, 3, 2, 1])
+    for size in range(1, bound):  # classes are never empty
+        # every way of spreading `size` records over 5 values, drawn at random
+        counts = np.array([np.bincount(rng.integers(0, 5, size), minlength=5) for _ in range(200)])
+        groups = counts if model.requires_sensitive else counts.sum(axis=1)
+        assert not model.group_ok(groups, reference, np.arange(5)).any()
+
+
+def test_min_group_size_values():
+    assert KAnonymity(7).min_group_size == 7
+    assert DistinctLDiversity(3).min_group_size == 3
+    assert EntropyLDiversity(5).min_group_size == 5
+    assert EntropyLDiversity(4.2).min_group_size == 5
+    assert RecursiveCLDiversity(4, 5).min_group_size == 5
+    assert TCloseness(0.2).min_group_size == 1
+    both = MultipleSensitive({"a": DistinctLDiversity(2), "b": EntropyLDiversity(3)})
+    assert both.min_group_size == 3
+
+
+def _encoded(seed: int, n: int = 400):
+    rng = np.random.default_rng(seed)
+    hierarchies = [
+        random_hierarchy("a", 9, 3),
+        random_hierarchy("b", 6, 2),
+        random_hierarchy("c", 4, 1),
+    ]
+    columns = [rng.integers(0, h.leaves.size, n) for h in hierarchies]
+    sens, domain = encode_values(rng.choice(4, n, p=[0.55, 0.25, 0.15, 0.05]))
+    return columns, hierarchies, sens, domain
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize(
+    "models",
+    [
+        [KAnonymity(3)],
+        [KAnonymity(2), TCloseness(0.25)],
+        [EntropyLDiversity(2.0)],
+        [RecursiveCLDiversity(3.0, 2), KAnonymity(2)],
+    ],
+    ids=["k", "k+t", "entropy-l", "rcl+k"],
+)
+def test_outcome_with_a_limit_has_the_same_verdict(seed, models):
+    columns, hierarchies, sens, domain = _encoded(seed)
+    enc = EncodedTable(columns, hierarchies, sens, domain.size)
+    lattice = _Lattice(enc.heights)
+    for i in range(lattice.n_nodes):
+        node = lattice.node(i)
+        table = enc.classes(node)
+        full = class_outcome(table, models, domain, node)
+        for limit in (0, 5, 20, 60):
+            quick = class_outcome(table, models, domain, node, limit)
+            assert (quick.suppressed <= limit) == (full.suppressed <= limit)
+            if full.suppressed <= limit:
+                np.testing.assert_array_equal(quick.ok, full.ok)
+                assert quick.suppressed == full.suppressed
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tables_by_presence_mask_equal_tables_by_sorting(seed, monkeypatch):
+    columns, hierarchies, sens, domain = _encoded(seed)
+    dense = EncodedTable(columns, hierarchies, sens, domain.size)
+    monkeypatch.setattr(_lattice, "_DENSE_SLACK", -(10**9))  # never a mask: always sort
+    sorted_ = EncodedTable(columns, hierarchies, sens, domain.size)
+    lattice = _Lattice(dense.heights)
+    order = np.random.default_rng(seed).permutation(lattice.n_nodes)
+    for i in np.concatenate([order, np.argsort(lattice.level_sum, kind="stable")]):
+        node = lattice.node(int(i))
+        monkeypatch.setattr(_lattice, "_DENSE_SLACK", 1 << 15)
+        a = dense.classes(node)
+        monkeypatch.setattr(_lattice, "_DENSE_SLACK", -(10**9))
+        b = sorted_.classes(node)
+        np.testing.assert_array_equal(a.codes, b.codes)
+        np.testing.assert_array_equal(a.sizes, b.sizes)
+        np.testing.assert_array_equal(a.contingency, b.contingency)
+        np.testing.assert_array_equal(a.keys, b.keys)
