@@ -188,12 +188,9 @@ class EncodedTable:
             self._cache.move_to_end(node)
             return hit[1]
         self.evaluations += 1
-        finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
-        rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
-        best = int(np.argmin(rows))
-        if rows[best] < self.base_weight.size:
+        src = self._source(node)
+        if src is not None:
             self.rollups += 1
-            src = tuple(int(v) for v in self._slot_nodes[best])
             table = self._roll_up_dense(src, self._cache[src][1], node)
             if table is None:
                 table = self._roll_up(src, self._cache[src][1], node)
@@ -203,6 +200,29 @@ class EncodedTable:
                 table = self._from_base(node)[1]
         self._remember(node, table)
         return table
+
+    def _source(self, node: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The cached finer node with the fewest classes (``None``: roll up from the records).
+
+        A cached direct predecessor (one level lower on one attribute) is taken when there
+        is one: the smallest of them, found by dictionary look-ups; the scan of every
+        cached node is the fallback.
+        """
+        best, rows = None, self.base_weight.size
+        for j in range(self.q):
+            if node[j]:
+                pred = node[:j] + (node[j] - 1,) + node[j + 1 :]
+                hit = self._cache.get(pred)
+                if hit is not None and hit[1].n_classes < rows:
+                    best, rows = pred, hit[1].n_classes
+        if best is not None:
+            return best
+        finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
+        slot_rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
+        slot = int(np.argmin(slot_rows))
+        if slot_rows[slot] < self.base_weight.size:
+            return tuple(int(v) for v in self._slot_nodes[slot])
+        return None
 
     # ---------------------------------------------------- dense (bincount) grouping
     def _dense_ids(
