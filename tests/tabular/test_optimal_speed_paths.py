@@ -4,14 +4,23 @@
   against every model's own ``group_ok`` on random groups);
 * ``class_outcome`` with a suppression limit: the same verdict (feasible or not) and, when
   feasible, the same suppressed classes as without the limit;
-* class tables numbered by a presence mask equal those numbered by sorting.
+* class tables numbered by a presence mask equal those numbered by sorting;
+* the greedy descent and the sweep (recursive (c, l)-, entropy and distinct l-diversity
+  with suppression, every quality model with bounds known up front) find the optimum of an
+  exhaustive search.
 """
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import itertools
 
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structanon import InfeasibleError
 from structanon.models import (
     AlphaKAnonymity,
     BLikeness,
@@ -26,8 +35,9 @@ from structanon.models import (
 from structanon.partition import encode_values
 from tabular import _lattice
 from tabular._lattice import EncodedTable
-from tabular._optimal import _Lattice, class_outcome
+from tabular._optimal import _Lattice, class_outcome, optimal_generalization
 from tests.tabular.test_optimal import random_hierarchy
+from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
 
 MODELS = [
     KAnonymity(1),
@@ -127,3 +137,88 @@ def test_tables_by_presence_mask_equal_tables_by_sorting(seed, monkeypatch):
         np.testing.assert_array_equal(a.sizes, b.sizes)
         np.testing.assert_array_equal(a.contingency, b.contingency)
         np.testing.assert_array_equal(a.keys, b.keys)
+
+
+# --------------------------------------------------- the sweep against exhaustive search
+def _exhaustive(df, hierarchies, models, limit, metric):
+    """Every node: classes by pandas, failing classes suppressed (one pass: no model here
+    reads the table's distribution), scored by the definitions."""
+    names = list(hierarchies)
+    sens = df["s"].to_numpy()
+    n = len(df)
+    best = None
+    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
+        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+        suppressed = np.zeros(n, dtype=bool)
+        for g in set(key):
+            rows = np.flatnonzero(key == g)
+            counts = np.array([[np.sum(sens[rows] == v) for v in ("x", "y", "z")]])
+            for model in models:
+                group = counts if model.requires_sensitive else counts.sum(axis=1)
+                if not model.group_ok(group, None, np.array(["x", "y", "z"]))[0]:
+                    suppressed[rows] = True
+        if suppressed.sum() > limit or suppressed.all():
+            continue
+        if metric == "height":
+            score = float(sum(levels))
+        elif metric == "precision":
+            s = int(suppressed.sum())
+            score = float(
+                np.mean(
+                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
+                )
+            )
+        else:
+            score = entropy_by_records(
+                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
+            )
+        if best is None or score < best[0] - 1e-9:
+            best = (score, levels)
+    return best
+
+
+@st.composite
+def _sweep_problem(draw):
+    q = draw(st.integers(2, 3))
+    hierarchies = {}
+    for j in range(q):
+        height = draw(st.integers(1, 3))
+        leaves = draw(st.integers(2, 2**height + 1))
+        hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
+    n = draw(st.integers(8, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
+    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
+    df["s"] = rng.choice(["x", "y", "z"], size=n, p=[0.5, 0.3, 0.2])
+    models = draw(
+        st.sampled_from(
+            [
+                [RecursiveCLDiversity(2.0, 2)],
+                [RecursiveCLDiversity(3.0, 2), KAnonymity(2)],
+                [EntropyLDiversity(1.8)],
+                [EntropyLDiversity(1.5), KAnonymity(4)],
+                [DistinctLDiversity(2)],
+                [KAnonymity(3)],
+            ]
+        )
+    )
+    limit = draw(st.sampled_from([1, 3, 8, 15]))
+    metric = draw(st.sampled_from(["entropy", "entropy-nonmonotonic", "height", "precision"]))
+    return df, hierarchies, models, limit, metric
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sweep_problem())
+def test_descent_and_sweep_match_exhaustive_search(problem):
+    df, hierarchies, models, limit, metric = problem
+    expected = _exhaustive(df, hierarchies, models, limit, metric)
+    enc, domain = _encode(df, hierarchies)
+    if expected is None:
+        with pytest.raises(InfeasibleError):
+            optimal_generalization(enc, models, limit, metric, domain)
+        return
+    result = optimal_generalization(enc, models, limit, metric, domain)
+    assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert result.best.suppressed <= limit
