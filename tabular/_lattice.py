@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from structanon import Hierarchy
 
@@ -38,6 +39,19 @@ def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
         return rank[keys], int(rank[-1]) + 1
     uniq, inverse = np.unique(keys, return_inverse=True)
     return inverse.reshape(-1).astype(np.int64), int(uniq.size)
+
+
+def _hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids of int64 keys, numbered in ascending key order, and the distinct keys.
+
+    The keys are numbered by a hash table (linear time) and only the distinct ones are
+    sorted, which beats sorting every key when many repeat.
+    """
+    first, unique = pd.factorize(keys)
+    order = np.argsort(unique)
+    rank = np.empty(unique.size, dtype=np.int64)
+    rank[order] = np.arange(unique.size, dtype=np.int64)
+    return rank[first], np.asarray(unique)[order]
 
 
 def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
@@ -148,12 +162,14 @@ class EncodedTable:
         self.cache_budget = int(cache_budget)
         # fixed mixed-radix weights over the leaf counts: any node's codes fit under them
         self._key_strides: np.ndarray | None = None
+        self._radices = np.array([max(int(r), 1) for r in radices[: self.q]], dtype=np.int64)
         if self.q and float(np.prod([float(r) for r in radices[: self.q]])) < float(_MAX_KEY):
             strides = np.ones(self.q, dtype=np.int64)
             for j in range(self.q - 2, -1, -1):
                 strides[j] = strides[j + 1] * max(int(radices[j + 1]), 1)
             self._key_strides = strides
         self._base_keys: np.ndarray | None = None
+        self._base_columns: dict[tuple[int, int], np.ndarray] = {}
         self.evaluations = 0
         self.rollups = 0
 
@@ -224,6 +240,31 @@ class EncodedTable:
             return tuple(int(v) for v in self._slot_nodes[slot])
         return None
 
+    def base_column(self, j: int, level: int) -> np.ndarray:
+        """Node code at ``level`` of QI ``j`` of every distinct row (computed once)."""
+        key = (j, level)
+        col = self._base_columns.get(key)
+        if col is None:
+            leaf = self.base_leaf_codes[:, j]
+            col = leaf if level == 0 else np.ascontiguousarray(self.maps[j][:, level])[leaf]
+            self._base_columns[key] = col
+        return col
+
+    def _decode_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Per-attribute codes of fixed-radix keys."""
+        strides = self._key_strides
+        assert strides is not None
+        codes = np.empty((keys.size, self.q), dtype=np.int64)
+        for j in range(self.q):
+            codes[:, j] = keys // strides[j] if j == 0 else (keys // strides[j]) % self._radices[j]
+        return codes
+
+    def _span(self, node: tuple[int, ...]) -> int:
+        span = 1
+        for j in range(self.q):
+            span *= max(int(self.n_nodes[j][node[j]]), 1)
+        return span
+
     # ---------------------------------------------------- dense (bincount) grouping
     def _dense_ids(
         self, columns: list[np.ndarray], node: tuple[int, ...], rows: int
@@ -292,15 +333,15 @@ class EncodedTable:
         return ClassTable(codes, new_sizes, cont, keys)
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
-        if not self.base_weight.size:
+        if not self.base_weight.size or self._span(node) > 4 * self.base_weight.size + _DENSE_SLACK:
             return None
-        columns = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
+        columns = [self.base_column(j, node[j]) for j in range(self.q)]
         return self._dense_table(columns, node, self.base_weight, None, self.base_sensitive)
 
     def _roll_up_dense(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable | None:
-        if not table.n_classes:
+        if not table.n_classes or self._span(node) > 4 * table.n_classes + _DENSE_SLACK:
             return None
         columns = [
             table.codes[:, j]
@@ -337,7 +378,7 @@ class EncodedTable:
     def _from_base(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
         if self._key_strides is not None and self.base_weight.size:
             return self._from_base_keyed(node)
-        gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
+        gen = [self.base_column(j, node[j]) for j in range(self.q)]
         return self._group(gen, self.base_weight, self.base_sensitive, node)
 
     def _from_base_keyed(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
@@ -349,58 +390,44 @@ class EncodedTable:
         keys = self._base_keys.copy()
         gen = []
         for j in range(self.q):
-            leaf = self.base_leaf_codes[:, j]
-            col = leaf if node[j] == 0 else self.maps[j][leaf, node[j]]
+            col = self.base_column(j, node[j])
             if node[j] != 0:
-                keys += (col - leaf) * strides[j]
+                keys += (col - self.base_leaf_codes[:, j]) * strides[j]
             gen.append(col)
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        new_run = np.r_[True, ordered[1:] != ordered[:-1]]
-        starts = np.flatnonzero(new_run)
-        m = starts.size
-        run = np.cumsum(new_run) - 1
-        ids = np.empty(keys.size, dtype=np.int64)
-        ids[order] = run
-        first = order[starts]
-        codes = np.stack([g[first] for g in gen], axis=1)
-        weight = self.base_weight[order]
-        sizes = np.add.reduceat(weight, starts).astype(np.int64)
+        ids, unique = _hashed_ids(keys)
+        m = unique.size
+        codes = self._decode_keys(unique)
+        sizes = np.bincount(ids, weights=self.base_weight, minlength=m).astype(np.int64)
         cont = None
         if self.base_sensitive is not None:
             s = max(self.n_sensitive, 1)
-            cells = run * s + self.base_sensitive[order]
-            cont = np.bincount(cells, weights=weight, minlength=m * s)
+            cells = ids * s + self.base_sensitive
+            cont = np.bincount(cells, weights=self.base_weight, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        return ids, ClassTable(codes, sizes, cont, ordered[starts])
+        return ids, ClassTable(codes, sizes, cont, unique)
 
     def _roll_up_keyed(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable:
         """Roll-up through the fixed-radix keys: shift the key of every changed attribute,
-        sort, and add up runs of equal keys (integer sums)."""
+        number the distinct keys by hashing, and add up the classes of equal keys."""
         assert table.keys is not None and self._key_strides is not None
         keys = table.keys.copy()
-        changed = {}
         for j in range(self.q):
             if src[j] != node[j]:
                 new = self.up_map(j, src[j], node[j])[table.codes[:, j]]
                 keys += (new - table.codes[:, j]) * self._key_strides[j]
-                changed[j] = new
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        first = order[starts]
-        codes = table.codes[first]
-        for j, new in changed.items():
-            codes[:, j] = new[first]
-        sizes = np.add.reduceat(table.sizes[order], starts)
-        cont = (
-            None
-            if table.contingency is None
-            else np.add.reduceat(table.contingency[order], starts, axis=0)
-        )
-        return ClassTable(codes, sizes, cont, ordered[starts])
+        ids, unique = _hashed_ids(keys)
+        m = unique.size
+        codes = self._decode_keys(unique)
+        sizes = np.bincount(ids, weights=table.sizes, minlength=m).astype(np.int64)
+        cont = None
+        if table.contingency is not None:
+            s = table.contingency.shape[1]
+            cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
+            cont = np.bincount(cells, weights=table.contingency.ravel(), minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        return ClassTable(codes, sizes, cont, unique)
 
     def _roll_up(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
