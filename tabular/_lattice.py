@@ -122,6 +122,8 @@ class EncodedTable:
         Size of the sensitive domain.
     cache_budget : int
         Number of class-table rows kept for roll-ups.
+    weights : int array (n,), optional
+        Records each row stands for (default 1 each; see :meth:`sizes_only`).
     """
 
     def __init__(
@@ -131,6 +133,7 @@ class EncodedTable:
         sensitive_codes: np.ndarray | None = None,
         n_sensitive: int = 0,
         cache_budget: int = 4_000_000,
+        weights: np.ndarray | None = None,
     ) -> None:
         self.hierarchies = list(hierarchies)
         self.q = len(self.hierarchies)
@@ -151,8 +154,10 @@ class EncodedTable:
         first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
         self.base_leaf_codes = np.stack([c[first] for c in columns[: self.q]], axis=1)
         self.base_sensitive = columns[-1][first] if self.has_sensitive else None
-        self.base_weight = np.bincount(ids, minlength=m).astype(np.int64)
+        self.base_weight = np.bincount(ids, weights=weights, minlength=m).astype(np.int64)
         self.record_base = ids
+        if weights is not None:
+            self.n = int(self.base_weight.sum())
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
         self._cache: OrderedDict[tuple[int, ...], tuple[int, ClassTable]] = OrderedDict()
         self._cache_rows = 0
@@ -172,6 +177,18 @@ class EncodedTable:
         self._base_columns: dict[tuple[int, int], np.ndarray] = {}
         self.evaluations = 0
         self.rollups = 0
+
+    def sizes_only(self) -> EncodedTable:
+        """The same quasi-identifiers without the sensitive attribute: class sizes only
+        (fewer distinct rows, no contingency), for models that read sizes alone."""
+        if not self.has_sensitive:
+            return self
+        return EncodedTable(
+            list(self.base_leaf_codes.T),
+            self.hierarchies,
+            cache_budget=self.cache_budget,
+            weights=self.base_weight,
+        )
 
     # -------------------------------------------------------------- generalization
     def up_map(self, q: int, src: int, dst: int) -> np.ndarray:

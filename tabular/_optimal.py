@@ -192,7 +192,8 @@ class QualityModel:
     ``lower_bound(i, ctx)`` bounds from below the score of node ``i`` whatever is
     suppressed, and, where the metric is monotone, the scores of all its generalizations;
     ``lower_bounds(ctx)`` gives every node's bound at once when that is cheap (``None``
-    when a bound needs the node's classes).  ``monotone_with_suppression``: the score never
+    when a bound needs the node's classes; ``lower_bound(i, ctx, tables)`` then reads them
+    from ``tables(levels)`` when given, else from the encoded table).  ``monotone_with_suppression``: the score never
     decreases from a node to its generalizations even when failing classes are suppressed
     (every quality model is monotone without suppression).
     """
@@ -206,7 +207,7 @@ class QualityModel:
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray | None:
         return None
 
-    def lower_bound(self, i: int, ctx: SearchContext) -> float:
+    def lower_bound(self, i: int, ctx: SearchContext, tables=None) -> float:
         bounds = self.lower_bounds(ctx)
         if bounds is None:  # pragma: no cover - subclasses without arrays override this
             raise NotImplementedError
@@ -229,8 +230,9 @@ class Discernibility(QualityModel):
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         return float((outcome.table.sizes.astype(np.float64) ** 2).sum())
 
-    def lower_bound(self, i: int, ctx: SearchContext) -> float:
-        sizes = ctx.enc.classes(ctx.lattice.node(i)).sizes
+    def lower_bound(self, i: int, ctx: SearchContext, tables=None) -> float:
+        node = ctx.lattice.node(i)
+        sizes = (tables(node) if tables else ctx.enc.classes(node)).sizes
         return float((sizes.astype(np.float64) ** 2).sum())
 
 
@@ -480,6 +482,7 @@ class _Search:
         )
         self.lattice = _Lattice(enc.heights)
         self.outcomes: dict[int, NodeOutcome] = {}
+        self._sizes_enc: EncodedTable | None = None
         self.monotone = _predicate_monotone(models, max_suppressed)
 
     def evaluate(self, i: int) -> NodeOutcome:
@@ -520,21 +523,38 @@ class _Search:
             pruning.append(KAnonymity(implied))
         return pruning
 
-    def sub_feasible(self, i: int, pruning: Sequence[PrivacyModel]) -> bool:
+    def sub_feasible(self, i: int, pruning: Sequence[PrivacyModel], sizes: bool = False) -> bool:
         """Node ``i`` passes the pruning models within the limit (else it and every
-        specialization are infeasible)."""
+        specialization are infeasible).  ``sizes``: measure on class sizes alone (a table
+        without the sensitive attribute, cheaper to roll up) when no pruning model reads
+        sensitive values."""
         node = self.lattice.node(i)
-        out = class_outcome(self.enc.classes(node), pruning, self.domain, node, self.max_suppressed)
+        enc = self.enc
+        if sizes and not any(m.requires_sensitive for m in pruning):
+            if self._sizes_enc is None:
+                self._sizes_enc = self.enc.sizes_only()
+            enc = self._sizes_enc
+        out = class_outcome(enc.classes(node), pruning, self.domain, node, self.max_suppressed)
         return out.suppressed <= self.max_suppressed and out.released > 0
 
-    def tag(self) -> np.ndarray:
-        """Per node: 1 feasible (or a candidate), -1 infeasible."""
+    def tag(self, outside=None) -> np.ndarray:
+        """Per node: 1 feasible (or a candidate), -1 infeasible.
+
+        ``outside(i)``, optional, must be closed under generalization (a bound above the
+        best score known): such nodes count as tagged 1 (the union of two up-closed sets is
+        up-closed, so the binary searches stay valid) and spare the model checks.
+        """
         status = np.zeros(self.lattice.n_nodes, dtype=np.int8)
         pruning = self.pruning_models()
+        out = outside or (lambda i: False)
         if self.monotone:
-            _flash(self.lattice, status, lambda i: self.feasible(self.evaluate(i)))
+            _flash(self.lattice, status, lambda i: out(i) or self.feasible(self.evaluate(i)))
         elif pruning:
-            _flash(self.lattice, status, lambda i: self.sub_feasible(i, pruning))
+            _flash(
+                self.lattice,
+                status,
+                lambda i: out(i) or self.sub_feasible(i, pruning, sizes=True),
+            )
         else:
             status[:] = 1  # every node is a candidate
         return status
@@ -556,18 +576,25 @@ class _Search:
         return self._score_best_first(candidates, bounds, model, ctx)
 
     def _score_by_levels(
-        self, candidates: np.ndarray, model: QualityModel, ctx: SearchContext, metric_monotone: bool
+        self,
+        candidates: np.ndarray,
+        model: QualityModel,
+        ctx: SearchContext,
+        metric_monotone: bool,
+        best: float = np.inf,
     ) -> dict[int, float]:
-        """Visit in level order; a node whose bound exceeds the best score so far prunes its
-        generalizations, and so does a feasible node where the metric is monotone."""
-        lattice, scored, best = self.lattice, {}, np.inf
+        """Visit in level order; a node whose bound exceeds the best score so far (``best``
+        at first) prunes its generalizations, and so does a feasible node where the metric
+        is monotone."""
+        lattice, scored = self.lattice, {}
+        tables = self.sizes_table if self.enc.has_sensitive else None
         alive = np.zeros(lattice.n_nodes, dtype=bool)
         alive[candidates] = True
         for i in candidates[np.argsort(lattice.level_sum[candidates], kind="stable")]:
             i = int(i)
             if not alive[i]:
                 continue
-            if model.lower_bound(i, ctx) > best * (1 + 1e-12):
+            if model.lower_bound(i, ctx, tables) > best * (1 + 1e-12):
                 alive &= ~lattice.above(i)
                 continue
             out = self.evaluate(i)
@@ -595,6 +622,23 @@ class _Search:
                 scored[i] = model.score(out, ctx)
                 best = min(best, scored[i])
         return scored
+
+    def descend(self, visit, status: np.ndarray, bound) -> None:
+        """Greedy descent from the most general node to the feasible direct predecessor
+        with the lowest ``bound``, while there is one (``visit(i)`` checks a node)."""
+        lattice, grid = self.lattice, self.lattice.grid
+        current: int | None = lattice.n_nodes - 1
+        if not visit(lattice.n_nodes - 1):
+            current = None
+        while current is not None:
+            preds = [
+                current - int(lattice.strides[j]) for j in range(grid.shape[1]) if grid[current, j]
+            ]
+            current = None
+            for p in sorted(preds, key=lambda p: (bound(p), p)):
+                if status[p] == 1 or (status[p] == 0 and visit(p)):
+                    current = p
+                    break
 
     def bounded(self, model: QualityModel) -> tuple[dict[int, float], np.ndarray] | None:
         """Branch and bound on lower bounds known for every node up front (``None`` when
@@ -634,24 +678,48 @@ class _Search:
                 status[cone & (status == 0)] = -1
             return False
 
-        current: int | None = lattice.n_nodes - 1
-        if not visit(lattice.n_nodes - 1):
-            current = None
-        while current is not None:
-            preds = [
-                current - int(lattice.strides[j]) for j in range(grid.shape[1]) if grid[current, j]
-            ]
-            current = None
-            for p in sorted(preds, key=lambda p: (bounds[p], p)):
-                if status[p] == 1 or (status[p] == 0 and visit(p)):
-                    current = p
-                    break
+        self.descend(visit, status, lambda p: float(bounds[p]))
         order = np.lexsort((-bounds, -lattice.level_sum))
         for i in order[bounds[order] <= best + 1e-12 * max(1.0, abs(best))]:
             i = int(i)
             if status[i] == 0 and bounds[i] <= best + 1e-12 * max(1.0, abs(best)):
                 visit(i)
         return scored, status
+
+    def ascending(self, model: QualityModel) -> tuple[dict[int, float], np.ndarray]:
+        """Branch and bound for a metric whose bound needs the node's classes (DM*).
+
+        A greedy descent from the most general node gives a first feasible score; the
+        tagging (:meth:`tag`) then counts every node whose bound, read from a class table of
+        sizes only, exceeds it as settled, and the candidates left are visited level by
+        level (:meth:`_score_by_levels`, starting from that score).
+        """
+        ctx = SearchContext.build(self.enc, self.lattice)
+        seen = np.zeros(self.lattice.n_nodes, dtype=np.int8)
+        scored: dict[int, float] = {}
+        tables = self.sizes_table if self.enc.has_sensitive else None
+
+        def visit(i: int) -> bool:
+            out = self.evaluate(i)
+            seen[i] = 1 if self.feasible(out) else -1
+            if seen[i] == 1:
+                scored[i] = model.score(out, ctx)
+            return seen[i] == 1
+
+        self.descend(visit, seen, lambda p: model.lower_bound(p, ctx, tables))
+        best = min(scored.values(), default=np.inf)
+        limit = best * (1 + 1e-12)
+        status = self.tag(lambda i: model.lower_bound(i, ctx, tables) > limit)
+        metric_monotone = model.monotone_with_suppression or self.max_suppressed == 0
+        candidates = np.flatnonzero(status == 1)
+        scored.update(self._score_by_levels(candidates, model, ctx, metric_monotone, best))
+        return scored, status
+
+    def sizes_table(self, levels: tuple[int, ...]) -> ClassTable:
+        """The class table of a node without the sensitive attribute (sizes only)."""
+        if self._sizes_enc is None:
+            self._sizes_enc = self.enc.sizes_only()
+        return self._sizes_enc.classes(levels)
 
     def result(self, scored: dict[int, float], status: np.ndarray, metric: str) -> LatticeSearch:
         """The best scored node (ties: lowest sum of levels, then lattice order)."""
@@ -728,10 +796,12 @@ def optimal_generalization(
     # against the released distribution (t-closeness: nearly every k-anonymous node below
     # the optimum must be measured anyway, so the sweep infers little) -- measured on ARX's
     # cases on Adult
-    plain = (search.monotone and max_suppressed == 0) or (
-        not search.monotone and any(m.needs_reference for m in models)
-    )
-    bounded = None if plain else search.bounded(model)
+    bounded = None
+    if not (search.monotone and max_suppressed == 0):
+        if model.lower_bounds(SearchContext.build(enc, search.lattice)) is None:
+            bounded = search.ascending(model)
+        elif search.monotone or not any(m.needs_reference for m in models):
+            bounded = search.bounded(model)
     if bounded is not None:
         scored, status = bounded
         return search.result(scored, status, metric)

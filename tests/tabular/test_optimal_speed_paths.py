@@ -6,8 +6,8 @@
   feasible, the same suppressed classes as without the limit;
 * class tables numbered by a presence mask equal those numbered by sorting;
 * the greedy descent and the sweep (recursive (c, l)-, entropy and distinct l-diversity
-  with suppression, every quality model with bounds known up front) find the optimum of an
-  exhaustive search.
+  with suppression; the quality models with bounds known up front, and DM* whose bound
+  needs the classes) find the optimum of an exhaustive search.
 """
 
 from __future__ import annotations
@@ -162,7 +162,9 @@ def _exhaustive(df, hierarchies, models, limit, metric):
                     suppressed[rows] = True
         if suppressed.sum() > limit or suppressed.all():
             continue
-        if metric == "height":
+        if metric == "discernibility":
+            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
+        elif metric == "height":
             score = float(sum(levels))
         elif metric == "precision":
             s = int(suppressed.sum())
@@ -205,7 +207,11 @@ def _sweep_problem(draw):
         )
     )
     limit = draw(st.sampled_from([1, 3, 8, 15]))
-    metric = draw(st.sampled_from(["entropy", "entropy-nonmonotonic", "height", "precision"]))
+    metric = draw(
+        st.sampled_from(
+            ["entropy", "entropy-nonmonotonic", "height", "precision", "discernibility"]
+        )
+    )
     return df, hierarchies, models, limit, metric
 
 
