@@ -228,3 +228,20 @@ def test_descent_and_sweep_match_exhaustive_search(problem):
     result = optimal_generalization(enc, models, limit, metric, domain)
     assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
     assert result.best.suppressed <= limit
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hierarchical_t_closeness_with_cached_plans_is_emd_many_bit_for_bit(seed):
+    from structanon.distances import emd_many
+
+    rng = np.random.default_rng(seed)
+    hierarchy = random_hierarchy("s", 9, 3)
+    model = TCloseness(0.2, "hierarchical", hierarchy)
+    leaves = np.asarray(hierarchy.leaves, dtype=object)
+    for _ in range(30):
+        present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
+        counts = rng.integers(0, 6, (40, present.size)).astype(float)
+        reference = rng.integers(1, 50, present.size).astype(float)
+        ours = model.group_values(counts, reference, leaves[present])
+        expected = emd_many(counts, reference, "hierarchical", leaves[present], hierarchy)
+        assert np.array_equal(ours, expected)
