@@ -23,8 +23,10 @@ __all__ = ["ClassTable", "EncodedTable", "dense_groups"]
 
 _MAX_KEY = np.int64(1) << 62
 # a node's classes are numbered with a presence mask when its key span is at most
-# 4 x the source rows + this (else by sorting)
-_DENSE_SLACK = 1 << 15
+# _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
+_DENSE_SLACK = 1 << 17
+_DENSE_FACTOR = 16
+_DENSE_MAX = 1 << 23
 
 
 def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -276,6 +278,9 @@ class EncodedTable:
             codes[:, j] = keys // strides[j] if j == 0 else (keys // strides[j]) % self._radices[j]
         return codes
 
+    def _dense_ok(self, node: tuple[int, ...], rows: int) -> bool:
+        return self._span(node) <= min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX)
+
     def _span(self, node: tuple[int, ...]) -> int:
         span = 1
         for j in range(self.q):
@@ -299,7 +304,7 @@ class EncodedTable:
         span = 1
         for r in radices:
             span *= max(r, 1)
-        if not self.q or span > 4 * rows + _DENSE_SLACK:
+        if not self.q or span > min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX):
             return None
         key = columns[0].astype(np.int64, copy=True)
         for col, radix in zip(columns[1:], radices[1:]):
@@ -350,7 +355,7 @@ class EncodedTable:
         return ClassTable(codes, new_sizes, cont, keys)
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
-        if not self.base_weight.size or self._span(node) > 4 * self.base_weight.size + _DENSE_SLACK:
+        if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
             return None
         columns = [self.base_column(j, node[j]) for j in range(self.q)]
         return self._dense_table(columns, node, self.base_weight, None, self.base_sensitive)
@@ -358,7 +363,7 @@ class EncodedTable:
     def _roll_up_dense(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable | None:
-        if not table.n_classes or self._span(node) > 4 * table.n_classes + _DENSE_SLACK:
+        if not table.n_classes or not self._dense_ok(node, table.n_classes):
             return None
         columns = [
             table.codes[:, j]
