@@ -7,7 +7,10 @@ check tags a whole cone of the lattice (predictive tagging): a feasible node mak
 generalizations feasible, an infeasible node makes all its specializations infeasible.
 Untagged nodes are resolved by binary search along upward paths (Kohlmayer et al. 2012).
 The optimum is then the best-scoring feasible node under the chosen quality model; for a
-monotone quality model only the minimal feasible nodes are scored.
+monotone quality model only the minimal feasible nodes are scored.  With suppression, the
+quality model's lower bounds prune as in ARX (a greedy descent gives a first score, and a
+node whose bound cannot beat the best score is never checked; see
+:func:`optimal_generalization`).
 """
 
 from __future__ import annotations
@@ -762,7 +765,7 @@ def optimal_generalization(
     enc : EncodedTable
     models : sequence of PrivacyModel
         Read through their flags only: ``monotone``, ``monotone_with_suppression``,
-        ``needs_reference`` and ``requires_sensitive``.
+        ``needs_reference``, ``requires_sensitive`` and ``min_group_size``.
     max_suppressed : int
         Most records that may be suppressed.
     metric : {"discernibility", "loss", "precision", "height", "entropy", "entropy-nonmonotonic"}
@@ -778,24 +781,39 @@ def optimal_generalization(
 
     Notes
     -----
-    1. Feasibility under the models that are monotone (all of them without suppression;
-       those with ``monotone_with_suppression`` with it) is resolved for every node by
-       predictive tagging and binary search on paths.
-    2. When both feasibility and the quality model are monotone, only the minimal
-       feasible nodes are scored.  Otherwise the nodes left are visited by branch and
-       bound on the quality model's lower bounds: best first where every bound is known
-       up front (loss, precision, height), stopping when no bound can beat the best
-       feasible score; in level order otherwise (DM*, whose bound is its exact score),
-       pruning every generalization of a node whose bound is worse than the best so far.
+    The pruning models are those monotone under the suppression allowed, plus k-anonymity
+    with the largest ``min_group_size`` of the models (a node failing them fails, and so do
+    its specializations).  Node checks stop once the limit is exceeded.
+
+    1. Without suppression, or with t-closeness (measured against the released records)
+       and bounds known up front: feasibility under the models that are monotone (all of
+       them without suppression; the pruning models otherwise) is resolved for every node
+       by predictive tagging and binary search on paths (Flash).  When both feasibility and
+       the quality model are monotone, only the minimal feasible nodes are scored; else the
+       candidates are visited best first by the quality model's bounds, stopping when no
+       bound can beat the best feasible score.
+    2. With suppression and bounds known up front (entropy, loss, precision, height):
+       :meth:`_Search.bounded`, a greedy descent from the most general node for a first
+       score, then a sweep from the most general level down over the nodes whose bound can
+       still reach the best score, each infeasible node settling its specializations when
+       feasibility is monotone or when it fails the pruning models.
+    3. DM* (whose bound is its exact score and needs the classes), with suppression:
+       :meth:`_Search.ascending`, the greedy descent, then Flash in which nodes whose DM*
+       exceeds the first score count as settled, then level order from that score, pruning
+       every generalization of a node whose bound is worse than the best so far.
+
+    Every node skipped is infeasible or has a bound above a feasible score, so the optimum
+    and its ties (lowest sum of levels, then lattice order) are those of an exhaustive
+    search.
     """
     model = quality_model(metric)
     search = _Search(enc, models, max_suppressed, domain)
     search.check_top()
-    # Flash over the whole lattice first: without suppression (its binary searches tag the
+    # Flash over the whole lattice first without suppression (its binary searches tag the
     # lattice with fewer checks than the descent and sweep need), and for models measured
     # against the released distribution (t-closeness: nearly every k-anonymous node below
-    # the optimum must be measured anyway, so the sweep infers little) -- measured on ARX's
-    # cases on Adult
+    # the optimum must be measured anyway, so the sweep infers little and its top-down
+    # order costs roll-ups) -- measured on ARX's cases on Adult
     bounded = None
     if not (search.monotone and max_suppressed == 0):
         if model.lower_bounds(SearchContext.build(enc, search.lattice)) is None:
