@@ -509,9 +509,11 @@ class _Search:
         """
         top = self.lattice.n_nodes - 1
         if self.monotone and not self.feasible(self.evaluate(top)):
+            node = self.lattice.node(top)  # counted in full (the check stopped at the limit)
+            full = class_outcome(self.enc.classes(node), self.models, self.domain, node)
             raise InfeasibleError(
                 "no generalization satisfies the privacy models within the suppression limit "
-                f"(the most general node suppresses {self.outcomes[top].suppressed} of "
+                f"(the most general node suppresses {full.suppressed} of "
                 f"{self.enc.n} records, limit {self.max_suppressed})"
             )
 
