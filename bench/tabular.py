@@ -690,8 +690,71 @@ def speed_main(argv: list[str]) -> None:
     print(f"written to {out}")
 
 
+def profile_main(argv: list[str]) -> None:
+    """Where the optimal search's time goes, per request: one cProfile'd call after a
+    warm-up, split into class tables, model checks, the rest of the search and what lies
+    outside it (encoding, publishing, verification); prints markdown rows."""
+    import cProfile
+    import pstats
+
+    parser = argparse.ArgumentParser(description="profile the optimal search on ARX's cases")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--cases", nargs="*", default=[], help="case names (default: all)")
+    parser.add_argument("--code", default=str(_BENCH.parent), help="checkout to profile")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, args.code)
+    import tabular
+    from structanon import Hierarchy
+
+    adult_csv = shared_data("adult/adult.csv")
+    if adult_csv is None:
+        print("../shared/data/adult not found; nothing to measure")
+        return
+    df = pd.read_csv(adult_csv, sep=";")
+    hierarchies = {
+        c: Hierarchy.from_csv(adult_csv.parent / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9
+    }
+
+    def stat(stats, file, function, column):
+        rows = [v for k, v in stats.stats.items() if k[0].endswith(file) and k[2] == function]
+        return max((r[column] for r in rows), default=0)
+
+    print("| request | total s | class tables | model checks | rest of search | outside search |")
+    print("|---|---|---|---|---|---|")
+    for case in read_arx_cases():
+        if args.cases and case["name"] not in args.cases:
+            continue
+
+        def run(case=case):
+            return tabular.anonymize(
+                df,
+                {c: hierarchies[c] for c in case["qis"]},
+                None if "occupation" in case["qis"] else "occupation",
+                spec_models(case["models"], hierarchies["occupation"]),
+                algorithm="optimal",
+                suppression_limit=case["supp"],
+                metric=case["metric"],
+                measures=False,
+                key=b"bench-speed-key-0123456789abcdef",
+            )
+
+        run()
+        profiler = cProfile.Profile()
+        profiler.runcall(run)
+        stats = pstats.Stats(profiler)
+        total = stat(stats, "_anonymize.py", "anonymize", 3)
+        search = stat(stats, "_optimal.py", "optimal_generalization", 3)
+        tables = stat(stats, "_lattice.py", "classes", 3)
+        checks = stat(stats, "_optimal.py", "class_outcome", 3)
+        parts = [tables, checks, max(search - tables - checks, 0.0), total - search]
+        cells = [f"{v:.2f} ({v / total:.0%})" for v in parts]
+        print(f"| {case['name']} | {total:.2f} | " + " | ".join(cells) + " |", flush=True)
+
+
 if __name__ == "__main__":
-    if "--speed-child" in sys.argv:
+    if "--profile" in sys.argv:
+        profile_main(sys.argv[1:])
+    elif "--speed-child" in sys.argv:
         i = sys.argv.index("--speed-child")
         code, csv, adult_dir, repeats, *names = sys.argv[i + 1 :]
         speed_child(code, csv, adult_dir, names, int(repeats))

@@ -12,7 +12,11 @@ Every model offers
 * ``monotone_with_suppression``: whether that still holds when the records of failing
   groups are suppressed up to a limit (true for k-anonymity and distinct l-diversity only);
 * ``needs_reference``: whether a group's value depends on the whole table's distribution
-  (t-closeness), so the reference must be computed once, from all records.
+  (t-closeness), so the reference must be computed once, from all records;
+* ``min_group_size``: no group with fewer individuals can satisfy the model (``k`` for
+  k-anonymity, ``l`` for the l-diversity variants that need ``l`` distinct values; 1 when
+  the model implies no such bound), so searches may skip small groups and infer outcomes
+  from k-anonymity.
 
 Models know nothing about search; algorithms ask them whether groups are acceptable.
 """
@@ -76,6 +80,11 @@ class PrivacyModel:
     requires_sensitive = False
     needs_reference = False
     higher_is_better = True
+
+    @property
+    def min_group_size(self) -> int:
+        """Groups smaller than this fail the model whatever they hold (1: no such bound)."""
+        return 1
 
     @property
     def threshold(self) -> float:  # pragma: no cover - overridden
@@ -176,6 +185,10 @@ class KAnonymity(PrivacyModel):
         self.k = _positive_int("k", k)
 
     @property
+    def min_group_size(self) -> int:
+        return self.k
+
+    @property
     def threshold(self) -> float:
         return float(self.k)
 
@@ -201,6 +214,10 @@ class DistinctLDiversity(PrivacyModel):
 
     def __init__(self, l: int) -> None:
         self.l = _positive_int("l", l)
+
+    @property
+    def min_group_size(self) -> int:
+        return self.l
 
     @property
     def threshold(self) -> float:
@@ -231,6 +248,11 @@ class EntropyLDiversity(PrivacyModel):
         if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or l < 1:
             raise InputError(f"l must be a number >= 1, got {l!r}")
         self.l = float(l)
+
+    @property
+    def min_group_size(self) -> int:
+        # exp(entropy) of d distinct values is at most d, so passing needs d >= l - eps
+        return max(int(np.ceil(self.l - _EPS)), 1)
 
     @property
     def threshold(self) -> float:
@@ -270,6 +292,10 @@ class RecursiveCLDiversity(PrivacyModel):
             raise InputError(f"c must be a positive number, got {c!r}")
         self.c = float(c)
         self.l = _positive_int("l", l)
+
+    @property
+    def min_group_size(self) -> int:
+        return self.l  # fewer than l distinct values leave an empty tail
 
     @property
     def threshold(self) -> float:
@@ -324,6 +350,7 @@ class TCloseness(PrivacyModel):
         self.t = float(t)
         self.distance = distance
         self.hierarchy = hierarchy
+        self._plans: dict[tuple, tuple[np.ndarray, list[np.ndarray]]] = {}
 
     @property
     def threshold(self) -> float:
@@ -332,7 +359,49 @@ class TCloseness(PrivacyModel):
     def group_values(self, counts, reference=None, domain=None):
         c = np.atleast_2d(np.asarray(counts, dtype=float))
         ref = c.sum(axis=0) if reference is None else np.asarray(reference, dtype=float)
+        h = self.hierarchy
+        if self.distance == "hierarchical" and domain is not None and h is not None and h.height:
+            return self._hierarchical(c, ref, domain)
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
+
+    def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Leaf code of each domain value and the child-to-parent matrices of each level,
+        computed once per domain (searches test many class tables over one domain)."""
+        key = tuple(np.asarray(domain, dtype=object).tolist())
+        plan = self._plans.get(key)
+        if plan is None:
+            h = self.hierarchy
+            assert h is not None
+            leaf_codes = h.encode(np.asarray(domain, dtype=object))
+            ups = []
+            for level in range(h.height):
+                parents = h.parents(level)
+                up = np.zeros((h.n_nodes(level + 1), parents.size))
+                up[parents, np.arange(parents.size)] = 1.0
+                ups.append(up)
+            plan = (leaf_codes, ups)
+            if len(self._plans) < 64:
+                self._plans[key] = plan
+        return plan
+
+    def _hierarchical(self, counts: np.ndarray, ref: np.ndarray, domain) -> np.ndarray:
+        """:func:`~structanon.distances.emd_many`'s hierarchical EMD, the same operations
+        in the same order, with the domain's leaf codes and level matrices cached."""
+        h = self.hierarchy
+        assert h is not None
+        totals = counts.sum(axis=1, keepdims=True)
+        p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+        diff = p - ref / ref.sum()
+        leaf_codes, ups = self._plan(domain)
+        total = np.zeros(diff.shape[0])
+        extras = np.zeros((diff.shape[0], h.n_nodes(0)))
+        np.add.at(extras.T, leaf_codes, diff.T)
+        for level, up in enumerate(ups):
+            pos = np.maximum(extras, 0.0) @ up.T
+            neg = np.maximum(-extras, 0.0) @ up.T
+            total += (level + 1) / h.height * np.minimum(pos, neg).sum(axis=1)
+            extras = extras @ up.T
+        return total
 
     def to_dict(self):
         return {"model": self.name, "t": self.t, "distance": self.distance}
@@ -642,6 +711,10 @@ class AlphaKAnonymity(PrivacyModel):
         self.k = _positive_int("k", k)
 
     @property
+    def min_group_size(self) -> int:
+        return self.k
+
+    @property
     def threshold(self) -> float:
         return self.alpha
 
@@ -826,6 +899,11 @@ class MultipleSensitive(PrivacyModel):
         self.monotone = all(m.monotone for m in flat)
         self.monotone_with_suppression = all(m.monotone_with_suppression for m in flat)
         self.needs_reference = any(m.needs_reference for m in flat)
+        self._min_group_size = max(m.min_group_size for m in flat)
+
+    @property
+    def min_group_size(self) -> int:
+        return self._min_group_size
 
     @property
     def threshold(self) -> float:

@@ -15,12 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from structanon import Hierarchy
 
 __all__ = ["ClassTable", "EncodedTable", "dense_groups"]
 
 _MAX_KEY = np.int64(1) << 62
+# a node's classes are numbered with a presence mask when its key span is at most
+# _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
+_DENSE_SLACK = 1 << 15
+_DENSE_FACTOR = 4
+_DENSE_MAX = 1 << 23
 
 
 def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -35,6 +41,19 @@ def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
         return rank[keys], int(rank[-1]) + 1
     uniq, inverse = np.unique(keys, return_inverse=True)
     return inverse.reshape(-1).astype(np.int64), int(uniq.size)
+
+
+def _hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids of int64 keys, numbered in ascending key order, and the distinct keys.
+
+    The keys are numbered by a hash table (linear time) and only the distinct ones are
+    sorted, which beats sorting every key when many repeat.
+    """
+    first, unique = pd.factorize(keys)
+    order = np.argsort(unique)
+    rank = np.empty(unique.size, dtype=np.int64)
+    rank[order] = np.arange(unique.size, dtype=np.int64)
+    return rank[first], np.asarray(unique)[order]
 
 
 def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
@@ -105,6 +124,8 @@ class EncodedTable:
         Size of the sensitive domain.
     cache_budget : int
         Number of class-table rows kept for roll-ups.
+    weights : int array (n,), optional
+        Records each row stands for (default 1 each; see :meth:`sizes_only`).
     """
 
     def __init__(
@@ -114,6 +135,7 @@ class EncodedTable:
         sensitive_codes: np.ndarray | None = None,
         n_sensitive: int = 0,
         cache_budget: int = 4_000_000,
+        weights: np.ndarray | None = None,
     ) -> None:
         self.hierarchies = list(hierarchies)
         self.q = len(self.hierarchies)
@@ -134,8 +156,10 @@ class EncodedTable:
         first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
         self.base_leaf_codes = np.stack([c[first] for c in columns[: self.q]], axis=1)
         self.base_sensitive = columns[-1][first] if self.has_sensitive else None
-        self.base_weight = np.bincount(ids, minlength=m).astype(np.int64)
+        self.base_weight = np.bincount(ids, weights=weights, minlength=m).astype(np.int64)
         self.record_base = ids
+        if weights is not None:
+            self.n = int(self.base_weight.sum())
         self._up: dict[tuple[int, int, int], np.ndarray] = {}
         self._cache: OrderedDict[tuple[int, ...], tuple[int, ClassTable]] = OrderedDict()
         self._cache_rows = 0
@@ -145,14 +169,28 @@ class EncodedTable:
         self.cache_budget = int(cache_budget)
         # fixed mixed-radix weights over the leaf counts: any node's codes fit under them
         self._key_strides: np.ndarray | None = None
+        self._radices = np.array([max(int(r), 1) for r in radices[: self.q]], dtype=np.int64)
         if self.q and float(np.prod([float(r) for r in radices[: self.q]])) < float(_MAX_KEY):
             strides = np.ones(self.q, dtype=np.int64)
             for j in range(self.q - 2, -1, -1):
                 strides[j] = strides[j + 1] * max(int(radices[j + 1]), 1)
             self._key_strides = strides
         self._base_keys: np.ndarray | None = None
+        self._base_columns: dict[tuple[int, int], np.ndarray] = {}
         self.evaluations = 0
         self.rollups = 0
+
+    def sizes_only(self) -> EncodedTable:
+        """The same quasi-identifiers without the sensitive attribute: class sizes only
+        (fewer distinct rows, no contingency), for models that read sizes alone."""
+        if not self.has_sensitive:
+            return self
+        return EncodedTable(
+            list(self.base_leaf_codes.T),
+            self.hierarchies,
+            cache_budget=self.cache_budget,
+            weights=self.base_weight,
+        )
 
     # -------------------------------------------------------------- generalization
     def up_map(self, q: int, src: int, dst: int) -> np.ndarray:
@@ -185,17 +223,155 @@ class EncodedTable:
             self._cache.move_to_end(node)
             return hit[1]
         self.evaluations += 1
-        finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
-        rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
-        best = int(np.argmin(rows))
-        if rows[best] < self.base_weight.size:
+        src = self._source(node)
+        if src is not None:
             self.rollups += 1
-            src = tuple(int(v) for v in self._slot_nodes[best])
-            table = self._roll_up(src, self._cache[src][1], node)
+            table = self._roll_up_dense(src, self._cache[src][1], node)
+            if table is None:
+                table = self._roll_up(src, self._cache[src][1], node)
         else:
-            table = self._from_base(node)[1]
+            table = self._base_dense(node)
+            if table is None:
+                table = self._from_base(node)[1]
         self._remember(node, table)
         return table
+
+    def _source(self, node: tuple[int, ...]) -> tuple[int, ...] | None:
+        """The cached finer node with the fewest classes (``None``: roll up from the records).
+
+        A cached direct predecessor (one level lower on one attribute) is taken when there
+        is one: the smallest of them, found by dictionary look-ups; the scan of every
+        cached node is the fallback.
+        """
+        best, rows = None, self.base_weight.size
+        for j in range(self.q):
+            if node[j]:
+                pred = node[:j] + (node[j] - 1,) + node[j + 1 :]
+                hit = self._cache.get(pred)
+                if hit is not None and hit[1].n_classes < rows:
+                    best, rows = pred, hit[1].n_classes
+        if best is not None:
+            return best
+        finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
+        slot_rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
+        slot = int(np.argmin(slot_rows))
+        if slot_rows[slot] < self.base_weight.size:
+            return tuple(int(v) for v in self._slot_nodes[slot])
+        return None
+
+    def base_column(self, j: int, level: int) -> np.ndarray:
+        """Node code at ``level`` of QI ``j`` of every distinct row (computed once)."""
+        key = (j, level)
+        col = self._base_columns.get(key)
+        if col is None:
+            leaf = self.base_leaf_codes[:, j]
+            col = leaf if level == 0 else np.ascontiguousarray(self.maps[j][:, level])[leaf]
+            self._base_columns[key] = col
+        return col
+
+    def _decode_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Per-attribute codes of fixed-radix keys."""
+        strides = self._key_strides
+        assert strides is not None
+        codes = np.empty((keys.size, self.q), dtype=np.int64)
+        for j in range(self.q):
+            codes[:, j] = keys // strides[j] if j == 0 else (keys // strides[j]) % self._radices[j]
+        return codes
+
+    def _dense_ok(self, node: tuple[int, ...], rows: int) -> bool:
+        return self._span(node) <= min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX)
+
+    def _span(self, node: tuple[int, ...]) -> int:
+        span = 1
+        for j in range(self.q):
+            span *= max(int(self.n_nodes[j][node[j]]), 1)
+        return span
+
+    # ---------------------------------------------------- dense (bincount) grouping
+    def _dense_ids(
+        self, columns: list[np.ndarray], node: tuple[int, ...], rows: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Dense class ids of rows whose node codes are ``columns``, without sorting.
+
+        The node's codes are combined in the node's own mixed radix (the product of the
+        attributes' domain sizes at the node's levels); when that span is small compared
+        with the rows, one presence mask and a cumulative sum number the classes in
+        ascending key order, i.e. in the lexicographic order of their codes (the order of
+        the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
+        span is too large for a dense mask.
+        """
+        radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
+        span = 1
+        for r in radices:
+            span *= max(r, 1)
+        if not self.q or span > min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX):
+            return None
+        key = columns[0].astype(np.int64, copy=True)
+        for col, radix in zip(columns[1:], radices[1:]):
+            key *= radix
+            key += col
+        mark = np.zeros(span, dtype=bool)
+        mark[key] = True
+        present = np.flatnonzero(mark)
+        rank = np.zeros(span, dtype=np.int64)
+        rank[present] = np.arange(present.size, dtype=np.int64)
+        return rank[key], present, np.asarray(radices, dtype=np.int64)
+
+    def _decode(self, present: np.ndarray, radices: np.ndarray) -> np.ndarray:
+        """Per-attribute codes of mixed-radix keys (the inverse of the dense keys)."""
+        codes = np.empty((present.size, self.q), dtype=np.int64)
+        rest = present
+        for j in range(self.q - 1, 0, -1):
+            rest, codes[:, j] = np.divmod(rest, radices[j])
+        codes[:, 0] = rest
+        return codes
+
+    def _dense_table(
+        self,
+        columns: list[np.ndarray],
+        node: tuple[int, ...],
+        sizes: np.ndarray,
+        contingency: np.ndarray | None,
+        sensitive: np.ndarray | None,
+    ) -> ClassTable | None:
+        dense = self._dense_ids(columns, node, sizes.size)
+        if dense is None:
+            return None
+        ids, present, radices = dense
+        m = present.size
+        new_sizes = np.bincount(ids, weights=sizes, minlength=m).astype(np.int64)
+        cont = None
+        if contingency is not None:
+            s = contingency.shape[1]
+            cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
+            cont = np.bincount(cells, weights=contingency.ravel(), minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        elif sensitive is not None:
+            s = max(self.n_sensitive, 1)
+            cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        codes = self._decode(present, radices)
+        keys = None if self._key_strides is None else codes @ self._key_strides
+        return ClassTable(codes, new_sizes, cont, keys)
+
+    def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
+        if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
+            return None
+        columns = [self.base_column(j, node[j]) for j in range(self.q)]
+        return self._dense_table(columns, node, self.base_weight, None, self.base_sensitive)
+
+    def _roll_up_dense(
+        self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
+    ) -> ClassTable | None:
+        if not table.n_classes or not self._dense_ok(node, table.n_classes):
+            return None
+        columns = [
+            table.codes[:, j]
+            if src[j] == node[j]
+            else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            for j in range(self.q)
+        ]
+        return self._dense_table(columns, node, table.sizes, table.contingency, None)
 
     def _group(
         self,
@@ -224,7 +400,7 @@ class EncodedTable:
     def _from_base(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
         if self._key_strides is not None and self.base_weight.size:
             return self._from_base_keyed(node)
-        gen = [self.maps[j][self.base_leaf_codes[:, j], node[j]] for j in range(self.q)]
+        gen = [self.base_column(j, node[j]) for j in range(self.q)]
         return self._group(gen, self.base_weight, self.base_sensitive, node)
 
     def _from_base_keyed(self, node: tuple[int, ...]) -> tuple[np.ndarray, ClassTable]:
@@ -236,58 +412,44 @@ class EncodedTable:
         keys = self._base_keys.copy()
         gen = []
         for j in range(self.q):
-            leaf = self.base_leaf_codes[:, j]
-            col = leaf if node[j] == 0 else self.maps[j][leaf, node[j]]
+            col = self.base_column(j, node[j])
             if node[j] != 0:
-                keys += (col - leaf) * strides[j]
+                keys += (col - self.base_leaf_codes[:, j]) * strides[j]
             gen.append(col)
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        new_run = np.r_[True, ordered[1:] != ordered[:-1]]
-        starts = np.flatnonzero(new_run)
-        m = starts.size
-        run = np.cumsum(new_run) - 1
-        ids = np.empty(keys.size, dtype=np.int64)
-        ids[order] = run
-        first = order[starts]
-        codes = np.stack([g[first] for g in gen], axis=1)
-        weight = self.base_weight[order]
-        sizes = np.add.reduceat(weight, starts).astype(np.int64)
+        ids, unique = _hashed_ids(keys)
+        m = unique.size
+        codes = self._decode_keys(unique)
+        sizes = np.bincount(ids, weights=self.base_weight, minlength=m).astype(np.int64)
         cont = None
         if self.base_sensitive is not None:
             s = max(self.n_sensitive, 1)
-            cells = run * s + self.base_sensitive[order]
-            cont = np.bincount(cells, weights=weight, minlength=m * s)
+            cells = ids * s + self.base_sensitive
+            cont = np.bincount(cells, weights=self.base_weight, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        return ids, ClassTable(codes, sizes, cont, ordered[starts])
+        return ids, ClassTable(codes, sizes, cont, unique)
 
     def _roll_up_keyed(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable:
         """Roll-up through the fixed-radix keys: shift the key of every changed attribute,
-        sort, and add up runs of equal keys (integer sums)."""
+        number the distinct keys by hashing, and add up the classes of equal keys."""
         assert table.keys is not None and self._key_strides is not None
         keys = table.keys.copy()
-        changed = {}
         for j in range(self.q):
             if src[j] != node[j]:
                 new = self.up_map(j, src[j], node[j])[table.codes[:, j]]
                 keys += (new - table.codes[:, j]) * self._key_strides[j]
-                changed[j] = new
-        order = np.argsort(keys, kind="stable")
-        ordered = keys[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        first = order[starts]
-        codes = table.codes[first]
-        for j, new in changed.items():
-            codes[:, j] = new[first]
-        sizes = np.add.reduceat(table.sizes[order], starts)
-        cont = (
-            None
-            if table.contingency is None
-            else np.add.reduceat(table.contingency[order], starts, axis=0)
-        )
-        return ClassTable(codes, sizes, cont, ordered[starts])
+        ids, unique = _hashed_ids(keys)
+        m = unique.size
+        codes = self._decode_keys(unique)
+        sizes = np.bincount(ids, weights=table.sizes, minlength=m).astype(np.int64)
+        cont = None
+        if table.contingency is not None:
+            s = table.contingency.shape[1]
+            cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
+            cont = np.bincount(cells, weights=table.contingency.ravel(), minlength=m * s)
+            cont = cont.astype(np.int64).reshape(m, s)
+        return ClassTable(codes, sizes, cont, unique)
 
     def _roll_up(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]

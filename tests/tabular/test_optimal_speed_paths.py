@@ -1,0 +1,248 @@
+"""The optimal search's shortcuts give the same answers as the plain computations.
+
+* ``min_group_size``: a group smaller than it fails the model whatever it holds (checked
+  against every model's own ``group_ok`` on random groups);
+* ``class_outcome`` with a suppression limit: the same verdict (feasible or not) and, when
+  feasible, the same suppressed classes as without the limit;
+* class tables numbered by a presence mask equal those numbered by hashing keys;
+* the greedy descent and the sweep (recursive (c, l)-, entropy and distinct l-diversity
+  with suppression; the quality models with bounds known up front, and DM* whose bound
+  needs the classes) find the optimum of an exhaustive search.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structanon import InfeasibleError
+from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    MultipleSensitive,
+    ProbabilisticLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
+from structanon.partition import encode_values
+from tabular import _lattice
+from tabular._lattice import EncodedTable
+from tabular._optimal import _Lattice, class_outcome, optimal_generalization
+from tests.tabular.test_optimal import random_hierarchy
+from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
+
+MODELS = [
+    KAnonymity(1),
+    KAnonymity(4),
+    DistinctLDiversity(3),
+    EntropyLDiversity(1.0),
+    EntropyLDiversity(1.5),
+    EntropyLDiversity(3.0),
+    EntropyLDiversity(2.9999999999),
+    RecursiveCLDiversity(2.0, 3),
+    RecursiveCLDiversity(0.5, 1),
+    TCloseness(0.3),
+    BLikeness(1.0),
+    ProbabilisticLDiversity(2.0),
+    AlphaKAnonymity(0.6, 3),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=repr)
+def test_groups_below_min_group_size_fail_whatever_they_hold(model):
+    rng = np.random.default_rng(0)
+    bound = model.min_group_size
+    assert bound >= 1
+    reference = np.array([5, 4, 3, 2, 1])
+    for size in range(1, bound):  # classes are never empty
+        # every way of spreading `size` records over 5 values, drawn at random
+        counts = np.array([np.bincount(rng.integers(0, 5, size), minlength=5) for _ in range(200)])
+        groups = counts if model.requires_sensitive else counts.sum(axis=1)
+        assert not model.group_ok(groups, reference, np.arange(5)).any()
+
+
+def test_min_group_size_values():
+    assert KAnonymity(7).min_group_size == 7
+    assert DistinctLDiversity(3).min_group_size == 3
+    assert EntropyLDiversity(5).min_group_size == 5
+    assert EntropyLDiversity(4.2).min_group_size == 5
+    assert RecursiveCLDiversity(4, 5).min_group_size == 5
+    assert TCloseness(0.2).min_group_size == 1
+    both = MultipleSensitive({"a": DistinctLDiversity(2), "b": EntropyLDiversity(3)})
+    assert both.min_group_size == 3
+
+
+def _encoded(seed: int, n: int = 400):
+    rng = np.random.default_rng(seed)
+    hierarchies = [
+        random_hierarchy("a", 9, 3),
+        random_hierarchy("b", 6, 2),
+        random_hierarchy("c", 4, 1),
+    ]
+    columns = [rng.integers(0, h.leaves.size, n) for h in hierarchies]
+    sens, domain = encode_values(rng.choice(4, n, p=[0.55, 0.25, 0.15, 0.05]))
+    return columns, hierarchies, sens, domain
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize(
+    "models",
+    [
+        [KAnonymity(3)],
+        [KAnonymity(2), TCloseness(0.25)],
+        [EntropyLDiversity(2.0)],
+        [RecursiveCLDiversity(3.0, 2), KAnonymity(2)],
+    ],
+    ids=["k", "k+t", "entropy-l", "rcl+k"],
+)
+def test_outcome_with_a_limit_has_the_same_verdict(seed, models):
+    columns, hierarchies, sens, domain = _encoded(seed)
+    enc = EncodedTable(columns, hierarchies, sens, domain.size)
+    lattice = _Lattice(enc.heights)
+    for i in range(lattice.n_nodes):
+        node = lattice.node(i)
+        table = enc.classes(node)
+        full = class_outcome(table, models, domain, node)
+        for limit in (0, 5, 20, 60):
+            quick = class_outcome(table, models, domain, node, limit)
+            assert (quick.suppressed <= limit) == (full.suppressed <= limit)
+            if full.suppressed <= limit:
+                np.testing.assert_array_equal(quick.ok, full.ok)
+                assert quick.suppressed == full.suppressed
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tables_by_presence_mask_equal_tables_by_hashing(seed, monkeypatch):
+    columns, hierarchies, sens, domain = _encoded(seed)
+    dense = EncodedTable(columns, hierarchies, sens, domain.size)
+    slack = _lattice._DENSE_SLACK
+    monkeypatch.setattr(_lattice, "_DENSE_SLACK", -(10**9))  # never a mask: always hash
+    sorted_ = EncodedTable(columns, hierarchies, sens, domain.size)
+    lattice = _Lattice(dense.heights)
+    order = np.random.default_rng(seed).permutation(lattice.n_nodes)
+    for i in np.concatenate([order, np.argsort(lattice.level_sum, kind="stable")]):
+        node = lattice.node(int(i))
+        monkeypatch.setattr(_lattice, "_DENSE_SLACK", slack)
+        a = dense.classes(node)
+        monkeypatch.setattr(_lattice, "_DENSE_SLACK", -(10**9))
+        b = sorted_.classes(node)
+        np.testing.assert_array_equal(a.codes, b.codes)
+        np.testing.assert_array_equal(a.sizes, b.sizes)
+        np.testing.assert_array_equal(a.contingency, b.contingency)
+        np.testing.assert_array_equal(a.keys, b.keys)
+
+
+# --------------------------------------------------- the sweep against exhaustive search
+def _exhaustive(df, hierarchies, models, limit, metric):
+    """Every node: classes by pandas, failing classes suppressed (one pass: no model here
+    reads the table's distribution), scored by the definitions."""
+    names = list(hierarchies)
+    sens = df["s"].to_numpy()
+    n = len(df)
+    best = None
+    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
+        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+        suppressed = np.zeros(n, dtype=bool)
+        for g in set(key):
+            rows = np.flatnonzero(key == g)
+            counts = np.array([[np.sum(sens[rows] == v) for v in ("x", "y", "z")]])
+            for model in models:
+                group = counts if model.requires_sensitive else counts.sum(axis=1)
+                if not model.group_ok(group, None, np.array(["x", "y", "z"]))[0]:
+                    suppressed[rows] = True
+        if suppressed.sum() > limit or suppressed.all():
+            continue
+        if metric == "discernibility":
+            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
+        elif metric == "height":
+            score = float(sum(levels))
+        elif metric == "precision":
+            s = int(suppressed.sum())
+            score = float(
+                np.mean(
+                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
+                )
+            )
+        else:
+            score = entropy_by_records(
+                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
+            )
+        if best is None or score < best[0] - 1e-9:
+            best = (score, levels)
+    return best
+
+
+@st.composite
+def _sweep_problem(draw):
+    q = draw(st.integers(2, 3))
+    hierarchies = {}
+    for j in range(q):
+        height = draw(st.integers(1, 3))
+        leaves = draw(st.integers(2, 2**height + 1))
+        hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
+    n = draw(st.integers(8, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
+    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
+    df["s"] = rng.choice(["x", "y", "z"], size=n, p=[0.5, 0.3, 0.2])
+    models = draw(
+        st.sampled_from(
+            [
+                [RecursiveCLDiversity(2.0, 2)],
+                [RecursiveCLDiversity(3.0, 2), KAnonymity(2)],
+                [EntropyLDiversity(1.8)],
+                [EntropyLDiversity(1.5), KAnonymity(4)],
+                [DistinctLDiversity(2)],
+                [KAnonymity(3)],
+            ]
+        )
+    )
+    limit = draw(st.sampled_from([1, 3, 8, 15]))
+    metric = draw(
+        st.sampled_from(
+            ["entropy", "entropy-nonmonotonic", "height", "precision", "discernibility"]
+        )
+    )
+    return df, hierarchies, models, limit, metric
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_sweep_problem())
+def test_descent_and_sweep_match_exhaustive_search(problem):
+    df, hierarchies, models, limit, metric = problem
+    expected = _exhaustive(df, hierarchies, models, limit, metric)
+    enc, domain = _encode(df, hierarchies)
+    if expected is None:
+        with pytest.raises(InfeasibleError):
+            optimal_generalization(enc, models, limit, metric, domain)
+        return
+    result = optimal_generalization(enc, models, limit, metric, domain)
+    assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert result.best.suppressed <= limit
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hierarchical_t_closeness_with_cached_plans_is_emd_many_bit_for_bit(seed):
+    from structanon.distances import emd_many
+
+    rng = np.random.default_rng(seed)
+    hierarchy = random_hierarchy("s", 9, 3)
+    model = TCloseness(0.2, "hierarchical", hierarchy)
+    leaves = np.asarray(hierarchy.leaves, dtype=object)
+    for _ in range(30):
+        present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
+        counts = rng.integers(0, 6, (40, present.size)).astype(float)
+        reference = rng.integers(1, 50, present.size).astype(float)
+        ours = model.group_values(counts, reference, leaves[present])
+        expected = emd_many(counts, reference, "hierarchical", leaves[present], hierarchy)
+        assert np.array_equal(ours, expected)
