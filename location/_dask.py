@@ -57,8 +57,9 @@ _N_QUERIES, _HALF_SIZE_M, _BINS = 200, (250.0, 2500.0), 64  # as metrics.utility
 # -- pass 1: counts and bounds ----------------------------------------------------------
 
 
-def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
+def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str], window_ns: int) -> pd.DataFrame:
     f = parse_fixes(pdf, *cols, drop_invalid=True)
+    windows, fixes = np.unique(np.floor_divide(f.t_ns, window_ns), return_counts=True)
     first_bad = -1
     if f.n_dropped:
         bad = np.ones(f.n_input, dtype=bool)
@@ -80,6 +81,7 @@ def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
         "slat_max": slat.max() if some else -np.inf,
         "t_min": f.t_ns.min() if some else np.iinfo(np.int64).max,
         "t_max": f.t_ns.max() if some else np.iinfo(np.int64).min,
+        "windows": (windows.astype(np.int64), fixes.astype(np.int64)),
     }
     return pd.DataFrame([row])
 
@@ -95,6 +97,7 @@ _STATS_META = pd.DataFrame(
         **{c: pd.Series(dtype=np.float64) for c in _FLOAT_STATS},
         "t_min": pd.Series(dtype=np.int64),
         "t_max": pd.Series(dtype=np.int64),
+        "windows": pd.Series(dtype=object),
     }
 )
 
@@ -111,10 +114,21 @@ class _Counts:
     slat: tuple[float, float]
     t_range: tuple[int, int]
     valid_per_part: np.ndarray
+    windows: list[tuple[np.ndarray, np.ndarray]]  # per partition: windows, their fixes
+
+    def window_fixes(self, window_ns: int) -> np.ndarray:
+        """Valid fixes per window, from the first window (``t_min // window_ns``) on."""
+        w0 = self.t_range[0] // window_ns
+        out = np.zeros(self.t_range[1] // window_ns - w0 + 1, dtype=np.int64)
+        for w, n in self.windows:
+            np.add.at(out, w - w0, n)
+        return out
 
 
-def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -> _Counts:
-    (stats,) = compute(ddf.map_partitions(_stats, cols, meta=_STATS_META))
+def _first_pass(
+    ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool, window_ns: int
+) -> _Counts:
+    (stats,) = compute(ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META))
     stats = stats.reset_index(drop=True)
     n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
     dropped: dict[str, int] = {}
@@ -144,6 +158,7 @@ def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -
         (stats["slat_min"].min(), stats["slat_max"].max()),
         (int(stats["t_min"].min()), int(stats["t_max"].max())),
         stats["n_valid"].to_numpy(np.int64),
+        list(stats["windows"]),
     )
 
 
@@ -840,8 +855,18 @@ class _Piece:
     user: np.ndarray  # user keys
     weight: np.ndarray  # fixes
 
+    def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
+        return _nbytes(self.wd, self.cell, self.user, self.weight)
 
-def _piece(pdf: pd.DataFrame, frame: _Frame, part: int) -> _Piece:
+
+def _nbytes(*arrays: np.ndarray) -> int:
+    """Bytes held by arrays, the strings of object arrays included (about 60 each)."""
+    return sum(a.nbytes + (60 * a.size if a.dtype == object else 0) for a in arrays) + 100
+
+
+def _split(pdf: pd.DataFrame, frame: _Frame, part: int, edges: np.ndarray) -> tuple[Any, ...]:
+    """A partition's (window, level-0 cell, user) triples cut at the batches' first
+    windows ``edges``: one :class:`_Piece` per batch, then the partition's distinct users."""
     f, cw = frame.cell_windows(pdf)
     codes, uniques = pd.factorize(user_keys(f.user))
     n_local = max(len(uniques), 1)
@@ -855,19 +880,26 @@ def _piece(pdf: pd.DataFrame, frame: _Frame, part: int) -> _Piece:
         g = pd.DataFrame({"w": wd, "c": cell, "u": codes}).groupby(["w", "c", "u"]).size()
         wd_u, cell_u, code_u = (g.index.get_level_values(i).to_numpy(np.int64) for i in range(3))
         weight = g.to_numpy(np.int64)
-    user = np.asarray(uniques)[code_u] if len(uniques) else user_keys(np.zeros(0, np.int64))
+    keys = np.asarray(uniques) if len(uniques) else user_keys(np.zeros(0, np.int64))
+    user = keys[code_u]
     small = np.int32 if max(n_cells, frame.n_windows) < 2**31 else np.int64
-    return _Piece(part, wd_u.astype(small), cell_u.astype(small), user, weight.astype(np.int64))
+    wd_s, cell_s, weight = wd_u.astype(small), cell_u.astype(small), weight.astype(np.int64)
+    cut = np.searchsorted(wd_u, edges)
+    pieces = [
+        _Piece(part, wd_s[a:b].copy(), cell_s[a:b].copy(), user[a:b].copy(), weight[a:b].copy())
+        for a, b in zip(cut[:-1], cut[1:])
+    ]
+    return (*pieces, np.unique(keys))
 
 
-def _window_fixes(piece: _Piece, n_windows: int) -> np.ndarray:
-    return np.bincount(piece.wd, weights=piece.weight, minlength=n_windows).astype(np.int64)
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    """Concatenate, leaving out empty arrays (an empty partition's keys have no type)."""
+    some = [a for a in arrays if a.size]
+    return np.concatenate(some) if some else arrays[0]
 
 
-def _distinct_users(*pieces: Any) -> np.ndarray:
-    """The distinct user keys of pieces (or of arrays of keys)."""
-    arrays = [p.user if isinstance(p, _Piece) else p for p in pieces]
-    return np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.int64)
+def _distinct_users(*arrays: np.ndarray) -> np.ndarray:
+    return np.unique(_concat(list(arrays)))
 
 
 def _batch_cuts(fixes: np.ndarray, target: int) -> list[tuple[int, int]]:
@@ -918,7 +950,7 @@ def _batch_state(spec: _BatchSpec, lo: int, hi: int, pieces: tuple[_Piece, ...])
     cut = [(p, *np.searchsorted(p.wd, [lo, hi])) for p in pieces]
     wd = np.concatenate([p.wd[a:b] for p, a, b in cut]).astype(np.int64)
     cell = np.concatenate([p.cell[a:b] for p, a, b in cut]).astype(np.int64)
-    user = np.concatenate([p.user[a:b] for p, a, b in cut])
+    user = _concat([p.user[a:b] for p, a, b in cut])
     part_weight = np.concatenate([p.weight[a:b] for p, a, b in cut]).astype(np.int64)
     part = np.repeat(
         np.array([p.part for p, _, _ in cut], dtype=np.int64), [b - a for _, a, b in cut]
@@ -961,6 +993,11 @@ class _Batch:
     rows: PublishedRows
     polygons: np.ndarray
     summary: dict[str, Any]
+
+    def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
+        r = self.rows
+        arrays = (r.user_rank, r.w, r.region_rank, r.repeat, r.n_fixes, r.regions, r.pseudonyms)
+        return _nbytes(*(a for a in arrays if a is not None)) + 200 * len(self.polygons)
 
 
 def _row_pieces(rows: PublishedRows, target: int) -> list[tuple[int, int, int]]:
@@ -1058,15 +1095,15 @@ class _Batched:
     n_users: int
 
 
-def _count_users(pieces: list[Any]) -> int:
+def _count_users(users: list[Any]) -> int:
     """Distinct users of the log: a tree of unions on the workers (one array of users)."""
     import dask
 
-    level = [dask.delayed(_distinct_users)(p) for p in pieces]
+    level = users
     while len(level) > 1:
         level = [dask.delayed(_distinct_users)(*level[i : i + 8]) for i in range(0, len(level), 8)]
-    (users,) = compute(dask.delayed(len)(level[0]))
-    return int(users)
+    (n,) = compute(dask.delayed(len)(level[0]))
+    return int(n)
 
 
 def _run_batches(
@@ -1077,22 +1114,31 @@ def _run_batches(
     import dask.dataframe as dd
 
     frame = spec.frame
-    lazy = [dask.delayed(_piece)(p, frame, i) for i, p in enumerate(ddf.to_delayed())]
+    cuts = _batch_cuts(counts.window_fixes(window_ns), spec.batch_fixes)
+    edges = np.array([lo for lo, _ in cuts] + [frame.n_windows], dtype=np.int64)
+    n_b = len(cuts)
+    lazy = [
+        dask.delayed(_split, nout=n_b + 1)(p, frame, i, edges)
+        for i, p in enumerate(ddf.to_delayed())
+    ]
     with timings("prepare"):
-        pieces = list(dask.persist(*lazy))
-        fixes = np.sum(
-            compute(*[dask.delayed(_window_fixes)(p, frame.n_windows) for p in pieces]), axis=0
-        )
-        n_users = _count_users(pieces)
+        # one Dask key per (partition, batch): each is spilled and read back on its own
+        flat = dask.persist(*[s[b] for s in lazy for b in range(n_b + 1)])
+        split = [flat[i * (n_b + 1) : (i + 1) * (n_b + 1)] for i in range(len(lazy))]
+        n_users = _count_users([s[n_b] for s in split])
         if n_users < spec.k:
             raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={spec.k}")
-    cuts = _batch_cuts(np.asarray(fixes, dtype=np.int64), spec.batch_fixes)
     with timings("assign"):
         batches = list(
-            dask.persist(*[dask.delayed(_batch)(spec, lo, hi, *pieces) for lo, hi in cuts])
+            dask.persist(
+                *[
+                    dask.delayed(_batch)(spec, lo, hi, *[s[b] for s in split])
+                    for b, (lo, hi) in enumerate(cuts)
+                ]
+            )
         )
         summaries = list(compute(*[dask.delayed(_batch_summary)(b) for b in batches]))
-        del pieces
+        del flat, split
     if not sum(s["published"] for s in summaries):
         raise InfeasibleError(
             f"no time window holds {spec.k} distinct users: every fix would be suppressed"
@@ -1112,7 +1158,10 @@ def _run_batches(
         meta = _rows_part((0, 0, 0), empty, np.zeros(0, object), window_ns)
         with dask.config.set({"dataframe.convert-string": False}):
             data = dd.from_delayed(parts, meta=meta, divisions=tuple(divisions), verify_meta=False)
-        lookups = [dask.delayed(_batch_lookup)(spec, lo, hi, *lazy) for lo, hi in cuts]
+        lookups = [
+            dask.delayed(_batch_lookup)(spec, lo, hi, *[s[b] for s in lazy])
+            for b, (lo, hi) in enumerate(cuts)
+        ]
         source_index = dd.from_delayed(
             [
                 dask.delayed(_batched_source_rows)(p, frame, cuts, starts, i, *lookups)
@@ -1206,7 +1255,7 @@ def cloak_dask(
     _check_columns(ddf, cols)
     timings = Timings()
     with timings("prepare"):
-        counts = _first_pass(ddf, cols, drop_invalid)
+        counts = _first_pass(ddf, cols, drop_invalid, window_ns)
         grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
         w0 = counts.t_range[0] // window_ns
         frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)

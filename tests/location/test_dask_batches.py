@@ -159,3 +159,16 @@ def test_verifier_checks_the_order_itself():
     parts = [_release(rows[:2]), _release(rows[2:4]), _release([(0, 1, "c")])]
     groups = pd.concat([ldask._group_users(p) for p in parts], ignore_index=True)
     assert ldask._sorted_counts(groups) is None
+
+
+def test_batches_with_an_empty_partition_and_text_users(small_batches, key):
+    df = synthetic_log(3_000, 60, seed=4)
+    df["user"] = "u" + df["user"].astype(str)
+    want = location.cloak(df.iloc[:2_000], k=3, key=key, measures=False)
+    with dask.config.set(scheduler="sync"):
+        ddf = dd.from_pandas(df, npartitions=3)
+        ddf = ddf.map_partitions(lambda p: p[p.index < 2_000])  # the last one is empty
+        assert len(ddf.partitions[2].compute()) == 0
+        got = location.cloak(ddf, k=3, key=key, measures=False)
+        data = got.data.compute()
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
