@@ -272,20 +272,27 @@ def _published_users(
     linkage: str,
     region: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`location._publish.published_users`, with the (user, window) pairs packed
-    into one int64 (a 1-d unique instead of a row-wise one; the same codes and labels)."""
-    if region is not None:  # one pseudonym per (user, window, region): the row-wise unique
-        return published_users(u, w, users, pseud, linkage, region)
+    """:func:`location._publish.published_users`, with the (user, window[, region]) units
+    packed into one int64 (a 1-d unique instead of a row-wise one, in the same
+    lexicographic order: the same codes and labels)."""
     if linkage != "window" or not len(u):
-        return published_users(u, w, users, pseud, linkage)
+        return published_users(u, w, users, pseud, linkage, region)
     w0 = int(w.min())
     n_w = int(w.max()) - w0 + 1
-    if len(users) * n_w >= _KEY_LIMIT:
-        return published_users(u, w, users, pseud, linkage)
-    unique, codes = np.unique(u * n_w + (w - w0), return_inverse=True)
-    uu, ww = np.divmod(unique, n_w)
+    r_codes, r_values = pd.factorize(
+        region if region is not None else np.zeros(len(u), np.int64), sort=True
+    )
+    n_r = max(len(r_values), 1)
+    if len(users) * n_w * n_r >= _KEY_LIMIT:
+        return published_users(u, w, users, pseud, linkage, region)
+    unique, codes = np.unique((u * n_w + (w - w0)) * n_r + r_codes, return_inverse=True)
+    rest, rr = np.divmod(unique, n_r)
+    uu, ww = np.divmod(rest, n_w)
     values = np.asarray(users, dtype=object).astype(str)
     labels = pd.Series(values[uu]).str.cat(pd.Series(ww + w0).astype(str), sep="\x1fwindow\x1f")
+    if region is not None:
+        regions = pd.Series(np.asarray(r_values, dtype=np.int64)[rr]).astype(str)
+        labels = labels.str.cat(regions, sep="\x1fregion\x1f")
     return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
 
 
