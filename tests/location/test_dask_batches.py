@@ -172,3 +172,17 @@ def test_batches_with_an_empty_partition_and_text_users(small_batches, key):
         got = location.cloak(ddf, k=3, key=key, measures=False)
         data = got.data.compute()
     pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
+
+
+@pytest.mark.parametrize("text", [False, True])
+@pytest.mark.parametrize("with_region", [False, True])
+def test_packed_pseudonym_units_equal_the_row_wise_ones(key, text, with_region):
+    from location._publish import published_users
+
+    rng = np.random.default_rng(3)
+    users = np.array([f"u{i}" for i in range(40)]) if text else np.arange(40) * 7
+    u, w = rng.integers(0, 40, 3_000), rng.integers(100, 112, 3_000)
+    region = rng.choice([2**40 + 5, 17, 3, 2**33], 3_000) if with_region else None
+    got = ldask._published_users(u, w, users, key, "window", region)
+    want = published_users(u, w, users, key, "window", region)
+    assert (got[0] == want[0]).all() and (got[1] == want[1]).all()
