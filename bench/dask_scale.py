@@ -1,6 +1,8 @@
 """Scaling on Dask against pandas (run by hand, not by the tests).
 
     python bench/dask_scale.py location --fixes 10000000
+    python bench/dask_scale.py location-parts --input /tmp/log100m --generate 100000000 \
+        --parts 10 --engines pandas,dask --memory-limit 4GB
     python bench/dask_scale.py querylogs --lines 1000000
     python bench/dask_scale.py querylogs-blocking --users 50000 --block-sizes none,2000,5000
     python bench/dask_scale.py querylogs-generate --users 1000000 --lines 40000000 --path DIR
@@ -49,6 +51,54 @@ def _client(memory_limit: str | None = None):
     return cluster, Client(cluster)
 
 
+def write_location_parts(
+    dest: str, n_fixes: int, n_users: int, part_fixes: int = 1_000_000, seed: int = 0
+) -> int:
+    """A synthetic log (the model of :func:`location.synthetic.synthetic_log`) written as
+    Parquet parts of ``part_fixes`` fixes, one part at a time, so it never sits in memory:
+    the users (centre, home, work, activity) are drawn once, each part's fixes from
+    ``default_rng([seed, part])``.  The first parts of a larger log are a smaller one, so
+    a 10M-fix subset is the first 10 parts of the 100M log.  Returns the parts written."""
+    import numpy as np
+    import pandas as pd
+
+    from location._grid import EARTH_RADIUS
+    from location.synthetic import DEFAULT_CENTRES
+
+    os.makedirs(dest, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    c = np.asarray(DEFAULT_CENTRES, dtype=np.float64)
+    centre = rng.choice(len(c), n_users, p=c[:, 2] / c[:, 2].sum())
+
+    def around(r, lat, lon, sigma_m, size):
+        dlat = np.degrees(r.normal(0, 1, size) * sigma_m / EARTH_RADIUS)
+        dlon = np.degrees(r.normal(0, 1, size) * sigma_m / EARTH_RADIUS) / np.cos(np.radians(lat))
+        return lat + dlat, lon + dlon
+
+    home = around(rng, c[centre, 0], c[centre, 1], c[centre, 2], n_users)
+    work = around(rng, c[centre, 0], c[centre, 1], c[centre, 2], n_users)
+    cdf = np.cumsum(rng.lognormal(0, 1, n_users))
+    cdf /= cdf[-1]
+    t0 = pd.Timestamp("2024-05-01T00:00:00Z")
+    n_parts = -(-n_fixes // part_fixes)
+    for part in range(n_parts):
+        n = min(part_fixes, n_fixes - part * part_fixes)
+        r = np.random.default_rng([seed, part])
+        user = np.minimum(np.searchsorted(cdf, r.random(n), side="right"), n_users - 1)
+        offset = r.uniform(0, 86400.0, n)
+        hour = (offset / 3600.0) % 24
+        at_home = (hour >= 20) | (hour < 7)
+        mix = np.where(r.random(n) < 0.2, r.random(n), np.where(at_home, 0.0, 1.0))
+        lat = home[0][user] * (1 - mix) + work[0][user] * mix
+        lon = home[1][user] * (1 - mix) + work[1][user] * mix
+        lat, lon = around(r, lat, lon, 150.0, n)
+        time_ = t0 + pd.to_timedelta(np.round(offset * 1e9).astype(np.int64), unit="ns")
+        pd.DataFrame(
+            {"user": user.astype(np.int64), "time": time_, "lat": lat, "lon": lon}
+        ).to_parquet(f"{dest}/{_part_name(part)}", index=False)
+    return n_parts
+
+
 def location_case(path: str, engine: str, out: str) -> dict:
     import dask.dataframe as dd
     import pandas as pd
@@ -77,6 +127,151 @@ def location_case(path: str, engine: str, out: str) -> dict:
         client.close()
         cluster.close()
     return result
+
+
+class _Sampler:
+    """Peak RSS of the Dask workers (``client.run``) and of this process, sampled."""
+
+    def __init__(self, client, every: float = 2.0, log_every: float = 60.0) -> None:
+        import threading
+
+        import psutil
+
+        self.client, self.every, self.log_every = client, every, log_every
+        self.me = psutil.Process()
+        self.worker_peak = 0
+        self.client_peak = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.start = time.perf_counter()
+        self.thread.start()
+
+    def _loop(self) -> None:
+        last = 0.0
+        while not self.stop.wait(self.every):
+            try:
+                rss = self.client.run(_rss) if self.client is not None else {}
+            except Exception:  # a worker restarting: sample again
+                rss = {}
+            self.worker_peak = max([self.worker_peak, *rss.values()])
+            self.client_peak = max(self.client_peak, self.me.memory_info().rss)
+            now = time.perf_counter() - self.start
+            if now - last >= self.log_every:
+                last = now
+                print(
+                    f"[{now:7.0f} s] worker RSS {sum(rss.values()) / 2**20:,.0f} MiB "
+                    f"(peak {self.worker_peak / 2**20:,.0f}), client RSS "
+                    f"{self.me.memory_info().rss / 2**20:,.0f} MiB, load {os.getloadavg()[0]:.1f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def _rss() -> int:
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
+def _cpu() -> float:
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return float(t.user + t.system)
+
+
+def location_parts_case(
+    files: list[str], engine: str, out: str, memory_limit: str, batch_fixes: int
+) -> dict:
+    """One engine on the given Parquet parts (``measures=False``), the release written
+    to ``out``.  Dask: a LocalCluster of one worker PROCESS (2 threads, ``memory_limit``),
+    so the worker's memory is its own and the client's is this process's."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    import location
+    import location._dask as ldask
+    from location.io import write_cloaked
+    from structanon import _progress
+
+    _progress.enable()
+    cluster = client = None
+    if engine == "dask":
+        from distributed import Client, LocalCluster
+
+        ldask.BATCH_FIXES = batch_fixes
+        cluster = LocalCluster(
+            processes=True,
+            n_workers=1,
+            threads_per_worker=2,
+            memory_limit=memory_limit,
+            dashboard_address="127.0.0.1:0",
+        )
+        client = Client(cluster)
+        worker_cpu0 = sum(client.run(_cpu).values())
+    sampler = _Sampler(client)
+    start, cpu = time.perf_counter(), time.process_time()
+    df = dd.read_parquet(files) if engine == "dask" else pd.read_parquet(files)
+    r = location.cloak(df, 10, window="15min", seed=0, measures=False, key=KEY)
+    cloak_s = time.perf_counter() - start
+    print(f"cloaked in {cloak_s:.0f} s: {r.timings}", file=sys.stderr, flush=True)
+    write_cloaked(r.data, out)
+    total_s, total_cpu = time.perf_counter() - start, time.process_time() - cpu
+    result = {
+        "cloak_s": cloak_s,
+        "total_s": total_s,
+        "client_cpu": total_cpu,
+        "worker_cpu": 0.0,
+        "suppressed": r.suppressed,
+        "users": r.info["users"],
+        "timings": {k: round(v, 1) for k, v in r.timings.items()},
+    }
+    sampler.close()
+    if client is not None:
+        result["worker_cpu"] = sum(client.run(_cpu).values()) - worker_cpu0
+        client.close()
+        cluster.close()
+    result["worker_peak_mib"] = sampler.worker_peak / 2**20
+    result["client_peak_mib"] = sampler.client_peak / 2**20
+    return result
+
+
+def run_location_parts(
+    src: str, parts: int, engines: list[str], out: str, memory_limit: str, batch_fixes: int
+) -> None:
+    """The first ``parts`` Parquet parts of ``src`` (made by :func:`write_location_parts`)
+    on each engine; with both engines, the releases are compared row for row."""
+    import glob
+
+    import pandas as pd
+
+    files = sorted(glob.glob(f"{src}/*.parquet"))[:parts]
+    n = sum(pd.read_parquet(f, columns=["user"]).shape[0] for f in files)
+    os.makedirs(out, exist_ok=True)
+    written = {}
+    for engine in engines:
+        target = f"{out}/{engine}_{n}.parquet"
+        res, secs, peak = measure(
+            location_parts_case, files, engine, target, memory_limit, batch_fixes, timeout=7200
+        )
+        written[engine] = target
+        cpu = res["client_cpu"] + res["worker_cpu"]
+        print(
+            f"| {n:,} fixes, {res['users']:,} users | {engine} | {os.getloadavg()[0]:.1f} | "
+            f"{res['cloak_s']:.0f} | {res['total_s']:.0f} | {cpu:.0f} "
+            f"({res['client_cpu']:.0f} client + {res['worker_cpu']:.0f} worker) | "
+            f"{1e6 * cpu / n:.2f} | {res['worker_peak_mib']:,.0f} | {peak:,.0f} | "
+            f"{res['timings']} |",
+            flush=True,
+        )
+    if len(written) == 2:
+        a = pd.read_parquet(written["pandas"])
+        b = pd.read_parquet(written["dask"]).drop(columns="geometry")
+        print(f"identical releases (pandas file vs Dask folder): {a.equals(b)}", flush=True)
 
 
 def run_location(n: int) -> None:
@@ -388,6 +583,7 @@ def main() -> None:
         "case",
         choices=[
             "location",
+            "location-parts",
             "querylogs",
             "tabular",
             "querylogs-generate",
@@ -396,24 +592,43 @@ def main() -> None:
         ],
     )
     ap.add_argument("--users", type=int, default=1_000_000)
-    ap.add_argument("--parts", type=int, default=40)
+    ap.add_argument(
+        "--parts", type=int, help="location-parts: the first N parts (10); querylogs: parts (40)"
+    )
     ap.add_argument("--path", default=None)
     ap.add_argument("--block-sizes", default="none,1000,2000,5000")
+    ap.add_argument("--input", help="location-parts: folder of Parquet parts")
+    ap.add_argument("--batch-fixes", type=int, default=4_000_000)
+    ap.add_argument("--out", default="/tmp/dask_location_out")
+    ap.add_argument("--generate", type=int, default=0, help="write N fixes as parts first")
     ap.add_argument("--fixes", type=int, default=10_000_000)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--rows", type=int, default=300_000)
     ap.add_argument("--max-rows", type=int, default=100_000)
     ap.add_argument("--data", help="tabular: Parquet folder (made there once when absent)")
     ap.add_argument("--make-only", action="store_true", help="tabular: only write --data")
-    ap.add_argument("--engines", default="pandas,dask", help="tabular: engines to run")
-    ap.add_argument("--memory-limit", help="tabular: the Dask worker's memory limit (e.g. 6GB)")
+    ap.add_argument("--engines", default="pandas,dask", help="engines to run")
+    ap.add_argument(
+        "--memory-limit", help="the Dask worker's memory limit (location-parts: 4GB; e.g. 6GB)"
+    )
     args = ap.parse_args()
-    if args.case == "location":
+    if args.case == "location-parts":
+        if args.generate:
+            write_location_parts(args.input, args.generate, args.users)
+        run_location_parts(
+            args.input,
+            args.parts or 10,
+            args.engines.split(","),
+            args.out,
+            args.memory_limit or "4GB",
+            args.batch_fixes,
+        )
+    elif args.case == "location":
         run_location(args.fixes)
     elif args.case == "querylogs":
         run_querylogs(args.lines)
     elif args.case == "querylogs-generate":
-        generate_querylog_parts(args.path, args.users, args.lines, args.parts)
+        generate_querylog_parts(args.path, args.users, args.lines, args.parts or 40)
     elif args.case == "querylogs-big":
         run_querylogs_big(args.path, None)
     elif args.case == "querylogs-blocking":

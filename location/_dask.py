@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structanon import Release
+from structanon import CheckResult, Release
 from structanon._engine import compute, is_dask
 from structanon._finish import Timings, add_warning, finish_release
 from structanon.errors import InfeasibleError, InputError
@@ -57,8 +57,9 @@ _N_QUERIES, _HALF_SIZE_M, _BINS = 200, (250.0, 2500.0), 64  # as metrics.utility
 # -- pass 1: counts and bounds ----------------------------------------------------------
 
 
-def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
+def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str], window_ns: int) -> pd.DataFrame:
     f = parse_fixes(pdf, *cols, drop_invalid=True)
+    windows, fixes = np.unique(np.floor_divide(f.t_ns, window_ns), return_counts=True)
     first_bad = -1
     if f.n_dropped:
         bad = np.ones(f.n_input, dtype=bool)
@@ -80,6 +81,7 @@ def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
         "slat_max": slat.max() if some else -np.inf,
         "t_min": f.t_ns.min() if some else np.iinfo(np.int64).max,
         "t_max": f.t_ns.max() if some else np.iinfo(np.int64).min,
+        "windows": (windows.astype(np.int64), fixes.astype(np.int64)),
     }
     return pd.DataFrame([row])
 
@@ -95,6 +97,7 @@ _STATS_META = pd.DataFrame(
         **{c: pd.Series(dtype=np.float64) for c in _FLOAT_STATS},
         "t_min": pd.Series(dtype=np.int64),
         "t_max": pd.Series(dtype=np.int64),
+        "windows": pd.Series(dtype=object),
     }
 )
 
@@ -111,10 +114,21 @@ class _Counts:
     slat: tuple[float, float]
     t_range: tuple[int, int]
     valid_per_part: np.ndarray
+    windows: list[tuple[np.ndarray, np.ndarray]]  # per partition: windows, their fixes
+
+    def window_fixes(self, window_ns: int) -> np.ndarray:
+        """Valid fixes per window, from the first window (``t_min // window_ns``) on."""
+        w0 = self.t_range[0] // window_ns
+        out = np.zeros(self.t_range[1] // window_ns - w0 + 1, dtype=np.int64)
+        for w, n in self.windows:
+            np.add.at(out, w - w0, n)
+        return out
 
 
-def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -> _Counts:
-    (stats,) = compute(ddf.map_partitions(_stats, cols, meta=_STATS_META))
+def _first_pass(
+    ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool, window_ns: int
+) -> _Counts:
+    (stats,) = compute(ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META))
     stats = stats.reset_index(drop=True)
     n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
     dropped: dict[str, int] = {}
@@ -144,6 +158,7 @@ def _first_pass(ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool) -
         (stats["slat_min"].min(), stats["slat_max"].max()),
         (int(stats["t_min"].min()), int(stats["t_max"].max())),
         stats["n_valid"].to_numpy(np.int64),
+        list(stats["windows"]),
     )
 
 
@@ -257,20 +272,27 @@ def _published_users(
     linkage: str,
     region: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`location._publish.published_users`, with the (user, window) pairs packed
-    into one int64 (a 1-d unique instead of a row-wise one; the same codes and labels)."""
-    if region is not None:  # one pseudonym per (user, window, region): the row-wise unique
-        return published_users(u, w, users, pseud, linkage, region)
+    """:func:`location._publish.published_users`, with the (user, window[, region]) units
+    packed into one int64 (a 1-d unique instead of a row-wise one, in the same
+    lexicographic order: the same codes and labels)."""
     if linkage != "window" or not len(u):
-        return published_users(u, w, users, pseud, linkage)
+        return published_users(u, w, users, pseud, linkage, region)
     w0 = int(w.min())
     n_w = int(w.max()) - w0 + 1
-    if len(users) * n_w >= _KEY_LIMIT:
-        return published_users(u, w, users, pseud, linkage)
-    unique, codes = np.unique(u * n_w + (w - w0), return_inverse=True)
-    uu, ww = np.divmod(unique, n_w)
+    r_codes, r_values = pd.factorize(
+        region if region is not None else np.zeros(len(u), np.int64), sort=True
+    )
+    n_r = max(len(r_values), 1)
+    if len(users) * n_w * n_r >= _KEY_LIMIT:
+        return published_users(u, w, users, pseud, linkage, region)
+    unique, codes = np.unique((u * n_w + (w - w0)) * n_r + r_codes, return_inverse=True)
+    rest, rr = np.divmod(unique, n_r)
+    uu, ww = np.divmod(rest, n_w)
     values = np.asarray(users, dtype=object).astype(str)
     labels = pd.Series(values[uu]).str.cat(pd.Series(ww + w0).astype(str), sep="\x1fwindow\x1f")
+    if region is not None:
+        regions = pd.Series(np.asarray(r_values, dtype=np.int64)[rr]).astype(str)
+        labels = labels.str.cat(regions, sep="\x1fregion\x1f")
     return codes.reshape(-1).astype(np.int64), pseud.pseudonymize(labels.to_numpy())
 
 
@@ -297,7 +319,14 @@ class _Lookup:
         """Valid fixes, their triples, their runs (-1: suppressed) and their per-fix rows
         (``-1 - rank`` among the suppressed fixes for a suppressed one)."""
         f, cw = self.frame.cell_windows(pdf)
-        u = np.searchsorted(self.users, user_keys(f.user))
+        triple, run, row = self.place_codes(cw, user_keys(f.user), part)
+        return f, triple, run, row
+
+    def place_codes(
+        self, cw: np.ndarray, ukeys: np.ndarray, part: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`place` from the fixes' packed (cell, window) codes and user keys."""
+        u = np.searchsorted(self.users, ukeys)
         triple = np.searchsorted(self.keys, cw * len(self.users) + u)
         run = self.run[triple]
         kept = run >= 0
@@ -313,7 +342,7 @@ class _Lookup:
         rank[by_run] = np.arange(rs.size) - np.repeat(starts, np.diff(np.append(starts, rs.size)))
         at = np.searchsorted(self.offset_keys, r * self.n_parts + part)
         row[kept] = self.offsets[at] + rank
-        return f, triple, run, row
+        return triple, run, row
 
 
 def _runs(
@@ -470,18 +499,103 @@ def _distinct_keys(pdf: pd.DataFrame) -> pd.DataFrame:
     ).drop_duplicates()
 
 
+_GROUPS_META = pd.DataFrame(
+    {
+        "window": pd.Series(dtype=np.int64),
+        "region_id": pd.Series(dtype=np.int64),
+        "users": pd.Series(dtype=np.int64),
+        "first": pd.Series(dtype=object),
+        "last": pd.Series(dtype=object),
+        "sorted": pd.Series(dtype=bool),
+    }
+)
+
+
+def _group_users(pdf: pd.DataFrame) -> pd.DataFrame:
+    """Distinct users per (window, region_id) run of a partition sorted by (window,
+    region_id, user), with each run's first and last user; ``sorted`` says whether the
+    partition is sorted (when it is not, the verifier gathers the rows instead)."""
+    if not len(pdf):
+        return _GROUPS_META.copy()
+    window = pdf["window"].array.asi8
+    region, user = pdf["region_id"].to_numpy(np.int64), pdf["user"].to_numpy()
+    dw, dr = np.diff(window), np.diff(region)
+    same_user = user[1:] == user[:-1]
+    ok = bool(((dw > 0) | ((dw == 0) & ((dr > 0) | ((dr == 0) & (user[1:] >= user[:-1]))))).all())
+    new_group = np.ones(len(pdf), dtype=bool)
+    new_group[1:] = (dw != 0) | (dr != 0)
+    new_user = new_group.copy()
+    new_user[1:] |= ~same_user
+    starts = np.flatnonzero(new_group)
+    gid = np.cumsum(new_group) - 1
+    ends = np.append(starts[1:], len(pdf)) - 1
+    return pd.DataFrame(
+        {
+            "window": window[starts],
+            "region_id": region[starts],
+            "users": np.bincount(gid, weights=new_user).astype(np.int64),
+            "first": user[starts],
+            "last": user[ends],
+            "sorted": ok,
+        }
+    )
+
+
+def _sorted_counts(groups: pd.DataFrame) -> np.ndarray | None:
+    """Distinct users per published (region, window) from the partitions' runs, or None
+    when the rows are not sorted by (window, region_id, user) across partitions."""
+    if not groups["sorted"].all():
+        return None
+    w, r = groups["window"].to_numpy(), groups["region_id"].to_numpy()
+    first, last = groups["first"].to_numpy(), groups["last"].to_numpy()
+    dw, dr = np.diff(w), np.diff(r)
+    if not ((dw > 0) | ((dw == 0) & ((dr > 0) | ((dr == 0) & (first[1:] >= last[:-1]))))).all():
+        return None
+    same = np.zeros(len(groups), dtype=bool)  # a run continued from the previous partition
+    same[1:] = (dw == 0) & (dr == 0)
+    shared = np.zeros(len(groups), dtype=bool)  # ... by the same user
+    shared[1:] = same[1:] & (first[1:] == last[:-1])
+    gid = np.cumsum(~same) - 1
+    users = groups["users"].to_numpy(np.int64) - shared
+    return np.bincount(gid, weights=users).astype(np.int64)
+
+
 def _verify_dask(data: Any, k: int) -> list[Any]:
-    """:func:`verify_cloaked` of a lazy release, both models, in one pass over its rows:
-    the distinct (region_id, window, user) rows and (region_id, polygon) rows are
-    gathered, then checked by the models as for pandas."""
+    """:func:`verify_cloaked` of a lazy release, both models, in one pass over its rows.
+
+    The release is sorted by (window, region_id, user): each partition reports its runs
+    (distinct users per group, and each run's first and last user), and runs that
+    continue across partitions are joined, so the client holds one row per published
+    (region, window) per partition, not the rows.  The order itself is checked from the
+    data; when it does not hold, the distinct (region_id, window, user) rows are gathered
+    and counted by the model as for pandas.
+    """
     if not is_dask(data):
         return verify_cloaked(data, k)
     count, polygons = cloaking_models(k)
-    keys, shapes = compute(
-        data[["region_id", "window", "user"]].map_partitions(_distinct_keys, meta=_KEYS_META),
+    groups, shapes = compute(
+        data[["region_id", "window", "user"]].map_partitions(_group_users, meta=_GROUPS_META),
         data[["region_id", "region"]].map_partitions(_distinct_shapes),
     )
-    results = [count.check(keys)]
+    counts = _sorted_counts(groups.reset_index(drop=True)) if len(groups) else None
+    if counts is None:
+        (keys,) = compute(
+            data[["region_id", "window", "user"]].map_partitions(_distinct_keys, meta=_KEYS_META)
+        )
+        results = [count.check(keys)]
+    else:
+        ok = count.group_ok(counts)
+        results = [
+            CheckResult(
+                model=f"distinct users per (region, window) >= {k}",
+                passed=bool(ok.all()),
+                worst=float(counts.min()) if counts.size else float("nan"),
+                threshold=float(k),
+                n_groups=int(counts.size),
+                failing_groups=np.flatnonzero(~ok),
+                details={"published_groups": int(counts.size)},
+            )
+        ]
     if len(shapes):
         results.append(polygons.check(shapes))
     return results
@@ -722,6 +836,403 @@ def _measure(m: _MeasureInput, grid: CloakingGrid):
     return measure
 
 
+# -- window batches: the out-of-core path (measures=False) ------------------------------
+#
+# The assignment of a (level-0 cell, window, user) triple depends only on the triples of
+# its window (every count is per window), and the release is sorted by window first.  So
+# the triples are cut into batches of consecutive windows, each batch is assigned,
+# pseudonymized and ordered on a worker, and the release is the batches' rows one after
+# the other: row for row the pandas release.  The client holds per-window fix counts,
+# per-batch summaries and the distinct user count, nothing that grows with the
+# (user, window) pairs.
+
+#: fixes per batch of windows (a window is never split, so a batch may hold more)
+BATCH_FIXES = 4_000_000
+#: published rows per partition of the lazy release
+PART_ROWS = 1_000_000
+
+
+@dataclass
+class _Piece:
+    """One input partition's (window, level-0 cell, user) triples, sorted by window."""
+
+    part: int
+    wd: np.ndarray  # window offset from frame.w0, sorted
+    cell: np.ndarray  # ix * ny + iy
+    user: np.ndarray  # user keys
+    weight: np.ndarray  # fixes
+
+    def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
+        return _nbytes(self.wd, self.cell, self.user, self.weight)
+
+
+def _nbytes(*arrays: np.ndarray) -> int:
+    """Bytes held by arrays, the strings of object arrays included (about 60 each)."""
+    return sum(a.nbytes + (60 * a.size if a.dtype == object else 0) for a in arrays) + 100
+
+
+def _split(pdf: pd.DataFrame, frame: _Frame, part: int, edges: np.ndarray) -> tuple[Any, ...]:
+    """A partition's (window, level-0 cell, user) triples cut at the batches' first
+    windows ``edges``: one :class:`_Piece` per batch, then the partition's distinct users."""
+    f, cw = frame.cell_windows(pdf)
+    codes, uniques = pd.factorize(user_keys(f.user))
+    n_local = max(len(uniques), 1)
+    cell, wd = np.divmod(cw, frame.n_windows)
+    n_cells = frame.grid.nx * frame.grid.ny
+    if frame.n_windows * n_cells * n_local < _KEY_LIMIT:
+        key, weight = np.unique((wd * n_cells + cell) * n_local + codes, return_counts=True)
+        rest, code_u = np.divmod(key, n_local)
+        wd_u, cell_u = np.divmod(rest, n_cells)
+    else:
+        g = pd.DataFrame({"w": wd, "c": cell, "u": codes}).groupby(["w", "c", "u"]).size()
+        wd_u, cell_u, code_u = (g.index.get_level_values(i).to_numpy(np.int64) for i in range(3))
+        weight = g.to_numpy(np.int64)
+    keys = np.asarray(uniques) if len(uniques) else user_keys(np.zeros(0, np.int64))
+    user = keys[code_u]
+    small = np.int32 if max(n_cells, frame.n_windows) < 2**31 else np.int64
+    wd_s, cell_s, weight = wd_u.astype(small), cell_u.astype(small), weight.astype(np.int64)
+    cut = np.searchsorted(wd_u, edges)
+    pieces = [
+        _Piece(part, wd_s[a:b].copy(), cell_s[a:b].copy(), user[a:b].copy(), weight[a:b].copy())
+        for a, b in zip(cut[:-1], cut[1:])
+    ]
+    return (*pieces, np.unique(keys))
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    """Concatenate, leaving out empty arrays (an empty partition's keys have no type)."""
+    some = [a for a in arrays if a.size]
+    return np.concatenate(some) if some else arrays[0]
+
+
+def _distinct_users(*arrays: np.ndarray) -> np.ndarray:
+    return np.unique(_concat(list(arrays)))
+
+
+def _batch_cuts(fixes: np.ndarray, target: int) -> list[tuple[int, int]]:
+    """Consecutive window ranges ``[lo, hi)`` of about ``target`` fixes each (at least one
+    window, windows without fixes joined to their neighbours)."""
+    cuts, lo, acc = [], 0, 0
+    for w, n in enumerate(fixes.tolist()):
+        acc += n
+        if acc >= target:
+            cuts.append((lo, w + 1))
+            lo, acc = w + 1, 0
+    if lo < len(fixes) and (acc or not cuts):
+        cuts.append((lo, len(fixes)))
+    elif cuts:
+        cuts[-1] = (cuts[-1][0], len(fixes))
+    return cuts
+
+
+@dataclass
+class _BatchSpec:
+    """What a batch task needs besides the pieces."""
+
+    frame: _Frame
+    k: int
+    method: str
+    linkage: str
+    aggregate: bool
+    pseudonymizer: Pseudonymizer
+    n_parts: int
+    part_rows: int = PART_ROWS
+    batch_fixes: int = BATCH_FIXES
+
+
+@dataclass
+class _BatchState:
+    red: _Reduced
+    region: np.ndarray
+    stats: dict
+    pkeys: Any
+    rows: PublishedRows
+    order: np.ndarray
+    kept_pos: np.ndarray
+
+
+def _batch_state(spec: _BatchSpec, lo: int, hi: int, pieces: tuple[_Piece, ...]) -> _BatchState:
+    """The triples of windows ``[lo, hi)``, their regions and their published rows."""
+    frame = spec.frame
+    cut = [(p, *np.searchsorted(p.wd, [lo, hi])) for p in pieces]
+    wd = np.concatenate([p.wd[a:b] for p, a, b in cut]).astype(np.int64)
+    cell = np.concatenate([p.cell[a:b] for p, a, b in cut]).astype(np.int64)
+    user = _concat([p.user[a:b] for p, a, b in cut])
+    part_weight = np.concatenate([p.weight[a:b] for p, a, b in cut]).astype(np.int64)
+    part = np.repeat(
+        np.array([p.part for p, _, _ in cut], dtype=np.int64), [b - a for _, a, b in cut]
+    )
+    u_codes, users = pd.factorize(user, sort=True)
+    n_users = max(len(users), 1)
+    if frame.grid.nx * frame.grid.ny * frame.n_windows * n_users >= _KEY_LIMIT:
+        raise InputError(
+            "too many cells x windows x users to index the dask path: increase "
+            "cell_size or window, or cloak the log in parts"
+        )
+    packed = (cell * frame.n_windows + wd) * n_users + u_codes.astype(np.int64)
+    keys, inverse = np.unique(packed, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    weight = np.bincount(inverse, weights=part_weight, minlength=len(keys)).astype(np.int64)
+    cw, u = np.divmod(keys, n_users)
+    c, w = np.divmod(cw, frame.n_windows)
+    ix, iy = np.divmod(c, frame.grid.ny)
+    triples = Triples(ix, iy, w + frame.w0, u, weight)
+    red = _Reduced(triples, keys, np.asarray(users), inverse, part, part_weight)
+    region, stats = assign_regions(triples, frame.grid, spec.k, spec.method)
+    kept_pos = np.flatnonzero(region >= 0)
+    codes, pseudonyms = _published_users(
+        u[kept_pos],
+        triples.w[kept_pos],
+        red.users,
+        spec.pseudonymizer,
+        spec.linkage,
+        region[kept_pos],
+    )
+    pkeys = publication_keys(triples.w[kept_pos], region[kept_pos], codes, pseudonyms)
+    rows, order = published_rows(pkeys, weight[kept_pos], spec.aggregate)
+    return _BatchState(red, region, stats, pkeys, rows, order, kept_pos)
+
+
+@dataclass
+class _Batch:
+    """A batch's published rows (kept on a worker) and its summary (sent to the client)."""
+
+    rows: PublishedRows
+    polygons: np.ndarray
+    summary: dict[str, Any]
+
+    def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
+        r = self.rows
+        arrays = (r.user_rank, r.w, r.region_rank, r.repeat, r.n_fixes, r.regions, r.pseudonyms)
+        return _nbytes(*(a for a in arrays if a is not None)) + 200 * len(self.polygons)
+
+
+def _row_pieces(rows: PublishedRows, target: int) -> list[tuple[int, int, int]]:
+    """``(lo, hi, first output row)`` pieces of about ``target`` output rows each."""
+    reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
+    ends = np.cumsum(reps)
+    total = int(ends[-1]) if ends.size else 0
+    n = max(1, -(-total // target))
+    cuts = np.unique(np.searchsorted(ends, np.linspace(0, total, n + 1)[1:-1], side="right"))
+    bounds = [0, *[int(c) for c in cuts if 0 < c < len(rows)], len(rows)]
+    return [
+        (lo, hi, 0 if lo == 0 else int(ends[lo - 1])) for lo, hi in zip(bounds[:-1], bounds[1:])
+    ]
+
+
+def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Batch:
+    st = _batch_state(spec, lo, hi, pieces)
+    rows, weight, kept = st.rows, st.red.triples.weight, st.region >= 0
+    polygons = spec.frame.grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, object)
+    reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
+    summary = {
+        "rows": int(reps.sum()),
+        "pieces": _row_pieces(rows, spec.part_rows),
+        "published": int(weight[kept].sum()),
+        "suppressed": int(weight[~kept].sum()),
+        "regions": rows.regions,
+        "windows": int(np.unique(st.red.triples.w).size),
+        "stats": st.stats,
+    }
+    return _Batch(rows, polygons, summary)
+
+
+def _batch_summary(batch: _Batch) -> dict[str, Any]:
+    return batch.summary
+
+
+def _batch_lookup(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Lookup:
+    """The batch's :class:`_Lookup` (for ``source_index``: the batch is recomputed)."""
+    st = _batch_state(spec, lo, hi, pieces)
+    run, run_fixes = _runs(st.red, st.region, st.pkeys, st.order, st.kept_pos)
+    return _lookup(st.red, spec.frame, run, run_fixes, spec.aggregate, spec.n_parts)
+
+
+def _batch_part(batch: _Batch, piece: tuple[int, int, int], start: int, window_ns: int):
+    lo, hi, first = piece
+    return _rows_part((lo, hi, start + first), batch.rows, batch.polygons, window_ns)
+
+
+def _batched_source_rows(
+    pdf: pd.DataFrame,
+    frame: _Frame,
+    cuts: list[tuple[int, int]],
+    starts: list[int],
+    part: int,
+    *lookups: _Lookup,
+) -> pd.Series:
+    """``source_index`` of one input partition: each batch places its windows' fixes."""
+    f, cw = frame.cell_windows(pdf)
+    wd = cw % frame.n_windows
+    ukeys = user_keys(f.user)
+    row = np.full(len(cw), -1, dtype=np.int64)
+    for (lo, hi), start, lookup in zip(cuts, starts, lookups):
+        at = np.flatnonzero((wd >= lo) & (wd < hi))
+        if not at.size:
+            continue
+        _, run, r = lookup.place_codes(cw[at], ukeys[at], part)
+        row[at] = np.where(run >= 0, (run if lookup.aggregate else r) + start, -1)
+    kept = row >= 0
+    return pd.Series(row[kept], index=f.index[kept], name="published_row")
+
+
+def _merge_stats(batches: list[dict[str, Any]], top: int) -> dict[str, Any]:
+    """The batches' assignment statistics, keys in the order the pandas path adds them."""
+    per_level: dict[str, int] = {}
+    for level in range(top + 1):
+        for label in (f"half{level}", str(level)):
+            found = [
+                s["fixes_published_per_level"][label]
+                for s in batches
+                if label in s["fixes_published_per_level"]
+            ]
+            if found:
+                per_level[label] = int(sum(found))
+    return {
+        "fixes_published_per_level": per_level,
+        "leftover_groups_merged": int(sum(s["leftover_groups_merged"] for s in batches)),
+    }
+
+
+@dataclass
+class _Batched:
+    data: Any
+    source_index: Any
+    summaries: list[dict[str, Any]]
+    n_users: int
+
+
+def _count_users(users: list[Any]) -> int:
+    """Distinct users of the log: a tree of unions on the workers (one array of users)."""
+    import dask
+
+    level = users
+    while len(level) > 1:
+        level = [dask.delayed(_distinct_users)(*level[i : i + 8]) for i in range(0, len(level), 8)]
+    (n,) = compute(dask.delayed(len)(level[0]))
+    return int(n)
+
+
+def _run_batches(
+    ddf: Any, spec: _BatchSpec, counts: _Counts, window_ns: int, timings: Timings
+) -> _Batched:
+    """Assignment and publication batch by batch on the workers (see the section above)."""
+    import dask
+    import dask.dataframe as dd
+
+    frame = spec.frame
+    cuts = _batch_cuts(counts.window_fixes(window_ns), spec.batch_fixes)
+    edges = np.array([lo for lo, _ in cuts] + [frame.n_windows], dtype=np.int64)
+    n_b = len(cuts)
+    lazy = [
+        dask.delayed(_split, nout=n_b + 1)(p, frame, i, edges)
+        for i, p in enumerate(ddf.to_delayed())
+    ]
+    with timings("prepare"):
+        # one Dask key per (partition, batch): each is spilled and read back on its own
+        flat = dask.persist(*[s[b] for s in lazy for b in range(n_b + 1)])
+        split = [flat[i * (n_b + 1) : (i + 1) * (n_b + 1)] for i in range(len(lazy))]
+        n_users = _count_users([s[n_b] for s in split])
+        if n_users < spec.k:
+            raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={spec.k}")
+    with timings("assign"):
+        batches = list(
+            dask.persist(
+                *[
+                    dask.delayed(_batch)(spec, lo, hi, *[s[b] for s in split])
+                    for b, (lo, hi) in enumerate(cuts)
+                ]
+            )
+        )
+        summaries = list(compute(*[dask.delayed(_batch_summary)(b) for b in batches]))
+        del flat, split
+    if not sum(s["published"] for s in summaries):
+        raise InfeasibleError(
+            f"no time window holds {spec.k} distinct users: every fix would be suppressed"
+        )
+    with timings("output"):
+        rows = [s["rows"] for s in summaries]
+        starts = (np.cumsum(rows) - rows).astype(np.int64).tolist()
+        parts, divisions = [], []
+        for b, s, start in zip(batches, summaries, starts):
+            for piece in s["pieces"]:
+                parts.append(dask.delayed(_batch_part)(b, piece, start, window_ns))
+                divisions.append(start + piece[2])
+        divisions.append(max(int(sum(rows)) - 1, 0))
+        none = np.zeros(0, np.int64)
+        n_fixes = none if spec.aggregate else None
+        empty = PublishedRows(none, none, none, None, n_fixes, none, np.zeros(0, object))
+        meta = _rows_part((0, 0, 0), empty, np.zeros(0, object), window_ns)
+        with dask.config.set({"dataframe.convert-string": False}):
+            data = dd.from_delayed(parts, meta=meta, divisions=tuple(divisions), verify_meta=False)
+        lookups = [
+            dask.delayed(_batch_lookup)(spec, lo, hi, *[s[b] for s in lazy])
+            for b, (lo, hi) in enumerate(cuts)
+        ]
+        source_index = dd.from_delayed(
+            [
+                dask.delayed(_batched_source_rows)(p, frame, cuts, starts, i, *lookups)
+                for i, p in enumerate(ddf.to_delayed())
+            ],
+            meta=pd.Series(dtype=np.int64, name="published_row"),
+            verify_meta=False,
+        )
+    return _Batched(data, source_index, summaries, n_users)
+
+
+def _cloak_batched(
+    ddf: Any, counts: _Counts, spec: _BatchSpec, window_ns: int, timings: Timings, **params: Any
+) -> Release:
+    """:func:`cloak_dask` without measures, batch by batch (see the section above)."""
+    frame, k, aggregate = spec.frame, spec.k, spec.aggregate
+    out = _run_batches(ddf, spec, counts, window_ns, timings)
+    summaries = out.summaries
+    n_suppressed = sum(s["suppressed"] for s in summaries)
+    n_dropped = counts.n_input - counts.n_valid
+    regions = np.unique(np.concatenate([s["regions"] for s in summaries]))
+    release = Release(
+        data=out.data,
+        datatype="location",
+        verifier=lambda d: _verify_dask(d, k),
+        models=cloaking_models(k),
+        partition=None,
+        parameters=release_parameters(
+            k,
+            window_ns,
+            spec.method,
+            frame.grid,
+            aggregate,
+            linkage=spec.linkage,
+            engine="dask",
+            **params,
+        ),
+        suppressed=n_suppressed + n_dropped,
+        n_individuals=counts.n_input,
+        info={
+            **release_info(
+                frame.grid,
+                k=k,
+                window_ns=window_ns,
+                aggregate=aggregate,
+                regions=regions,
+                n_cloak_suppressed=n_suppressed,
+                n_dropped=n_dropped,
+                reasons=counts.dropped,
+                users=out.n_users,
+                windows=sum(s["windows"] for s in summaries),
+                key_source=spec.pseudonymizer.key_source,
+                stats=_merge_stats([s["stats"] for s in summaries], frame.grid.top),
+            ),
+            "npartitions": int(ddf.npartitions),
+        },
+        source_index=out.source_index,
+    )
+    release.utility = {"suppression_share": release.suppressed / release.n_individuals}
+    if spec.linkage == "pseudonym":
+        add_warning(release, LINKAGE_WARNING)
+    return finish_release(release, None, measures=False, timings=timings)
+
+
 # -- entry ------------------------------------------------------------------------------
 
 
@@ -751,10 +1262,24 @@ def cloak_dask(
     _check_columns(ddf, cols)
     timings = Timings()
     with timings("prepare"):
-        counts = _first_pass(ddf, cols, drop_invalid)
+        counts = _first_pass(ddf, cols, drop_invalid, window_ns)
         grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
         w0 = counts.t_range[0] // window_ns
         frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)
+    if not measures:  # nothing on the client grows with the users
+        spec = _BatchSpec(
+            frame,
+            k,
+            method,
+            linkage,
+            aggregate,
+            pseudonymizer,
+            int(ddf.npartitions),
+            part_rows=PART_ROWS,
+            batch_fixes=BATCH_FIXES,
+        )
+        return _cloak_batched(ddf, counts, spec, window_ns, timings, seed=seed, columns=columns)
+    with timings("prepare"):
         red = _reduce_triples(ddf, frame, k)
         triples = red.triples
     with timings("assign"):

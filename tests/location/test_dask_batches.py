@@ -1,0 +1,188 @@
+"""The Dask engine without measures: windows cut into batches assigned on the workers.
+
+Small batches and partitions force a log of a few thousand fixes through many batches,
+so every join (rows, row numbers, statistics, the verifier's runs across partitions) is
+exercised; the release must stay identical to the pandas one.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+import shapely
+
+import location
+import location._dask as ldask
+from location._verify import verify_cloaked
+from location.synthetic import synthetic_log
+from structanon.errors import InfeasibleError
+
+dd = pytest.importorskip("dask.dataframe")
+dask = pytest.importorskip("dask")
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    monkeypatch.setattr(ldask, "BATCH_FIXES", 1_000)
+    monkeypatch.setattr(ldask, "PART_ROWS", 300)
+
+
+@pytest.fixture(scope="module")
+def log() -> pd.DataFrame:
+    df = synthetic_log(5_000, 90, seed=5)
+    df.index = df.index * 3 + 2  # labels that are not positions
+    return df
+
+
+def _both(log, key, **kw):
+    want = location.cloak(log, key=key, measures=False, **kw)
+    with dask.config.set(scheduler="sync"):
+        got = location.cloak(dd.from_pandas(log, npartitions=4), key=key, measures=False, **kw)
+        data = got.data.compute()
+        rows = got.source_index.compute()
+    return want, got, data, rows
+
+
+@pytest.mark.parametrize(
+    "method, aggregate, linkage",
+    [
+        ("fixed", False, "window"),
+        ("adaptive", False, "pseudonym"),
+        ("adaptive", True, "window"),
+        ("fixed", True, "pseudonym"),
+    ],
+)
+def test_batches_give_the_pandas_release(small_batches, log, key, method, aggregate, linkage):
+    with pytest.warns(UserWarning) if linkage == "pseudonym" else _nothing():
+        want, got, data, rows = _both(
+            log, key, k=3, window="30min", method=method, aggregate=aggregate, linkage=linkage
+        )
+    assert got.data.npartitions > 8  # many batches, each cut into parts
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
+    assert (
+        shapely.bounds(np.asarray(data["region"].to_numpy()))
+        == shapely.bounds(np.asarray(want.data["region"].to_numpy()))
+    ).all()
+    info = {name: v for name, v in got.info.items() if name != "npartitions"}
+    assert info == want.info
+    # the statistics' keys in the pandas order too (the JSON report is the same)
+    assert list(info["fixes_published_per_level"]) == list(want.info["fixes_published_per_level"])
+    assert got.suppressed == want.suppressed
+    assert got.checks.passed
+    # source_index: input label -> published row, the pandas path's rows exactly
+    if aggregate:
+        pd.testing.assert_series_equal(
+            rows.sort_index(), want.source_index.sort_index(), check_names=False
+        )
+    else:  # pandas: the input label of each published row; identical rows may swap fixes
+        assert (rows.sort_values().to_numpy() == np.arange(len(data))).all()
+        pandas_row = pd.Series(np.arange(len(want.data)), index=want.source_index)
+        cols = ["user", "window", "region_id"]
+        a = data[cols].iloc[rows.to_numpy()].reset_index(drop=True)
+        b = want.data[cols].iloc[pandas_row.loc[rows.index].to_numpy()].reset_index(drop=True)
+        pd.testing.assert_frame_equal(a, b)
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_no_client_side_triples(small_batches, log, key, monkeypatch):
+    # without measures the client never gathers the (cell, window, user) triples
+    def refuse(*args, **kwargs):
+        raise AssertionError("the triples were gathered on the client")
+
+    monkeypatch.setattr(ldask, "_reduce_triples", refuse)
+    with dask.config.set(scheduler="sync"):
+        r = location.cloak(dd.from_pandas(log, npartitions=3), k=4, key=key, measures=False)
+        assert len(r.data.compute()) + r.suppressed == len(log)
+
+
+def test_batches_refuse_too_few_users(small_batches, log, key):
+    with dask.config.set(scheduler="sync"), pytest.raises(InfeasibleError, match="fewer than"):
+        location.cloak(dd.from_pandas(log, npartitions=3), k=91, key=key, measures=False)
+
+
+def test_batches_refuse_when_everything_is_suppressed(small_batches, key):
+    df = synthetic_log(400, 12, seed=1)  # 12 users over a day of 15-minute windows
+    with dask.config.set(scheduler="sync"), pytest.raises(InfeasibleError, match="suppressed"):
+        location.cloak(dd.from_pandas(df, npartitions=2), k=12, key=key, measures=False)
+
+
+def test_batch_cuts():
+    # about `target` fixes a batch, a window never split, empty windows joined
+    assert ldask._batch_cuts(np.array([5, 0, 5, 9, 1, 0]), 5) == [(0, 1), (1, 3), (3, 4), (4, 6)]
+    assert ldask._batch_cuts(np.array([1, 1, 1]), 10) == [(0, 3)]
+    assert ldask._batch_cuts(np.array([0, 0]), 10) == [(0, 2)]
+    cuts = ldask._batch_cuts(np.array([3, 4, 0, 0]), 3)
+    assert cuts == [(0, 1), (1, 4)]  # trailing empty windows join the last batch
+
+
+def _release(rows):
+    box = shapely.box(0, 0, 1, 1)
+    df = pd.DataFrame(rows, columns=["window", "region_id", "user"])
+    df["window"] = pd.to_datetime(df["window"], unit="h", utc=True)
+    df["region"] = [box] * len(df)
+    return df
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_verifier_joins_runs_across_partitions(k):
+    # one (window, region) group cut across three partitions, user "b" on both sides of
+    # the first cut and "c" alone in the middle one: 3 distinct users, not 5
+    rows = [(0, 1, "a"), (0, 1, "b"), (0, 1, "b"), (0, 1, "c"), (0, 1, "c"), (0, 2, "a")]
+    rows += [(0, 2, "b"), (0, 2, "c"), (1, 1, "a"), (1, 1, "b"), (1, 1, "d")]
+    df = _release(rows)
+    with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):
+        ddf = dd.from_pandas(df, npartitions=1).repartition(divisions=[0, 2, 4, 5, 10])
+        got = ldask._verify_dask(ddf, k)
+    want = verify_cloaked(df, k)
+    assert [(c.passed, c.worst, c.n_groups) for c in got] == [
+        (c.passed, c.worst, c.n_groups) for c in want
+    ]
+    assert got[0].n_groups == 3 and got[0].worst == 3.0
+
+
+def test_verifier_checks_the_order_itself():
+    # rows out of order (a group split by another): counted from the rows, not the runs
+    rows = [(0, 1, "a"), (0, 1, "b"), (0, 2, "a"), (0, 2, "b"), (0, 1, "a"), (0, 1, "c")]
+    df = _release(rows)
+    assert ldask._sorted_counts(ldask._group_users(df)) is None
+    with dask.config.set({"scheduler": "sync", "dataframe.convert-string": False}):
+        ddf = dd.from_pandas(df, npartitions=2)
+        got = ldask._verify_dask(ddf, 3)
+    assert got[0].passed is False and got[0].worst == verify_cloaked(df, 3)[0].worst == 2.0
+    # sorted inside each partition but not across them: also detected
+    parts = [_release(rows[:2]), _release(rows[2:4]), _release([(0, 1, "c")])]
+    groups = pd.concat([ldask._group_users(p) for p in parts], ignore_index=True)
+    assert ldask._sorted_counts(groups) is None
+
+
+def test_batches_with_an_empty_partition_and_text_users(small_batches, key):
+    df = synthetic_log(3_000, 60, seed=4)
+    df["user"] = "u" + df["user"].astype(str)
+    want = location.cloak(df.iloc[:2_000], k=3, key=key, measures=False)
+    with dask.config.set(scheduler="sync"):
+        ddf = dd.from_pandas(df, npartitions=3)
+        ddf = ddf.map_partitions(lambda p: p[p.index < 2_000])  # the last one is empty
+        assert len(ddf.partitions[2].compute()) == 0
+        got = location.cloak(ddf, k=3, key=key, measures=False)
+        data = got.data.compute()
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
+
+
+@pytest.mark.parametrize("text", [False, True])
+@pytest.mark.parametrize("with_region", [False, True])
+def test_packed_pseudonym_units_equal_the_row_wise_ones(key, text, with_region):
+    from location._publish import published_users
+
+    rng = np.random.default_rng(3)
+    users = np.array([f"u{i}" for i in range(40)]) if text else np.arange(40) * 7
+    u, w = rng.integers(0, 40, 3_000), rng.integers(100, 112, 3_000)
+    region = rng.choice([2**40 + 5, 17, 3, 2**33], 3_000) if with_region else None
+    got = ldask._published_users(u, w, users, key, "window", region)
+    want = published_users(u, w, users, key, "window", region)
+    assert (got[0] == want[0]).all() and (got[1] == want[1]).all()
