@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structanon._engine import compute, is_dask
+from structanon._engine import compute, is_dask, parse_size
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import atomic_path, text_lines
@@ -60,6 +60,33 @@ _HINT = (
 def parse_report(log: pd.DataFrame) -> dict:
     """The parse statistics :func:`read_log` attached to ``log`` (empty dict if none)."""
     return dict(log.attrs.get("parse", {}))
+
+
+def _check_read_options(
+    format: str, on_bad_lines: str, columns: Any, encoding: Any, sep: Any = None
+) -> None:
+    """The readers' options, checked before any file is opened."""
+    check_choice(format, "format", _FORMATS)
+    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    if columns is not None and not isinstance(columns, Mapping):
+        raise InputError(
+            f"columns must map our column names to the file's, e.g. "
+            f"{{'user': 'uid'}}, got {columns!r}"
+        )
+    if not isinstance(encoding, str):
+        raise InputError(f"encoding must be the name of a text encoding, got {encoding!r}")
+    if sep is not None and (not isinstance(sep, str) or not sep):
+        raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
+    unknown = set(columns or {}) - set(LOG_COLUMNS)
+    if unknown:
+        raise InputError(
+            f"unknown log column(s) in mapping: {sorted(unknown)}; expected some of {LOG_COLUMNS}",
+            column=sorted(unknown)[0],
+        )
+    try:
+        "".encode(encoding)
+    except LookupError as exc:
+        raise InputError(f"unknown text encoding {encoding!r}") from exc
 
 
 def read_log(
@@ -133,26 +160,8 @@ def read_log(
     Line numbers are 1-based and count the header.  For csv/parquet input the reported
     "line" is the data row number plus one (the header being line 1).
     """
-    check_choice(format, "format", _FORMATS)
-    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    _check_read_options(format, on_bad_lines, columns, encoding)
     path = check_input_path(path, "log file")
-    if columns is not None and not isinstance(columns, Mapping):
-        raise InputError(
-            f"columns must map our column names to the file's, e.g. "
-            f"{{'user': 'uid'}}, got {columns!r}"
-        )
-    if not isinstance(encoding, str):
-        raise InputError(f"encoding must be the name of a text encoding, got {encoding!r}")
-    unknown = set(columns or {}) - set(LOG_COLUMNS)
-    if unknown:
-        raise InputError(
-            f"unknown log column(s) in mapping: {sorted(unknown)}; expected some of {LOG_COLUMNS}",
-            column=sorted(unknown)[0],
-        )
-    try:
-        "".encode(encoding)
-    except LookupError as exc:
-        raise InputError(f"unknown text encoding {encoding!r}") from exc
     if format == "aol":
         fields, numbers, report = _split_aol(path, encoding)
     else:
@@ -769,8 +778,8 @@ def read_log_dask(
 
     from ._dask import remember_lengths
 
-    check_choice(format, "format", _FORMATS)
-    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    _check_read_options(format, on_bad_lines, columns, encoding, sep)
+    block = BLOCK_BYTES if block_bytes is None else parse_size(block_bytes, "block_bytes", 2**16)
     if format != "aol" and columns is not None:
         unknown = set(columns) - set(LOG_COLUMNS)
         if unknown:
@@ -785,7 +794,6 @@ def read_log_dask(
             source = text_lines(file, encoding, name="log file", errors="replace")
             next(source, None)
             source.close()
-    block = BLOCK_BYTES if block_bytes is None else int(block_bytes)
     pieces = [(file, lo, hi) for file in files for lo, hi in _blocks(file, format, block)]
     results = [
         # impure: each call its own keys, so the row counts remembered below never

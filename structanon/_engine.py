@@ -95,17 +95,27 @@ def parse_memory_limit(value: Any, name: str = "--memory-limit") -> int | str | 
     """Bytes per worker from ``"4GB"``, ``"512MiB"``, an integer, or ``"auto"``/None."""
     if value is None or value == "auto":
         return value
+    return parse_size(value, name, 64 * 2**20, "4GB")
+
+
+def parse_size(value: Any, name: str, minimum: int, example: str = "64MB") -> int:
+    """Bytes from ``"64MB"``, ``"512MiB"`` or an integer; an InputError naming ``name`` for
+    anything else or anything under ``minimum`` bytes."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InputError(
+            f"{name} must be a size such as '{example}', got {type(value).__name__}", value=value
+        )
     try:
         from dask.utils import parse_bytes
 
-        limit = int(parse_bytes(value))
+        size = int(parse_bytes(value))
     except (ValueError, TypeError, ImportError) as exc:
         raise InputError(
-            f"{name} must be a size such as '4GB' or '512MiB' ({exc})", value=value
+            f"{name} must be a size such as '{example}' ({exc})", value=value
         ) from None
-    if limit < 64 * 2**20:
-        raise InputError(f"{name} must be at least 64MiB", value=value)
-    return limit
+    if size < minimum:
+        raise InputError(f"{name} must be at least {minimum:,} bytes", value=value)
+    return size
 
 
 @contextlib.contextmanager

@@ -131,7 +131,7 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
     path = check_input_path(path, name)
     try:
         codecs.lookup(encoding)
-    except LookupError:
+    except (LookupError, TypeError):
         raise InputError(f"unknown text encoding {encoding!r}", path=str(path)) from None
     try:
         with _open_binary(path) as raw:
@@ -418,11 +418,10 @@ class Pseudonymizer:
         if missing.any():
             raise InputError("missing identifier", row=int(np.flatnonzero(missing)[0]))
         codes, uniques = pd.factorize(arr)  # hashing: one HMAC per distinct identifier
+        digest, key, length = hmac.digest, self._key, self.length  # one C call per value
         digests = np.array(
             [
-                hmac.new(self._key, str(u).encode("utf-8"), hashlib.sha256).hexdigest()[
-                    : self.length
-                ]
+                digest(key, str(u).encode("utf-8"), "sha256").hex()[:length]
                 for u in uniques.tolist()
             ],
             dtype=object,

@@ -414,11 +414,12 @@ def read_microdata_dask(
         column names, a malformed line (file and line), text not UTF-8, or a table with
         no data rows.
     """
-    from structanon._engine import compute, require_dask
+    from structanon._engine import compute, parse_size, require_dask
 
     dd = require_dask()
     if columns is not None:
         columns = check_names(columns, "columns")
+    blocksize = parse_size(blocksize, "blocksize", 2**16)
     files, kind = _lazy_files(path)
     if kind == "parquet":
         try:

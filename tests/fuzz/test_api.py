@@ -571,6 +571,29 @@ def targets(tmp: Path) -> dict[str, Api]:
             {"data": Make(query_log, "log"), "k": 1},
             {"data": bad_logs, "k": BAD_INTS},
         ),
+        "querylogs.read_log_dask": Api(
+            querylogs.read_log_dask,
+            {"path": tmp / "log.tsv"},
+            {
+                "path": [*bad_paths, str(tmp / "nothing-*.tsv")],
+                "format": ["x", "csv", "parquet"],
+                "encoding": ["bogus", 5],
+                "columns": [{"user": "nope"}, 5, "user=AnonID"],
+                "sep": ["", 5],
+                "on_bad_lines": ["x"],
+                "block_bytes": BAD_INTS,
+            },
+        ),
+        "tabular.io.read_microdata_dask": Api(
+            tab_io.read_microdata_dask,
+            {"path": tmp / "adult.csv", "sep": ";", "columns": ["age", "sex"]},
+            {
+                "path": [*bad_paths, str(tmp / "nothing-*.csv")],
+                "sep": ["", ";;", "\t", 5],
+                "columns": [["bogus"], "age", ["age", "age"], [5]],
+                "blocksize": [0, -1, "lots", 1.5],
+            },
+        ),
     }
 
 
@@ -728,6 +751,7 @@ NAMES = [
     "tabular.pram",
     "tabular.recode",
     "tabular.io.read_microdata",
+    "tabular.io.read_microdata_dask",
     "tabular.io.load_hierarchies",
     "transactions.km_anonymize",
     "transactions.k_anonymize",
@@ -751,6 +775,7 @@ NAMES = [
     "querylogs.write_log",
     "querylogs.generalize_times",
     "querylogs.verify_log",
+    "querylogs.read_log_dask",
 ]
 
 
@@ -926,6 +951,16 @@ REGRESSIONS = [
     ("querylogs.anonymize", "seed", 1.5),
     ("querylogs.anonymize", "time_granularity", []),
     ("querylogs.anonymize", "risk_p", None),
+    ("querylogs.read_log_dask", "block_bytes", -1),
+    ("querylogs.read_log_dask", "block_bytes", 0),
+    ("querylogs.read_log_dask", "block_bytes", 1),
+    ("querylogs.read_log_dask", "block_bytes", "abc"),
+    ("querylogs.read_log_dask", "encoding", 5),
+    ("querylogs.read_log_dask", "sep", []),
+    ("querylogs.read_log_dask", "columns", 5),
+    ("tabular.io.read_microdata_dask", "blocksize", -1),
+    ("tabular.io.read_microdata_dask", "blocksize", 0),
+    ("tabular.io.read_microdata_dask", "blocksize", 1.5),
     ("querylogs.read_log", "encoding", "bogus"),
     ("querylogs.read_log", "encoding", 5),
     ("querylogs.read_log", "format", "parquet"),
