@@ -62,6 +62,29 @@ def parse_report(log: pd.DataFrame) -> dict:
     return dict(log.attrs.get("parse", {}))
 
 
+def _answer_bad_lines(report: dict[str, Any], path: Any, on_bad_lines: str, first: Any) -> None:
+    """Malformed and undecodable lines as ``on_bad_lines`` asks: the first malformed line
+    (in file ``first``) raised, or warnings naming the lines, attributed to the reader's
+    caller."""
+    if report["malformed"]:
+        if on_bad_lines == "raise":
+            number, reason = report["malformed_lines"][0]
+            raise InputError(f"malformed line: {reason}", line=number, path=str(first))
+        if on_bad_lines == "report":
+            shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
+            warnings.warn(
+                f"{path}: {report['malformed']} malformed line(s) skipped (lines {shown}"
+                f"{', ...' if report['malformed'] > 10 else ''})",
+                stacklevel=3,
+            )
+    if report.get("encoding_errors") and on_bad_lines == "report":
+        warnings.warn(
+            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
+            f"(replaced by U+FFFD)",
+            stacklevel=3,
+        )
+
+
 def _check_read_options(
     format: str, on_bad_lines: str, columns: Any, encoding: Any, sep: Any = None
 ) -> None:
@@ -172,23 +195,7 @@ def read_log(
     listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
     report["rows"] = len(log)
     _check_parsed(path, report)
-    if report["malformed"]:
-        if on_bad_lines == "raise":
-            number, reason = report["malformed_lines"][0]
-            raise InputError(f"malformed line: {reason}", line=number, path=str(path))
-        if on_bad_lines == "report":
-            shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
-            warnings.warn(
-                f"{path}: {report['malformed']} malformed line(s) skipped (lines {shown}"
-                f"{', ...' if report['malformed'] > 10 else ''})",
-                stacklevel=2,
-            )
-    if report.get("encoding_errors") and on_bad_lines == "report":
-        warnings.warn(
-            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
-            f"(replaced by U+FFFD)",
-            stacklevel=2,
-        )
+    _answer_bad_lines(report, path, on_bad_lines, path)
     log.attrs["parse"] = report
     return log
 
@@ -779,7 +786,7 @@ def read_log_dask(
     from ._dask import remember_lengths
 
     _check_read_options(format, on_bad_lines, columns, encoding, sep)
-    block = BLOCK_BYTES if block_bytes is None else parse_size(block_bytes, "block_bytes", 2**16)
+    block = BLOCK_BYTES if block_bytes is None else parse_size(block_bytes, "block_bytes", 2**10)
     if format != "aol" and columns is not None:
         unknown = set(columns) - set(LOG_COLUMNS)
         if unknown:
@@ -807,25 +814,7 @@ def read_log_dask(
     )
     shown = files[0] if len(files) == 1 else Path(str(path))
     _check_parsed(shown, report)
-    if report["malformed"]:
-        if on_bad_lines == "raise":
-            number, reason = report["malformed_lines"][0]
-            raise InputError(
-                f"malformed line: {reason}", line=number, path=report["malformed_files"][0]
-            )
-        if on_bad_lines == "report":
-            listed = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
-            warnings.warn(
-                f"{path}: {report['malformed']} malformed line(s) skipped (lines {listed}"
-                f"{', ...' if report['malformed'] > 10 else ''})",
-                stacklevel=2,
-            )
-    if report.get("encoding_errors") and on_bad_lines == "report":
-        warnings.warn(
-            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
-            f"(replaced by U+FFFD)",
-            stacklevel=2,
-        )
+    _answer_bad_lines(report, path, on_bad_lines, (report.get("malformed_files") or [path])[0])
     parts = [dask.delayed(_piece_log)(r) for r in results]
     log = dd.from_delayed(parts, meta=pd.DataFrame(_META), verify_meta=False)
     remember_lengths(log, [r["rows"] for r, _ in found])

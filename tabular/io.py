@@ -419,7 +419,7 @@ def read_microdata_dask(
     dd = require_dask()
     if columns is not None:
         columns = check_names(columns, "columns")
-    blocksize = parse_size(blocksize, "blocksize", 2**16)
+    blocksize = parse_size(blocksize, "blocksize", 2**10)
     files, kind = _lazy_files(path)
     if kind == "parquet":
         try:

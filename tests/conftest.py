@@ -100,3 +100,15 @@ def package_demo(demo_run):
         return releases[name], out / name
 
     return get
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client on a one-worker in-process cluster for a test module (the tests that
+    use it skip themselves without ``distributed``)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+    ) as cluster:
+        with distributed.Client(cluster) as c:
+            yield c

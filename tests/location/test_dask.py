@@ -25,15 +25,6 @@ def test_dask_without_distributed_client(key):
     assert len(got.source_index.compute()) == len(want.data)
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
 @pytest.mark.parametrize("method", ["fixed", "adaptive"])
 def test_dask_matches_pandas(client, key, method, recount):
     df = synthetic_log(30_000, 250, seed=11)

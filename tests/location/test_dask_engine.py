@@ -21,15 +21,6 @@ KEY_HEX = "00112233445566778899aabbccddeeff"
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
-@pytest.fixture(scope="module")
 def log() -> pd.DataFrame:
     df = synthetic_log(12_000, 150, seed=5)
     df["user"] = "u" + df["user"].astype(str)

@@ -27,15 +27,6 @@ def computed(data) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
-@pytest.fixture(scope="module")
 def log() -> pd.DataFrame:
     df = querylogs.synthetic_log(50, 3000, seed=4)
     df.loc[df.index[5], "query"] = "  Call 555-123-4567 NOW "  # an identifier query

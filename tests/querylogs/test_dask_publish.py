@@ -18,15 +18,6 @@ KEY = Pseudonymizer(b"querylogs-dask-publish-key")
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
-@pytest.fixture(scope="module")
 def log() -> pd.DataFrame:
     return querylogs.synthetic_log(60, 2400, seed=7)
 

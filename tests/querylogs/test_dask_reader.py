@@ -20,15 +20,6 @@ HEADER = "AnonID\tQuery\tQueryTime\tItemRank\tClickURL\n"
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
-@pytest.fixture(scope="module")
 def aol(tmp_path_factory):
     """An AOL file with a header, blank lines, malformed lines and undecodable bytes."""
     path = tmp_path_factory.mktemp("aol") / "log.txt"

@@ -22,15 +22,6 @@ QIS = {"age": "numeric", "hours": "numeric", "sex": "set", "edu": "set"}
 
 
 @pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
-    ) as cluster:
-        with distributed.Client(cluster) as c:
-            yield c
-
-
-@pytest.fixture(scope="module")
 def table() -> pd.DataFrame:
     rng = np.random.default_rng(3)
     n = 4000
