@@ -165,19 +165,24 @@ def brute_force(df, hierarchies, sensitive, k, l_div, t, max_suppressed, metric,
     return best
 
 
-@st.composite
-def small_problem(draw):
-    q = draw(st.integers(2, 3))
+def draw_table(draw, min_rows: int, max_rows: int = 40) -> tuple[pd.DataFrame, dict]:
+    """A small table of 2-3 QIs on random hierarchies (1-3 levels) and a skewed sensitive
+    column ``s``, drawn inside a hypothesis strategy."""
     hierarchies = {}
-    for j in range(q):
+    for j in range(draw(st.integers(2, 3))):
         height = draw(st.integers(1, 3))
         leaves = draw(st.integers(2, 2**height + 1))
         hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
-    n = draw(st.integers(6, 40))
-    seed = draw(st.integers(0, 10_000))
-    rng = np.random.default_rng(seed)
+    n = draw(st.integers(min_rows, max_rows))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
     df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
     df["s"] = rng.choice(["x", "y", "z"], size=n, p=[0.5, 0.3, 0.2])
+    return df, hierarchies
+
+
+@st.composite
+def small_problem(draw):
+    df, hierarchies = draw_table(draw, min_rows=6)
     k = draw(st.integers(1, 4))
     l_div = draw(st.sampled_from([None, 2]))
     t = draw(st.sampled_from([None, None, 0.3, 0.5]))

@@ -25,7 +25,7 @@ from tabular._optimal import (
     quality_model,
 )
 from tests._support import SHARED_DATA, shared_file
-from tests.tabular.test_optimal import random_hierarchy
+from tests.tabular.test_optimal import draw_table, random_hierarchy
 
 ENTROPY_METRICS = ["entropy", "entropy-nonmonotonic"]
 
@@ -150,16 +150,7 @@ def exhaustive(df, hierarchies, models, limit, metric):
 
 @st.composite
 def small_problem(draw):
-    q = draw(st.integers(2, 3))
-    hierarchies = {}
-    for j in range(q):
-        height = draw(st.integers(1, 3))
-        leaves = draw(st.integers(2, 2**height + 1))
-        hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
-    n = draw(st.integers(6, 40))
-    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
-    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
-    df["s"] = rng.choice(["x", "y", "z"], size=n, p=[0.5, 0.3, 0.2])
+    df, hierarchies = draw_table(draw, min_rows=6)
     models = [KAnonymity(draw(st.integers(1, 4)))]
     extra = draw(st.sampled_from([None, "t", "entropy-l"]))
     if extra == "t":

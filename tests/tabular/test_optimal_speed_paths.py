@@ -36,7 +36,7 @@ from structanon.partition import encode_values
 from tabular import _lattice
 from tabular._lattice import EncodedTable
 from tabular._optimal import _Lattice, class_outcome, optimal_generalization
-from tests.tabular.test_optimal import random_hierarchy
+from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
 
 MODELS = [
@@ -185,16 +185,7 @@ def _exhaustive(df, hierarchies, models, limit, metric):
 
 @st.composite
 def _sweep_problem(draw):
-    q = draw(st.integers(2, 3))
-    hierarchies = {}
-    for j in range(q):
-        height = draw(st.integers(1, 3))
-        leaves = draw(st.integers(2, 2**height + 1))
-        hierarchies[f"q{j}"] = random_hierarchy(f"q{j}", leaves, height)
-    n = draw(st.integers(8, 40))
-    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
-    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
-    df["s"] = rng.choice(["x", "y", "z"], size=n, p=[0.5, 0.3, 0.2])
+    df, hierarchies = draw_table(draw, min_rows=8)
     models = draw(
         st.sampled_from(
             [
