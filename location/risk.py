@@ -24,23 +24,6 @@ __all__ = [
 ]
 
 
-def _point_pairs(
-    df: pd.DataFrame, user: str, place: str, time: str
-) -> tuple[np.ndarray, np.ndarray]:
-    for c in (user, place, time):
-        if c not in df.columns:
-            raise InputError(f"no column {c!r}", column=c)
-    u, _ = pd.factorize(df[user], sort=True)
-    pl, _ = pd.factorize(df[place], sort=True)
-    tm, _ = pd.factorize(df[time], sort=True)
-    # points numbered in (place, time) order, never in row order: the same release gives
-    # the same figures whatever order its rows come in (pandas and dask paths alike)
-    point, _ = pd.factorize(pl.astype(np.int64) * (int(tm.max()) + 1) + tm, sort=True)
-    pairs = pd.unique(u.astype(np.int64) * (point.max() + 1) + point)
-    n_points = point.max() + 1
-    return pairs // n_points, pairs % n_points
-
-
 def unicity(
     df: pd.DataFrame,
     p: int,
@@ -91,25 +74,33 @@ def unicity(
     Crowd: the privacy bounds of human mobility", Scientific Reports 3, 1376 (2013).
     """
     p = check_int(p, "p", min_value=1)
-    users, points = _point_pairs(df, user, place, time)
-    order = np.lexsort((points, users))
-    users, points = users[order], points[order]
+    users, points = _distinct_points(df, user, place, time)
+    known = _known_points(users, points, p, n_users, seed)
+    if known is None:
+        return float("nan")
+    holders = pd.DataFrame({"point": points, "holder": users})
+    hits = known.merge(holders, on="point").groupby(["trial", "holder"]).size()
+    full = hits[hits == p].reset_index().groupby("trial").size()
+    return float((full.reindex(np.arange(len(known) // p), fill_value=0) == 1).mean())
+
+
+def _known_points(
+    users: np.ndarray, points: np.ndarray, p: int, n_users: int, seed: int | None
+) -> pd.DataFrame | None:
+    """The attacker's knowledge: ``p`` distinct random points of each of up to ``n_users``
+    random users holding at least ``p`` (``users`` sorted), as a (trial, point) frame with
+    ``p`` rows per trial; None when no user holds ``p`` points."""
     n_u = int(users.max()) + 1 if users.size else 0
     starts = np.searchsorted(users, np.arange(n_u + 1))
     lengths = np.diff(starts)
     eligible = np.flatnonzero(lengths >= p)
     if eligible.size == 0:
-        return float("nan")
+        return None
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(eligible, min(n_users, eligible.size), replace=False))
-    # p distinct random points per sampled user: random keys, take the p smallest per user
     offsets = np.concatenate([starts[s] + rng.permutation(lengths[s])[:p] for s in sample])
     trial = np.repeat(np.arange(sample.size), p)
-    known = pd.DataFrame({"trial": trial, "point": points[offsets]})
-    holders = pd.DataFrame({"point": points, "holder": users})
-    hits = known.merge(holders, on="point").groupby(["trial", "holder"]).size()
-    full = hits[hits == p].reset_index().groupby("trial").size()
-    return float((full.reindex(np.arange(sample.size), fill_value=0) == 1).mean())
+    return pd.DataFrame({"trial": trial, "point": points[offsets]})
 
 
 def home_uniqueness(
@@ -141,20 +132,24 @@ def home_uniqueness(
 
 def _distinct_points(
     df: pd.DataFrame, user: str, place: str, time: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (user, point) pairs sorted by user, and each point's time code."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (user, point) pairs, sorted by user then point.  Users and points are
+    numbered in sorted value order, points in (place, time) order, never in row order: the
+    same release gives the same figures whatever order its rows come in (pandas and Dask
+    paths alike)."""
     for c in (user, place, time):
         if c not in df.columns:
             raise InputError(f"no column {c!r}", column=c)
+    if len(df) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
     u, _ = pd.factorize(df[user], sort=True)
     pl, _ = pd.factorize(df[place], sort=True)
     tm, _ = pd.factorize(df[time], sort=True)
     point, _ = pd.factorize(pl.astype(np.int64) * (int(tm.max()) + 1) + tm, sort=True)
     n_points = int(point.max()) + 1
-    time_of = np.zeros(n_points, dtype=np.int64)
-    time_of[point] = tm  # one time per point
     pairs = np.sort(pd.unique(u.astype(np.int64) * n_points + point))
-    return pairs // n_points, pairs % n_points, time_of
+    return pairs // n_points, pairs % n_points
 
 
 def linkage_success(
@@ -210,20 +205,10 @@ def linkage_success(
     ``tests/location/test_attacks.py``, which maps points to regions by geometry).
     """
     p = check_int(p, "p", min_value=1)
-    users, points, time_of = _distinct_points(df, user, place, time)
-    if users.size == 0:
+    users, points = _distinct_points(df, user, place, time)
+    known = _known_points(users, points, p, n_users, seed)
+    if known is None:
         return float("nan")
-    n_u = int(users.max()) + 1
-    starts = np.searchsorted(users, np.arange(n_u + 1))
-    lengths = np.diff(starts)
-    eligible = np.flatnonzero(lengths >= p)
-    if eligible.size == 0:
-        return float("nan")
-    rng = np.random.default_rng(seed)
-    sample = np.sort(rng.choice(eligible, min(n_users, eligible.size), replace=False))
-    offsets = np.concatenate([starts[s] + rng.permutation(lengths[s])[:p] for s in sample])
-    trial = np.repeat(np.arange(sample.size), p)
-    known = pd.DataFrame({"trial": trial, "point": points[offsets]})
     # linked: every known point in one scope; unlinked: each point its own
     known["scope"] = 0 if linked else np.arange(len(known))
     need = known.groupby(["trial", "scope"]).size().rename("need")

@@ -186,3 +186,10 @@ def test_linkage_success_window_vs_linked_on_a_cloaked_release(small_log, key):
     df = pd.DataFrame({"user": [1, 1, 2, 3], "place": [5, 6, 5, 6], "window": [0, 0, 0, 0]})
     assert risk.linkage_success(df, 2, linked=False, seed=0) == 0.5
     assert risk.linkage_success(df, 2, linked=True, seed=0) == 1.0
+
+
+def test_linkage_measures_of_an_empty_release_are_undefined():
+    # regression: an empty release raised numpy's "zero-size array" ValueError
+    empty = pd.DataFrame({"user": [], "region_id": [], "place": [], "window": []})
+    assert np.isnan(risk.unicity(empty, 1, seed=0))
+    assert np.isnan(risk.linkage_success(empty, 2, seed=0))
