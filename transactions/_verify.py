@@ -9,7 +9,7 @@ of each whole transaction (k-anonymity), sensitive-item shares per group (privac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,39 @@ def _published(data: Sequence[Any]) -> list[Any]:
     return [t for t in data if t is not None]
 
 
-class KmAnonymity(PrivacyModel):
+class _ItemsetSupports(PrivacyModel):
+    """Shared parts of the models that bound the support of every itemset of 1..m items."""
+
+    def __init__(self, k: int, m: int) -> None:
+        self.k = check_int(k, "k", min_value=1)
+        self.m = check_int(m, "m", min_value=1)
+
+    @property
+    def threshold(self) -> float:
+        return float(self.k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.name, "k": self.k, "m": self.m}
+
+    def _tally(self, supports: Callable[[int], np.ndarray]) -> tuple[float, int, int, dict]:
+        """Worst support, itemsets, violations and per-size counts over sizes 1..m.
+
+        ``supports(size)`` returns the support of every itemset of ``size`` items.
+        """
+        worst, n_sets, n_bad = np.inf, 0, 0
+        per_size = {}
+        for size in range(1, self.m + 1):
+            counts = supports(size)
+            bad = int((counts < self.k).sum())
+            per_size[str(size)] = {"itemsets": int(counts.size), "violations": bad}
+            n_sets += int(counts.size)
+            n_bad += bad
+            if counts.size:
+                worst = min(worst, float(counts.min()))
+        return (float(worst) if np.isfinite(worst) else float(self.k)), n_sets, n_bad, per_size
+
+
+class KmAnonymity(_ItemsetSupports):
     """k^m-anonymity: every itemset of at most ``m`` published items is in 0 or >= k transactions.
 
     Generalizing further only merges supports, so the model is monotone; suppressing the
@@ -56,42 +88,24 @@ class KmAnonymity(PrivacyModel):
     monotone = True
     monotone_with_suppression = False
 
-    def __init__(self, k: int, m: int) -> None:
-        self.k = check_int(k, "k", min_value=1)
-        self.m = check_int(m, "m", min_value=1)
-
-    @property
-    def threshold(self) -> float:
-        return float(self.k)
-
     def check(
         self, partition: Any, sensitive: Any = None, reference: np.ndarray | None = None
     ) -> CheckResult:
         """Recount every itemset of size 1..m of the published transactions ``partition``."""
         b = encode_baskets(_published(partition), stringify=True)
         base = max(int(b.domain.size), 1)
-        worst, n_sets, n_bad = np.inf, 0, 0
-        per_size = {}
-        for size in range(1, self.m + 1):
-            _keys, counts = count_itemsets(b.indptr, b.codes, size, base)
-            bad = int((counts < self.k).sum())
-            per_size[str(size)] = {"itemsets": int(counts.size), "violations": bad}
-            n_sets += int(counts.size)
-            n_bad += bad
-            if counts.size:
-                worst = min(worst, float(counts.min()))
+        worst, n_sets, n_bad, per_size = self._tally(
+            lambda size: count_itemsets(b.indptr, b.codes, size, base)[1]
+        )
         return CheckResult(
             model=self.describe(),
             passed=n_bad == 0,
-            worst=float(worst) if np.isfinite(worst) else float(self.k),
+            worst=worst,
             threshold=float(self.k),
             n_groups=n_sets,
             failing_groups=np.arange(n_bad, dtype=np.int64),
             details={"itemsets_by_size": per_size},
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.name, "k": self.k, "m": self.m}
 
 
 class TransactionKAnonymity(KAnonymity):
@@ -261,7 +275,7 @@ class _Walk:
             self.visit(member, f"{where}.{i}")
 
 
-class ChunkKmAnonymity(PrivacyModel):
+class ChunkKmAnonymity(_ItemsetSupports):
     """k^m-anonymity of every record chunk of a disassociated release (Terrovitis et al. 2012).
 
     Checked from the published clusters alone: in every record chunk (and every shared
@@ -289,14 +303,6 @@ class ChunkKmAnonymity(PrivacyModel):
     monotone = False
     monotone_with_suppression = False
 
-    def __init__(self, k: int, m: int) -> None:
-        self.k = check_int(k, "k", min_value=1)
-        self.m = check_int(m, "m", min_value=1)
-
-    @property
-    def threshold(self) -> float:
-        return float(self.k)
-
     def check(
         self, partition: Any, sensitive: Any = None, reference: np.ndarray | None = None
     ) -> CheckResult:
@@ -312,20 +318,13 @@ class ChunkKmAnonymity(PrivacyModel):
         b = encode_baskets(walk.subrecords, stringify=True)
         base = max(int(b.domain.size), 1)
         chunk = np.asarray(walk.chunk_of, dtype=np.int64)
-        worst, n_sets, n_bad = np.inf, 0, 0
-        per_size = {}
-        for size in range(1, self.m + 1):
-            counts = _per_chunk_counts(b.indptr, b.codes, chunk, size, base)
-            bad = int((counts < self.k).sum())
-            per_size[str(size)] = {"itemsets": int(counts.size), "violations": bad}
-            n_sets += int(counts.size)
-            n_bad += bad
-            if counts.size:
-                worst = min(worst, float(counts.min()))
+        worst, n_sets, n_bad, per_size = self._tally(
+            lambda size: _per_chunk_counts(b.indptr, b.codes, chunk, size, base)
+        )
         return CheckResult(
             model=self.describe(),
             passed=n_bad == 0 and not problems,
-            worst=float(worst) if np.isfinite(worst) else float(self.k),
+            worst=worst,
             threshold=float(self.k),
             n_groups=n_sets,
             failing_groups=np.arange(n_bad, dtype=np.int64),
@@ -336,9 +335,6 @@ class ChunkKmAnonymity(PrivacyModel):
                 "structure_problems": problems[:10],
             },
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.name, "k": self.k, "m": self.m}
 
 
 def _per_chunk_counts(
