@@ -84,3 +84,20 @@ def test_releases_respect_the_bound_of_their_own_degrees():
         bound = sequence_lower_bound(300, edges, final)
         assert info["two_sided_lower_bound_edges"] <= info["symmetric_difference"]
         assert bound <= info["symmetric_difference"]
+
+
+def test_polish_keeps_anonymity_and_never_adds_edits(monkeypatch):
+    from graphs import _edit
+
+    graph = nx.powerlaw_cluster_graph(400, 4, 0.3, seed=2)
+    edges = np.array(sorted(tuple(sorted(e)) for e in graph.edges()), dtype=np.int64)
+    for k in (10, 25):
+        added, removed, info = edit_anonymize(400, edges, k, seed=0)
+        final = np.bincount(edges.ravel(), minlength=400)
+        np.add.at(final, added.ravel(), 1)
+        np.subtract.at(final, removed.ravel(), 1)
+        assert np.bincount(final)[np.bincount(final) > 0].min() >= k
+        monkeypatch.setattr(_edit, "_POLISH", 0)
+        unpolished = edit_anonymize(400, edges, k, seed=0)[2]["symmetric_difference"]
+        monkeypatch.undo()
+        assert info["symmetric_difference"] <= unpolished
