@@ -492,7 +492,12 @@ def _polish(
     lose = np.maximum(deg0 - final, 0)
     e = base.edges  # ``base`` itself holds the first run's edits: only its edges are used
     pairs = e[(lose[e[:, 0]] > 0) & (lose[e[:, 1]] > 0)]
-    picks, _ = max_bmatching(base.n, pairs, lose)
+    picks, matched = max_bmatching(base.n, pairs, lose)
+    # no graph with these degrees has fewer edits than half the change plus the loser
+    # units no b-matching pairs (:func:`graphs._edit_lp.sequence_lower_bound`)
+    half = 0.5 * float(np.abs(final - deg0).sum())
+    if edits <= math.ceil(half + float(lose.sum()) - 2.0 * matched - 1e-9):
+        return best_run
     h = _EditGraph(base.n, base.edges)
     h.remove(picks[:, 0], picks[:, 1])
     run = _rounds(h, final, k, seed, floors, max_rounds, priority)
