@@ -27,11 +27,13 @@ one more candidate target and keeps the fewest edits.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-__all__ = ["group_values", "max_bmatching"]
+__all__ = ["group_values", "max_bmatching", "sequence_lower_bound"]
 
 
 def _group_ranges(deg: np.ndarray, target: np.ndarray):
@@ -156,3 +158,60 @@ def max_bmatching(n: int, pairs: np.ndarray, capacity: np.ndarray) -> tuple[np.n
     if res.status != 0:
         return pairs[:0], float("nan")
     return pairs[res.x > 1.0 - 1e-9], float(-res.fun)
+
+
+def sequence_lower_bound(n: int, edges: np.ndarray, final: np.ndarray) -> int:
+    """Least edits ``|E' xor E|`` of any simple graph on the same nodes whose degrees are
+    ``final`` (a lower bound; the edit construction's diagnostic for its own release).
+
+    Let ``Delta = final - d``, ``L`` / ``G`` the total decrease / increase, ``D`` / ``A``
+    the deleted / added edges.  Counting edge ends, ``2|A| - 2|D| = G - L``, so
+
+        ``|E' xor E| = 2|D| + (G - L) / 2 = 2|A| - (G - L) / 2``.
+
+    Every node ``v`` with ``Delta_v < 0`` loses at least ``loss_v = -Delta_v`` edges.  Let
+    ``F`` be the deleted edges between two such losers.  Dropping, while some node has
+    more than ``loss_v`` edges of ``F``, one of them lowers ``|F|`` by one and raises
+    ``sum_v (loss_v - deg_F(v))^+`` by at most one, until ``F`` is a b-matching (capacity
+    ``loss``) of the original loser-loser edges, of size at most ``M`` (its maximum, here
+    the LP bound of :func:`max_bmatching`).  The deletions not in ``F`` each serve at most
+    one loser unit, so ``|D| >= |F| + sum_v (loss_v - deg_F(v))^+ >= L - M``, and
+
+        ``|E' xor E| >= 2 (L - M) + (G - L) / 2 = 1/2 sum |Delta| + L - 2 M``.
+
+    The same argument on additions between two gainers (non-edges) gives
+    ``1/2 sum |Delta| + G - 2 M_A``, with ``2 M_A <= sum_v min(gain_v, g_v)`` (``g_v``: the
+    other gainers not adjacent to ``v``).  The larger of the two, rounded up, is returned.
+    It exceeds ``1/2 sum |Delta|`` exactly where losers (gainers) cannot pair: a hub that
+    must lose more edges than it has losing neighbours.
+
+    Parameters
+    ----------
+    n : int
+    edges : array of int, shape (m, 2)
+        The original edges, each once (``u < v``).
+    final : array of int, shape (n,)
+        The degrees of the graph sought.
+
+    Examples
+    --------
+    >>> # the star K_{1,3} with its centre at degree 1: no leaf may lose, so each deletion
+    >>> # at the centre costs a second edit (delete 0-1, 0-2, add 1-2: the optimum)
+    >>> sequence_lower_bound(4, np.array([[0, 1], [0, 2], [0, 3]]), np.array([1, 1, 1, 1]))
+    3
+    """
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    final = np.asarray(final, dtype=np.int64)
+    deg = np.bincount(edges.ravel(), minlength=n).astype(np.int64)
+    delta = final - deg
+    lose, gain = np.maximum(-delta, 0), np.maximum(delta, 0)
+    half = 0.5 * float(np.abs(delta).sum())
+    pairs = edges[(lose[edges[:, 0]] > 0) & (lose[edges[:, 1]] > 0)]
+    by_deletions = half + float(lose.sum()) - 2.0 * max_bmatching(n, pairs, lose)[1]
+    gainer = gain > 0
+    gainer_neighbours = np.bincount(
+        edges[gainer[edges[:, 0]] & gainer[edges[:, 1]]].ravel(), minlength=n
+    )
+    free = int(gainer.sum()) - 1 - gainer_neighbours
+    by_additions = half + float(gain.sum()) - float(np.minimum(gain, free)[gainer].sum())
+    return max(0, math.ceil(max(by_deletions, by_additions) - 1e-9))

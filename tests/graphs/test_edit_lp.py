@@ -144,3 +144,54 @@ def test_repairs_cut_hub_edges_to_the_nearest_degrees_first():
     cand = np.arange(1, 7)
     order = cand[np.argsort(-_drop_priority(g, 0, cand), kind="stable")]
     assert set(order[:2].tolist()) == {5, 6}
+
+
+def _count_lp_calls(monkeypatch):
+    calls = []
+    original = _edit.group_values
+
+    def counting(*args, **kw):
+        calls.append(1)
+        return original(*args, **kw)
+
+    monkeypatch.setattr(_edit, "group_values", counting)
+    return calls
+
+
+def test_lp_skipped_when_no_two_losers_are_adjacent(monkeypatch):
+    # disjoint stars K_{1,s}: only the centres must lose degree and no two centres are
+    # adjacent, so no deletion can serve two units and the LP target is not computed
+    edges, start = [], 0
+    for size in (3, 4, 5, 6, 7, 8):
+        edges += [(start, start + i) for i in range(1, size + 1)]
+        start += size + 1
+    pairs = np.array(edges, dtype=np.int64)
+    g = _EditGraph(start, pairs)
+    target = two_sided_sequence(g.degree, 3, even=True, seed=0)[0]
+    assert (target < g.degree).any()
+    assert _edit._pairing_share(g, g.degree, target) == 0.0
+    calls = _count_lp_calls(monkeypatch)
+    added, removed, info = edit_anonymize(start, pairs, 3, seed=0)
+    assert calls == []
+    degrees = _release_degrees(start, pairs, added, removed)
+    assert min(Counter(degrees).values()) >= 3
+
+
+def test_lp_kept_where_loser_pairs_abound(monkeypatch):
+    # the Barabasi-Albert case above, where the LP target wins: its share passes the test
+    graph = nx.barabasi_albert_graph(300, 3, seed=0)
+    edges = np.array(list(graph.edges()), dtype=np.int64)
+    calls = _count_lp_calls(monkeypatch)
+    edit_anonymize(300, edges, 10, seed=0)
+    assert len(calls) == 1
+
+
+def test_pairing_share_is_the_bmatching_per_unit_of_loss():
+    # path 0-1-2-3, every node to lose one: deletions 0-1 and 2-3 serve all, M / L = 2 / 4;
+    # only 1 and 2 to lose one: the edge 1-2 serves both, M / L = 1 / 2; only 0 and 3: 0
+    g = _EditGraph(4, np.array([[0, 1], [1, 2], [2, 3]]))
+    deg = g.degree.copy()
+    assert _edit._pairing_share(g, deg, deg - 1) == 0.5
+    assert _edit._pairing_share(g, deg, deg - np.array([0, 1, 1, 0])) == 0.5
+    assert _edit._pairing_share(g, deg, deg - np.array([1, 0, 0, 1])) == 0.0
+    assert _edit._pairing_share(g, deg, deg) == 0.0
