@@ -508,6 +508,19 @@ def _umask() -> int:
     return mask
 
 
+def _parquet_schema(meta: pd.DataFrame) -> Any:
+    """One Arrow schema for every part: a text column is a string column even in a part
+    where it holds no value (Arrow would type it null there, and readers of the folder
+    then fail to merge the parts)."""
+    import pyarrow as pa
+
+    schema = pa.Schema.from_pandas(meta, preserve_index=False)
+    for i, f in enumerate(schema):
+        if pa.types.is_null(f.type):
+            schema = schema.set(i, pa.field(f.name, pa.string()))
+    return schema
+
+
 def _part_summary(pdf: pd.DataFrame, classes: Sequence[str]) -> tuple[int, int, int]:
     """Rows, published classes and the smallest class of one written partition."""
     if not classes or pdf.empty:
@@ -523,13 +536,24 @@ def _write_part(
     sep: str | None,
     compressed: bool,
     classes: Sequence[str],
+    schema: Any = None,
 ) -> tuple[int, int, int]:
-    """One partition as a Parquet file or a headed/headless text block (a gzip member)."""
-    if sep is None:
-        pdf.to_parquet(path, index=False)
+    """One partition as a Parquet file (of the table's ``schema``) or a headed/headless
+    text block (a gzip member)."""
+    if schema is not None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+        except (pa.ArrowTypeError, pa.ArrowInvalid):  # text columns holding other objects
+            text = [f.name for f in schema if pa.types.is_string(f.type)]
+            pdf = pdf.astype({c: str for c in text}).where(pdf.notna(), None)
+            table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+        pq.write_table(table, path)
     else:
         compression: Any = {"method": "gzip", "mtime": 0} if compressed else None
-        pdf.to_csv(path, sep=sep, index=False, header=header, compression=compression)
+        pdf.to_csv(path, sep=sep or ",", index=False, header=header, compression=compression)
     return _part_summary(pdf, classes)
 
 
@@ -598,8 +622,9 @@ def write_microdata_dask(
             str(tmp / (f"part.{i:05d}.parquet" if parquet else f"part.{i:05d}"))
             for i in range(data.npartitions)
         ]
+        schema = _parquet_schema(data._meta) if parquet else None
         tasks = [
-            dask.delayed(_write_part)(part, name, i == 0, sep, compressed, classes)
+            dask.delayed(_write_part)(part, name, i == 0, sep, compressed, classes, schema)
             for i, (part, name) in enumerate(zip(data.to_delayed(), names))
         ]
         summaries = compute(*tasks)

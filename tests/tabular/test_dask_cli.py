@@ -226,3 +226,17 @@ def test_attack_two_dask_releases_joined_by_position_do_not_link(
     assert serial["a"].tolist() != serial["b"].tolist()  # no key file: a fresh order
     assert _position_hits(serial["a"], serial["b"]) <= CHANCE_HITS
     assert _position_hits(serial["a"], serial["k10"]) <= CHANCE_HITS
+
+
+def test_parquet_folder_parts_share_one_schema(client, tmp_path):
+    """A part with no rows, or whose text column holds only missing values, is still
+    written with the text column as strings, so the folder reads back as one table."""
+    df = pd.DataFrame({"a": ["x", "y", None, None], "b": [1, 2, 3, 4], "c": ["p", "q", "r", "s"]})
+    lazy = dd.concat(
+        [dd.from_pandas(df, npartitions=2), dd.from_pandas(df.iloc[:0], npartitions=1)]
+    )
+    written = tab_io.write_microdata_dask(lazy, tmp_path / "o.parquet", classes=["b"])
+    assert written["rows"] == 4 and len(list((tmp_path / "o.parquet").iterdir())) == 3
+    back = pd.read_parquet(tmp_path / "o.parquet").sort_values("b").reset_index(drop=True)
+    assert back["a"].tolist()[:2] == ["x", "y"] and back["a"].isna().tolist()[2:] == [True] * 2
+    assert back["b"].tolist() == [1, 2, 3, 4] and back["c"].tolist() == ["p", "q", "r", "s"]
