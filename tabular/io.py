@@ -591,6 +591,12 @@ def write_microdata_dask(
         Columns whose value tuples are the published classes (the quasi-identifiers):
         each written partition is counted by them.
 
+    Raises
+    ------
+    InputError
+        ``data`` not a Dask DataFrame, a bad ``path`` or ``sep``, a ``classes`` column
+        the table lacks, an existing Parquet ``path``.
+
     Returns
     -------
     dict
@@ -600,11 +606,16 @@ def write_microdata_dask(
     """
     import dask
 
-    from structanon._engine import compute
+    from structanon._engine import compute, is_dask
 
-    path = Path(path)
+    if not is_dask(data) or not hasattr(data, "npartitions") or not hasattr(data, "columns"):
+        raise InputError(f"data must be a Dask DataFrame, got {type(data).__name__}")
+    path = check_path(path, "path")
     ext = file_suffix(path)
-    classes = list(classes)
+    classes = check_names(classes, "classes")
+    check_columns(data._meta, classes, what="the table")
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1):
+        raise InputError(f"sep must be one character, got {sep!r}")
     parquet = ext in _PARQUET
     if parquet and path.exists():
         raise InputError(

@@ -240,3 +240,47 @@ def test_parquet_folder_parts_share_one_schema(client, tmp_path):
     back = pd.read_parquet(tmp_path / "o.parquet").sort_values("b").reset_index(drop=True)
     assert back["a"].tolist()[:2] == ["x", "y"] and back["a"].isna().tolist()[2:] == [True] * 2
     assert back["b"].tolist() == [1, 2, 3, 4] and back["c"].tolist() == ["p", "q", "r", "s"]
+
+
+def test_writer_bad_arguments_are_input_errors(client, tmp_path):
+    from structanon.errors import InputError
+
+    lazy = dd.from_pandas(pd.DataFrame({"a": [1, 2]}), npartitions=1)
+    for data, path, kwargs, match in (
+        (pd.DataFrame({"a": [1]}), tmp_path / "o.csv", {}, "Dask DataFrame"),
+        (lazy, 5, {}, "file path"),
+        (lazy, tmp_path / "o.csv", {"sep": ";;"}, "one character"),
+        (lazy, tmp_path / "o.csv", {"classes": ["b"]}, "'b'"),
+        (lazy, tmp_path / "o.csv", {"classes": "a"}, "list of names"),
+    ):
+        with pytest.raises(InputError, match=match):
+            tab_io.write_microdata_dask(data, path, **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_written_table_that_fails_its_check_exits_4_and_leaves_nothing(
+    client, files, tmp_path, monkeypatch
+):
+    real = tab_io.write_microdata_dask
+
+    def short(*args, **kwargs):
+        return dict(real(*args, **kwargs), rows=1)
+
+    monkeypatch.setattr(tab_io, "write_microdata_dask", short)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(files / "part-*.csv"),
+            "-o",
+            str(tmp_path / "o.csv"),
+            *ARGS,
+            "--engine",
+            "dask",
+            "--scheduler",
+            client.scheduler.address,
+        ],
+    )
+    assert result.exit_code == 4, result.output
+    assert "written table holds 1 records" in result.output
+    assert list(tmp_path.iterdir()) == []
