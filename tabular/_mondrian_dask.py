@@ -468,8 +468,15 @@ def _leaf_mondrian(
     out = rows.copy(deep=False)
     for column in qis:
         out[column] = np.asarray(values[column][labels]).astype(str).astype(object)
-    # the order carries the published values only
+    # a deterministic order (the rows may arrive in any order), shuffled later
     return out.sort_values(list(out.columns), kind="stable").reset_index(drop=True)
+
+
+def _shuffled(pdf: pd.DataFrame, seeds: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
+    """One output partition in the secret order of its stream ``seeds[number]``."""
+    number = 0 if partition_info is None else int(partition_info["number"])
+    order = np.random.default_rng(int(seeds[number])).permutation(len(pdf))
+    return pdf.iloc[order].reset_index(drop=True)
 
 
 def _class_counts(
@@ -548,8 +555,9 @@ def mondrian_dask(
     seed : int, optional
         Public; recorded (the partitioning is deterministic).
     key : optional
-        Secret key (:func:`structanon.io.release_key`), recorded as its source only: the
-        output order is a function of the published values.
+        Secret key (:func:`structanon.io.release_key`): it draws the publication order
+        (which leaves share an output partition, their order, and a permutation of each
+        partition's rows); the same key, seed and input give the same order.
     max_rows : int
         Records a leaf may hold before the in-memory Mondrian takes over.
     measures : bool
@@ -560,8 +568,9 @@ def mondrian_dask(
     Returns
     -------
     Release
-        ``data``: a lazy Dask DataFrame, one partition per group of leaves, each leaf's
-        rows sorted by their published values; ``utility["gcp"]``.
+        ``data``: a lazy Dask DataFrame, one partition per group of leaves (grouped and
+        ordered by secret leaf numbers), each partition's rows in a secret random order;
+        ``utility["gcp"]``.
     """
     max_rows = check_int(max_rows, "max_rows", min_value=2)
     ks = [m for m in models if isinstance(m, KAnonymity)]
@@ -597,7 +606,13 @@ def mondrian_dask(
         options["width_scale"] = dict(zip(tree.names, top.cutter.width_scale))
         meta_in = ddf._meta.assign(**{_LEAF: np.int64(0)})
         meta = _leaf_mondrian(meta_in, qis, sensitive, models, options)
-        with_leaf = ddf.map_partitions(lambda p: p.assign(**{_LEAF: tree.leaves(p)}), meta=meta_in)
+        public = repr((n, k, max_rows, sorted(tree.names), sorted(options.items())))
+        # leaves numbered in a secret order: it decides which leaves share an output
+        # partition and their order in it, so neither follows the QI values
+        secret_ids = secret.rng("leaf-order", seed, public).permutation(tree.n_nodes)
+        with_leaf = ddf.map_partitions(
+            lambda p: p.assign(**{_LEAF: secret_ids[tree.leaves(p)]}), meta=meta_in
+        )
         data = with_leaf.groupby(_LEAF).apply(
             _leaf_mondrian,
             qis,
@@ -608,6 +623,12 @@ def mondrian_dask(
             include_groups=False,
         )
         data = data.reset_index(drop=True)
+        # each output partition shuffled by its own secret stream (drawn here, so the
+        # key never leaves the client); the rows it gets are in a deterministic order
+        seeds = secret.rng("row-order", seed, public).integers(
+            0, 2**63 - 1, size=data.npartitions, dtype=np.int64
+        )
+        data = data.map_partitions(_shuffled, seeds, meta=meta)
     # the original values of the non-hierarchical QIs (for the GCP), from the first pass
     reference = None
     if measures:

@@ -33,6 +33,7 @@ from structanon.cli_support import (
     show_progress,
     stack,
 )
+from structanon.errors import VerificationError
 from structanon.io import release_key, staged_outputs
 from structanon.models import (
     AlphaKAnonymity,
@@ -451,6 +452,7 @@ def anonymize_command(
         inputs=inputs,
         extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
     )
+    _check_dask_output(engine, output)
     extra = {
         "nt_n": nt_n,
         "beta": beta,
@@ -506,8 +508,6 @@ def anonymize_command(
     release.provenance = provenance(
         [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
     )
-    if is_dask(release.data):  # the published table is written as one file, as with pandas
-        release.data = release.data.compute()
     with steps("write"), staged_outputs() as stage:
         if report is not None:
             html = Path(report).suffix.lower() in (".html", ".htm")
@@ -517,19 +517,57 @@ def anonymize_command(
                 stage(report),
                 release_figures(release, None if is_dask(df) else df) if html else (),
             )
-        published = _published_rows(release.data, sensitive, models)
-        if joint is not None:
-            published = published.drop(columns=[joint])
-        tab_io.write_microdata(
-            published,
-            stage(output),
-            sep=_output_separator(sep, output),
+        _write_published(
+            release, stage(output), _output_separator(sep, output), (sensitive, models, joint)
         )
     emit_release(release, quiet=quiet, inputs=inputs)
     if not quiet:
         if report is not None:
             click.echo(f"report written to {report}")
         click.echo(f"anonymized table written to {output}")
+
+
+def _write_published(
+    release: Release, path: Path, sep: str | None, sensitive_models: tuple
+) -> None:
+    """The published table: a Dask release written by the workers (never collected),
+    else the rows in memory (without the joint sensitive column)."""
+    if is_dask(release.data):
+        qis = list(release.parameters.get("quasi_identifiers", {}))
+        _write_lazy(release, path, sep, qis)
+        return
+    sensitive, models, joint = sensitive_models
+    published = _published_rows(release.data, sensitive, models)
+    if joint is not None:
+        published = published.drop(columns=[joint])
+    tab_io.write_microdata(published, path, sep=sep)
+
+
+def _write_lazy(release: Release, path: Path, sep: str | None, qis: list[str]) -> None:
+    """The Dask release written partition by partition (:func:`tabular.io.
+    write_microdata_dask`), then checked from what was written: every record of the
+    release, and every published class of every written partition ``>= k`` records."""
+    written = tab_io.write_microdata_dask(release.data, path, sep=sep, classes=qis)
+    k = int(release.parameters.get("k", 1))
+    if written["rows"] != release.n_individuals - release.suppressed:
+        raise VerificationError(
+            f"the written table holds {written['rows']} records, the release "
+            f"{release.n_individuals - release.suppressed}"
+        )
+    if written["classes"] and written["smallest_class"] < k:
+        raise VerificationError(
+            f"a written class holds {written['smallest_class']} records, fewer than k={k}"
+        )
+
+
+def _check_dask_output(engine: str, output: str) -> None:
+    """The Parquet output of the Dask engine is a new folder (checked before reading)."""
+    if engine == "dask" and file_suffix(output) in (".parquet", ".pq") and Path(output).exists():
+        raise InputError(
+            "--output exists; the Dask engine writes Parquet as a folder of parts and never "
+            "overwrites (remove it or choose another)",
+            path=str(output),
+        )
 
 
 def _check_algorithm(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import glob
+import os
 import re
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,12 +22,13 @@ from structanon._validation import (
     check_path,
     file_suffix,
 )
-from structanon.io import read_table, text_lines, write_table
+from structanon.io import atomic_write, read_table, text_lines, write_table
 
 __all__ = [
     "read_microdata",
     "read_microdata_dask",
     "write_microdata",
+    "write_microdata_dask",
     "load_hierarchies",
     "find_hierarchy",
     "parse_assignments",
@@ -491,3 +495,163 @@ def read_microdata_header(files: list[str], sep: str) -> pd.DataFrame:
         header = head
     assert header is not None
     return header
+
+
+# -- Dask: a lazy release written partition by partition --------------------------------
+
+_PARQUET = (".parquet", ".pq")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _parquet_schema(meta: pd.DataFrame) -> Any:
+    """One Arrow schema for every part: a text column is a string column even in a part
+    where it holds no value (Arrow would type it null there, and readers of the folder
+    then fail to merge the parts)."""
+    import pyarrow as pa
+
+    schema = pa.Schema.from_pandas(meta, preserve_index=False)
+    for i, f in enumerate(schema):
+        if pa.types.is_null(f.type):
+            schema = schema.set(i, pa.field(f.name, pa.string()))
+    return schema
+
+
+def _part_summary(pdf: pd.DataFrame, classes: Sequence[str]) -> tuple[int, int, int]:
+    """Rows, published classes and the smallest class of one written partition."""
+    if not classes or pdf.empty:
+        return len(pdf), 0, 0
+    sizes = pdf.groupby(list(classes), sort=False, dropna=False).size().to_numpy()
+    return len(pdf), int(sizes.size), int(sizes.min())
+
+
+def _write_part(
+    pdf: pd.DataFrame,
+    path: str,
+    header: bool,
+    sep: str | None,
+    compressed: bool,
+    classes: Sequence[str],
+    schema: Any = None,
+) -> tuple[int, int, int]:
+    """One partition as a Parquet file (of the table's ``schema``) or a headed/headless
+    text block (a gzip member)."""
+    if schema is not None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+        except (pa.ArrowTypeError, pa.ArrowInvalid):  # text columns holding other objects
+            text = [f.name for f in schema if pa.types.is_string(f.type)]
+            pdf = pdf.astype({c: str for c in text}).where(pdf.notna(), None)
+            table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+        pq.write_table(table, path)
+    else:
+        compression: Any = {"method": "gzip", "mtime": 0} if compressed else None
+        pdf.to_csv(path, sep=sep or ",", index=False, header=header, compression=compression)
+    return _part_summary(pdf, classes)
+
+
+def write_microdata_dask(
+    data: Any,
+    path: str | Path,
+    sep: str | None = None,
+    classes: Sequence[str] = (),
+) -> dict[str, int]:
+    """Write a lazy (Dask) release without collecting it on the client.
+
+    The workers write every partition at once (one Dask computation: a release whose
+    partitions come out of a shuffle is computed once, not once per partition).
+
+    * ``.parquet`` / ``.pq``: ``path`` becomes a folder of Parquet files
+      ``part.00000.parquet``, ... (one per partition, no index), as the Dask engine of
+      ``location`` writes; pandas, Dask, Arrow and DuckDB read the folder as one table.
+      An existing ``path`` is refused (never overwritten).
+    * CSV / TSV (and ``.gz``): one file.  The workers write each partition as a block of
+      text (the header in the first only), which are appended in partition order: the
+      same bytes as :func:`write_microdata` writes for the computed release (with ``.gz``
+      a multi-member gzip file that every gzip reader reads whole).
+
+    The partitions are written to a temporary folder beside ``path`` that is removed at
+    the end; on any error nothing is left.  The parts are written by the workers, so a
+    remote cluster needs ``path`` on a file system it shares with the client.
+
+    Parameters
+    ----------
+    data : dask.dataframe.DataFrame
+    path : str or Path
+    sep : str, optional
+        Field separator of text output (default ``,``; tab for ``.tsv``/``.tab``).
+    classes : sequence of str
+        Columns whose value tuples are the published classes (the quasi-identifiers):
+        each written partition is counted by them.
+
+    Raises
+    ------
+    InputError
+        ``data`` not a Dask DataFrame, a bad ``path`` or ``sep``, a ``classes`` column
+        the table lacks, an existing Parquet ``path``.
+
+    Returns
+    -------
+    dict
+        ``rows`` written, ``classes`` (summed over partitions; a class split over two
+        partitions counts twice) and ``smallest_class``, the smallest class of any one
+        partition (a lower bound of the smallest class of the file).
+    """
+    import dask
+
+    from structanon._engine import compute, is_dask
+
+    if not is_dask(data) or not hasattr(data, "npartitions") or not hasattr(data, "columns"):
+        raise InputError(f"data must be a Dask DataFrame, got {type(data).__name__}")
+    path = check_path(path, "path")
+    ext = file_suffix(path)
+    classes = check_names(classes, "classes")
+    check_columns(data._meta, classes, what="the table")
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1):
+        raise InputError(f"sep must be one character, got {sep!r}")
+    parquet = ext in _PARQUET
+    if parquet and path.exists():
+        raise InputError(
+            "the Parquet output of the Dask engine is a folder; this path exists "
+            "(remove it or choose another)",
+            path=str(path),
+        )
+    if not parquet and sep is None:
+        sep = "\t" if ext in (".tsv", ".tab") else ","
+    compressed = path.suffix.lower() == ".gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".parts", dir=path.parent))
+    try:
+        names = [
+            str(tmp / (f"part.{i:05d}.parquet" if parquet else f"part.{i:05d}"))
+            for i in range(data.npartitions)
+        ]
+        schema = _parquet_schema(data._meta) if parquet else None
+        tasks = [
+            dask.delayed(_write_part)(part, name, i == 0, sep, compressed, classes, schema)
+            for i, (part, name) in enumerate(zip(data.to_delayed(), names))
+        ]
+        summaries = compute(*tasks)
+        if parquet:
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
+            os.replace(tmp, path)
+        else:
+            with atomic_write(path, "wb") as out:
+                for name in names:
+                    with open(name, "rb") as part_file:
+                        shutil.copyfileobj(part_file, out, 1 << 20)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    sizes = [s[2] for s in summaries if s[1]]
+    return {
+        "rows": int(sum(s[0] for s in summaries)),
+        "classes": int(sum(s[1] for s in summaries)),
+        "smallest_class": int(min(sizes)) if sizes else 0,
+    }
