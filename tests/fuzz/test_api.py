@@ -112,6 +112,13 @@ def adult() -> pd.DataFrame:
     ).copy()
 
 
+def adult_dask() -> Any:
+    """The sample as a Dask DataFrame of two partitions (threads, no cluster needed)."""
+    import dask.dataframe as dd
+
+    return dd.from_pandas(adult(), npartitions=2)
+
+
 def adult_hierarchies() -> dict:
     from structanon import Hierarchy
 
@@ -594,6 +601,20 @@ def targets(tmp: Path) -> dict[str, Api]:
                 "blocksize": [0, -1, "lots", 1.5],
             },
         ),
+        "tabular.io.write_microdata_dask": Api(
+            tab_io.write_microdata_dask,
+            {
+                "data": Make(adult_dask, "adult as 2 Dask partitions"),
+                "path": tmp / "out" / "dask-written.csv",
+                "classes": ["age", "sex"],
+            },
+            {
+                "data": [None, 5, [1, 2], Make(adult, "adult as pandas")],
+                "path": [*bad_paths, tmp / "out" / "dask-written.parquet"],
+                "sep": ["", ";;", 5],
+                "classes": [["bogus"], "age", ["age", "age"], [5]],
+            },
+        ),
     }
 
 
@@ -752,6 +773,7 @@ NAMES = [
     "tabular.recode",
     "tabular.io.read_microdata",
     "tabular.io.read_microdata_dask",
+    "tabular.io.write_microdata_dask",
     "tabular.io.load_hierarchies",
     "transactions.km_anonymize",
     "transactions.k_anonymize",
