@@ -118,7 +118,7 @@ class _Plan:
     partition's local (sorted) users, queries and URLs."""
 
     parts: list[Any]  # delayed partitions
-    offsets: list[int]  # global row of each raw partition's first row
+    offsets: list[Any]  # global row of each raw partition's first row (None: not known yet)
     cleaned: bool  # the partitions are cleaned rows (shuffled by user), not raw rows
     click_state: dict[str, Any]
     user_rank: list[np.ndarray] = field(default_factory=list)  # local user -> secret rank
@@ -160,10 +160,20 @@ def _coded(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, n
     return coded, as_object[0], as_object[1], as_object[2]
 
 
-def _aggregate(part: Any, offset: int, state: dict[str, Any], cleaned: bool) -> dict[str, Any]:
+def _aggregate(
+    part: Any, offset: int | None, state: dict[str, Any], cleaned: bool
+) -> dict[str, Any]:
     """First pass over a partition: its users, queries (with their first rows), URLs,
-    click counts and per (user, query) event counts, all in local codes."""
-    coded, users, queries, urls = _coded(_rows(part, offset, state, cleaned))
+    click counts and per (user, query) event counts, all in local codes.  With
+    ``offset=None`` (the rows before the partition not yet counted) the row numbers are
+    local and bad input is only flagged (the client names the row)."""
+    try:
+        frame = _rows(part, offset or 0, state, cleaned)
+    except InputError:
+        if offset is not None:
+            raise
+        return {"error": True, "rows": len(part)}
+    coded, users, queries, urls = _coded(frame)
     clicked = coded[coded["url"].to_numpy() >= 0]
     clicks = clicked.groupby(["query", "url"], sort=False)["row"].agg(["size", "min"]).reset_index()
     events = coded[["user", "query", "t"]].drop_duplicates()
@@ -210,10 +220,9 @@ def remember_lengths(ddf: Any, lengths: list[int]) -> None:
     _KNOWN_LENGTHS[str(ddf._name)] = list(lengths)
 
 
-def _by_user(ddf: Any, offsets: list[int], state: dict[str, Any]) -> list[Any]:
+def _by_user(drawn: list[Any]) -> list[Any]:
     """The cleaned rows (global row and draw kept) shuffled so each user lies in one
     partition."""
-    import dask
     import dask.dataframe as dd
 
     meta = pd.DataFrame(
@@ -226,34 +235,38 @@ def _by_user(ddf: Any, offsets: list[int], state: dict[str, Any]) -> list[Any]:
             "draw": pd.Series(dtype=np.float64),
         }
     )
-    drawn = dd.from_delayed(
-        [dask.delayed(_drawn)(p, int(o), state) for p, o in zip(ddf.to_delayed(), offsets)],
-        meta=meta,
-        verify_meta=False,
-    )
-    return list(drawn.shuffle(on="user").to_delayed())
+    rows = dd.from_delayed(drawn, meta=meta, verify_meta=False)
+    return list(rows.shuffle(on="user").to_delayed())
 
 
 def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
     """Reduce a Dask log to per-user query event counts (see the module docstring)."""
     import dask
 
-    parts = ddf.to_delayed()
+    parts = list(ddf.to_delayed())
     known = _KNOWN_LENGTHS.get(str(ddf._name))
-    lengths: list[int] = (
-        known
-        if known is not None and len(known) == len(parts)
-        else list(compute(*[dask.delayed(len)(p) for p in parts]))
+    if known is not None and len(known) != len(parts):
+        known = None
+    state = dict(click_rng.bit_generator.state)
+    # one pass gives the aggregates and the partitions' lengths (unless already known)
+    results = _first_pass(
+        _Plan(parts, _offsets(known) if known else [None] * len(parts), False, state)
     )
-    offsets = [int(o) for o in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
-    n_rows = int(sum(lengths))
+    offsets = _offsets([r["rows"] for r in results])
+    if known is None:
+        for i, r in enumerate(results):
+            if "error" in r:  # bad input: named with its global row
+                compute(dask.delayed(_clean)(parts[i], offsets[i]))
+                raise InputError("the log has a bad row")  # not reached: _clean raises
+            r["first_query"] = r["first_query"] + offsets[i]
+            r["clicks"]["min"] += offsets[i]
+    n_rows = int(sum(r["rows"] for r in results))
     if n_rows == 0:
         raise InputError("the log is empty (no query rows)")
-    plan = _Plan(list(parts), offsets, False, click_rng.bit_generator.state)
-    results = _first_pass(plan)
+    plan = _Plan(parts, offsets, False, state)
     user_maps, user_values = _global_codes(results, "users")
     if sum(m.size for m in user_maps) > user_values.size:  # a user in several partitions
-        plan = _Plan(_by_user(ddf, offsets, plan.click_state), [], True, plan.click_state)
+        plan = _Plan(_whole_users(parts, offsets, state, results, user_maps), [], True, state)
         plan.offsets = [0] * len(plan.parts)
         results = _first_pass(plan)
         user_maps, user_values = _global_codes(results, "users")
@@ -306,6 +319,63 @@ def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
         pair_count=pair_count[order],
         plan=plan,
     )
+
+
+def _offsets(lengths: list[int]) -> list[int]:
+    return [int(o) for o in np.concatenate([[0], np.cumsum(lengths)[:-1]])]
+
+
+#: Above this many other partitions holding a partition's users, the rows are shuffled.
+MAX_SOURCES = 2
+
+
+def _whole_users(
+    parts: list[Any],
+    offsets: list[int],
+    state: dict[str, Any],
+    results: list[dict[str, Any]],
+    user_maps: list[np.ndarray],
+) -> list[Any]:
+    """Partitions of whole users: each user's rows gathered into the first partition
+    holding the user, from the few others holding it (a log sorted by user, cut into
+    blocks: its boundary users); when a partition would gather from more than
+    :data:`MAX_SOURCES` others, all rows are shuffled by user instead."""
+    import dask
+
+    codes = np.concatenate(user_maps)
+    part_of = np.repeat(np.arange(len(user_maps)), [m.size for m in user_maps])
+    owner = np.full(int(codes.max()) + 1, len(parts), dtype=np.int64)
+    np.minimum.at(owner, codes, part_of)
+    moved = owner[codes] != part_of  # (partition, user) whose rows go to the owner
+    sources: dict[int, set[int]] = {}
+    for j, u in zip(part_of[moved].tolist(), codes[moved].tolist()):
+        sources.setdefault(int(owner[u]), set()).add(j)
+    drawn = [dask.delayed(_drawn)(p, o, state) for p, o in zip(parts, offsets)]
+    if max(len(found) for found in sources.values()) > MAX_SOURCES:
+        return _by_user(drawn)
+    leaving: list[set[int]] = [set() for _ in parts]  # users each partition gives away
+    for j, u in zip(part_of[moved].tolist(), codes[moved].tolist()):
+        leaving[j].add(u)
+    names = [r["users"] for r in results]
+    out = []
+    for i in range(len(parts)):
+        gone = names[i][np.isin(user_maps[i], list(leaving[i]))]
+        taken = []
+        for j in sorted(sources.get(i, ())):
+            mine = user_maps[j][owner[user_maps[j]] == i]
+            taken.append((drawn[j], names[j][np.isin(user_maps[j], mine)]))
+        out.append(dask.delayed(_gathered)(drawn[i], gone, taken))
+    return out
+
+
+def _gathered(
+    own: pd.DataFrame, gone: np.ndarray, taken: list[tuple[pd.DataFrame, np.ndarray]]
+) -> pd.DataFrame:
+    """A partition's rows without the users it gives away, with the rows of the users it
+    takes from others."""
+    kept = own[~own["user"].isin(gone)] if gone.size else own
+    more = [rows[rows["user"].isin(users)] for rows, users in taken]
+    return pd.concat([kept, *more], ignore_index=True) if more else kept
 
 
 def _first_pass(plan: _Plan) -> list[dict[str, Any]]:
