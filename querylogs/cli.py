@@ -20,7 +20,6 @@ import click
 import pandas as pd
 
 from structanon import Release
-from structanon._engine import is_dask
 from structanon._finish import Timings, k_warning
 from structanon._validation import (
     check_choice,
@@ -366,8 +365,7 @@ def _write(release: Release, output: Path, report: Path | None, log: Any = None)
     with Timings()("write"), staged_outputs() as stage:
         if report is not None:
             html = file_suffix(report) in (".html", ".htm")
-            # the input views of the HTML report need the input in memory: not on Dask
-            figures = release_figures(release, None if is_dask(log) else log) if html else ()
+            figures = release_figures(release, log) if html else ()
             write_report(release, stage(report), figures)
         write_log(release.data, stage(output))
 
