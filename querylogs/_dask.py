@@ -70,19 +70,42 @@ def _clean(pdf: pd.DataFrame, offset: int) -> pd.DataFrame:
         raise InputError(
             "missing value", column="time", row=offset + int(np.flatnonzero(missing)[0])
         )
-    url = pdf["url"] if "url" in pdf.columns else pd.Series(None, index=pdf.index, dtype=object)
-    url = url.astype(object).where(url.notna() & (url.astype(str) != ""))
-    raw_codes, raw = pd.factorize(pdf["query"].astype(str), use_na_sentinel=False)
-    normalized = pd.Series(raw, dtype=object).str.lower().str.split().str.join(" ").fillna("")
+    raw_codes, raw = _distinct(pdf["query"])
+    normalized = pd.Series(_text(raw), dtype=object).str.lower().str.split().str.join(" ")
+    user_codes, users = _distinct(pdf["user"])
     return pd.DataFrame(
         {
-            "user": pdf["user"].astype(str).to_numpy(),
-            "query": normalized.to_numpy()[raw_codes],
+            "user": _text(users)[user_codes],
+            "query": normalized.fillna("").to_numpy()[raw_codes],
             "t": np.asarray(time, dtype="datetime64[ns]").view(np.int64),
-            "url": url.to_numpy(dtype=object),
+            "url": _urls(pdf),
             "row": np.arange(len(pdf), dtype=np.int64) + offset,
         }
     )
+
+
+def _distinct(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and distinct values of a column without missing values."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=False)
+    return codes, np.asarray(uniques, dtype=object)
+
+
+def _text(values: np.ndarray) -> np.ndarray:
+    """``str`` of each value (``Series.astype(str)``), as an object array."""
+    return np.array([str(value) for value in values], dtype=object)
+
+
+def _urls(pdf: pd.DataFrame) -> np.ndarray:
+    """The clicked URL of each row, None where there is none (missing or empty)."""
+    out = np.full(len(pdf), None, dtype=object)
+    if "url" not in pdf.columns:
+        return out
+    codes, uniques = pd.factorize(pdf["url"])  # missing: -1
+    values = np.asarray(uniques, dtype=object)
+    usable = np.r_[_text(values) != "", False]  # the last entry stands for code -1
+    keep = usable[codes]
+    out[keep] = values[codes[keep]]
+    return out
 
 
 def _best_rows(frame: pd.DataFrame) -> pd.DataFrame:
