@@ -307,10 +307,11 @@ def anonymize(
     engine : {"pandas", "dask"}, optional
         Default: ``"dask"`` for a Dask DataFrame ``log``, else ``"pandas"``.  On Dask the
         parsing, normalization, event deduplication and the click graph's counts run out
-        of core (one pass over the partitions); the grouping runs on the in-memory sparse
-        profiles, one row per user; the release equals the pandas release for the same
-        inputs, seed and key (``source_index`` then holds global row positions).  See
-        docs/dask.md.
+        of core (a first pass over the partitions sends back per (user, query) event
+        counts, never event rows); the grouping runs on the in-memory sparse counts, one
+        row per user; a second pass chooses the published events where they lie; the
+        release equals the pandas release for the same inputs, seed and key
+        (``source_index`` then holds global row positions).  See docs/dask.md.
 
     Returns
     -------
