@@ -822,6 +822,8 @@ def read_log_dask(
         for f, lo, hi in pieces
     ]
     if spool is not None:
+        if not isinstance(spool, str | Path):
+            raise InputError(f"spool must be a folder path, got {spool!r}")
         folder = Path(spool)
         if not folder.is_dir():
             raise InputError("the spool folder does not exist", path=str(spool))

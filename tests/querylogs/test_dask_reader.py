@@ -212,6 +212,8 @@ def test_spooled_log_is_parsed_once(client, aol, tmp_path, monkeypatch):
     assert (got["time"].to_numpy() == want["time"].to_numpy()).all()
     with pytest.raises(InputError, match="spool folder"):
         read_log_dask(aol, spool=tmp_path / "nowhere")
+    with pytest.raises(InputError, match="spool must be a folder path"):
+        read_log_dask(aol, spool=5)
 
 
 def test_cli_dask_spool_is_removed(aol, tmp_path, monkeypatch):
