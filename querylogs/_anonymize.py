@@ -27,7 +27,7 @@ from ._dask import published_rows
 from ._grouping import greedy_groups, refine_groups
 from ._identifiers import IDENTIFIER_PATTERNS, detect_identifiers
 from ._intents import click_graph, cluster_intents, normalize_queries
-from ._multisets import accounting, group_targets, select_events
+from ._multisets import accounting_counts, group_targets, select_events
 from ._verify import UserKAnonymity, verify_log
 from .metrics import utility_report
 from .risk import risk_report
@@ -163,9 +163,15 @@ def _events(
     }, users
 
 
-def _count_matrix(users: np.ndarray, item: tuple[np.ndarray, int], n_users: int):
+def _count_matrix(
+    users: np.ndarray,
+    item: tuple[np.ndarray, int],
+    n_users: int,
+    weights: np.ndarray | None = None,
+):
     codes, n_items = item
-    return sp.csr_matrix((np.ones(codes.size), (users, codes)), shape=(n_users, n_items))
+    values = np.ones(codes.size) if weights is None else weights.astype(np.float64)
+    return sp.csr_matrix((values, (users, codes)), shape=(n_users, n_items))
 
 
 def _publish(events, chosen, event_group, labels, vocabulary, pseudonyms, granularity):
@@ -301,10 +307,11 @@ def anonymize(
     engine : {"pandas", "dask"}, optional
         Default: ``"dask"`` for a Dask DataFrame ``log``, else ``"pandas"``.  On Dask the
         parsing, normalization, event deduplication and the click graph's counts run out
-        of core (one pass over the partitions); the grouping runs on the in-memory sparse
-        profiles, one row per user; the release equals the pandas release for the same
-        inputs, seed and key (``source_index`` then holds global row positions).  See
-        docs/dask.md.
+        of core (a first pass over the partitions sends back per (user, query) event
+        counts, never event rows); the grouping runs on the in-memory sparse counts, one
+        row per user; a second pass chooses the published events where they lie; the
+        release equals the pandas release for the same inputs, seed and key
+        (``source_index`` then holds global row positions).  See docs/dask.md.
 
     Returns
     -------
@@ -414,11 +421,9 @@ def anonymize(
     with timings("user_clustering"):
         labels = _group_users(state, params, show_progress)
     with timings("publish"):
-        data, source, chosen, event_group = _publish_multisets(
-            state, labels, params, secret, context
-        )
-    n_published = published_rows(labels, chosen, event_group) if frame is None else len(data)
-    info, partition = _outcome(state, labels, chosen, event_group, n_published, secret, context)
+        data, source, published = _publish_multisets(state, labels, params, secret, context)
+    n_published = published_rows(labels, published[0]) if frame is None else len(data)
+    info, partition = _outcome(state, labels, published, n_published, secret, context)
     info["pseudonym_key_source"] = secret.key_source
     info["transformation_text"] = transformation_text(params, info)
     release = Release(
@@ -462,6 +467,9 @@ class _State:
     users: np.ndarray  # original user ids, by secret user code
     identifier_counts: dict[str, int]
     ev: dict[str, Any] = field(default_factory=dict)  # events without identifiers
+    # a Dask log: (user, kept query) pairs and their event counts, in place of ``ev``
+    pairs: dict[str, np.ndarray] | None = None
+    query_events: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     kept_vocab: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     intent_labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     intent_stats: dict[str, Any] = field(default_factory=dict)
@@ -482,11 +490,21 @@ class _State:
     def n_kept_queries(self) -> int:
         return max(int(self.kept_vocab.size), 1)
 
+    @property
+    def units(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """The user of each kept event and no weights; on Dask, of each (user, query) pair
+        and its event count."""
+        if self.pairs is None:
+            return self.ev["user"], None
+        return self.pairs["user"], self.pairs["count"]
+
     def items(self, kind: str) -> tuple[np.ndarray, int]:
-        """Each kept event's item: its query (``"greedy"``, ``"query"``) or its intent."""
+        """Each kept event's (or pair's) item: its query (``"greedy"``, ``"query"``) or
+        its intent."""
+        query = self.ev["query"] if self.pairs is None else self.pairs["query"]
         if kind in ("greedy", "query"):
-            return self.ev["query"], self.n_kept_queries
-        return self.intent_labels[self.ev["query"]], self.n_intents
+            return query, self.n_kept_queries
+        return self.intent_labels[query], self.n_intents
 
 
 def _parse(
@@ -502,6 +520,7 @@ def _parse(
         frame, query_codes, secret.rng("user-order", *context), secret.rng("click-url", *context)
     )
     state = _State(frame, query_codes, vocabulary, np.zeros(0, bool), events, users, {})
+    state.query_events = np.bincount(events["query"], minlength=vocabulary.size)
     _flag_identifiers(state, suppress_identifiers, identifier_kinds)
     return state
 
@@ -514,10 +533,11 @@ def _parse_dask(
     suppress_identifiers: bool,
     identifier_kinds: tuple[str, ...] | None,
 ) -> _State:
-    """:func:`_parse` of a Dask log, its events reduced out of core (``querylogs._dask``)."""
-    from ._dask import dask_events
+    """:func:`_parse` of a Dask log, reduced out of core to per-user query event counts
+    (``querylogs._dask``): no event row reaches the client."""
+    from ._dask import dask_counts
 
-    reduced = dask_events(
+    reduced = dask_counts(
         log, k, secret.rng("user-order", *context), secret.rng("click-url", *context)
     )
     state = _State(
@@ -525,11 +545,14 @@ def _parse_dask(
         np.zeros(0, np.int64),
         reduced.vocabulary,
         np.zeros(0, bool),
-        reduced.events,
+        {"n": reduced.n_events},
         reduced.users,
         {},
         dask_log=reduced,
     )
+    state.query_events = np.bincount(
+        reduced.pair_query, weights=reduced.pair_count, minlength=reduced.vocabulary.size
+    ).astype(np.int64)
     _flag_identifiers(state, suppress_identifiers, identifier_kinds)
     return state
 
@@ -538,22 +561,23 @@ def _flag_identifiers(
     state: _State, suppress_identifiers: bool, identifier_kinds: tuple[str, ...] | None
 ) -> None:
     """Flag the vocabulary's queries carrying a direct identifier; count them per kind."""
-    vocabulary, events = state.vocabulary, state.events
+    vocabulary = state.vocabulary
     flagged = np.zeros(vocabulary.size, dtype=bool)
     identifier_counts: dict[str, int] = {}
     if suppress_identifiers:
         found = detect_identifiers(vocabulary, identifier_kinds)
         flagged = found.any(axis=1).to_numpy(dtype=bool)
-        per_event = found.to_numpy(dtype=bool)[events["query"]]
-        identifier_counts = {str(kind): int(per_event[:, j].sum()) for j, kind in enumerate(found)}
+        per_query = found.to_numpy(dtype=bool)
+        identifier_counts = {
+            str(kind): int(state.query_events[per_query[:, j]].sum())
+            for j, kind in enumerate(found)
+        }
     state.flagged, state.identifier_counts = flagged, identifier_counts
 
 
 def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
     """Drop identifier events; cluster the remaining queries into intents."""
-    ev_flagged = state.flagged[state.events["query"]]
-    keep_event = ~ev_flagged
-    kept_vocab_codes, kept_q = np.unique(state.events["query"][keep_event], return_inverse=True)
+    kept_vocab_codes = np.flatnonzero(~state.flagged & (state.query_events > 0))
     remap = np.full(state.vocabulary.size, -1, dtype=np.int64)
     remap[kept_vocab_codes] = np.arange(kept_vocab_codes.size)
     state.kept_vocab = state.vocabulary[kept_vocab_codes]
@@ -576,22 +600,29 @@ def _cluster_queries(state: _State, params: dict[str, Any]) -> None:
         max_url_queries=params["max_url_queries"],
         max_intent_size=params["max_intent_size"],
     )
-    state.ev = {
-        name: (value[keep_event] if isinstance(value, np.ndarray) else value)
-        for name, value in state.events.items()
-    }
-    state.ev["query"] = kept_q.reshape(-1).astype(np.int64)
+    if state.frame is None:
+        log = state.dask_log
+        keep = ~state.flagged[log.pair_query]
+        state.pairs = {
+            "user": log.pair_user[keep].astype(np.int64),
+            "query": remap[log.pair_query[keep]],
+            "count": log.pair_count[keep],
+        }
+    else:
+        keep_event = ~state.flagged[state.events["query"]]
+        state.ev = {
+            name: (value[keep_event] if isinstance(value, np.ndarray) else value)
+            for name, value in state.events.items()
+        }
+        state.ev["query"] = remap[state.ev["query"]]
     state.n_intents = int(state.intent_labels.max()) + 1 if state.intent_labels.size else 1
-    state.identifier_suppressed = int(ev_flagged.sum())
+    state.identifier_suppressed = int(state.query_events[state.flagged].sum())
 
 
 def _intent_profiles(state: _State, scale: str) -> sp.csr_matrix:
     """Users x intents: how many of each user's kept events fall in each intent."""
-    ev = state.ev
-    profile = sp.csr_matrix(
-        (np.ones(ev["query"].size), (ev["user"], state.intent_labels[ev["query"]])),
-        shape=(state.n_users, state.n_intents),
-    )
+    user, weights = state.units
+    profile = _count_matrix(user, state.items("intent"), state.n_users, weights)
     profile.sum_duplicates()
     if scale == "log":
         profile.data = np.log1p(profile.data)
@@ -601,6 +632,7 @@ def _intent_profiles(state: _State, scale: str) -> sp.csr_matrix:
 def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> np.ndarray:
     """Clusters of ``k .. 2k - 1`` users (greedy or MDAV), then optional refinement."""
     k, grouping, n_users = params["k"], params["grouping"], state.n_users
+    user, weights = state.units
     show = (show_progress or _progress.enabled()) and sys.stderr.isatty()
     with tqdm(
         total=n_users, desc="clustering users", unit="user", file=sys.stderr, disable=not show
@@ -612,7 +644,7 @@ def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> 
             if block_size is None and n_users > AUTO_BLOCK_USERS:
                 block_size = max(AUTO_BLOCK_SIZE, 2 * k)
             labels = greedy_groups(
-                _count_matrix(state.ev["user"], state.items(grouping), n_users),
+                _count_matrix(user, state.items(grouping), n_users, weights),
                 k,
                 progress=bar.update,
                 block_size=block_size,
@@ -621,7 +653,7 @@ def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> 
     if params["refine"]:
         # local moves and swaps on the cost the published multisets pay
         labels = refine_groups(
-            _count_matrix(state.ev["user"], state.items(params["match"]), n_users),
+            _count_matrix(user, state.items(params["match"]), n_users, weights),
             labels,
             k,
             passes=params["refine"],
@@ -632,27 +664,22 @@ def _group_users(state: _State, params: dict[str, Any], show_progress: bool) -> 
 def _publish_multisets(
     state: _State, labels: np.ndarray, params: dict[str, Any], secret: Pseudonymizer, context: tuple
 ):
-    """Median multisets per cluster, the events that carry them, the published rows."""
-    ev, n_kept_q = state.ev, state.n_kept_queries
+    """Median multisets per cluster, the events that carry them, the published rows, and
+    the (cluster, query) of every published event."""
     item, n_items = state.items(params["match"])
-    blocks = group_targets(labels, ev["user"], item, n_items, params["tie_break"])
+    user, weights = state.units
+    blocks = group_targets(labels, user, item, n_items, params["tie_break"], weights)
+    rng = secret.rng("event-choice", *context)
+    state.pseudonyms = secret.pseudonymize(state.users)
+    if state.frame is None:  # a Dask log: events chosen and rows expanded per partition
+        return _publish_dask(state, labels, blocks, params, rng)
+    ev, n_kept_q = state.ev, state.n_kept_queries
     in_group = labels[ev["user"]] * n_kept_q + ev["query"]
     _, group_query_inverse, group_query_count = np.unique(
         in_group, return_inverse=True, return_counts=True
     )
     preference = group_query_count[group_query_inverse.reshape(-1)]
-    chosen, event_group = select_events(
-        ev, item, labels, blocks, n_items, preference, secret.rng("event-choice", *context)
-    )
-    state.pseudonyms = secret.pseudonymize(state.users)
-    if state.frame is None:  # a Dask log: the rows are expanded partition by partition
-        from ._dask import lazy_publication
-
-        times = generalize_times(ev["time"][chosen], params["time_granularity"]).to_numpy()
-        data, source = lazy_publication(
-            ev, chosen, event_group, labels, state.kept_vocab, state.pseudonyms, times
-        )
-        return data, source, chosen, event_group
+    chosen, event_group = select_events(ev, item, labels, blocks, n_items, preference, rng)
     data, source = _publish(
         ev,
         chosen,
@@ -662,31 +689,93 @@ def _publish_multisets(
         state.pseudonyms,
         params["time_granularity"],
     )
-    return data, source, chosen, event_group
+    return data, source, (event_group[chosen], ev["query"][chosen])
+
+
+def _publish_dask(
+    state: _State,
+    labels: np.ndarray,
+    blocks: dict[str, np.ndarray],
+    params: dict[str, Any],
+    rng: np.random.Generator,
+):
+    """:func:`_publish_multisets` of a Dask log: the client broadcasts the clusters, the
+    targets and the (cluster, query) event counts; each partition proposes its events,
+    the client keeps the published ones (one per published event, not per row) and the
+    rows are expanded lazily (``querylogs._dask``)."""
+    from ._dask import Choice, choose_events, lazy_publication
+
+    log, pairs = state.dask_log, state.pairs
+    assert pairs is not None  # set by _cluster_queries
+    n_q, n_items = state.n_kept_queries, state.items(params["match"])[1]
+    pref_keys, inverse = np.unique(
+        labels[pairs["user"]] * n_q + pairs["query"], return_inverse=True
+    )
+    pref_count = np.bincount(inverse.reshape(-1), weights=pairs["count"], minlength=pref_keys.size)
+    kept = np.full(state.vocabulary.size, -1, dtype=np.int64)
+    kept[np.flatnonzero(~state.flagged & (state.query_events > 0))] = np.arange(
+        state.kept_vocab.size
+    )
+    per_user = np.bincount(pairs["user"], weights=pairs["count"], minlength=state.n_users)
+    choice = Choice(
+        labels=labels,
+        kept=kept,
+        item_of=None if params["match"] == "query" else state.intent_labels,
+        n_items=n_items,
+        n_queries=n_q,
+        block_keys=blocks["group"] * n_items + blocks["query"],
+        block_target=blocks["target"],
+        pref_keys=pref_keys,
+        pref_count=pref_count.astype(np.int64),
+        user_start=np.r_[0, np.cumsum(per_user)[:-1]].astype(np.int64),
+        state=dict(rng.bit_generator.state),
+    )
+    chosen = choose_events(log, choice)
+    group = chosen["key"].to_numpy(np.int64) // n_items
+    query = chosen["query"].to_numpy(np.int64)
+    url_code = chosen["url"].to_numpy(np.int64)
+    url = np.full(url_code.size, None, dtype=object)
+    url[url_code >= 0] = log.urls[url_code[url_code >= 0]]
+    times = chosen["t"].to_numpy(np.int64).view("datetime64[ns]")
+    table = pd.DataFrame(
+        {
+            "group": group,
+            "query": state.kept_vocab[query],
+            "time": generalize_times(times, params["time_granularity"]).to_numpy(),
+            "url": url,
+            "row": chosen["row"].to_numpy(np.int64),
+        }
+    )
+    data, source = lazy_publication(table, labels, state.pseudonyms)
+    return data, source, (group, query)
 
 
 def _outcome(
     state: _State,
     labels: np.ndarray,
-    chosen: np.ndarray,
-    event_group: np.ndarray,
+    published: tuple[np.ndarray, np.ndarray],
     n_rows: int,
     secret: Pseudonymizer,
     context: tuple,
 ) -> tuple[dict[str, Any], Partition]:
     """The release's accounting over all clusters (never per cluster) and its partition."""
-    ev, n_users = state.ev, state.n_users
+    n_users = state.n_users
+    pub_group, pub_query = published
+    user, weights = state.units
+    query, n_q = state.items("query")
     n_groups = int(labels.max()) + 1
     group_sizes = np.bincount(labels, minlength=n_groups)
-    published_per_group, added_per_group, suppressed_per_group = accounting(
-        labels, ev["user"], ev["query"], chosen, event_group, state.n_kept_queries
+    published_per_group, added_per_group, suppressed_per_group = accounting_counts(
+        labels, user, query, weights, pub_group, pub_query, n_q
     )
-    _, intent_added, intent_suppressed = accounting(
+    intent = state.intent_labels
+    _, intent_added, intent_suppressed = accounting_counts(
         labels,
-        ev["user"],
-        state.intent_labels[ev["query"]] if ev["query"].size else ev["query"],
-        chosen,
-        event_group,
+        user,
+        intent[query] if query.size else query,
+        weights,
+        pub_group,
+        intent[pub_query] if pub_query.size else pub_query,
         state.n_intents,
     )
     clustering_suppressed = int(suppressed_per_group.sum())
@@ -800,7 +889,12 @@ def _parameters(
 def _measure(release: Release, *, state: _State, params: dict[str, Any]) -> None:
     """Utility and risk before / after, under the original ids (so the figures do not
     depend on the pseudonym key)."""
-    events, users = state.events, state.users
+    users = state.users
+    if state.frame is None:  # the measures compare whole logs: the events in memory
+        from ._dask import gather_events
+
+        state.events = gather_events(state.dask_log)
+    events = state.events
     original = pd.DataFrame(
         {
             "user": users[events["user"]],

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Release
+from structanon._engine import compute, is_dask
 from structanon.report import ReportFigure, before_after_bars, small_count_floor
 
 TOP_QUERIES = 15
@@ -21,13 +22,13 @@ TOP_QUERIES = 15
 __all__ = ["release_figures"]
 
 
-def release_figures(
-    release: Release, original: pd.DataFrame | None = None
-) -> list[ReportFigure | tuple[str, Any]]:
+def release_figures(release: Release, original: Any = None) -> list[ReportFigure | tuple[str, Any]]:
     """Figures for the HTML report of a querylogs release.
 
-    With ``original`` (the input log), the report first shows the query events of the
-    most widely typed queries in the input and in the release.
+    With ``original`` (the input log, pandas or Dask), the report first shows the query
+    events of the most widely typed queries in the input and in the release.  A Dask log
+    and a lazy release give the same view from per-query counts made partition by
+    partition (the input's rows shuffled by user), never collecting their rows.
 
     Examples
     --------
@@ -67,17 +68,47 @@ def _events(log: pd.DataFrame) -> pd.DataFrame:
     return events.drop_duplicates()
 
 
-def _top_queries(release: Release, original: pd.DataFrame) -> list[ReportFigure]:
+def _per_query(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per query (sorted): distinct users and query events of rows holding whole users."""
+    events = _events(rows)
+    grouped = events.groupby("query", sort=True)
+    return pd.DataFrame({"users": grouped["user"].nunique(), "events": grouped.size()})
+
+
+def _query_counts(log: Any) -> pd.DataFrame:
+    """:func:`_per_query` of a whole log; of a Dask log per partition, its rows shuffled
+    by user first."""
+    if not is_dask(log):
+        return _per_query(log)
+    meta = pd.DataFrame(
+        {"users": pd.Series(dtype=np.int64), "events": pd.Series(dtype=np.int64)},
+        index=pd.Index([], dtype=object, name="query"),
+    )
+    rows = log[["user", "query", "time"]]
+    (found,) = compute(rows.shuffle(on="user").map_partitions(_per_query, meta=meta))
+    return found.groupby(level=0, sort=True).sum()
+
+
+def _published_counts(data: Any) -> pd.Series:
+    """Query events per query of a release (a lazy release's partitions hold whole
+    users)."""
+    if not is_dask(data):
+        return _events(data)["query"].value_counts()
+    meta = pd.Series(dtype=np.int64, index=pd.Index([], dtype=object, name="query"))
+    per_part = data.map_partitions(lambda part: _events(part)["query"].value_counts(), meta=meta)
+    (found,) = compute(per_part)
+    return found.groupby(level=0).sum()
+
+
+def _top_queries(release: Release, original: Any) -> list[ReportFigure]:
     """Query events of the input's most widely typed queries, before and after."""
     floor = small_count_floor(release)
-    before = _events(original)
-    users = before.groupby("query")["user"].nunique()
-    wide = users[users >= floor]
+    counts = _query_counts(original)
+    wide = counts[counts["users"] >= floor]
     if wide.empty:
         return []
-    counts = before["query"].value_counts()
-    top = counts[wide.index].sort_values(ascending=False, kind="stable").iloc[:TOP_QUERIES]
-    after = _events(release.data)["query"].value_counts()
+    top = wide["events"].sort_values(ascending=False, kind="stable").iloc[:TOP_QUERIES]
+    after = _published_counts(release.data)
     kept = [int(after.get(q, 0)) for q in top.index]
     title = f"Top {len(top)} queries: query events in the input and in the release"
     fig = before_after_bars(

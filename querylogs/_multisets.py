@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["group_targets", "select_events", "accounting"]
+__all__ = ["group_targets", "select_events", "accounting", "accounting_counts"]
 
 
 def group_targets(
-    labels: np.ndarray, ev_user: np.ndarray, ev_query: np.ndarray, n_queries: int, tie_break: str
+    labels: np.ndarray,
+    ev_user: np.ndarray,
+    ev_query: np.ndarray,
+    n_queries: int,
+    tie_break: str,
+    weights: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Per (group, item): the published count ``m``, a median of the members' counts.
+
+    ``ev_user`` and ``ev_query`` give one entry per event, or, with ``weights``, one per
+    (user, item) pair seen ``weights`` times.
 
     Notes
     -----
@@ -28,8 +36,7 @@ def group_targets(
     ([0, 1], [2, 0])
     """
     sizes = np.bincount(labels)
-    pair = ev_user * n_queries + ev_query
-    uniq_pair, counts = np.unique(pair, return_counts=True)
+    uniq_pair, counts = _pair_counts(ev_user, ev_query, n_queries, weights)
     e_query = uniq_pair % n_queries
     e_group = labels[uniq_pair // n_queries]
     order = np.lexsort((counts, e_query, e_group))
@@ -48,6 +55,18 @@ def group_targets(
     target = np.zeros(starts.size, dtype=np.int64)
     target[inside] = counts[starts[inside] + (position[inside] - zeros[inside])]
     return {"group": b_group, "query": b_query, "target": target}
+
+
+def _pair_counts(
+    user: np.ndarray, item: np.ndarray, n_items: int, weights: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted ``user * n_items + item`` keys and how many events each has."""
+    pair = np.asarray(user, dtype=np.int64) * n_items + item
+    if weights is None:
+        return np.unique(pair, return_counts=True)
+    keys, inverse = np.unique(pair, return_inverse=True)
+    counts = np.bincount(inverse.reshape(-1), weights=weights, minlength=keys.size)
+    return keys, counts.astype(np.int64)
 
 
 def select_events(
@@ -94,11 +113,28 @@ def accounting(
     ``sum max(n_u(q) - p_G(q), 0)`` and additions ``sum max(p_G(q) - n_u(q), 0)``, summed
     over the members and items of each group.
     """
+    return accounting_counts(
+        labels, ev_user, ev_query, None, event_group[chosen], ev_query[chosen], n_queries
+    )
+
+
+def accounting_counts(
+    labels: np.ndarray,
+    own_user: np.ndarray,
+    own_item: np.ndarray,
+    own_weights: np.ndarray | None,
+    pub_group: np.ndarray,
+    pub_item: np.ndarray,
+    n_queries: int,
+):
+    """:func:`accounting` from the members' (user, item) pairs (each seen ``own_weights``
+    times, or once per entry) and the published events' (group, item)."""
     n_groups = int(labels.max()) + 1
     sizes = np.bincount(labels, minlength=n_groups)
-    pub_key = event_group[chosen] * n_queries + ev_query[chosen]
-    pub_keys, pub_count = np.unique(pub_key, return_counts=True)
-    own_key, own_count = np.unique(ev_user * n_queries + ev_query, return_counts=True)
+    pub_keys, pub_count = np.unique(
+        np.asarray(pub_group, dtype=np.int64) * n_queries + pub_item, return_counts=True
+    )
+    own_key, own_count = _pair_counts(own_user, own_item, n_queries, own_weights)
     own_user = own_key // n_queries
     own_group_key = labels[own_user] * n_queries + own_key % n_queries
     if pub_keys.size:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import shutil
+import tempfile
 import warnings
 from functools import partial
 from pathlib import Path
@@ -18,7 +20,6 @@ import click
 import pandas as pd
 
 from structanon import Release
-from structanon._engine import is_dask
 from structanon._finish import Timings, k_warning
 from structanon._validation import (
     check_choice,
@@ -138,9 +139,11 @@ def _read(
     sep: str | None,
     on_bad_lines: str,
     lazy: bool = False,
+    spool: str | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """The log and its parse report; malformed and undecodable lines told on stderr once.
-    ``lazy``: a Dask DataFrame read by :func:`querylogs.read_log_dask` (same rules)."""
+    ``lazy``: a Dask DataFrame read by :func:`querylogs.read_log_dask` (same rules), its
+    parsed partitions kept in the folder ``spool`` if given."""
     with Timings()("read"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in plain words
         if lazy:
@@ -150,6 +153,7 @@ def _read(
                 columns=mapping,
                 sep="\t" if sep == "\\t" else sep,
                 on_bad_lines=on_bad_lines,
+                spool=spool,
             )
         else:
             log = read_log(
@@ -293,7 +297,10 @@ def anonymize_cmd(
         )
     if k_warning(k) and not quiet:
         click.echo(f"warning: {k_warning(k)}", err=True)
+    spool = None
     if engine == "dask":
+        if scheduler is None:  # a local cluster: the input is parsed once, kept as Parquet
+            spool = _spool_folder()
         _start_cluster(engine, workers, memory_limit, scheduler)
     log, parsed = _read(
         input_path,
@@ -302,6 +309,7 @@ def anonymize_cmd(
         sep,
         on_bad_lines if not quiet or on_bad_lines == "raise" else "skip",
         lazy=engine == "dask",
+        spool=spool,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the release's warnings, printed below
@@ -334,6 +342,14 @@ def anonymize_cmd(
         click.echo(f"published log written to {output}")
 
 
+def _spool_folder() -> str:
+    """A private temporary folder (mode 0700) for the parsed input, removed when the
+    command ends (after the cluster closes)."""
+    folder = tempfile.mkdtemp(prefix="structanon-querylogs-")
+    click.get_current_context().call_on_close(partial(shutil.rmtree, folder, True))
+    return folder
+
+
 def _start_cluster(
     engine: str, workers: int | None, memory_limit: str | None, scheduler: str | None
 ) -> None:
@@ -349,8 +365,7 @@ def _write(release: Release, output: Path, report: Path | None, log: Any = None)
     with Timings()("write"), staged_outputs() as stage:
         if report is not None:
             html = file_suffix(report) in (".html", ".htm")
-            # the input views of the HTML report need the input in memory: not on Dask
-            figures = release_figures(release, None if is_dask(log) else log) if html else ()
+            figures = release_figures(release, log) if html else ()
             write_report(release, stage(report), figures)
         write_log(release.data, stage(output))
 

@@ -691,6 +691,12 @@ def _piece_log(result: tuple[pd.DataFrame, dict[str, Any], int]) -> pd.DataFrame
     return result[0]
 
 
+def _piece_spooled(result: tuple[pd.DataFrame, dict[str, Any], int], path: str) -> tuple[dict, int]:
+    """The piece's report; its log written to the Parquet file ``path``."""
+    result[0].to_parquet(path, index=False)
+    return result[1], result[2]
+
+
 def _merge_reports(pieces: list[tuple[Path, int]], reports: list[dict[str, Any]]) -> dict:
     """The whole input's parse report: counts summed, line numbers made absolute within
     each file (a block's numbers shifted by the lines of the blocks before it), each
@@ -740,6 +746,7 @@ def read_log_dask(
     encoding: str = "utf-8",
     on_bad_lines: str = "report",
     block_bytes: int | None = None,
+    spool: str | Path | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Read a search log lazily into a Dask DataFrame, with :func:`read_log`'s rules.
 
@@ -753,6 +760,12 @@ def read_log_dask(
         Plain (uncompressed) AOL files are cut into partitions of about this many bytes
         at line boundaries (default :data:`BLOCK_BYTES`); gzip, CSV and Parquet files are
         one partition each.
+    spool : str or Path, optional
+        An existing folder the workers can write to and read from (e.g. a temporary
+        folder with a local cluster): the pass that makes the parse report also writes
+        each parsed partition there as Parquet, and the returned log reads those files,
+        so the input is parsed once however often the log is computed.  The files must
+        outlive every use of the log.
 
     Returns
     -------
@@ -808,14 +821,26 @@ def read_log_dask(
         dask.delayed(_read_piece, pure=False)(str(f), format, lo, hi, columns, sep, encoding)
         for f, lo, hi in pieces
     ]
-    found = compute(*[dask.delayed(_piece_report)(r) for r in results])
+    if spool is not None:
+        if not isinstance(spool, str | Path):
+            raise InputError(f"spool must be a folder path, got {spool!r}")
+        folder = Path(spool)
+        if not folder.is_dir():
+            raise InputError("the spool folder does not exist", path=str(spool))
+        names = [str(folder / f"part.{i:06d}.parquet") for i in range(len(results))]
+        found = compute(*[dask.delayed(_piece_spooled)(r, n) for r, n in zip(results, names)])
+    else:
+        found = compute(*[dask.delayed(_piece_report)(r) for r in results])
     report = _merge_reports(
         [(f, n) for (f, _, _), (_, n) in zip(pieces, found)], [r for r, _ in found]
     )
     shown = files[0] if len(files) == 1 else Path(str(path))
     _check_parsed(shown, report)
     _answer_bad_lines(report, path, on_bad_lines, (report.get("malformed_files") or [path])[0])
-    parts = [dask.delayed(_piece_log)(r) for r in results]
-    log = dd.from_delayed(parts, meta=pd.DataFrame(_META), verify_meta=False)
+    if spool is not None:
+        log = dd.read_parquet(names, split_row_groups=False)
+    else:
+        parts = [dask.delayed(_piece_log)(r) for r in results]
+        log = dd.from_delayed(parts, meta=pd.DataFrame(_META), verify_meta=False)
     remember_lengths(log, [r["rows"] for r, _ in found])
     return log, report

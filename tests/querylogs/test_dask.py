@@ -64,3 +64,68 @@ def test_dask_bad_input(client, log):
         querylogs.anonymize(dd.from_pandas(bad, npartitions=3), 3, key=KEY)
     with pytest.raises(InputError, match="engine='pandas' with a Dask"):
         querylogs.anonymize(dd.from_pandas(log, npartitions=2), 3, key=KEY, engine="pandas")
+
+
+def test_partitions_of_whole_users_reach_the_client_as_counts(client, log, monkeypatch):
+    # each partition holds whole users: no shuffle, and the client receives per (user,
+    # query) event counts, never one row per event
+    import dask
+
+    from querylogs import _dask
+
+    users = sorted(log["user"].astype(str).unique())
+    parts = [log[log["user"].astype(str).isin(users[i::4])] for i in range(4)]
+    flat = pd.concat(parts)
+    lazy = dd.from_delayed([dask.delayed(p) for p in parts], meta=log.iloc[:0])
+    reduced = []
+
+    def spy(*args, **kwargs):
+        reduced.append(dask_counts(*args, **kwargs))
+        return reduced[-1]
+
+    dask_counts = _dask.dask_counts
+    monkeypatch.setattr(_dask, "dask_counts", spy)
+    for match in ("query", "intent"):
+        want = querylogs.anonymize(flat, 3, seed=2, key=KEY, match=match)
+        got = querylogs.anonymize(lazy, 3, seed=2, key=KEY, match=match)
+        pd.testing.assert_frame_equal(computed(got.data), computed_like(want.data))
+        assert got.info == want.info
+        assert got.utility == want.utility and got.risk == want.risk
+        source = got.source_index.compute().to_numpy()
+        assert (np.asarray(flat.index)[source] == want.source_index).all()
+    counted = reduced[-1]
+    assert not counted.plan.cleaned  # the partitions as given, not shuffled
+    events = {
+        (str(u), " ".join(str(q).lower().split()), pd.Timestamp(t))
+        for u, q, t in zip(log["user"], log["query"], log["time"])
+    }
+    pairs = {(u, q) for u, q, _ in events}
+    assert counted.pair_count.sum() == len(events) > len(pairs) == counted.pair_user.size
+
+
+def test_users_split_at_partition_ends_are_gathered_without_a_shuffle(client, log, monkeypatch):
+    # a log sorted by user, cut into partitions: only the users at the cuts are split,
+    # and their rows move to one partition; a log in random order is shuffled by user
+    from querylogs import _dask
+
+    shuffled = []
+    by_user = _dask._by_user
+    monkeypatch.setattr(_dask, "_by_user", lambda drawn: shuffled.append(1) or by_user(drawn))
+    ordered = log.sort_values(["user", "time"], kind="stable")
+    for frame, shuffles in ((ordered, 0), (log.sample(frac=1.0, random_state=1), 1)):
+        want = querylogs.anonymize(frame, 3, seed=1, key=KEY, measures=False)
+        lazy = dd.from_pandas(frame, npartitions=6, sort=False)
+        got = querylogs.anonymize(lazy, 3, seed=1, key=KEY, measures=False)
+        pd.testing.assert_frame_equal(computed(got.data), computed_like(want.data))
+        assert got.info == want.info
+        source = got.source_index.compute().to_numpy()
+        assert (np.asarray(frame.index)[source] == want.source_index).all()
+        assert len(shuffled) == shuffles
+
+
+def test_dask_bad_row_is_named_by_its_global_position(client, log):
+    bad = log.copy()
+    bad.loc[bad.index[2500], "time"] = None
+    with pytest.raises(InputError, match="missing value") as found:
+        querylogs.anonymize(dd.from_pandas(bad, npartitions=4), 3, key=KEY)
+    assert found.value.row == 2500

@@ -124,3 +124,18 @@ def test_measures_on_a_lazy_release_equal_pandas(client, log):
     want = querylogs.anonymize(log, 4, seed=3, key=KEY)
     got = querylogs.anonymize(dd.from_pandas(log, npartitions=3), 4, seed=3, key=KEY)
     assert got.utility == want.utility and got.risk == want.risk
+
+
+def test_report_input_view_on_dask_equals_pandas(releases, log):
+    # the HTML report's before/after view of the top queries, from per-query counts of
+    # the Dask log and of the lazy release (rows never collected)
+    from querylogs._figures import release_figures
+
+    want, got = releases
+    lazy = dd.from_pandas(log, npartitions=4)
+    eager_view = [f for f in release_figures(want, log) if getattr(f, "view", False)]
+    lazy_view = [f for f in release_figures(got, lazy) if getattr(f, "view", False)]
+    assert len(eager_view) == 1
+    assert [(f.title, f.alt) for f in lazy_view] == [(f.title, f.alt) for f in eager_view]
+    bars = [[bar.get_width() for bar in f.figure.axes[0].patches] for f in lazy_view]
+    assert bars == [[bar.get_width() for bar in f.figure.axes[0].patches] for f in eager_view]

@@ -1,6 +1,7 @@
 """The lazy reader of ``querylogs anonymize --engine dask``: read_log's rules per partition."""
 
 import gzip
+import tempfile
 import warnings
 
 import pandas as pd
@@ -176,3 +177,57 @@ def test_cli_dask_reads_lazily_with_the_pandas_rules(aol, tmp_path):
         cli, ["anonymize", str(tmp_path / "nope.txt"), "-o", "x.tsv", "-k", "3"]
     )
     assert missing.exit_code == 2
+
+
+def test_spooled_log_is_parsed_once(client, aol, tmp_path, monkeypatch):
+    # the parse-report pass keeps the parsed partitions as Parquet; computing the log
+    # again reads them, not the text
+    from querylogs import io as qio
+
+    marks = tmp_path / "calls.txt"  # the tasks are pickled: counted in a file
+    marks.touch()
+    read_piece = qio._read_piece
+
+    def counted(*args):
+        with open(marks, "a") as fh:
+            fh.write("x")
+        return read_piece(*args)
+
+    monkeypatch.setattr(qio, "_read_piece", counted)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    lazy, report = quiet(read_log_dask, aol, block_bytes=9_000, spool=spool)
+    plain, _ = quiet(read_log_dask, aol, block_bytes=9_000)
+    n_blocks = len(marks.read_text()) // 2
+    assert n_blocks > 2 and len(marks.read_text()) == 2 * n_blocks
+    for _ in range(2):
+        got = lazy.compute().reset_index(drop=True)
+    assert len(marks.read_text()) == 2 * n_blocks  # the spooled log parsed no text again
+    want = plain.compute().reset_index(drop=True)
+    assert len(got) == len(want) == report["rows"] and lazy.npartitions == n_blocks
+    for column in ("user", "query", "url"):
+        assert got[column].astype(object).where(got[column].notna(), None).tolist() == (
+            want[column].astype(object).where(want[column].notna(), None).tolist()
+        )
+    assert (got["time"].to_numpy() == want["time"].to_numpy()).all()
+    with pytest.raises(InputError, match="spool folder"):
+        read_log_dask(aol, spool=tmp_path / "nowhere")
+    with pytest.raises(InputError, match="spool must be a folder path"):
+        read_log_dask(aol, spool=5)
+
+
+def test_cli_dask_spool_is_removed(aol, tmp_path, monkeypatch):
+    spool_root = tmp_path / "tmp"
+    spool_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool_root))
+    key = tmp_path / "key.txt"
+    key.write_text("cli-reader-key-0123456789")
+    common = ["-k", "3", "--seed", "1", "--key-file", str(key), "--no-measures", "--quiet"]
+    runner = CliRunner()
+    eager = runner.invoke(cli, ["anonymize", str(aol), "-o", str(tmp_path / "p.tsv"), *common])
+    lazy = runner.invoke(
+        cli, ["anonymize", str(aol), "-o", str(tmp_path / "d.tsv"), *common, "--engine", "dask"]
+    )
+    assert eager.exit_code == 0 and lazy.exit_code == 0, lazy.output
+    assert (tmp_path / "d.tsv").read_bytes() == (tmp_path / "p.tsv").read_bytes()
+    assert not list(spool_root.glob("structanon-querylogs-*"))  # the spool, removed
