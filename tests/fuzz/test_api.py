@@ -589,6 +589,7 @@ def targets(tmp: Path) -> dict[str, Api]:
                 "sep": ["", 5],
                 "on_bad_lines": ["x"],
                 "block_bytes": BAD_INTS,
+                "spool": [5, tmp / "no-such-folder" / "spool", tmp / "log.tsv", []],
             },
         ),
         "tabular.io.read_microdata_dask": Api(
@@ -980,6 +981,8 @@ REGRESSIONS = [
     ("querylogs.read_log_dask", "encoding", 5),
     ("querylogs.read_log_dask", "sep", []),
     ("querylogs.read_log_dask", "columns", 5),
+    ("querylogs.read_log_dask", "spool", 5),
+    ("querylogs.read_log_dask", "spool", []),
     ("tabular.io.read_microdata_dask", "blocksize", -1),
     ("tabular.io.read_microdata_dask", "blocksize", 0),
     ("tabular.io.read_microdata_dask", "blocksize", 1.5),
