@@ -37,3 +37,25 @@ def test_published_classes_equal_groupby_partition(frame):
 def test_published_classes_group_rows_with_equal_values():
     frame = pd.DataFrame({"age": ["20-29", "30-39", "20-29", None], "sex": ["*", "*", "*", None]})
     assert published_classes(frame, ["age", "sex"]).labels.tolist() == [0, 1, 0, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-1, 3), st.sampled_from(["x", "y", "z"])), min_size=1),
+)
+def test_model_check_tables_equal_the_partition_contingency(rows):
+    from structanon.models import _contingency
+    from structanon.partition import encode_values
+
+    labels = np.array([r[0] for r in rows])
+    if (labels >= 0).any():  # group ids 0..g-1 in use (renumber the kept labels densely)
+        kept = labels >= 0
+        labels[kept] = np.unique(labels[kept], return_inverse=True)[1]
+    partition = Partition(labels)
+    sensitive = np.array([r[1] for r in rows], dtype=object)
+    counts, domain, everyone = _contingency(partition, sensitive)
+    expected, expected_domain = partition.contingency(sensitive)
+    np.testing.assert_array_equal(counts, expected)
+    np.testing.assert_array_equal(domain, expected_domain)
+    codes, _ = encode_values(sensitive)
+    np.testing.assert_array_equal(everyone, np.bincount(codes, minlength=domain.size))
