@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util  # noqa: E402
+import os
 import sys
 import tempfile
 import time
@@ -500,7 +501,10 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
     from structanon import Hierarchy
 
     t0 = time.perf_counter()
-    df = pd.read_csv(csv, sep=";")
+    # --category (large scales): columns read as pandas categories (a few bytes a cell
+    # instead of a Python string), within the memory of a shared machine
+    category = os.environ.get("STRUCTANON_BENCH_CATEGORY") == "1"
+    df = pd.read_csv(csv, sep=";", dtype="category" if category else None)
     hierarchies = {
         c: Hierarchy.from_csv(Path(adult_dir) / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9
     }
@@ -594,6 +598,9 @@ def speed_main(argv: list[str]) -> None:
     parser.add_argument("--arx", nargs="?", const="", default=None, help="ARX git dir")
     parser.add_argument("--scale", type=int, default=1, help="copies of Adult (see scaled_copy)")
     parser.add_argument("--heap", default="6g", help="Java heap for ARX")
+    parser.add_argument(
+        "--category", action="store_true", help="read our columns as pandas categories"
+    )
     parser.add_argument("--output", default=str(_BENCH / "results" / "tabular_speed.md"))
     args = parser.parse_args(argv)
     adult_csv = shared_data("adult/adult.csv")
@@ -606,6 +613,8 @@ def speed_main(argv: list[str]) -> None:
         scaled_copy(pd.read_csv(adult_csv, sep=";"), args.scale, seed=args.scale).to_csv(
             csv, sep=";", index=False
         )
+    if args.category:
+        os.environ["STRUCTANON_BENCH_CATEGORY"] = "1"  # read by the speed children
     repo = _BENCH.parent
     after = _run_ours(repo, csv, adult_csv.parent, args.cases, args.repeats)
     before = (

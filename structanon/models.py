@@ -127,12 +127,9 @@ class PrivacyModel:
         if self.requires_sensitive:
             if sensitive is None:
                 raise InputError(f"{self.describe()} needs the sensitive values")
-            counts, domain = partition.contingency(sensitive)
+            counts, domain, everyone = _contingency(partition, sensitive)
             if reference is None:
-                from .partition import encode_values
-
-                codes, _ = encode_values(sensitive)
-                reference = np.bincount(codes, minlength=domain.size)
+                reference = everyone
         else:
             counts, domain = partition.sizes, None
         if partition.n_groups == 0:
@@ -160,6 +157,19 @@ class PrivacyModel:
 
     def __repr__(self) -> str:
         return self.describe()
+
+
+def _contingency(partition: Partition, sensitive: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``partition.contingency(sensitive)`` and the counts of every sensitive value over all
+    individuals, from one encoding of the values (the same tables, encoded once)."""
+    codes, domain = encode_values(sensitive)
+    if codes.size != partition.n:
+        raise InputError(f"{codes.size} sensitive values for {partition.n} individuals")
+    kept = partition.labels >= 0
+    flat = partition.labels[kept] * domain.size + codes[kept]
+    counts = np.bincount(flat, minlength=partition.n_groups * domain.size)
+    everyone = np.bincount(codes, minlength=domain.size)
+    return counts.reshape(partition.n_groups, domain.size), domain, everyone
 
 
 def _sizes(counts: np.ndarray) -> np.ndarray:

@@ -96,7 +96,7 @@ class ClassTable:
     keys : int array (g,) or None
         Each class's codes as one mixed-radix integer over the leaf counts (ascending, the
         classes are in lexicographic order of their codes); lets finer tables roll up with
-        a few operations per changed attribute.
+        a few operations per changed attribute.  ``None`` until a keyed roll-up needs them.
     """
 
     codes: np.ndarray
@@ -317,15 +317,6 @@ class EncodedTable:
         rank[present] = np.arange(present.size, dtype=np.int64)
         return rank[key], present, np.asarray(radices, dtype=np.int64)
 
-    def _decode(self, present: np.ndarray, radices: np.ndarray) -> np.ndarray:
-        """Per-attribute codes of mixed-radix keys (the inverse of the dense keys)."""
-        codes = np.empty((present.size, self.q), dtype=np.int64)
-        rest = present
-        for j in range(self.q - 1, 0, -1):
-            rest, codes[:, j] = np.divmod(rest, radices[j])
-        codes[:, 0] = rest
-        return codes
-
     def _dense_table(
         self,
         columns: list[np.ndarray],
@@ -350,9 +341,15 @@ class EncodedTable:
             s = max(self.n_sensitive, 1)
             cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        codes = self._decode(present, radices)
-        keys = None if self._key_strides is None else codes @ self._key_strides
-        return ClassTable(codes, new_sizes, cont, keys)
+        # the codes of each class from its key (the keys are ascending: the classes are in
+        # the lexicographic order of their codes); the fixed-radix keys are left to the
+        # keyed roll-up (_keys), which needs them only when a dense mask does not fit
+        codes = np.empty((self.q, m), dtype=np.int64)
+        rest = present
+        for j in range(self.q - 1, 0, -1):
+            rest, codes[j] = np.divmod(rest, radices[j])
+        codes[0] = rest
+        return ClassTable(codes.T, new_sizes, cont, None)
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
         if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
@@ -433,8 +430,8 @@ class EncodedTable:
     ) -> ClassTable:
         """Roll-up through the fixed-radix keys: shift the key of every changed attribute,
         number the distinct keys by hashing, and add up the classes of equal keys."""
-        assert table.keys is not None and self._key_strides is not None
-        keys = table.keys.copy()
+        assert self._key_strides is not None
+        keys = self._keys(table).copy()
         for j in range(self.q):
             if src[j] != node[j]:
                 new = self.up_map(j, src[j], node[j])[table.codes[:, j]]
@@ -454,7 +451,7 @@ class EncodedTable:
     def _roll_up(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
     ) -> ClassTable:
-        if table.keys is not None and table.n_classes:
+        if self._key_strides is not None and table.n_classes:
             return self._roll_up_keyed(src, table, node)
         gen = [
             table.codes[:, j]
@@ -476,6 +473,16 @@ class EncodedTable:
         sizes = np.add.reduceat(table.sizes[order], starts)
         cont = np.add.reduceat(table.contingency[order], starts, axis=0)
         return ClassTable(codes, sizes.astype(np.int64), cont.astype(np.int64))
+
+    def _keys(self, table: ClassTable) -> np.ndarray:
+        """The fixed-radix keys of a table's classes (computed on first use, then kept)."""
+        if table.keys is None:
+            assert self._key_strides is not None
+            keys = np.zeros(table.n_classes, dtype=np.int64)
+            for j in range(self.q):
+                keys += table.codes[:, j] * self._key_strides[j]
+            table.keys = keys
+        return table.keys
 
     def _remember(self, node: tuple[int, ...], table: ClassTable) -> None:
         rows = table.n_classes

@@ -18,7 +18,35 @@ from structanon import Partition
 from structanon.models import PrivacyModel, check_models
 from structanon.release import CheckResult
 
+from ._lattice import dense_groups
+
 __all__ = ["TabularVerifier"]
+
+
+def published_classes(data: pd.DataFrame, columns: Sequence[str]) -> Partition:
+    """The equivalence classes of a published table: rows sharing every value of ``columns``.
+
+    The same partition, labels included, as ``Partition.from_keys(data[columns])`` (a
+    pandas group-by numbering the classes in order of first appearance, missing values
+    forming one value), computed from one hash factorization per column combined by
+    mixed-radix arithmetic, which is several times cheaper on object columns.
+    """
+    n = len(data)
+    if not columns or not n:
+        return Partition.from_keys(data[list(columns)])
+    codes, radices = [], []
+    for name in columns:
+        col, uniques = pd.factorize(data[name], sort=False, use_na_sentinel=True)
+        col = col.astype(np.int64)
+        col[col < 0] = len(uniques)  # every missing value: one more value
+        codes.append(col)
+        radices.append(len(uniques) + 1)
+    ids, m = dense_groups(codes, radices)
+    first = np.empty(m, dtype=np.int64)
+    first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
+    rank = np.empty(m, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(m, dtype=np.int64)
+    return Partition(rank[ids])
 
 
 class TabularVerifier:
@@ -56,7 +84,7 @@ class TabularVerifier:
 
     def __call__(self, data: pd.DataFrame) -> list[CheckResult]:
         if len(data):
-            partition = Partition.from_keys(data[self.quasi_identifiers])
+            partition = published_classes(data, self.quasi_identifiers)
         else:
             partition = Partition(np.zeros(0, np.int64))
         values = data[self.sensitive].to_numpy() if self.sensitive is not None else None
