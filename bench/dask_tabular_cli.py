@@ -88,6 +88,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--runs", default="pandas-csv,dask-csv,dask-parquet,pandas-parquet")
     ap.add_argument(
+        "--extra", default="", help="more options for every command, e.g. --no-measures"
+    )
+    ap.add_argument(
         "--before", type=Path, help="also run dask-csv from this checkout (the CLI before)"
     )
     args = ap.parse_args()
@@ -97,6 +100,7 @@ def main() -> None:
     out = data / "out"
     out.mkdir(exist_ok=True)
     key = ["--key-file", str(data / "key")]
+    extra = args.extra.split()
     commands = {
         "pandas-csv": [str(data / "whole.csv"), "-o", str(out / "p.csv")],
         "dask-csv": [str(data / "parts" / "*.csv"), "-o", str(out / "d.csv"), "--engine", "dask"],
@@ -117,7 +121,7 @@ def main() -> None:
 
             shutil.rmtree(name)
         report = ["--report", f"{name}.json"]
-        run(label, [*commands[label], *ARGS, *key, *report])
+        run(f"{label} {args.extra}".strip(), [*commands[label], *ARGS, *key, *report, *extra])
     if args.before is not None:
         before = [str(data / "parts" / "*.csv"), "-o", str(out / "b.csv"), "--engine", "dask"]
         run("dask-csv, before (collects)", [*before, *ARGS, *key], args.before)
