@@ -560,7 +560,23 @@ def _sorted_counts(groups: pd.DataFrame) -> np.ndarray | None:
     return np.bincount(gid, weights=users).astype(np.int64)
 
 
-def _verify_dask(data: Any, k: int) -> list[Any]:
+@dataclass
+class _PartChecks:
+    """The verifier's per-partition aggregates of one lazy release, counted by the workers
+    from the release's own partitions as they were produced (:func:`_batch_checks`)."""
+
+    data: Any  # the lazy release they were counted from
+    groups: pd.DataFrame  # :func:`_group_users` of every partition, in partition order
+    shapes: pd.DataFrame  # :func:`_distinct_shapes` of every partition
+
+
+def _part_checks(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The verifier's aggregates of one published partition: its runs, its shapes."""
+    groups = _group_users(pdf[["region_id", "window", "user"]])
+    return groups, _distinct_shapes(pdf[["region_id", "region"]])
+
+
+def _verify_dask(data: Any, k: int, checks: _PartChecks | None = None) -> list[Any]:
     """:func:`verify_cloaked` of a lazy release, both models, in one pass over its rows.
 
     The release is sorted by (window, region_id, user): each partition reports its runs
@@ -568,15 +584,23 @@ def _verify_dask(data: Any, k: int) -> list[Any]:
     continue across partitions are joined, so the client holds one row per published
     (region, window) per partition, not the rows.  The order itself is checked from the
     data; when it does not hold, the distinct (region_id, window, user) rows are gathered
-    and counted by the model as for pandas.
+    and counted by the model as for pandas.  ``checks``: the same per-partition
+    aggregates, counted by the workers from the published partitions of ``data`` when
+    they were made; used only when ``data`` is that very release (anything else is
+    read again).
     """
     if not is_dask(data):
         return verify_cloaked(data, k)
     count, polygons = cloaking_models(k)
-    groups, shapes = compute(
-        data[["region_id", "window", "user"]].map_partitions(_group_users, meta=_GROUPS_META),
-        data[["region_id", "region"]].map_partitions(_distinct_shapes),
-    )
+    groups: Any
+    shapes: Any
+    if checks is not None and checks.data is data:
+        groups, shapes = checks.groups, checks.shapes
+    else:
+        groups, shapes = compute(
+            data[["region_id", "window", "user"]].map_partitions(_group_users, meta=_GROUPS_META),
+            data[["region_id", "region"]].map_partitions(_distinct_shapes),
+        )
     counts = _sorted_counts(groups.reset_index(drop=True)) if len(groups) else None
     if counts is None:
         (keys,) = compute(
@@ -1025,9 +1049,11 @@ def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Batch:
     rows, weight, kept = st.rows, st.red.triples.weight, st.region >= 0
     polygons = spec.frame.grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, object)
     reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
+    row_pieces = _row_pieces(rows, spec.part_rows)
     summary = {
         "rows": int(reps.sum()),
-        "pieces": _row_pieces(rows, spec.part_rows),
+        "pieces": row_pieces,
+        "checks": _batch_checks(rows, polygons, row_pieces, spec.frame.window_ns),
         "published": int(weight[kept].sum()),
         "suppressed": int(weight[~kept].sum()),
         "regions": rows.regions,
@@ -1035,6 +1061,16 @@ def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Batch:
         "stats": st.stats,
     }
     return _Batch(rows, polygons, summary)
+
+
+def _batch_checks(
+    rows: PublishedRows, polygons: np.ndarray, pieces: list[tuple[int, int, int]], window_ns: int
+) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    """The verifier's aggregates of each of the batch's published partitions, counted from
+    the partition itself (built as :func:`_batch_part` builds it) while the batch is in
+    memory, so verifying the release does not read its rows back."""
+    columns = ["user", "window", "region_id", "region"]
+    return [_part_checks(_rows_part(piece, rows, polygons, window_ns, columns)) for piece in pieces]
 
 
 def _batch_summary(batch: _Batch) -> dict[str, Any]:
@@ -1100,6 +1136,7 @@ class _Batched:
     source_index: Any
     summaries: list[dict[str, Any]]
     n_users: int
+    checks: _PartChecks
 
 
 def _count_users(users: list[Any]) -> int:
@@ -1177,7 +1214,13 @@ def _run_batches(
             meta=pd.Series(dtype=np.int64, name="published_row"),
             verify_meta=False,
         )
-    return _Batched(data, source_index, summaries, n_users)
+    checks = [c for s in summaries for c in s.pop("checks")]
+    part_checks = _PartChecks(
+        data,
+        pd.concat([g for g, _ in checks], ignore_index=True),
+        pd.concat([sh for _, sh in checks], ignore_index=True),
+    )
+    return _Batched(data, source_index, summaries, n_users, part_checks)
 
 
 def _cloak_batched(
@@ -1193,7 +1236,7 @@ def _cloak_batched(
     release = Release(
         data=out.data,
         datatype="location",
-        verifier=lambda d: _verify_dask(d, k),
+        verifier=lambda d: _verify_dask(d, k, out.checks),
         models=cloaking_models(k),
         partition=None,
         parameters=release_parameters(
