@@ -228,3 +228,35 @@ def test_verifier_of_a_tampered_copy_reads_the_copy(small_batches, log, key):
         tampered = r.data.map_partitions(one_user, meta=r.data._meta)
         got = r.verifier(tampered)
     assert not got[0].passed and got[0].worst == 1.0
+
+
+@pytest.mark.parametrize("aggregate", [False, True])
+def test_compact_batch_rows_build_the_same_partitions(key, aggregate):
+    # a batch keeps its rows in int32 and its pseudonyms as bytes; the partitions built
+    # from them are those built from the full rows (same values, same dtypes)
+    from location._grid import CloakingGrid
+    from location._publish import PublishedRows
+
+    rng = np.random.default_rng(3)
+    n = 50
+    pseudonyms = key.pseudonymize(np.array([f"u{i}" for i in range(7)], dtype=object))
+    repeat = None if aggregate else rng.integers(1, 4, n)
+    n_fixes = rng.integers(1, 9, n) if aggregate else None
+    rows = PublishedRows(
+        rng.integers(0, 7, n),
+        np.sort(rng.integers(1_900_000, 1_900_010, n)),
+        rng.integers(0, 3, n),
+        repeat,
+        n_fixes,
+        np.array([4, 9, 17]),
+        pseudonyms,
+    )
+    small = ldask._compact(rows)
+    assert small.pseudonyms.dtype.kind == "S" and small.user_rank.dtype == np.int32
+    grid = CloakingGrid.fit(116.0, 117.0, 39.5, 40.5, 500.0, None)
+    polygons = grid.polygons(rows.regions)
+    for piece in [(0, n, 0), (10, 30, 7)]:
+        a = ldask._rows_part(piece, rows, polygons, 900 * 10**9)
+        b = ldask._rows_part(piece, small, polygons, 900 * 10**9)
+        pd.testing.assert_frame_equal(a, b)
+        assert b["user"].map(type).eq(str).all()
