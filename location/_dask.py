@@ -1065,7 +1065,7 @@ def _compact(rows: PublishedRows) -> PublishedRows:
     pseudonyms = rows.pseudonyms
     if pseudonyms.size and pseudonyms.dtype == object:
         try:
-            pseudonyms = np.asarray(pseudonyms.astype(str), dtype="S")
+            pseudonyms = pseudonyms.astype("S")
         except UnicodeEncodeError:  # not ASCII: kept as they are
             pass
     return PublishedRows(
