@@ -1024,11 +1024,10 @@ def _batch_state(spec: _BatchSpec, lo: int, hi: int, pieces: tuple[_Piece, ...])
 
 @dataclass
 class _Batch:
-    """A batch's published rows (kept on a worker) and its summary (sent to the client)."""
+    """A batch's published rows and their polygons, kept on a worker until written."""
 
     rows: PublishedRows
     polygons: np.ndarray
-    summary: dict[str, Any]
 
     def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
         r = self.rows
@@ -1079,7 +1078,9 @@ def _compact(rows: PublishedRows) -> PublishedRows:
     )
 
 
-def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Batch:
+def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> tuple[_Batch, dict[str, Any]]:
+    """A batch's rows (kept on a worker) and its summary: two Dask keys, so the client
+    reads the small summary without loading a spilled batch back."""
     st = _batch_state(spec, lo, hi, pieces)
     rows, weight, kept = _compact(st.rows), st.red.triples.weight, st.region >= 0
     polygons = spec.frame.grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, object)
@@ -1095,7 +1096,7 @@ def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Batch:
         "windows": int(np.unique(st.red.triples.w).size),
         "stats": st.stats,
     }
-    return _Batch(rows, polygons, summary)
+    return _Batch(rows, polygons), summary
 
 
 def _batch_checks(
@@ -1106,10 +1107,6 @@ def _batch_checks(
     memory, so verifying the release does not read its rows back."""
     columns = ["user", "window", "region_id", "region"]
     return [_part_checks(_rows_part(piece, rows, polygons, window_ns, columns)) for piece in pieces]
-
-
-def _batch_summary(batch: _Batch) -> dict[str, Any]:
-    return batch.summary
 
 
 def _batch_lookup(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Lookup:
@@ -1203,17 +1200,18 @@ def _run_batches(
         # the window cut and the batches in one graph: one Dask key per (partition,
         # batch) piece, each dropped as soon as its batch is made (nothing persisted
         # but the batches' rows)
-        *batches, users = dask.persist(
-            *[
-                dask.delayed(_batch)(spec, lo, hi, *[s[b] for s in lazy])
-                for b, (lo, hi) in enumerate(cuts)
-            ],
-            _count_users([s[n_b] for s in lazy]),
+        made = [
+            dask.delayed(_batch, nout=2)(spec, lo, hi, *[s[b] for s in lazy])
+            for b, (lo, hi) in enumerate(cuts)
+        ]
+        *persisted, users = dask.persist(
+            *[m[0] for m in made], *[m[1] for m in made], _count_users([s[n_b] for s in lazy])
         )
+        batches = persisted[:n_b]
         n_users = int(compute(users)[0])
         if n_users < spec.k:
             raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={spec.k}")
-        summaries = list(compute(*[dask.delayed(_batch_summary)(b) for b in batches]))
+        summaries = list(compute(*persisted[n_b:]))
     if not sum(s["published"] for s in summaries):
         raise InfeasibleError(
             f"no time window holds {spec.k} distinct users: every fix would be suppressed"
