@@ -186,3 +186,77 @@ def test_packed_pseudonym_units_equal_the_row_wise_ones(key, text, with_region):
     got = ldask._published_users(u, w, users, key, "window", region)
     want = published_users(u, w, users, key, "window", region)
     assert (got[0] == want[0]).all() and (got[1] == want[1]).all()
+
+
+def test_verification_is_counted_by_the_batches(small_batches, log, key, monkeypatch):
+    # the batches count each published partition as they make it: verifying the release
+    # reads no row again, and the aggregates equal a fresh pass over the written rows
+    with dask.config.set(scheduler="sync"):
+        r = location.cloak(dd.from_pandas(log, npartitions=3), k=4, key=key, measures=False)
+        fresh = ldask._verify_dask(r.data, 4)  # another object's verifier: a full pass
+        ddf = r.data.map_partitions(lambda p: p)  # the same rows, another lazy frame
+        again = ldask._verify_dask(ddf, 4, None)
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("the release was read again to verify it")
+
+        monkeypatch.setattr(ldask, "_group_users", refuse)
+        checks = r.verifier(r.data)
+    want = verify_cloaked(r.data.compute(), 4)
+    assert [(c.passed, c.worst, c.n_groups) for c in checks] == [
+        (c.passed, c.worst, c.n_groups) for c in fresh
+    ]
+    assert [(c.passed, c.worst, c.n_groups) for c in checks] == [
+        (c.passed, c.worst, c.n_groups) for c in want
+    ]
+    assert [(c.passed, c.worst) for c in again] == [(c.passed, c.worst) for c in want]
+    assert checks[0].passed and checks[0].worst >= 4
+
+
+def test_verifier_of_a_tampered_copy_reads_the_copy(small_batches, log, key):
+    # the workers' aggregates serve only the release they were counted from: a copy with
+    # a group cut to one user (same object type, same partitions) fails
+    with dask.config.set(scheduler="sync", **{"dataframe.convert-string": False}):
+        r = location.cloak(dd.from_pandas(log, npartitions=3), k=4, key=key, measures=False)
+
+        def one_user(p):
+            p = p.copy()
+            if len(p):
+                p.iloc[0, p.columns.get_loc("window")] = pd.Timestamp("1999-01-01", tz="UTC")
+            return p
+
+        tampered = r.data.map_partitions(one_user, meta=r.data._meta)
+        got = r.verifier(tampered)
+    assert not got[0].passed and got[0].worst == 1.0
+
+
+@pytest.mark.parametrize("aggregate", [False, True])
+def test_compact_batch_rows_build_the_same_partitions(key, aggregate):
+    # a batch keeps its rows in int32 and its pseudonyms as bytes; the partitions built
+    # from them are those built from the full rows (same values, same dtypes)
+    from location._grid import CloakingGrid
+    from location._publish import PublishedRows
+
+    rng = np.random.default_rng(3)
+    n = 50
+    pseudonyms = key.pseudonymize(np.array([f"u{i}" for i in range(7)], dtype=object))
+    repeat = None if aggregate else rng.integers(1, 4, n)
+    n_fixes = rng.integers(1, 9, n) if aggregate else None
+    rows = PublishedRows(
+        rng.integers(0, 7, n),
+        np.sort(rng.integers(1_900_000, 1_900_010, n)),
+        rng.integers(0, 3, n),
+        repeat,
+        n_fixes,
+        np.array([4, 9, 17]),
+        pseudonyms,
+    )
+    small = ldask._compact(rows)
+    assert small.pseudonyms.dtype.kind == "S" and small.user_rank.dtype == np.int32
+    grid = CloakingGrid.fit(116.0, 117.0, 39.5, 40.5, 500.0, None)
+    polygons = grid.polygons(rows.regions)
+    for piece in [(0, n, 0), (10, 30, 7)]:
+        a = ldask._rows_part(piece, rows, polygons, 900 * 10**9)
+        b = ldask._rows_part(piece, small, polygons, 900 * 10**9)
+        pd.testing.assert_frame_equal(a, b)
+        assert b["user"].map(type).eq(str).all()
