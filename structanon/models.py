@@ -162,14 +162,7 @@ class PrivacyModel:
 def _contingency(partition: Partition, sensitive: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``partition.contingency(sensitive)`` and the counts of every sensitive value over all
     individuals, from one encoding of the values (the same tables, encoded once)."""
-    codes, domain = encode_values(sensitive)
-    if codes.size != partition.n:
-        raise InputError(f"{codes.size} sensitive values for {partition.n} individuals")
-    kept = partition.labels >= 0
-    flat = partition.labels[kept] * domain.size + codes[kept]
-    counts = np.bincount(flat, minlength=partition.n_groups * domain.size)
-    everyone = np.bincount(codes, minlength=domain.size)
-    return counts.reshape(partition.n_groups, domain.size), domain, everyone
+    return partition.contingency_and_totals(sensitive)
 
 
 def _sizes(counts: np.ndarray) -> np.ndarray:

@@ -169,13 +169,20 @@ class Partition:
             The sensitive values, sorted, in column order.  The domain is that of all
             individuals, so suppressed ones still count in table-wide distributions.
         """
+        counts, domain, _everyone = self.contingency_and_totals(sensitive)
+        return counts, domain
+
+    def contingency_and_totals(self, sensitive: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`contingency` and the count of every sensitive value over all individuals
+        (suppressed ones included), from one encoding of the values."""
         codes, domain = encode_values(sensitive)
         if codes.size != self.n:
             raise InputError(f"{codes.size} sensitive values for {self.n} individuals")
         kept = self.labels >= 0
         flat = self.labels[kept] * domain.size + codes[kept]
         counts = np.bincount(flat, minlength=self.n_groups * domain.size)
-        return counts.reshape(self.n_groups, domain.size), domain
+        everyone = np.bincount(codes, minlength=domain.size)
+        return counts.reshape(self.n_groups, domain.size), domain, everyone
 
     def __repr__(self) -> str:
         return f"Partition(n={self.n}, n_groups={self.n_groups}, n_suppressed={self.n_suppressed})"
