@@ -41,6 +41,20 @@ TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
 _SEPARATORS = (",", ";", "\t", "|")
 
 
+def _check_file_columns(
+    frame: pd.DataFrame, columns: Sequence[str] | None, hint: str, path: str | Path
+) -> None:
+    """InputError naming the first of ``columns`` the file's header lacks (``hint``: the
+    separator hint of :func:`_separator_hint`)."""
+    for column in columns or ():
+        if column not in frame.columns:
+            raise InputError(
+                f"column not in the file (columns: {list(map(str, frame.columns))}){hint}",
+                column=column,
+                path=str(path),
+            )
+
+
 def read_microdata(
     path: str | Path, sep: str | None = None, columns: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -71,13 +85,7 @@ def read_microdata(
             "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
         ) from None
     hint = _separator_hint(df, sep)
-    for column in columns or ():
-        if column not in df.columns:
-            raise InputError(
-                f"column not in the file (columns: {list(map(str, df.columns))}){hint}",
-                column=column,
-                path=str(path),
-            )
+    _check_file_columns(df, columns, hint, path)
     if len(df) == 0:
         raise InputError(
             f"the file has a header but no data rows{hint or '; wrong --sep?'}", path=str(path)
@@ -448,13 +456,7 @@ def read_microdata_dask(
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
             raise _locate_parse_error(files, sep, exc) from None
     hint = _separator_hint(header, sep)
-    for column in columns or ():
-        if column not in header.columns:
-            raise InputError(
-                f"column not in the file (columns: {list(map(str, header.columns))}){hint}",
-                column=column,
-                path=str(path),
-            )
+    _check_file_columns(header, columns, hint, path)
     if kind == "text":
         import dask
 
