@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import glob
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +14,7 @@ import shapely
 from structanon._engine import compute, is_dask, require_dask
 from structanon._validation import check_input_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_write, read_table, write_table
+from structanon.io import atomic_write, read_table, staged_folder, write_table
 
 from .metrics import region_areas
 
@@ -352,21 +349,8 @@ def write_cloaked_dask(data: Any, path: str | Path) -> None:
     ext = file_suffix(Path(path))
     parts = data.to_delayed()
     if ext in (".parquet", ".pq"):
-        folder = Path(path)
-        if folder.exists():
-            raise InputError(
-                "the Parquet output of the Dask engine is a folder; this path exists "
-                "(remove it or choose another)",
-                path=str(folder),
-            )
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
+        with staged_folder(path) as tmp:
             compute(*[dask.delayed(_write_geo_part)(p, str(tmp), i) for i, p in enumerate(parts)])
-            os.replace(tmp, folder)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return
     sep = "\t" if ext in (".tsv", ".tab") else ","
     with atomic_write(path) as fh:

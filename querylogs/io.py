@@ -13,9 +13,6 @@ import csv
 import glob
 import gzip
 import io as _io
-import os
-import shutil
-import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,7 +24,7 @@ import pandas as pd
 from structanon._engine import compute, is_dask, parse_size
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_path, text_lines
+from structanon.io import atomic_path, staged_folder, text_lines
 
 __all__ = [
     "LOG_COLUMNS",
@@ -536,25 +533,13 @@ def write_log_dask(log: Any, path: str | Path, *, aol: bool = False) -> int:
         raise InputError("the output names a directory that exists", path=str(path))
     parts = log.to_delayed()
     if suffix == ".parquet":
-        if path.exists():
-            raise InputError(
-                "the Parquet output of the Dask engine is a folder; this path exists "
-                "(remove it or choose another)",
-                path=str(path),
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-        try:
+        with staged_folder(path) as tmp:
             counts = compute(
                 *[
                     dask.delayed(_write_part)(p, str(tmp), i, wanted, aol)
                     for i, p in enumerate(parts)
                 ]
             )
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
         return int(sum(counts))
     midnight = False
     if not aol and pd.api.types.is_datetime64_any_dtype(log["time"].dtype):

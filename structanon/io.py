@@ -299,6 +299,54 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def staged_folder(
+    path: str | Path, what: str = "the Parquet output of the Dask engine"
+) -> Iterator[Path]:
+    """Yield an empty private folder beside ``path``; rename it onto ``path`` only on success.
+
+    For outputs written as a folder of parts (by Dask workers, in any order): ``path`` must
+    not exist yet (an existing file or folder is never replaced, so a release cannot mix
+    parts of two runs).  While the block runs the folder is owner-only (``mkdtemp``); on
+    success it gets the permissions a new folder would get under the process's umask and
+    is renamed onto ``path`` in one step; on any error, including ``KeyboardInterrupt``,
+    it is removed with everything written into it.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> with staged_folder(os.path.join(d, "out.parquet")) as tmp:
+    ...     _ = open(tmp / "part.0.parquet", "w").write("x")
+    >>> os.listdir(os.path.join(d, "out.parquet"))
+    ['part.0.parquet']
+    >>> with staged_folder(os.path.join(d, "out.parquet")) as tmp:
+    ...     pass
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: the Parquet output of the Dask engine is a folder; this path exists (remove it or choose another) (file '...')
+    """
+    from ._validation import check_path
+
+    path = check_path(path, "output path")
+    if path.exists() or path.is_symlink():
+        raise InputError(
+            f"{what} is a folder; this path exists (remove it or choose another)",
+            path=str(path),
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".parts", dir=path.parent))
+    try:
+        yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file beside ``path`` for writing; rename it onto ``path`` on success.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import os
 import re
 import shutil
 import tempfile
@@ -22,7 +21,7 @@ from structanon._validation import (
     check_path,
     file_suffix,
 )
-from structanon.io import atomic_write, read_table, text_lines, write_table
+from structanon.io import atomic_write, read_table, staged_folder, text_lines, write_table
 
 __all__ = [
     "read_microdata",
@@ -504,12 +503,6 @@ def read_microdata_header(files: list[str], sep: str) -> pd.DataFrame:
 _PARQUET = (".parquet", ".pq")
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _parquet_schema(meta: pd.DataFrame) -> Any:
     """One Arrow schema for every part: a text column is a string column even in a part
     where it holds no value (Arrow would type it null there, and readers of the folder
@@ -619,20 +612,13 @@ def write_microdata_dask(
     if sep is not None and (not isinstance(sep, str) or len(sep) != 1):
         raise InputError(f"sep must be one character, got {sep!r}")
     parquet = ext in _PARQUET
-    if parquet and path.exists():
-        raise InputError(
-            "the Parquet output of the Dask engine is a folder; this path exists "
-            "(remove it or choose another)",
-            path=str(path),
-        )
     if not parquet and sep is None:
         sep = "\t" if ext in (".tsv", ".tab") else ","
     compressed = path.suffix.lower() == ".gz"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".parts", dir=path.parent))
-    try:
+
+    def write_parts(folder: Path) -> tuple[list[str], tuple[Any, ...]]:
         names = [
-            str(tmp / (f"part.{i:05d}.parquet" if parquet else f"part.{i:05d}"))
+            str(folder / (f"part.{i:05d}.parquet" if parquet else f"part.{i:05d}"))
             for i in range(data.npartitions)
         ]
         schema = _parquet_schema(data._meta) if parquet else None
@@ -640,17 +626,24 @@ def write_microdata_dask(
             dask.delayed(_write_part)(part, name, i == 0, sep, compressed, classes, schema)
             for i, (part, name) in enumerate(zip(data.to_delayed(), names))
         ]
-        summaries = compute(*tasks)
-        if parquet:
-            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes it private
-            os.replace(tmp, path)
-        else:
+        return names, compute(*tasks)
+
+    if parquet:
+        with staged_folder(path) as tmp:
+            _, summaries = write_parts(tmp)
+    else:
+        if path.is_dir():
+            raise InputError("the output names a directory, not a file", path=str(path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".parts", dir=path.parent))
+        try:
+            names, summaries = write_parts(tmp)
             with atomic_write(path, "wb") as out:
                 for name in names:
                     with open(name, "rb") as part_file:
                         shutil.copyfileobj(part_file, out, 1 << 20)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     sizes = [s[2] for s in summaries if s[1]]
     return {
         "rows": int(sum(s[0] for s in summaries)),

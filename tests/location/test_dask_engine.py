@@ -1,6 +1,7 @@
 """The Dask engine of location end to end: CLI, lazy readers and writers, every measure."""
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -97,6 +98,9 @@ def test_writers_accept_the_lazy_release(client, key, log, tmp_path):
     write_cloaked(lazy.data, tmp_path / "lazy.parquet")
     parts = sorted((tmp_path / "lazy.parquet").glob("part.*.parquet"))
     assert len(parts) == lazy.data.npartitions
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "lazy.parquet").stat().st_mode & 0o777 == 0o777 & ~umask
     back = pd.read_parquet(tmp_path / "lazy.parquet")
     flat = pd.read_csv(tmp_path / "eager.csv")
     assert back["user"].tolist() == flat["user"].tolist()

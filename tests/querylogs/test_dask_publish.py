@@ -1,6 +1,7 @@
 """querylogs on Dask, publication: the release built per partition and written with Dask."""
 
 import gzip
+import os
 
 import numpy as np
 import pandas as pd
@@ -67,6 +68,9 @@ def test_parquet_folder_reads_back_with_pandas_and_duckdb(releases, tmp_path):
     out = tmp_path / "published.parquet"
     assert querylogs.write_log(got.data, out) is not None
     assert out.is_dir() and len(list(out.glob("part.*.parquet"))) == got.data.npartitions
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask  # not left owner-only
     back = pd.read_parquet(out)
     pd.testing.assert_frame_equal(plain(back), plain(want.data))
     files = str(out / "*.parquet")

@@ -4,7 +4,14 @@ import pandas as pd
 import pytest
 
 from structanon import InputError
-from structanon.io import KEY_ENV, Pseudonymizer, atomic_write, read_table, write_table
+from structanon.io import (
+    KEY_ENV,
+    Pseudonymizer,
+    atomic_write,
+    read_table,
+    staged_folder,
+    write_table,
+)
 
 
 def test_read_table_formats_and_errors(tmp_path):
@@ -46,6 +53,48 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
             raise RuntimeError("crash")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def test_staged_folder_is_private_while_written_then_usual_then_renamed(tmp_path):
+    import os
+
+    target = tmp_path / "out.parquet"
+    umask = os.umask(0o022)
+    try:
+        with staged_folder(target) as tmp:
+            assert tmp.parent == tmp_path and tmp.is_dir() and not target.exists()
+            assert tmp.stat().st_mode & 0o777 == 0o700  # others cannot list the parts
+            (tmp / "part.0.parquet").write_text("x")
+    finally:
+        os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o755
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
+    assert [p.name for p in target.iterdir()] == ["part.0.parquet"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_staged_folder_leaves_nothing_on_failure(tmp_path, error):
+    target = tmp_path / "sub" / "out.parquet"
+    with pytest.raises(error):
+        with staged_folder(target) as tmp:
+            (tmp / "part.0.parquet").write_text("half")
+            raise error("crash")
+    assert not target.exists() and list((tmp_path / "sub").iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "link"])
+def test_staged_folder_never_replaces_an_existing_path(tmp_path, kind):
+    target = tmp_path / "out.parquet"
+    if kind == "file":
+        target.write_text("old")
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(InputError, match="this path exists"):
+        with staged_folder(target):
+            pytest.fail("the block must not run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.parquet"]
 
 
 def test_pseudonyms_keyed_consistent_and_unlinkable(tmp_path, monkeypatch):
