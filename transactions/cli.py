@@ -224,6 +224,52 @@ _input = click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=
 _input_options = stack(_fmt, _item_type, _encoding)
 
 
+def _start(opts: dict, suffixes: tuple, side: tuple = (), **ints: Any) -> Any:
+    """Every option checked before the input is read; the release key."""
+    show_progress(opts["quiet"])
+    _check_options(
+        opts["input_path"],
+        opts["output"],
+        opts["report"],
+        suffixes,
+        side,
+        opts["key_file"],
+        seed=(opts["seed"], 0, None),
+        **ints,
+    )
+    return release_key(opts["key_file"])
+
+
+def _release(
+    opts: dict,
+    key: Any,
+    anonymize: Callable[..., Release],
+    write: Callable[[Release, Path], Any],
+    side: tuple = (),
+) -> tuple[Release, Any]:
+    """Read INPUT, anonymize it (``anonymize(data, seed=, key=, measures=)``), publish."""
+    quiet, measures = opts["quiet"], not opts["no_measures"]
+    data = _read(opts["input_path"], opts["fmt"], opts["item_type"], opts["encoding"], quiet)
+    release = _anonymized(
+        lambda: _at_line(
+            opts["input_path"],
+            opts["fmt"],
+            lambda: anonymize(data, seed=opts["seed"], key=key, measures=measures),
+        ),
+        quiet,
+    )
+    written = _publish(
+        release,
+        opts["output"],
+        opts["report"],
+        lambda path: write(release, path),
+        _figures(release, data, measures),
+        quiet,
+        [opts["input_path"], *side],
+    )
+    return release, written
+
+
 @cli.command("anonymize")
 @_input
 @click.option(
@@ -249,73 +295,36 @@ _input_options = stack(_fmt, _item_type, _encoding)
 @release_options
 @_input_options
 @handle_errors
-def anonymize_cmd(
-    input_path,
-    k,
-    m,
-    hierarchy,
-    method,
-    fanout,
-    order,
-    max_basket_size,
-    output,
-    report,
-    seed,
-    key_file,
-    no_measures,
-    quiet,
-    fmt,
-    item_type,
-    encoding,
-):
+def anonymize_cmd(k, m, hierarchy, method, fanout, order, max_basket_size, **opts):
     """k^m-anonymize INPUT: any m known items match at least k transactions."""
-    show_progress(quiet)
-    _check_options(
-        input_path,
-        output,
-        report,
+    key = _start(
+        opts,
         OUTPUT_SUFFIXES,
         (hierarchy,),
-        key_file,
         k=(k, 1, None),
         m=(m, 1, MAX_M),
         fanout=(fanout, 2, None),
-        seed=(seed, 0, None),
         max_basket_size=(max_basket_size, 1, None),
     )
-    key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(
-        lambda: _at_line(
-            input_path,
-            fmt,
-            lambda: km_anonymize(
-                data,
-                k=k,
-                m=m,
-                hierarchy=hierarchy,
-                method=method,
-                fanout=fanout,
-                order=order,
-                seed=seed,
-                key=key,
-                measures=not no_measures,
-                max_basket_size=max_basket_size,
-            ),
+    _, n = _release(
+        opts,
+        key,
+        lambda data, **common: km_anonymize(
+            data,
+            k=k,
+            m=m,
+            hierarchy=hierarchy,
+            method=method,
+            fanout=fanout,
+            order=order,
+            max_basket_size=max_basket_size,
+            **common,
         ),
-        quiet,
+        lambda release, path: write_transactions(release.data, path),
+        (hierarchy,),
     )
-    n = _publish(
-        release,
-        output,
-        report,
-        lambda path: write_transactions(release.data, path),
-        _figures(release, data, not no_measures),
-        quiet,
-        [input_path, hierarchy],
-    )
-    if not quiet:
-        click.echo(f"{n:,} transactions written to {output}")
+    if not opts["quiet"]:
+        click.echo(f"{n:,} transactions written to {opts['output']}")
 
 
 @cli.command("k-anonymize")
@@ -329,61 +338,20 @@ def anonymize_cmd(
 @release_options
 @_input_options
 @handle_errors
-def k_anonymize_cmd(
-    input_path,
-    k,
-    hierarchy,
-    fanout,
-    order,
-    output,
-    report,
-    seed,
-    key_file,
-    no_measures,
-    quiet,
-    fmt,
-    item_type,
-    encoding,
-):
+def k_anonymize_cmd(k, hierarchy, fanout, order, **opts):
     """k-anonymize whole transactions of INPUT (He & Naughton's top-down Partition)."""
-    show_progress(quiet)
-    _check_options(
-        input_path,
-        output,
-        report,
-        OUTPUT_SUFFIXES,
-        (hierarchy,),
-        key_file,
-        k=(k, 1, None),
-        fanout=(fanout, 2, None),
-        seed=(seed, 0, None),
-    )
-    key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(
-        lambda: k_anonymize(
-            data,
-            k=k,
-            hierarchy=hierarchy,
-            fanout=fanout,
-            order=order,
-            seed=seed,
-            key=key,
-            measures=not no_measures,
+    key = _start(opts, OUTPUT_SUFFIXES, (hierarchy,), k=(k, 1, None), fanout=(fanout, 2, None))
+    _, n = _release(
+        opts,
+        key,
+        lambda data, **common: k_anonymize(
+            data, k=k, hierarchy=hierarchy, fanout=fanout, order=order, **common
         ),
-        quiet,
+        lambda release, path: write_transactions(release.data, path),
+        (hierarchy,),
     )
-    n = _publish(
-        release,
-        output,
-        report,
-        lambda path: write_transactions(release.data, path),
-        _figures(release, data, not no_measures),
-        quiet,
-        [input_path, hierarchy],
-    )
-    if not quiet:
-        click.echo(f"{n:,} transactions written to {output}")
+    if not opts["quiet"]:
+        click.echo(f"{n:,} transactions written to {opts['output']}")
 
 
 def _sensitive_names(sensitive: str) -> list[str]:
@@ -427,68 +395,29 @@ def _sensitive_names(sensitive: str) -> list[str]:
 @release_options
 @_input_options
 @handle_errors
-def band_cmd(
-    input_path,
-    sensitive,
-    p,
-    alpha,
-    max_basket_size,
-    output,
-    report,
-    seed,
-    key_file,
-    no_measures,
-    quiet,
-    fmt,
-    item_type,
-    encoding,
-):
+def band_cmd(sensitive, p, alpha, max_basket_size, **opts):
     """Band-matrix grouping (CAHD) of INPUT with SENSITIVE items; OUTPUT is a .json file."""
-    show_progress(quiet)
     side = (sensitive[1:],) if sensitive.startswith("@") else ()
-    _check_options(
-        input_path,
-        output,
-        report,
+    key = _start(
+        opts,
         (".json",),
         side,
-        key_file,
         p=(p, 2, None),
         alpha=(alpha, 1, MAX_ALPHA),
-        seed=(seed, 0, None),
         max_basket_size=(max_basket_size, 1, None),
     )
     names = _sensitive_names(sensitive)
-    key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(
-        lambda: _at_line(
-            input_path,
-            fmt,
-            lambda: band_matrix(
-                data,
-                names,
-                p=p,
-                alpha=alpha,
-                seed=seed,
-                key=key,
-                measures=not no_measures,
-                max_basket_size=max_basket_size,
-            ),
+    _release(
+        opts,
+        key,
+        lambda data, **common: band_matrix(
+            data, names, p=p, alpha=alpha, max_basket_size=max_basket_size, **common
         ),
-        quiet,
+        lambda release, path: write_band(release.data, path),
+        side,
     )
-    _publish(
-        release,
-        output,
-        report,
-        lambda path: write_band(release.data, path),
-        _figures(release, data, not no_measures),
-        quiet,
-        [input_path, *side],
-    )
-    if not quiet:
-        click.echo(f"groups written to {output}")
+    if not opts["quiet"]:
+        click.echo(f"groups written to {opts['output']}")
 
 
 @cli.command("disassociate")
@@ -512,68 +441,32 @@ def band_cmd(
 @release_options
 @_input_options
 @handle_errors
-def disassociate_cmd(
-    input_path,
-    k,
-    m,
-    max_cluster_size,
-    max_basket_size,
-    output,
-    report,
-    seed,
-    key_file,
-    no_measures,
-    quiet,
-    fmt,
-    item_type,
-    encoding,
-):
+def disassociate_cmd(k, m, max_cluster_size, max_basket_size, **opts):
     """Disassociate INPUT: items kept, baskets split into k^m-anonymous chunks (.json or .txt)."""
-    show_progress(quiet)
-    _check_options(
-        input_path,
-        output,
-        report,
+    key = _start(
+        opts,
         DISASSOCIATION_SUFFIXES,
-        (),
-        key_file,
         k=(k, 1, None),
         m=(m, 1, MAX_M),
-        seed=(seed, 0, None),
         max_cluster_size=(max_cluster_size, 1, None),
         max_basket_size=(max_basket_size, 1, None),
     )
-    key = release_key(key_file)
-    data = _read(input_path, fmt, item_type, encoding, quiet)
-    release = _anonymized(
-        lambda: _at_line(
-            input_path,
-            fmt,
-            lambda: disassociate(
-                data,
-                k=k,
-                m=m,
-                max_cluster_size=max_cluster_size,
-                seed=seed,
-                key=key,
-                measures=not no_measures,
-                max_basket_size=max_basket_size,
-            ),
+    release, n = _release(
+        opts,
+        key,
+        lambda data, **common: disassociate(
+            data,
+            k=k,
+            m=m,
+            max_cluster_size=max_cluster_size,
+            max_basket_size=max_basket_size,
+            **common,
         ),
-        quiet,
+        lambda release, path: write_disassociation(release.data, path, release.parameters),
     )
-    n = _publish(
-        release,
-        output,
-        report,
-        lambda path: write_disassociation(release.data, path, release.parameters),
-        _figures(release, data, not no_measures),
-        quiet,
-        [input_path],
-    )
-    if not quiet:
+    if not opts["quiet"]:
         clusters = release.info["disassociation"]["clusters"]
-        click.echo(f"{n:,} transactions in {clusters:,} clusters written to {output}")
+        click.echo(f"{n:,} transactions in {clusters:,} clusters written to {opts['output']}")
 
 
 def assess_input(data: list, k: int, m: int, seed: int) -> tuple[dict[str, Any], list[str]]:
