@@ -653,21 +653,13 @@ def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> 
 
 def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
     """:func:`tabular.anonymize`, with a data row in an error turned into its file line."""
-    try:
+
+    def run(df: pd.DataFrame, **kwargs: Any) -> Release:
         with warnings.catch_warnings():  # the release's warnings are printed once, by the CLI
             warnings.simplefilter("ignore", UserWarning)
             return anonymize(df, *args, **kwargs)
-    except InputError as exc:
-        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
-            raise InputError(
-                exc.message, column=exc.column, value=exc.value, path=str(input_path)
-            ) from None
-        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
-        if line is None:
-            raise
-        raise InputError(
-            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
-        ) from None
+
+    return _run_scheme(input_path, run, df, **kwargs)
 
 
 def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
