@@ -654,12 +654,18 @@ def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> 
 def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
     """:func:`tabular.anonymize`, with a data row in an error turned into its file line."""
 
-    def run(df: pd.DataFrame, **kwargs: Any) -> Release:
-        with warnings.catch_warnings():  # the release's warnings are printed once, by the CLI
-            warnings.simplefilter("ignore", UserWarning)
-            return anonymize(df, *args, **kwargs)
+    return _run_scheme(input_path, _without_warnings(anonymize), df, *args, **kwargs)
 
-    return _run_scheme(input_path, run, df, **kwargs)
+
+def _without_warnings(function: Any) -> Any:
+    """``function`` with its UserWarnings silenced: the CLI prints the release's once."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return function(*args, **kwargs)
+
+    return run
 
 
 def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
@@ -855,10 +861,12 @@ def _bucket_command_start(
     return columns, sep, inputs, secret
 
 
-def _run_scheme(input_path: str, function: Any, df: pd.DataFrame, **kwargs: Any) -> Release:
-    """A publishing scheme, with a data row in an error turned into its file line."""
+def _run_scheme(
+    input_path: str, function: Any, df: pd.DataFrame, *args: Any, **kwargs: Any
+) -> Release:
+    """``function(df, ...)``, with a data row in an error turned into its file line."""
     try:
-        return function(df, **kwargs)
+        return function(df, *args, **kwargs)
     except InputError as exc:
         if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
             raise InputError(
@@ -1093,21 +1101,7 @@ def _sdc_run(
     steps = Timings()
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            release = run(df, secret)
-    except InputError as exc:
-        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
-            raise InputError(
-                exc.message, column=exc.column, value=exc.value, path=str(input_path)
-            ) from None
-        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
-        if line is None:
-            raise
-        raise InputError(
-            exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
-        ) from None
+    release = _run_scheme(input_path, _without_warnings(run), df, secret)
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     release.provenance = provenance(inputs[:1])
