@@ -17,7 +17,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -928,6 +933,109 @@ def _split(pdf: pd.DataFrame, frame: _Frame, part: int, edges: np.ndarray) -> tu
     return (*pieces, np.unique(keys))
 
 
+# The window cut on disk.  Every input partition holds fixes of every batch, so no batch
+# can start before every partition is cut; kept in memory, the pieces of the batches not
+# yet made would wait on the workers (the whole log's triples at once, more than a
+# worker's memory at 100M fixes).  Instead each partition's pieces are written to a
+# private spool folder (owner-only, removed when the batches are made or the run fails)
+# and each batch reads only its own pieces.  The workers must see the folder: a local
+# cluster does; on other machines the parent folder is Dask's ``temporary-directory``
+# setting, which must then be shared (else the pieces stay in memory, see `_spool`).
+
+
+def _piece_path(folder: str, batch: int, part: int) -> str:
+    return os.path.join(folder, f"{batch:06d}-{part:06d}.npz")
+
+
+def _save_piece(folder: str, batch: int, piece: _Piece) -> None:
+    """One (partition, batch) piece, written whole or not at all, readable by the owner only."""
+    path = _piece_path(folder, batch, piece.part)
+    tmp = f"{path}.part"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        np.savez(fh, wd=piece.wd, cell=piece.cell, user=piece.user, weight=piece.weight)
+    os.replace(tmp, path)
+
+
+def _load_piece(folder: str, batch: int, part: int) -> _Piece:
+    try:
+        with np.load(_piece_path(folder, batch, part), allow_pickle=False) as z:
+            return _Piece(part, z["wd"], z["cell"], z["user"], z["weight"])
+    except FileNotFoundError:
+        raise RuntimeError(
+            "a piece of the window cut is gone (a Dask worker was lost after the run's "
+            "working folder was removed, or the workers do not share it): run the release again"
+        ) from None
+
+
+def _spill(
+    pdf: pd.DataFrame, frame: _Frame, part: int, edges: np.ndarray, folder: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_split` with the pieces written to ``folder``: returns the triples per
+    batch (which pieces exist) and the partition's distinct users."""
+    *pieces, keys = _split(pdf, frame, part, edges)
+    sizes = np.array([p.wd.size for p in pieces], dtype=np.int64)
+    for b, p in enumerate(pieces):
+        if p.wd.size:
+            _save_piece(folder, b, p)
+    return sizes, keys
+
+
+def _spooled_batch(
+    spec: _BatchSpec, lo: int, hi: int, b: int, folder: str, *sizes: np.ndarray
+) -> tuple[_Batch, dict[str, Any]]:
+    """:func:`_batch` of batch ``b`` from its pieces in ``folder``, in partition order."""
+    pieces = tuple(_load_piece(folder, b, i) for i, s in enumerate(sizes) if s[b])
+    if not pieces:
+        none = np.zeros(0, dtype=np.int64)
+        pieces = (_Piece(0, none, none, none, none),)
+    return _batch(spec, lo, hi, *pieces)
+
+
+def _sees(folder: str) -> bool:
+    """Run on every worker: whether it sees the spool folder."""
+    return os.path.isdir(folder)
+
+
+def _cancel(values: list[Any]) -> None:
+    """Stop the tasks behind persisted values (distributed futures), if any."""
+    try:
+        from distributed import futures_of
+    except ImportError:
+        return
+    futures = futures_of(values)
+    if futures:
+        futures[0].client.cancel(futures)
+
+
+def _current_client() -> Any:
+    """The distributed client Dask computes on now, or None (a local scheduler)."""
+    from dask.base import get_scheduler
+
+    return getattr(get_scheduler(), "__self__", None)
+
+
+@contextlib.contextmanager
+def _spool() -> Iterator[str | None]:
+    """A private folder for the window cut, removed on leaving; None (the pieces stay in
+    memory) when a distributed worker cannot see it (workers on other machines without
+    a shared ``temporary-directory``)."""
+    import dask
+
+    parent = dask.config.get("temporary-directory", None) or tempfile.gettempdir()
+    folder = tempfile.mkdtemp(prefix="structanon-cut-", dir=parent)  # mode 0700
+    try:
+        client = _current_client()
+        if client is not None and hasattr(client, "run"):
+            seen = client.run(_sees, folder)
+            if not seen or not all(seen.values()):
+                yield None
+                return
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
     """Concatenate, leaving out empty arrays (an empty partition's keys have no type)."""
     some = [a for a in arrays if a.size]
@@ -1196,22 +1304,41 @@ def _run_batches(
         dask.delayed(_split, nout=n_b + 1)(p, frame, i, edges)
         for i, p in enumerate(ddf.to_delayed())
     ]
-    with timings("assign"):
-        # the window cut and the batches in one graph: one Dask key per (partition,
-        # batch) piece, each dropped as soon as its batch is made (nothing persisted
-        # but the batches' rows)
-        made = [
-            dask.delayed(_batch, nout=2)(spec, lo, hi, *[s[b] for s in lazy])
-            for b, (lo, hi) in enumerate(cuts)
-        ]
+    with timings("assign"), _spool() as folder:
+        # the window cut and the batches in one graph (nothing persisted but the
+        # batches' rows): the cut's pieces on disk (see `_spool`), or one Dask key per
+        # (partition, batch) piece, each dropped as soon as its batch is made
+        if folder is not None:
+            cut = [
+                dask.delayed(_spill, nout=2)(p, frame, i, edges, folder)
+                for i, p in enumerate(ddf.to_delayed())
+            ]
+            sizes = [c[0] for c in cut]
+            made = [
+                dask.delayed(_spooled_batch, nout=2)(spec, lo, hi, b, folder, *sizes)
+                for b, (lo, hi) in enumerate(cuts)
+            ]
+            keys = [c[1] for c in cut]
+        else:
+            made = [
+                dask.delayed(_batch, nout=2)(spec, lo, hi, *[s[b] for s in lazy])
+                for b, (lo, hi) in enumerate(cuts)
+            ]
+            keys = [s[n_b] for s in lazy]
         *persisted, users = dask.persist(
-            *[m[0] for m in made], *[m[1] for m in made], _count_users([s[n_b] for s in lazy])
+            *[m[0] for m in made], *[m[1] for m in made], _count_users(keys)
         )
         batches = persisted[:n_b]
-        n_users = int(compute(users)[0])
-        if n_users < spec.k:
-            raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={spec.k}")
-        summaries = list(compute(*persisted[n_b:]))
+        try:
+            n_users = int(compute(users)[0])
+            if n_users < spec.k:
+                raise InfeasibleError(
+                    f"the log holds {n_users} distinct users, fewer than k={spec.k}"
+                )
+            summaries = list(compute(*persisted[n_b:]))
+        except BaseException:
+            _cancel([*persisted, users])  # no batch left reading a removed spool
+            raise
     if not sum(s["published"] for s in summaries):
         raise InfeasibleError(
             f"no time window holds {spec.k} distinct users: every fix would be suppressed"

@@ -5,6 +5,8 @@ so every join (rows, row numbers, statistics, the verifier's runs across partiti
 exercised; the release must stay identical to the pandas one.
 """
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -260,3 +262,85 @@ def test_compact_batch_rows_build_the_same_partitions(key, aggregate):
         b = ldask._rows_part(piece, small, polygons, 900 * 10**9)
         pd.testing.assert_frame_equal(a, b)
         assert b["user"].map(type).eq(str).all()
+
+
+# -- the window cut spooled to disk -----------------------------------------------------
+
+
+@pytest.fixture
+def spool_reads(monkeypatch):
+    """Every piece read back from the spool: (folder mode, file mode, batch, part)."""
+    reads = []
+    load = ldask._load_piece
+
+    def spy(folder, batch, part):
+        file_mode = os.stat(ldask._piece_path(folder, batch, part)).st_mode & 0o777
+        reads.append((os.stat(folder).st_mode & 0o777, file_mode, batch, part))
+        return load(folder, batch, part)
+
+    monkeypatch.setattr(ldask, "_load_piece", spy)
+    return reads
+
+
+def test_window_cut_goes_through_a_private_spool(small_batches, log, key, tmp_path, spool_reads):
+    want = location.cloak(log, key=key, measures=False, k=3, window="30min")
+    with dask.config.set({"scheduler": "sync", "temporary-directory": str(tmp_path)}):
+        got = location.cloak(
+            dd.from_pandas(log, npartitions=4), key=key, measures=False, k=3, window="30min"
+        )
+        data = got.data.compute()
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
+    # many batches, each reading the pieces of several partitions, owner-only on disk
+    assert len({b for *_, b, _ in spool_reads}) >= 5
+    assert {p for *_, p in spool_reads} == {0, 1, 2, 3}
+    assert {(d, f) for d, f, *_ in spool_reads} == {(0o700, 0o600)}
+    assert os.listdir(tmp_path) == []  # removed once the batches are made
+
+
+def test_spool_removed_when_a_batch_fails(small_batches, log, key, tmp_path, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("batch failed")
+
+    monkeypatch.setattr(ldask, "_batch", boom)
+    with dask.config.set({"scheduler": "sync", "temporary-directory": str(tmp_path)}):
+        with pytest.raises(RuntimeError, match="batch failed"):
+            location.cloak(dd.from_pandas(log, npartitions=4), key=key, measures=False, k=3)
+    assert os.listdir(tmp_path) == []
+
+
+def test_spool_removed_when_infeasible(small_batches, log, key, tmp_path):
+    with dask.config.set({"scheduler": "sync", "temporary-directory": str(tmp_path)}):
+        with pytest.raises(InfeasibleError, match="fewer than"):
+            location.cloak(dd.from_pandas(log, npartitions=3), k=91, key=key, measures=False)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers_see_it", [True, False])
+def test_spool_on_a_cluster(small_batches, log, key, tmp_path, spool_reads, workers_see_it):
+    # a distributed cluster uses the spool only when every worker sees the folder; else
+    # the pieces stay in memory: the same release either way
+    distributed = pytest.importorskip("distributed")
+    if not workers_see_it:
+        # the workers run in this process: hide the folder from them only
+        ldask_sees = ldask._sees
+        ldask._sees = lambda folder: False
+    want = location.cloak(log, key=key, measures=False, k=3, window="30min")
+    try:
+        with (
+            dask.config.set({"temporary-directory": str(tmp_path)}),
+            distributed.LocalCluster(
+                processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+            ) as cluster,
+            distributed.Client(cluster),
+        ):
+            got = location.cloak(
+                dd.from_pandas(log, npartitions=4), key=key, measures=False, k=3, window="30min"
+            )
+            data = got.data.compute()
+    finally:
+        if not workers_see_it:
+            ldask._sees = ldask_sees
+    pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
+    assert bool(spool_reads) == workers_see_it
+    assert [n for n in os.listdir(tmp_path) if n.startswith("structanon-")] == []
