@@ -49,7 +49,7 @@ from ._publish import (
     release_parameters,
     require_some_published,
 )
-from ._verify import cloaking_models, verify_cloaked
+from ._verify import OnePolygonPerRegion, cloaking_models, region_bounds_rows, verify_cloaked
 from .metrics import _haversine, _overlap, _quantiles, region_bounds
 
 __all__ = ["cloak_dask", "DASK_LINKAGES"]
@@ -571,19 +571,50 @@ def _sorted_counts(groups: pd.DataFrame) -> np.ndarray | None:
 
 
 @dataclass
+class _BatchChecks:
+    """The verifier's aggregates of one batch's published partitions, counted by the worker
+    from those very partitions (:func:`_batch_checks`): what the client keeps of them is
+    one count per published (window, region) and the distinct polygon bounds."""
+
+    counts: np.ndarray | None  # distinct users per run, in order; None: rows not sorted
+    first: tuple[int, int, Any] | None  # (window, region_id, user) of the first row
+    last: tuple[int, int, Any] | None  # ... of the last row (None: no rows)
+    bounds: pd.DataFrame  # :func:`region_bounds_rows` of the partitions
+
+
+@dataclass
 class _PartChecks:
-    """The verifier's per-partition aggregates of one lazy release, counted by the workers
-    from the release's own partitions as they were produced (:func:`_batch_checks`)."""
+    """The verifier's aggregates of one lazy release, batch by batch, counted by the
+    workers from the release's own partitions as they were produced."""
 
     data: Any  # the lazy release they were counted from
-    groups: pd.DataFrame  # :func:`_group_users` of every partition, in partition order
-    shapes: pd.DataFrame  # :func:`_distinct_shapes` of every partition
+    batches: list[_BatchChecks]  # in release order
 
 
-def _part_checks(pdf: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The verifier's aggregates of one published partition: its runs, its shapes."""
-    groups = _group_users(pdf[["region_id", "window", "user"]])
-    return groups, _distinct_shapes(pdf[["region_id", "region"]])
+def _joined_counts(batches: list[_BatchChecks]) -> np.ndarray | None:
+    """Distinct users per published (window, region) of the whole release from the batches'
+    counts, joining a run that continues from one batch into the next (its boundary user
+    counted once); None when the rows are not sorted by (window, region_id, user)."""
+    parts = [b for b in batches if b.last is not None]
+    if any(b.counts is None or not b.counts.size for b in parts):
+        return None
+    out: list[np.ndarray] = []
+    tail, prev = 0, None
+    for b in parts:
+        assert b.counts is not None and b.first is not None
+        c = b.counts.astype(np.int64)
+        if prev is not None:
+            if b.first < prev:  # (window, region_id, user) order
+                return None
+            if b.first[:2] == prev[:2]:  # the previous batch's last run goes on
+                c[0] += tail - int(b.first[2] == prev[2])
+            else:
+                out.append(np.array([tail], dtype=np.int64))
+        out.append(c[:-1])
+        tail, prev = int(c[-1]), b.last
+    if prev is not None:
+        out.append(np.array([tail], dtype=np.int64))
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
 def _verify_dask(data: Any, k: int, checks: _PartChecks | None = None) -> list[Any]:
@@ -602,16 +633,17 @@ def _verify_dask(data: Any, k: int, checks: _PartChecks | None = None) -> list[A
     if not is_dask(data):
         return verify_cloaked(data, k)
     count, polygons = cloaking_models(k)
-    groups: Any
-    shapes: Any
+    counts: np.ndarray | None
     if checks is not None and checks.data is data:
-        groups, shapes = checks.groups, checks.shapes
+        counts = _joined_counts(checks.batches)
+        bounds = pd.concat([b.bounds for b in checks.batches], ignore_index=True)
     else:
         groups, shapes = compute(
             data[["region_id", "window", "user"]].map_partitions(_group_users, meta=_GROUPS_META),
             data[["region_id", "region"]].map_partitions(_distinct_shapes),
         )
-    counts = _sorted_counts(groups.reset_index(drop=True)) if len(groups) else None
+        counts = _sorted_counts(groups.reset_index(drop=True)) if len(groups) else None
+        bounds = region_bounds_rows(shapes) if len(shapes) else shapes
     if counts is None:
         (keys,) = compute(
             data[["region_id", "window", "user"]].map_partitions(_distinct_keys, meta=_KEYS_META)
@@ -630,8 +662,9 @@ def _verify_dask(data: Any, k: int, checks: _PartChecks | None = None) -> list[A
                 details={"published_groups": int(counts.size)},
             )
         ]
-    if len(shapes):
-        results.append(polygons.check(shapes))
+    if len(bounds):
+        assert isinstance(polygons, OnePolygonPerRegion)
+        results.append(polygons.check_bounds(bounds))
     return results
 
 
@@ -1132,15 +1165,17 @@ def _batch_state(spec: _BatchSpec, lo: int, hi: int, pieces: tuple[_Piece, ...])
 
 @dataclass
 class _Batch:
-    """A batch's published rows and their polygons, kept on a worker until written."""
+    """A batch's published rows, kept on a worker until written (the polygons are drawn
+    per published partition, :func:`_piece_polygons`: millions of shapely objects would
+    outweigh the rows)."""
 
     rows: PublishedRows
-    polygons: np.ndarray
+    grid: CloakingGrid
 
     def __sizeof__(self) -> int:  # what Dask's memory manager counts (and spills)
         r = self.rows
         arrays = (r.user_rank, r.w, r.region_rank, r.repeat, r.n_fixes, r.regions, r.pseudonyms)
-        return _nbytes(*(a for a in arrays if a is not None)) + 200 * len(self.polygons)
+        return _nbytes(*(a for a in arrays if a is not None))
 
 
 def _row_pieces(rows: PublishedRows, target: int) -> list[tuple[int, int, int]]:
@@ -1191,30 +1226,51 @@ def _batch(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> tuple[_Batch,
     reads the small summary without loading a spilled batch back."""
     st = _batch_state(spec, lo, hi, pieces)
     rows, weight, kept = _compact(st.rows), st.red.triples.weight, st.region >= 0
-    polygons = spec.frame.grid.polygons(rows.regions) if len(rows.regions) else np.zeros(0, object)
     reps = rows.repeat if rows.repeat is not None else np.ones(len(rows), dtype=np.int64)
     row_pieces = _row_pieces(rows, spec.part_rows)
     summary = {
         "rows": int(reps.sum()),
         "pieces": row_pieces,
-        "checks": _batch_checks(rows, polygons, row_pieces, spec.frame.window_ns),
+        "checks": _batch_checks(rows, spec.frame.grid, row_pieces, spec.frame.window_ns),
         "published": int(weight[kept].sum()),
         "suppressed": int(weight[~kept].sum()),
         "regions": rows.regions,
         "windows": int(np.unique(st.red.triples.w).size),
         "stats": st.stats,
     }
-    return _Batch(rows, polygons), summary
+    return _Batch(rows, spec.frame.grid), summary
+
+
+def _piece_polygons(rows: PublishedRows, grid: CloakingGrid, lo: int, hi: int) -> np.ndarray:
+    """Polygons by region rank, drawn for the regions of rows ``[lo, hi)`` only."""
+    polygons = np.full(len(rows.regions), None, dtype=object)
+    used = np.unique(rows.region_rank[lo:hi])
+    if used.size:
+        polygons[used] = grid.polygons(rows.regions[used])
+    return polygons
 
 
 def _batch_checks(
-    rows: PublishedRows, polygons: np.ndarray, pieces: list[tuple[int, int, int]], window_ns: int
-) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    rows: PublishedRows, grid: CloakingGrid, pieces: list[tuple[int, int, int]], window_ns: int
+) -> _BatchChecks:
     """The verifier's aggregates of each of the batch's published partitions, counted from
     the partition itself (built as :func:`_batch_part` builds it) while the batch is in
     memory, so verifying the release does not read its rows back."""
     columns = ["user", "window", "region_id", "region"]
-    return [_part_checks(_rows_part(piece, rows, polygons, window_ns, columns)) for piece in pieces]
+    groups, bounds = [], []
+    for piece in pieces:
+        polygons = _piece_polygons(rows, grid, piece[0], piece[1])
+        part = _rows_part(piece, rows, polygons, window_ns, columns)
+        groups.append(_group_users(part[["region_id", "window", "user"]]))
+        bounds.append(region_bounds_rows(part[["region_id", "region"]]))
+    g = pd.concat(groups, ignore_index=True)
+    if not len(g):
+        return _BatchChecks(np.zeros(0, np.int64), None, None, bounds[0].iloc[:0])
+    w, r = g["window"].to_numpy(np.int64), g["region_id"].to_numpy(np.int64)
+    first = (int(w[0]), int(r[0]), g["first"].to_numpy()[0])
+    last = (int(w[-1]), int(r[-1]), g["last"].to_numpy()[-1])
+    b = pd.concat(bounds, ignore_index=True).drop_duplicates()
+    return _BatchChecks(_sorted_counts(g), first, last, b)
 
 
 def _batch_lookup(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Lookup:
@@ -1226,7 +1282,8 @@ def _batch_lookup(spec: _BatchSpec, lo: int, hi: int, *pieces: _Piece) -> _Looku
 
 def _batch_part(batch: _Batch, piece: tuple[int, int, int], start: int, window_ns: int):
     lo, hi, first = piece
-    return _rows_part((lo, hi, start + first), batch.rows, batch.polygons, window_ns)
+    polygons = _piece_polygons(batch.rows, batch.grid, lo, hi)
+    return _rows_part((lo, hi, start + first), batch.rows, polygons, window_ns)
 
 
 def _batched_source_rows(
@@ -1370,12 +1427,7 @@ def _run_batches(
             meta=pd.Series(dtype=np.int64, name="published_row"),
             verify_meta=False,
         )
-    checks = [c for s in summaries for c in s.pop("checks")]
-    part_checks = _PartChecks(
-        data,
-        pd.concat([g for g, _ in checks], ignore_index=True),
-        pd.concat([sh for _, sh in checks], ignore_index=True),
-    )
+    part_checks = _PartChecks(data, [s.pop("checks") for s in summaries])
     return _Batched(data, source_index, summaries, n_users, part_checks)
 
 

@@ -90,6 +90,17 @@ class WindowKAnonymity(KAnonymity):
         return f"{self.name}, k={self.k}"
 
 
+def region_bounds_rows(data: Any) -> pd.DataFrame:
+    """The distinct (west, south, east, north, region_id) rows of a release's polygons."""
+    objects = np.asarray(data["region"].to_numpy())
+    obj_id = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
+    pairs = pd.DataFrame({"region_id": data["region_id"].to_numpy(), "obj": obj_id})
+    rows = np.flatnonzero(~pairs.duplicated().to_numpy())
+    b = pd.DataFrame(shapely.bounds(objects[rows]), columns=["w", "s", "e", "n"])
+    b["region_id"] = pairs["region_id"].to_numpy()[rows]
+    return b.drop_duplicates()
+
+
 class OnePolygonPerRegion(PrivacyModel):
     """Every ``region_id`` of the release carries one polygon (the same bounds everywhere).
 
@@ -122,13 +133,11 @@ class OnePolygonPerRegion(PrivacyModel):
     def check(self, data: Any, sensitive: Any = None, reference: Any = None) -> CheckResult:
         """Count the region ids of ``data`` published with more than one polygon."""
         # bounds of each distinct (region_id, polygon object), then one bounds per region_id
-        objects = np.asarray(data["region"].to_numpy())
-        obj_id = np.fromiter(map(id, objects), dtype=np.int64, count=len(objects))
-        pairs = pd.DataFrame({"region_id": data["region_id"].to_numpy(), "obj": obj_id})
-        rows = np.flatnonzero(~pairs.duplicated().to_numpy())
-        b = pd.DataFrame(shapely.bounds(objects[rows]), columns=["w", "s", "e", "n"])
-        b["region_id"] = pairs["region_id"].to_numpy()[rows]
-        n_shapes = b.drop_duplicates().groupby("region_id").size()
+        return self.check_bounds(region_bounds_rows(data))
+
+    def check_bounds(self, bounds: pd.DataFrame) -> CheckResult:
+        """The check from :func:`region_bounds_rows` of the data (or of its parts, stacked)."""
+        n_shapes = bounds.drop_duplicates().groupby("region_id").size()
         bad = np.flatnonzero(n_shapes.to_numpy() > 1)
         return CheckResult(
             model=self.name,

@@ -344,3 +344,49 @@ def test_spool_on_a_cluster(small_batches, log, key, tmp_path, spool_reads, work
     pd.testing.assert_frame_equal(data.drop(columns="region"), want.data.drop(columns="region"))
     assert bool(spool_reads) == workers_see_it
     assert [n for n in os.listdir(tmp_path) if n.startswith("structanon-")] == []
+
+
+# -- the verifier's counts joined across batches ----------------------------------------
+
+
+def _checks_of(df: pd.DataFrame) -> "ldask._BatchChecks":
+    # a batch's aggregates as the batches count them, from the rows alone
+    g = ldask._group_users(df[["region_id", "window", "user"]])
+    if not len(g):
+        return ldask._BatchChecks(np.zeros(0, np.int64), None, None, pd.DataFrame())
+    first = (int(g["window"].iat[0]), int(g["region_id"].iat[0]), g["first"].iat[0])
+    last = (int(g["window"].iat[-1]), int(g["region_id"].iat[-1]), g["last"].iat[-1])
+    return ldask._BatchChecks(ldask._sorted_counts(g), first, last, pd.DataFrame())
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_joined_counts_equal_a_recount(seed):
+    # sorted rows cut anywhere (inside a run, inside one user's rows, empty batches): the
+    # joined counts are the distinct users of each (window, region) in order
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    df = pd.DataFrame(
+        {
+            "window": pd.to_datetime(rng.integers(0, 3, n) * 900, unit="s", utc=True),
+            "region_id": rng.integers(0, 3, n),
+            "user": rng.choice(["a", "b", "c", "d"], n),
+        }
+    ).sort_values(["window", "region_id", "user"], ignore_index=True)
+    cuts = np.sort(rng.integers(0, n + 1, int(rng.integers(0, 6))))
+    bounds = [0, *cuts.tolist(), n]
+    batches = [_checks_of(df.iloc[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    want = df.groupby(["window", "region_id"], sort=True)["user"].nunique().to_numpy()
+    np.testing.assert_array_equal(ldask._joined_counts(batches), want)
+
+
+def test_joined_counts_refuse_unsorted_batches():
+    df = pd.DataFrame(
+        {
+            "window": pd.to_datetime([0, 0, 900, 900], unit="s", utc=True),
+            "region_id": [1, 1, 1, 2],
+            "user": ["a", "b", "a", "a"],
+        }
+    )
+    a, b = _checks_of(df.iloc[:2]), _checks_of(df.iloc[2:])
+    assert ldask._joined_counts([a, b]) is not None
+    assert ldask._joined_counts([b, a]) is None  # the second batch starts before the first ends
