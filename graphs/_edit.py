@@ -38,7 +38,7 @@ from structanon.errors import InfeasibleError
 
 from ._construct import construct
 from ._edit_lp import group_values, max_bmatching
-from ._twosided import structural_lower_bound, two_sided_sequence
+from ._twosided import hub_lower_bound, structural_lower_bound, two_sided_sequence
 
 __all__ = ["edit_anonymize"]
 
@@ -546,7 +546,7 @@ def edit_anonymize(
     -------
     (added, removed, info)
         ``added`` / ``removed``: (a, 2) / (r, 2) int64 arrays ``u < v``, disjoint from / a
-        subset of the input edges.  ``info``: counts, both lower bounds and the ratios.
+        subset of the input edges.  ``info``: counts, the three lower bounds and the ratios.
 
     Raises
     ------
@@ -607,7 +607,8 @@ def edit_anonymize(
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)
     structural = structural_lower_bound(deg0, k)
-    best = max(two_sided, structural)
+    hub = hub_lower_bound(n, base.edges, k, simple=True)
+    best = max(two_sided, structural, hub)
     edits = len(added) + len(removed)
     info = {
         "edges_added": int(len(added)),
@@ -619,6 +620,7 @@ def edit_anonymize(
         if two_sided
         else (1.0 if edits == 0 else None),
         "structural_lower_bound_edges": int(structural),
+        "hub_lower_bound_edges": int(hub),
         "edit_lower_bound_edges": int(best),
         "ratio_to_edit_lower_bound": float(edits / best) if best else (1.0 if edits == 0 else None),
         "first_target_l1": int(np.abs(first - deg0).sum()),

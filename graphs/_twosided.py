@@ -18,7 +18,7 @@ import numpy as np
 
 from structanon.errors import InfeasibleError
 
-__all__ = ["two_sided_sequence", "structural_lower_bound"]
+__all__ = ["two_sided_sequence", "structural_lower_bound", "hub_lower_bound"]
 
 
 def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
@@ -263,3 +263,140 @@ def structural_lower_bound(degrees, k: int, max_top: int = 24) -> int:
             value = max(value, cost - (2.0 - lam - mu) * pairs)
         best = max(best, value)
     return max(0, math.ceil(best - 1e-9))
+
+
+def _slack_costs(ds: np.ndarray, prefix: np.ndarray, at_most: np.ndarray, ts, ms, x):
+    """``sum (|x - d| - 1)^+`` over each run ``ds[t:m]`` (sorted ascending) at value ``x``;
+    ``at_most[v + 2]`` = how many degrees are ``<= v`` (``v >= -2``)."""
+    top = at_most.size - 1
+    # members below x - 1 (d <= x - 2) and up to x + 1
+    lo = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x, 0), top)], ts), ms)
+    hi = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x + 3, 0), top)], ts), ms)
+    below = (lo - ts) * (x - 1) - (prefix[lo] - prefix[ts])
+    above = (prefix[ms] - prefix[hi]) - (ms - hi) * (x + 1)
+    return below + above
+
+
+def _at_most(ds: np.ndarray) -> np.ndarray:
+    """``out[v + 2]``: the number of degrees ``<= v`` for ``v = -2 .. max + 2``."""
+    return np.searchsorted(ds, np.arange(-2, int(ds[-1]) + 3), side="right")
+
+
+def _slack_dp(ds: np.ndarray, k: int) -> np.ndarray:
+    """``best[m]``: least ``sum (|t_v - d_v| - 1)^+`` over the k-anonymous sequences of the
+    ``m`` smallest degrees ``ds[:m]`` (``inf`` where ``0 < m < k``).
+
+    Every cost is the same convex function of ``t_v - d_v``, so some optimum is sorted and
+    its classes are runs of ``k..2k-1`` consecutive degrees; a run's best value is one of
+    ``median - 1, median, median + 1`` (the cost's slope is ``>= 0`` from ``median + 1`` up
+    and ``<= 0`` up to ``median - 1``)."""
+    n = ds.size
+    prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
+    at_most = _at_most(ds)
+    best = np.full(n + 1, np.inf)
+    best[0] = 0.0
+    offsets = np.arange(k, 2 * k)
+    steps = np.arange(-1, 2)[:, None, None]
+    for b in range(k, n + 1, k):
+        ms = np.arange(b, min(b + k, n + 1))
+        ts = ms[:, None] - offsets[None, :]
+        valid = ts >= 0
+        tc = np.where(valid, ts, 0)
+        mc = np.broadcast_to(ms[:, None], tc.shape)
+        med = ds[tc + (mc - tc - 1) // 2]
+        cost = _slack_costs(ds, prefix, at_most, tc, mc, med + steps).min(axis=0)
+        best[ms] = np.where(valid, best[tc] + cost, np.inf).min(axis=1)
+    return best
+
+
+def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = False) -> int:
+    """A lower bound on the edits of any k-degree-anonymous graph that knows who the hubs'
+    neighbours are: the nodes a hub's deletions reach lose degree themselves.
+
+    Let ``S`` be the ``s`` highest-degree nodes, every one of a degree above every node
+    outside ``S``; ``a_x = |N(x) ∩ S|`` (original edges), ``e_v`` the edits at ``v``,
+    ``c_x`` the edits joining ``x`` to ``S``, ``del_h`` / ``add_h`` the deletions /
+    additions at ``h``, ``Delta`` the final minus the original degrees.  Then
+
+    * edits touching ``S`` number ``sum_S e_h - (edits inside S) >= sum_S e_h - C(s, 2)``;
+    * edits with both ends outside number ``1/2 sum_{x not in S} (e_x - c_x) >=
+      1/2 sum (|Delta_x| - c_x)^+``;
+    * ``c_x <= a_x + c_x^add`` (deletions join original neighbours), ``(z - a - c)^+ >=
+      (z - 1)^+ - (a - 1)^+ - c``, and the additions joining ``S`` to outside nodes,
+      ``sum_x c_x^add``, are at most ``sum_S add_h``;
+    * ``e_h - add_h / 2 = del_h + add_h / 2 >= g(Delta_h)`` with ``g(z) = -z`` for
+      ``z <= 0`` (a hub that falls deletes) and ``z / 2`` for ``z > 0``.
+
+    So every graph makes at least
+
+        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} (|Delta_x| - 1)^+
+        - C(s, 2) - 1/2 sum_{x not in S} (a_x - 1)^+``
+
+    edits, and the bound is the least of this over k-anonymous sequences ``t``.  The node
+    costs are convex in ``t_v - d_v`` and, for ``u`` of lower degree than ``w`` (both
+    outside, both in ``S``, or ``u`` outside and ``w`` in ``S``, where ``d_w >= d_u + 1``),
+    raising ``t`` costs ``w`` no more than ``u``; so an optimum is sorted (uncrossing two
+    nodes never costs more), its classes are runs of consecutive degrees, and the class of
+    the top ``k`` nodes holds all of ``S`` (``s <= k``).  :func:`_slack_dp` prices the runs
+    outside ``S``; the top run is priced at every value.  The result is the best ``s <=
+    max_top``.  It exceeds :func:`structural_lower_bound` and ``ceil(L1* / 2)`` where a
+    few hubs must lose many edges while their neighbours' degrees are far from
+    k-anonymous themselves (ego-Facebook, k >= 50).
+
+    Examples
+    --------
+    >>> # the path 0-1-2-3 at k = 4: every degree must become equal; exact optimum 1
+    >>> hub_lower_bound(4, [[0, 1], [1, 2], [2, 3]], 4)
+    0
+    """
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    if k <= 1 or n < k:
+        return 0
+    if not simple:
+        e = e[e[:, 0] != e[:, 1]]
+        e = np.unique(np.sort(e, axis=1), axis=0)
+    deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
+    order = np.argsort(deg, kind="stable")
+    best_out = _slack_dp(deg[order], k)
+    top = min(max_top, k, n - 1)
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    e = e[(rank[e[:, 0]] >= n - top) | (rank[e[:, 1]] >= n - top)]  # the others never count
+    ds = deg[order]
+    shared = (rank, ds, np.concatenate(([0], np.cumsum(ds, dtype=np.int64))), _at_most(ds))
+    result = 0.0
+    for s in range(1, top + 1):
+        value = _hub_bound_value(e, deg, order, best_out, k, s, shared)
+        result = result if value is None else max(result, value)
+    return max(0, math.ceil(result - 1e-9))
+
+
+def _hub_bound_value(e, deg, order, best_out, k: int, s: int, shared=None) -> float | None:
+    """The least of :func:`hub_lower_bound`'s expression over k-anonymous sequences for the
+    top ``s`` nodes (``None`` when they do not lie strictly above the others); ``e``: the
+    edges, at least those touching the top ``s``; ``shared``: ``(rank, sorted degrees,
+    their prefix sums, _at_most)``, computed when not given."""
+    n = deg.size
+    if shared is None:
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        ds = deg[order]
+        shared = (rank, ds, np.concatenate(([0], np.cumsum(ds, dtype=np.int64))), _at_most(ds))
+    rank, ds, prefix, at_most = shared
+    if ds[n - s] <= ds[n - s - 1]:
+        return None
+    in_s = rank[e] >= n - s
+    outside = np.concatenate([e[in_s[:, 0] & ~in_s[:, 1], 1], e[in_s[:, 1] & ~in_s[:, 0], 0]])
+    a = np.unique(outside, return_counts=True)[1]  # a_x of the outside nodes with a_x >= 1
+    correction = 0.5 * float(np.maximum(a - 1, 0).sum())
+    values = np.arange(int(ds[-1]) + 2)
+    z = values[:, None] - ds[None, n - s :]
+    hub_cost = np.where(z <= 0, -z, 0.5 * z).sum(axis=1)
+    ts = np.arange(max(0, n - 2 * k + 1), n - k + 1)  # the top run is ds[t:n]
+    ts = ts[np.isfinite(best_out[ts])]
+    if not ts.size:
+        return None
+    tt = np.broadcast_to(ts[:, None], (ts.size, values.size))
+    rest = _slack_costs(ds, prefix, at_most, tt, np.full_like(tt, n - s), values[None, :])
+    top = (0.5 * rest + hub_cost[None, :]).min(axis=1)
+    return float((0.5 * best_out[ts] + top).min()) - s * (s - 1) / 2 - correction

@@ -167,6 +167,7 @@ def test_realization_against_exhaustive_search(case, seed):
     assert ours == len(added) + len(removed)
     assert info["two_sided_lower_bound_edges"] <= exact
     assert info["structural_lower_bound_edges"] <= exact
+    assert info["hub_lower_bound_edges"] <= exact
     assert exact <= ours <= 2 * exact + 1
 
 
@@ -379,7 +380,9 @@ def test_release_with_edit_construction_checked_with_networkx():
     assert info["edges_removed"] == len(before - after) > 0
     assert info["symmetric_difference"] == len(after ^ before)
     assert info["lower_bound_edges"] == max(
-        info["two_sided_lower_bound_edges"], info["structural_lower_bound_edges"]
+        info["two_sided_lower_bound_edges"],
+        info["structural_lower_bound_edges"],
+        info["hub_lower_bound_edges"],
     )
     assert (
         info["ratio_to_two_sided_bound"]
