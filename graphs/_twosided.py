@@ -266,13 +266,14 @@ def structural_lower_bound(degrees, k: int, max_top: int = 24) -> int:
 
 
 def _slack_costs(ds: np.ndarray, prefix: np.ndarray, at_most: np.ndarray, ts, ms, x):
-    """``sum (|x - d| - 1)^+`` over each run ``ds[t:m]`` (sorted ascending) at value ``x``;
-    ``at_most[v + 2]`` = how many degrees are ``<= v`` (``v >= -2``)."""
+    """``sum psi(x - d)`` over each run ``ds[t:m]`` (sorted ascending) at value ``x``, with
+    ``psi(z) = max(z, -z - 1, 0)`` (a fall of one is free); ``at_most[v + 2]`` = how many
+    degrees are ``<= v`` (``v >= -2``)."""
     top = at_most.size - 1
-    # members below x - 1 (d <= x - 2) and up to x + 1
-    lo = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x, 0), top)], ts), ms)
+    # members up to x (they rise, or stay) and from x + 2 on (they fall by two or more)
+    lo = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x + 2, 0), top)], ts), ms)
     hi = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x + 3, 0), top)], ts), ms)
-    below = (lo - ts) * (x - 1) - (prefix[lo] - prefix[ts])
+    below = (lo - ts) * x - (prefix[lo] - prefix[ts])
     above = (prefix[ms] - prefix[hi]) - (ms - hi) * (x + 1)
     return below + above
 
@@ -283,13 +284,13 @@ def _at_most(ds: np.ndarray) -> np.ndarray:
 
 
 def _slack_dp(ds: np.ndarray, k: int) -> np.ndarray:
-    """``best[m]``: least ``sum (|t_v - d_v| - 1)^+`` over the k-anonymous sequences of the
-    ``m`` smallest degrees ``ds[:m]`` (``inf`` where ``0 < m < k``).
+    """``best[m]``: least ``sum psi(t_v - d_v)`` (:func:`_slack_costs`) over the k-anonymous
+    sequences of the ``m`` smallest degrees ``ds[:m]`` (``inf`` where ``0 < m < k``).
 
     Every cost is the same convex function of ``t_v - d_v``, so some optimum is sorted and
-    its classes are runs of ``k..2k-1`` consecutive degrees; a run's best value is one of
-    ``median - 1, median, median + 1`` (the cost's slope is ``>= 0`` from ``median + 1`` up
-    and ``<= 0`` up to ``median - 1``)."""
+    its classes are runs of ``k..2k-1`` consecutive degrees.  For integers ``psi(z) = |z +
+    1/2| - 1/2``, so a run's cost is least at an integer next to the median of ``d - 1/2``:
+    ``median - 1`` or ``median``."""
     n = ds.size
     prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
     at_most = _at_most(ds)
@@ -319,17 +320,20 @@ def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = Fal
     additions at ``h``, ``Delta`` the final minus the original degrees.  Then
 
     * edits touching ``S`` number ``sum_S e_h - (edits inside S) >= sum_S e_h - C(s, 2)``;
-    * edits with both ends outside number ``1/2 sum_{x not in S} (e_x - c_x) >=
-      1/2 sum (|Delta_x| - c_x)^+``;
-    * ``c_x <= a_x + c_x^add`` (deletions join original neighbours), ``(z - a - c)^+ >=
-      (z - 1)^+ - (a - 1)^+ - c``, and the additions joining ``S`` to outside nodes,
-      ``sum_x c_x^add``, are at most ``sum_S add_h``;
+    * edits with both ends outside number ``1/2 sum_{x not in S} (e_x - c_x)``, and
+      ``e_x - c_x`` (``x``'s edits to other outside nodes) is at least the change they
+      make, ``|Delta_x - c_x^add + c_x^del| >= |Delta_x + c_x^del| - c_x^add``;
+    * ``0 <= c_x^del <= a_x`` (deletions join original neighbours), so ``|Delta_x +
+      c_x^del| >= psi(Delta_x) - (a_x - 1)^+`` with ``psi(z) = max(z, -z - 1, 0)``: a
+      hub's deletion can serve an outside node's fall, never its rise;
+    * the additions joining ``S`` to outside nodes, ``sum_x c_x^add``, are at most
+      ``sum_S add_h``;
     * ``e_h - add_h / 2 = del_h + add_h / 2 >= g(Delta_h)`` with ``g(z) = -z`` for
       ``z <= 0`` (a hub that falls deletes) and ``z / 2`` for ``z > 0``.
 
     So every graph makes at least
 
-        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} (|Delta_x| - 1)^+
+        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} psi(Delta_x)
         - C(s, 2) - 1/2 sum_{x not in S} (a_x - 1)^+``
 
     edits, and the bound is the least of this over k-anonymous sequences ``t``.  The node

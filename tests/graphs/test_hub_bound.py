@@ -16,6 +16,8 @@ from graphs._twosided import (
     _hub_bound_value,
     _slack_dp,
     hub_lower_bound,
+    structural_lower_bound,
+    two_sided_sequence,
 )
 
 
@@ -37,7 +39,7 @@ def exhaustive_optimum(n, edges, k):
 def brute_force_expression(n, edges, k, s):
     """The bound's expression minimized over every k-anonymous sequence of values
     ``0..n`` by enumeration: the top ``s`` nodes pay ``-z`` for a change ``z <= 0`` and
-    ``z / 2`` above, the others ``(|z| - 1)^+ / 2``; minus ``C(s, 2)`` and half the
+    ``z / 2`` above, the others ``max(z, -z - 1, 0) / 2``; minus ``C(s, 2)`` and half the
     surplus ``(a_x - 1)^+`` of hub neighbours.  ``None`` if the top ``s`` do not lie
     strictly above the rest."""
     deg = np.zeros(n, dtype=np.int64)
@@ -63,7 +65,7 @@ def brute_force_expression(n, edges, k, s):
             if v in top:
                 cost += -z if z <= 0 else 0.5 * z
             else:
-                cost += 0.5 * max(abs(z) - 1, 0)
+                cost += 0.5 * max(z, -z - 1, 0)
         best = min(best, cost)
     return best - s * (s - 1) / 2 - correction
 
@@ -78,7 +80,7 @@ def _bound_value(n, edges, k, s):
 hub_graph = st.integers(4, 6).flatmap(
     lambda n: st.tuples(
         st.just(n),
-        st.integers(1, 2),  # stars on the first nodes, so hubs exist
+        st.integers(0, 2),  # stars on the first nodes, so hubs exist
         st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=6),
         st.integers(2, n),
     )
@@ -112,3 +114,16 @@ def test_hub_bound_dp_equals_brute_force_over_sequences(case):
             assert ours is None
         else:
             assert ours is not None and math.isclose(ours, brute), (s, ours, brute)
+
+
+def test_hub_bound_exceeds_the_older_bounds_where_exact():
+    # a path of three and a separate edge, k = 4: the two-sided DP sees degrees
+    # [0, 1, 2, 1, 1, 1] (L1* = 2, one edit), but a node of degree 2 must lose an edge to
+    # join the ones, and that edge's other end then falls to 0 alone (two edits)
+    edges = {(1, 2), (2, 3), (4, 5)}
+    deg = np.bincount(np.array(sorted(edges)).ravel(), minlength=6)
+    exact = exhaustive_optimum(6, edges, 4)
+    assert exact == 2
+    assert hub_lower_bound(6, sorted(edges), 4) == 2
+    assert structural_lower_bound(deg, 4) < 2
+    assert math.ceil(two_sided_sequence(deg, 4)[1] / 2) < 2
