@@ -607,7 +607,7 @@ def edit_anonymize(
     added, removed = g.edits()
     two_sided = math.ceil(optimum / 2)
     structural = structural_lower_bound(deg0, k)
-    hub = hub_lower_bound(n, base.edges, k, simple=True)
+    hub = hub_lower_bound(n, base.edges, k, simple=True, refine=small)
     best = max(two_sided, structural, hub)
     edits = len(added) + len(removed)
     info = {

@@ -265,52 +265,68 @@ def structural_lower_bound(degrees, k: int, max_top: int = 24) -> int:
     return max(0, math.ceil(best - 1e-9))
 
 
-def _slack_costs(ds: np.ndarray, prefix: np.ndarray, at_most: np.ndarray, ts, ms, x):
-    """``sum psi(x - d)`` over each run ``ds[t:m]`` (sorted ascending) at value ``x``, with
-    ``psi(z) = max(z, -z - 1, 0)`` (a fall of one is free); ``at_most[v + 2]`` = how many
-    degrees are ``<= v`` (``v >= -2``)."""
-    top = at_most.size - 1
-    # members up to x (they rise, or stay) and from x + 2 on (they fall by two or more)
-    lo = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x + 2, 0), top)], ts), ms)
-    hi = np.minimum(np.maximum(at_most[np.minimum(np.maximum(x + 3, 0), top)], ts), ms)
-    below = (lo - ts) * x - (prefix[lo] - prefix[ts])
-    above = (prefix[ms] - prefix[hi]) - (ms - hi) * (x + 1)
-    return below + above
+def _sorted_view(ds: np.ndarray, slack: np.ndarray):
+    """Degrees ``ds`` sorted ascending (equal degrees: slack 1 first) with their ``slack``
+    (0 or 1): ``c = d - slack``, prefix sums of ``d`` and ``c``, and how many ``d`` / ``c``
+    are ``<= v`` at index ``v + 2`` (``v = -2 .. max + 2``)."""
+    cs = ds - slack
+    grid = np.arange(-2, int(ds[-1]) + 3)
+    return (
+        ds,
+        cs,
+        np.concatenate(([0], np.cumsum(ds, dtype=np.int64))),
+        np.concatenate(([0], np.cumsum(cs, dtype=np.int64))),
+        np.searchsorted(ds, grid, side="right"),
+        np.searchsorted(cs, grid, side="right"),
+    )
 
 
-def _at_most(ds: np.ndarray) -> np.ndarray:
-    """``out[v + 2]``: the number of degrees ``<= v`` for ``v = -2 .. max + 2``."""
-    return np.searchsorted(ds, np.arange(-2, int(ds[-1]) + 3), side="right")
+def _slack_costs(view, ts, ms, x):
+    """``sum psi_v(x - d_v)`` over each run ``[t, m)`` of :func:`_sorted_view` at value ``x``,
+    ``psi_v(z) = max(z, -z - slack_v, 0)`` (a fall of ``slack_v`` is free): the members
+    with ``d < x`` rise to ``x``, those with ``c = d - slack > x`` fall to ``c``."""
+    ds, cs, pd, pc, at_most_d, at_most_c = view
+    top = at_most_d.size - 1
+
+    def count(table, v):  # members of the run at or below v in the table's order
+        return np.minimum(np.maximum(table[np.minimum(np.maximum(v + 2, 0), top)], ts), ms)
+
+    lo, hi = count(at_most_d, x - 1), count(at_most_c, x)
+    return (lo - ts) * x - (pd[lo] - pd[ts]) + (pc[ms] - pc[hi]) - (ms - hi) * x
 
 
-def _slack_dp(ds: np.ndarray, k: int) -> np.ndarray:
-    """``best[m]``: least ``sum psi(t_v - d_v)`` (:func:`_slack_costs`) over the k-anonymous
-    sequences of the ``m`` smallest degrees ``ds[:m]`` (``inf`` where ``0 < m < k``).
+def _slack_dp(view, k: int) -> np.ndarray:
+    """``best[m]``: least ``sum psi_v(t_v - d_v)`` (:func:`_slack_costs`) over the
+    k-anonymous sequences of the first ``m`` nodes of ``view`` (``inf`` where ``0 < m <
+    k``).
 
-    Every cost is the same convex function of ``t_v - d_v``, so some optimum is sorted and
-    its classes are runs of ``k..2k-1`` consecutive degrees.  For integers ``psi(z) = |z +
-    1/2| - 1/2``, so a run's cost is least at an integer next to the median of ``d - 1/2``:
-    ``median - 1`` or ``median``."""
-    n = ds.size
-    prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
-    at_most = _at_most(ds)
+    For ``u`` before ``w`` in the view's order, raising a value costs ``w`` no more than
+    ``u`` (``w``'s degree is higher by at least one, or equal with a slack no larger than
+    ``u``'s: the cases checked one by one in :func:`hub_lower_bound`), so some optimum
+    is sorted and its classes are runs of ``k..2k-1`` nodes.  A run's cost is convex in
+    its value ``x``; it does not fall from the lower median ``d_med`` of its degrees on
+    (at least half the members rise) and falls up to the lower median ``c_med`` of ``c``
+    (more than half fall), so ``x`` in ``c_med .. c_med + 1`` (``d <= c + 1``) is best."""
+    n = view[0].size
     best = np.full(n + 1, np.inf)
     best[0] = 0.0
     offsets = np.arange(k, 2 * k)
-    steps = np.arange(-1, 2)[:, None, None]
+    steps = np.arange(0, 2)[:, None, None]
     for b in range(k, n + 1, k):
         ms = np.arange(b, min(b + k, n + 1))
         ts = ms[:, None] - offsets[None, :]
         valid = ts >= 0
         tc = np.where(valid, ts, 0)
         mc = np.broadcast_to(ms[:, None], tc.shape)
-        med = ds[tc + (mc - tc - 1) // 2]
-        cost = _slack_costs(ds, prefix, at_most, tc, mc, med + steps).min(axis=0)
+        med = view[1][tc + (mc - tc - 1) // 2]
+        cost = _slack_costs(view, tc, mc, med + steps).min(axis=0)
         best[ms] = np.where(valid, best[tc] + cost, np.inf).min(axis=1)
     return best
 
 
-def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = False) -> int:
+def hub_lower_bound(
+    n: int, edges, k: int, max_top: int = 24, simple: bool = False, refine: bool = True
+) -> int:
     """A lower bound on the edits of any k-degree-anonymous graph that knows who the hubs'
     neighbours are: the nodes a hub's deletions reach lose degree themselves.
 
@@ -324,8 +340,9 @@ def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = Fal
       ``e_x - c_x`` (``x``'s edits to other outside nodes) is at least the change they
       make, ``|Delta_x - c_x^add + c_x^del| >= |Delta_x + c_x^del| - c_x^add``;
     * ``0 <= c_x^del <= a_x`` (deletions join original neighbours), so ``|Delta_x +
-      c_x^del| >= psi(Delta_x) - (a_x - 1)^+`` with ``psi(z) = max(z, -z - 1, 0)``: a
-      hub's deletion can serve an outside node's fall, never its rise;
+      c_x^del| >= psi_x(Delta_x) - (a_x - 1)^+`` with ``psi_x(z) = max(z, -z - sigma_x,
+      0)``, ``sigma_x = min(a_x, 1)``: a hub's deletion can serve an outside node's fall,
+      never its rise;
     * the additions joining ``S`` to outside nodes, ``sum_x c_x^add``, are at most
       ``sum_S add_h``;
     * ``e_h - add_h / 2 = del_h + add_h / 2 >= g(Delta_h)`` with ``g(z) = -z`` for
@@ -333,19 +350,25 @@ def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = Fal
 
     So every graph makes at least
 
-        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} psi(Delta_x)
+        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} psi_x(Delta_x)
         - C(s, 2) - 1/2 sum_{x not in S} (a_x - 1)^+``
 
-    edits, and the bound is the least of this over k-anonymous sequences ``t``.  The node
-    costs are convex in ``t_v - d_v`` and, for ``u`` of lower degree than ``w`` (both
-    outside, both in ``S``, or ``u`` outside and ``w`` in ``S``, where ``d_w >= d_u + 1``),
-    raising ``t`` costs ``w`` no more than ``u``; so an optimum is sorted (uncrossing two
-    nodes never costs more), its classes are runs of consecutive degrees, and the class of
-    the top ``k`` nodes holds all of ``S`` (``s <= k``).  :func:`_slack_dp` prices the runs
-    outside ``S``; the top run is priced at every value.  The result is the best ``s <=
-    max_top``.  It exceeds :func:`structural_lower_bound` and ``ceil(L1* / 2)`` where a
-    few hubs must lose many edges while their neighbours' degrees are far from
-    k-anonymous themselves (ego-Facebook, k >= 50).
+    edits, and the bound is the least of this over k-anonymous sequences ``t``.  Order
+    the nodes by degree (equal degrees: ``sigma = 1`` first; ``S`` last).  Raising a value
+    ``z -> z + 1`` changes ``psi_x`` by -1 (``z < -sigma_x``), 0 (``-sigma_x <= z < 0``) or
+    +1 (``z >= 0``), and ``2 g`` by -2 or +1; for ``u`` before ``w`` and any value, ``w``'s
+    change is never above ``u``'s (when it is 0 or +1, ``w``'s change ``z_w`` is ``>=
+    -sigma_w``, and ``u``'s is ``z_u >= z_w + 1 >= 0`` when ``d_u < d_w``, ``z_u = z_w``
+    with ``sigma_u >= sigma_w`` otherwise).  So uncrossing two nodes never costs more, an
+    optimum is sorted, its classes are runs of consecutive nodes, and the class of the top
+    ``k`` holds all of ``S`` (``s <= k``).  :func:`_slack_dp` prices the runs outside
+    ``S``; the top run is priced at every value.  The result is the best ``s <=
+    max_top``: one DP with every outside node at ``sigma = 1`` (weaker, ``psi_x`` can only
+    fall) screens every ``s``, and with ``refine`` the best ``s`` and its two neighbours
+    are priced exactly (one DP each).  ``simple=True`` declares ``edges`` free of
+    self-loops and repeats.  It exceeds :func:`structural_lower_bound` and ``ceil(L1* /
+    2)`` where a few hubs must lose many edges while the rest of the degrees are far from
+    k-anonymous themselves (ego-Facebook, k >= 20).
 
     Examples
     --------
@@ -361,46 +384,58 @@ def hub_lower_bound(n: int, edges, k: int, max_top: int = 24, simple: bool = Fal
         e = np.unique(np.sort(e, axis=1), axis=0)
     deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
     order = np.argsort(deg, kind="stable")
-    best_out = _slack_dp(deg[order], k)
     top = min(max_top, k, n - 1)
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    e = e[(rank[e[:, 0]] >= n - top) | (rank[e[:, 1]] >= n - top)]  # the others never count
-    ds = deg[order]
-    shared = (rank, ds, np.concatenate(([0], np.cumsum(ds, dtype=np.int64))), _at_most(ds))
-    result = 0.0
+    in_top = np.zeros(n, dtype=bool)
+    in_top[order[n - top :]] = True
+    e = e[in_top[e[:, 0]] | in_top[e[:, 1]]]  # the other edges never count
+    view = _sorted_view(deg[order], np.ones(n, dtype=np.int64))
+    screen = (order, view, _slack_dp(view, k))
+    values: dict[int, float] = {}
     for s in range(1, top + 1):
-        value = _hub_bound_value(e, deg, order, best_out, k, s, shared)
-        result = result if value is None else max(result, value)
-    return max(0, math.ceil(result - 1e-9))
+        value = _hub_bound_value(e, deg, k, s, screen)
+        if value is not None:
+            values[s] = value
+    if not values:
+        return 0
+    best_s = max(values, key=lambda s: values[s])
+    for s in (best_s - 1, best_s, best_s + 1) if refine else ():
+        if s in values:
+            values[s] = max(values[s], _hub_bound_value(e, deg, k, s) or 0.0)
+    return max(0, math.ceil(max(values.values()) - 1e-9))
 
 
-def _hub_bound_value(e, deg, order, best_out, k: int, s: int, shared=None) -> float | None:
+def _hub_bound_value(e, deg, k: int, s: int, screen=None) -> float | None:
     """The least of :func:`hub_lower_bound`'s expression over k-anonymous sequences for the
     top ``s`` nodes (``None`` when they do not lie strictly above the others); ``e``: the
-    edges, at least those touching the top ``s``; ``shared``: ``(rank, sorted degrees,
-    their prefix sums, _at_most)``, computed when not given."""
+    edges, at least those touching the top ``s``.  With ``screen`` = ``(order, view, best)``
+    of every node at slack 1 (one DP for every ``s``), the weaker expression where every
+    outside node, a hub neighbour or not, may fall by one for free."""
     n = deg.size
-    if shared is None:
-        rank = np.empty(n, dtype=np.int64)
-        rank[order] = np.arange(n)
-        ds = deg[order]
-        shared = (rank, ds, np.concatenate(([0], np.cumsum(ds, dtype=np.int64))), _at_most(ds))
-    rank, ds, prefix, at_most = shared
+    order = np.argsort(deg, kind="stable") if screen is None else screen[0]
+    ds = deg[order]
     if ds[n - s] <= ds[n - s - 1]:
         return None
-    in_s = rank[e] >= n - s
-    outside = np.concatenate([e[in_s[:, 0] & ~in_s[:, 1], 1], e[in_s[:, 1] & ~in_s[:, 0], 0]])
-    a = np.unique(outside, return_counts=True)[1]  # a_x of the outside nodes with a_x >= 1
+    in_s = np.zeros(n, dtype=bool)
+    in_s[order[n - s :]] = True
+    ends = in_s[e]
+    outside = np.concatenate([e[ends[:, 0] & ~ends[:, 1], 1], e[ends[:, 1] & ~ends[:, 0], 0]])
+    a = np.bincount(outside, minlength=n)
     correction = 0.5 * float(np.maximum(a - 1, 0).sum())
+    if screen is None:
+        slack = np.minimum(a, 1)
+        order = np.lexsort((-slack, deg))  # S last: its degrees lie above the others
+        view = _sorted_view(deg[order], slack[order])
+        best_out = _slack_dp(view, k)
+    else:
+        view, best_out = screen[1], screen[2]
     values = np.arange(int(ds[-1]) + 2)
     z = values[:, None] - ds[None, n - s :]
     hub_cost = np.where(z <= 0, -z, 0.5 * z).sum(axis=1)
-    ts = np.arange(max(0, n - 2 * k + 1), n - k + 1)  # the top run is ds[t:n]
+    ts = np.arange(max(0, n - 2 * k + 1), n - k + 1)  # the top run is [t, n)
     ts = ts[np.isfinite(best_out[ts])]
     if not ts.size:
         return None
     tt = np.broadcast_to(ts[:, None], (ts.size, values.size))
-    rest = _slack_costs(ds, prefix, at_most, tt, np.full_like(tt, n - s), values[None, :])
+    rest = _slack_costs(view, tt, np.full_like(tt, n - s), values[None, :])
     top = (0.5 * rest + hub_cost[None, :]).min(axis=1)
     return float((0.5 * best_out[ts] + top).min()) - s * (s - 1) / 2 - correction

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from graphs._twosided import (
     _hub_bound_value,
     _slack_dp,
+    _sorted_view,
     hub_lower_bound,
     structural_lower_bound,
     two_sided_sequence,
@@ -39,7 +40,7 @@ def exhaustive_optimum(n, edges, k):
 def brute_force_expression(n, edges, k, s):
     """The bound's expression minimized over every k-anonymous sequence of values
     ``0..n`` by enumeration: the top ``s`` nodes pay ``-z`` for a change ``z <= 0`` and
-    ``z / 2`` above, the others ``max(z, -z - 1, 0) / 2``; minus ``C(s, 2)`` and half the
+    ``z / 2`` above, the others ``max(z, -z - min(a_x, 1), 0) / 2``; minus ``C(s, 2)`` and half the
     surplus ``(a_x - 1)^+`` of hub neighbours.  ``None`` if the top ``s`` do not lie
     strictly above the rest."""
     deg = np.zeros(n, dtype=np.int64)
@@ -65,16 +66,19 @@ def brute_force_expression(n, edges, k, s):
             if v in top:
                 cost += -z if z <= 0 else 0.5 * z
             else:
-                cost += 0.5 * max(z, -z - 1, 0)
+                cost += 0.5 * max(z, -z - min(adj[v], 1), 0)
         best = min(best, cost)
     return best - s * (s - 1) / 2 - correction
 
 
-def _bound_value(n, edges, k, s):
+def _bound_value(n, edges, k, s, screened=False):
     e = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
     deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
+    if not screened:
+        return _hub_bound_value(e, deg, k, s)
     order = np.argsort(deg, kind="stable")
-    return _hub_bound_value(e, deg, order, _slack_dp(deg[order], k), k, s)
+    view = _sorted_view(deg[order], np.ones(n, dtype=np.int64))
+    return _hub_bound_value(e, deg, k, s, (order, view, _slack_dp(view, k)))
 
 
 hub_graph = st.integers(4, 6).flatmap(
@@ -110,10 +114,13 @@ def test_hub_bound_dp_equals_brute_force_over_sequences(case):
     for s in range(1, min(k, n - 1) + 1):
         brute = brute_force_expression(n, sorted(edges), k, s)
         ours = _bound_value(n, edges, k, s)
+        screened = _bound_value(n, edges, k, s, screened=True)
         if brute is None:
-            assert ours is None
+            assert ours is None and screened is None
         else:
             assert ours is not None and math.isclose(ours, brute), (s, ours, brute)
+            # every node at slack 1: a weaker expression (the screen over s)
+            assert screened is not None and screened <= ours + 1e-9
 
 
 def test_hub_bound_exceeds_the_older_bounds_where_exact():
