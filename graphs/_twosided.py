@@ -47,6 +47,36 @@ def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
     return cost, parity, x, alt, alt_x
 
 
+def _reward_costs(ds, prefix, rprefix, ts, ms):
+    """Best cost of each run ``ds[t:m]`` per parity of its change, and the value reaching it,
+    when member ``v`` earns ``reward_v`` for falling below its degree: ``cost(T) = sum |T -
+    d_v| - sum_{d_v > T} reward_v`` over ``T`` in ``median - 2 .. median + 1`` (a window:
+    a heuristic of the construction, not an optimum)."""
+    s = ms - ts
+    mid = ts + (s - 1) // 2
+    med = ds[mid]
+    costs, values, parities = [], [], []
+    for step in (-2, -1, 0, 1):
+        x = np.maximum(med + step, 0)
+        le = np.clip(np.searchsorted(ds, x, side="right"), ts, ms) - ts
+        ge = ms - np.clip(np.searchsorted(ds, x, side="left"), ts, ms)
+        cost = (le * x - (prefix[ts + le] - prefix[ts])) + (
+            (prefix[ms] - prefix[ms - ge]) - ge * x
+        )
+        above = ms - (ts + le)  # members with a degree above x: the run's last ones
+        costs.append(cost - (rprefix[ms] - rprefix[ms - above]))
+        values.append(x)
+        parities.append((s * x - (prefix[ms] - prefix[ts])) & 1)
+    costs_a, values_a, parities_a = np.stack(costs), np.stack(values), np.stack(parities)
+    out_cost, out_x = [], []
+    for q in (0, 1):
+        c = np.where(parities_a == q, costs_a, np.inf)
+        j = np.argmin(c, axis=0)
+        out_cost.append(np.take_along_axis(c, j[None], 0)[0])
+        out_x.append(np.take_along_axis(values_a, j[None], 0)[0])
+    return out_cost, out_x
+
+
 def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) -> np.ndarray:
     """``max(fs[t:m])`` for the runs of one block (all ``t < b <= m``)."""
     lo = max(0, b - 2 * k + 1)
@@ -55,10 +85,19 @@ def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) 
     return np.maximum(suffix[tc - lo], head[ms - b][:, None])
 
 
-def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = False):
-    """Tables of the two-sided DP: best cost of each prefix per parity, and back pointers."""
+def _dp(
+    ds: np.ndarray,
+    k: int,
+    fs: np.ndarray | None = None,
+    upper: bool = False,
+    rs: np.ndarray | None = None,
+):
+    """Tables of the two-sided DP: best cost of each prefix per parity, and back pointers
+    (``rs``: the sorted rewards of :func:`_reward_costs`, no floors)."""
     n = ds.size
     prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
+    if rs is not None:
+        return _reward_dp(ds, k, prefix, np.concatenate(([0.0], np.cumsum(rs))))
     right = np.searchsorted(ds, ds, side="right")
     left = np.searchsorted(ds, ds, side="left")
     best = np.full((n + 1, 2), np.inf)
@@ -91,6 +130,36 @@ def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = Fals
     return best, back_t, back_x
 
 
+def _reward_dp(ds: np.ndarray, k: int, prefix: np.ndarray, rprefix: np.ndarray):
+    """:func:`_dp` with the run costs of :func:`_reward_costs` (no floors)."""
+    n = ds.size
+    best = np.full((n + 1, 2), np.inf)
+    back_t = np.full((n + 1, 2), -1, dtype=np.int64)
+    back_x = np.zeros((n + 1, 2), dtype=np.int64)
+    best[0, 0] = 0.0
+    offsets = np.arange(k, 2 * k)
+    for b in range(k, n + 1, k):
+        ms = np.arange(b, min(b + k, n + 1))
+        ts = ms[:, None] - offsets[None, :]
+        valid = ts >= 0
+        tc = np.where(valid, ts, 0)
+        mc = np.broadcast_to(ms[:, None], tc.shape)
+        costs, xs = _reward_costs(ds, prefix, rprefix, tc, mc)
+        rows = np.arange(ms.size)
+        for p in (0, 1):
+            # a run whose change has parity q follows a prefix of parity p - q
+            both = np.concatenate(
+                [np.where(valid, best[tc, p ^ q] + costs[q], np.inf) for q in (0, 1)], axis=1
+            )
+            arg = np.argmin(both, axis=1)
+            q = arg // k
+            col = arg % k
+            best[ms, p] = both[rows, arg]
+            back_t[ms, p] = tc[rows, col]
+            back_x[ms, p] = np.where(q == 1, xs[1][rows, col], xs[0][rows, col])
+    return best, back_t, back_x
+
+
 def two_sided_sequence(
     degrees,
     k: int,
@@ -100,6 +169,7 @@ def two_sided_sequence(
     upper: bool = False,
     optimum: bool = True,
     priority=None,
+    reward=None,
 ) -> tuple[np.ndarray, int | None]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
@@ -128,6 +198,11 @@ def two_sided_sequence(
         Among equal degrees, nodes of higher priority are sorted first, so they fall into
         the lower of two runs sharing a degree (lose degree, or gain less); the cost is the
         same.  Ties left are broken by ``seed``.
+    reward : array of float >= 0, shape (n,), optional
+        Each node's reward for falling below its degree (its first unit of loss costs
+        ``1 - reward``): a run at value ``T`` costs ``sum |T - d| - sum_{d > T} reward``,
+        its value the best of ``median - 2 .. median + 1`` (of each parity).  Not with
+        ``floors`` or ``upper``; the result is no longer the least-L1 sequence.
 
     Returns
     -------
@@ -154,10 +229,12 @@ def two_sided_sequence(
         order = np.lexsort((tie, -np.asarray(priority, dtype=np.int64), d))
     ds = d[order]
     fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
-    best, back_t, back_x = _dp(ds, k, fs, upper)
+    rs = None if reward is None else np.asarray(reward, dtype=np.float64)[order]
+    best, back_t, back_x = _dp(ds, k, fs, upper, rs)
     l1 = None
     if optimum:
-        l1 = int(best[n].min()) if fs is None else int(_dp(ds, k)[0][n].min())
+        plain = fs is None and rs is None
+        l1 = int(best[n].min()) if plain else int(_dp(ds, k)[0][n].min())
     p = 0 if (even and np.isfinite(best[n, 0])) else int(np.argmin(best[n]))
     out_sorted = np.empty(n, dtype=np.int64)
     m = n
