@@ -47,33 +47,24 @@ def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
     return cost, parity, x, alt, alt_x
 
 
-def _reward_costs(ds, prefix, rprefix, ts, ms):
+def _reward_costs(ds, prefix, rprefix, at_most, ts, ms):
     """Best cost of each run ``ds[t:m]`` per parity of its change, and the value reaching it,
     when member ``v`` earns ``reward_v`` for falling below its degree: ``cost(T) = sum |T -
     d_v| - sum_{d_v > T} reward_v`` over ``T`` in ``median - 2 .. median + 1`` (a window:
-    a heuristic of the construction, not an optimum)."""
+    a heuristic of the construction, not an optimum); ``at_most[v]``: degrees ``<= v``."""
     s = ms - ts
-    mid = ts + (s - 1) // 2
-    med = ds[mid]
-    costs, values, parities = [], [], []
-    for step in (-2, -1, 0, 1):
-        x = np.maximum(med + step, 0)
-        le = np.clip(np.searchsorted(ds, x, side="right"), ts, ms) - ts
-        ge = ms - np.clip(np.searchsorted(ds, x, side="left"), ts, ms)
-        cost = (le * x - (prefix[ts + le] - prefix[ts])) + (
-            (prefix[ms] - prefix[ms - ge]) - ge * x
-        )
-        above = ms - (ts + le)  # members with a degree above x: the run's last ones
-        costs.append(cost - (rprefix[ms] - rprefix[ms - above]))
-        values.append(x)
-        parities.append((s * x - (prefix[ms] - prefix[ts])) & 1)
-    costs_a, values_a, parities_a = np.stack(costs), np.stack(values), np.stack(parities)
+    x = np.maximum(ds[ts + (s - 1) // 2] + np.arange(-2, 2)[:, None, None], 0)
+    le = np.minimum(np.maximum(at_most[x], ts), ms) - ts  # members <= x
+    ge = ms - np.minimum(np.maximum(at_most[np.maximum(x - 1, 0)] * (x > 0), ts), ms)
+    cost = (le * x - (prefix[ts + le] - prefix[ts])) + ((prefix[ms] - prefix[ms - ge]) - ge * x)
+    cost = cost - (rprefix[ms] - rprefix[ts + le])  # the members above x fall
+    parity = (s * x - (prefix[ms] - prefix[ts])) & 1
     out_cost, out_x = [], []
     for q in (0, 1):
-        c = np.where(parities_a == q, costs_a, np.inf)
-        j = np.argmin(c, axis=0)
-        out_cost.append(np.take_along_axis(c, j[None], 0)[0])
-        out_x.append(np.take_along_axis(values_a, j[None], 0)[0])
+        c = np.where(parity == q, cost, np.inf)
+        j = np.argmin(c, axis=0)[None]
+        out_cost.append(np.take_along_axis(c, j, 0)[0])
+        out_x.append(np.take_along_axis(x, j, 0)[0])
     return out_cost, out_x
 
 
@@ -138,13 +129,14 @@ def _reward_dp(ds: np.ndarray, k: int, prefix: np.ndarray, rprefix: np.ndarray):
     back_x = np.zeros((n + 1, 2), dtype=np.int64)
     best[0, 0] = 0.0
     offsets = np.arange(k, 2 * k)
+    at_most = np.searchsorted(ds, np.arange(int(ds[-1]) + 2), side="right")
     for b in range(k, n + 1, k):
         ms = np.arange(b, min(b + k, n + 1))
         ts = ms[:, None] - offsets[None, :]
         valid = ts >= 0
         tc = np.where(valid, ts, 0)
         mc = np.broadcast_to(ms[:, None], tc.shape)
-        costs, xs = _reward_costs(ds, prefix, rprefix, tc, mc)
+        costs, xs = _reward_costs(ds, prefix, rprefix, at_most, tc, mc)
         rows = np.arange(ms.size)
         for p in (0, 1):
             # a run whose change has parity q follows a prefix of parity p - q
@@ -441,8 +433,8 @@ def hub_lower_bound(
     ``k`` holds all of ``S`` (``s <= k``).  :func:`_slack_dp` prices the runs outside
     ``S``; the top run is priced at every value.  The result is the best ``s <=
     max_top``: one DP with every outside node at ``sigma = 1`` (weaker, ``psi_x`` can only
-    fall) screens every ``s``, and with ``refine`` the best ``s`` and its two neighbours
-    are priced exactly (one DP each).  ``simple=True`` declares ``edges`` free of
+    fall) screens every ``s``, and with ``refine`` the best ``s`` is priced exactly (one
+    more DP).  ``simple=True`` declares ``edges`` free of
     self-loops and repeats.  It exceeds :func:`structural_lower_bound` and ``ceil(L1* /
     2)`` where a few hubs must lose many edges while the rest of the degrees are far from
     k-anonymous themselves (ego-Facebook, k >= 20).
@@ -474,10 +466,9 @@ def hub_lower_bound(
             values[s] = value
     if not values:
         return 0
-    best_s = max(values, key=lambda s: values[s])
-    for s in (best_s - 1, best_s, best_s + 1) if refine else ():
-        if s in values:
-            values[s] = max(values[s], _hub_bound_value(e, deg, k, s) or 0.0)
+    if refine:
+        best_s = max(values, key=lambda s: values[s])
+        values[best_s] = max(values[best_s], _hub_bound_value(e, deg, k, best_s) or 0.0)
     return max(0, math.ceil(max(values.values()) - 1e-9))
 
 
