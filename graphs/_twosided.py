@@ -221,6 +221,8 @@ def two_sided_sequence(
         order = np.lexsort((tie, -np.asarray(priority, dtype=np.int64), d))
     ds = d[order]
     fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
+    if reward is not None and (floors is not None or upper):
+        raise ValueError("reward cannot be combined with floors or upper")
     rs = None if reward is None else np.asarray(reward, dtype=np.float64)[order]
     best, back_t, back_x = _dp(ds, k, fs, upper, rs)
     l1 = None

@@ -670,3 +670,10 @@ def test_rewarded_dp_matches_brute_force(d, k, reward):
         == int(np.abs(target - np.asarray(d)).sum()) % 2
     ):
         assert ours <= _reward_objective(plain, d, reward) + 1e-9
+
+
+def test_reward_refuses_floors_and_upper():
+    with pytest.raises(ValueError):
+        two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], floors=[0, 0, 0, 0])
+    with pytest.raises(ValueError):
+        two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], upper=True)
