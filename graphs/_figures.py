@@ -58,7 +58,7 @@ def degree_figure(original: nx.Graph, anonymized: nx.Graph, k: int) -> Any:
 
 
 def edits_figure(info: dict[str, Any]) -> Any:
-    """Edges added and removed next to the two lower bounds of the release."""
+    """Edges added and removed next to the lower bounds of the release."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 2.8))
     bars = [
@@ -69,6 +69,7 @@ def edits_figure(info: dict[str, Any]) -> Any:
         ),
         ("bound for the chosen sequence", info.get("sequence_bound_edges"), "#2a6"),
         ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
+        ("hub-neighbourhood bound", info.get("hub_lower_bound_edges"), "#2a6"),
         ("edges added", info["edges_added"], "#bbb"),
         ("edges removed", info["edges_removed"], "#999"),
     ]

@@ -215,6 +215,7 @@ def _edit_report(info: dict[str, Any], edit: dict[str, Any]) -> None:
             "two_sided_lower_bound_edges": edit["two_sided_lower_bound_edges"],
             "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
             "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
+            "hub_lower_bound_edges": edit["hub_lower_bound_edges"],
             "lower_bound_edges": edit["edit_lower_bound_edges"],
             "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
             "sequence_bound_edges": None,
@@ -618,9 +619,10 @@ def k_degree_anonymize(
         common-degree construction, when the sequence could not be realized directly) and
         ``warnings`` (e.g. ``k = 1``), and ``transformation_text``, the edits in one
         sentence.  With ``construct="edit"`` the bounds are those of additions and
-        deletions: ``lower_bound_edges`` is the larger of ``two_sided_lower_bound_edges``
-        (ceil of the two-sided L1 optimum / 2) and ``structural_lower_bound_edges``
-        (:func:`graphs._twosided.structural_lower_bound`), with
+        deletions: ``lower_bound_edges`` is the largest of ``two_sided_lower_bound_edges``
+        (ceil of the two-sided L1 optimum / 2), ``structural_lower_bound_edges``
+        (:func:`graphs._twosided.structural_lower_bound`) and ``hub_lower_bound_edges``
+        (:func:`graphs._twosided.hub_lower_bound`), with
         ``ratio_to_two_sided_bound`` and ``ratio_to_lower_bound``; ``symmetric_difference``
         = added + removed.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.
         Nodes are inserted in published-label order and

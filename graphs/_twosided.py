@@ -18,7 +18,7 @@ import numpy as np
 
 from structanon.errors import InfeasibleError
 
-__all__ = ["two_sided_sequence", "structural_lower_bound"]
+__all__ = ["two_sided_sequence", "structural_lower_bound", "hub_lower_bound"]
 
 
 def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
@@ -47,6 +47,27 @@ def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
     return cost, parity, x, alt, alt_x
 
 
+def _reward_costs(ds, prefix, rprefix, at_most, ts, ms):
+    """Best cost of each run ``ds[t:m]`` per parity of its change, and the value reaching it,
+    when member ``v`` earns ``reward_v`` for falling below its degree: ``cost(T) = sum |T -
+    d_v| - sum_{d_v > T} reward_v`` over ``T`` in ``median - 2 .. median + 1`` (a window:
+    a heuristic of the construction, not an optimum); ``at_most[v]``: degrees ``<= v``."""
+    s = ms - ts
+    x = np.maximum(ds[ts + (s - 1) // 2] + np.arange(-2, 2)[:, None, None], 0)
+    le = np.minimum(np.maximum(at_most[x], ts), ms) - ts  # members <= x
+    ge = ms - np.minimum(np.maximum(at_most[np.maximum(x - 1, 0)] * (x > 0), ts), ms)
+    cost = (le * x - (prefix[ts + le] - prefix[ts])) + ((prefix[ms] - prefix[ms - ge]) - ge * x)
+    cost = cost - (rprefix[ms] - rprefix[ts + le])  # the members above x fall
+    parity = (s * x - (prefix[ms] - prefix[ts])) & 1
+    out_cost, out_x = [], []
+    for q in (0, 1):
+        c = np.where(parity == q, cost, np.inf)
+        j = np.argmin(c, axis=0)[None]
+        out_cost.append(np.take_along_axis(c, j, 0)[0])
+        out_x.append(np.take_along_axis(x, j, 0)[0])
+    return out_cost, out_x
+
+
 def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) -> np.ndarray:
     """``max(fs[t:m])`` for the runs of one block (all ``t < b <= m``)."""
     lo = max(0, b - 2 * k + 1)
@@ -55,10 +76,19 @@ def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) 
     return np.maximum(suffix[tc - lo], head[ms - b][:, None])
 
 
-def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = False):
-    """Tables of the two-sided DP: best cost of each prefix per parity, and back pointers."""
+def _dp(
+    ds: np.ndarray,
+    k: int,
+    fs: np.ndarray | None = None,
+    upper: bool = False,
+    rs: np.ndarray | None = None,
+):
+    """Tables of the two-sided DP: best cost of each prefix per parity, and back pointers
+    (``rs``: the sorted rewards of :func:`_reward_costs`, no floors)."""
     n = ds.size
     prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
+    if rs is not None:
+        return _reward_dp(ds, k, prefix, np.concatenate(([0.0], np.cumsum(rs))))
     right = np.searchsorted(ds, ds, side="right")
     left = np.searchsorted(ds, ds, side="left")
     best = np.full((n + 1, 2), np.inf)
@@ -91,6 +121,37 @@ def _dp(ds: np.ndarray, k: int, fs: np.ndarray | None = None, upper: bool = Fals
     return best, back_t, back_x
 
 
+def _reward_dp(ds: np.ndarray, k: int, prefix: np.ndarray, rprefix: np.ndarray):
+    """:func:`_dp` with the run costs of :func:`_reward_costs` (no floors)."""
+    n = ds.size
+    best = np.full((n + 1, 2), np.inf)
+    back_t = np.full((n + 1, 2), -1, dtype=np.int64)
+    back_x = np.zeros((n + 1, 2), dtype=np.int64)
+    best[0, 0] = 0.0
+    offsets = np.arange(k, 2 * k)
+    at_most = np.searchsorted(ds, np.arange(int(ds[-1]) + 2), side="right")
+    for b in range(k, n + 1, k):
+        ms = np.arange(b, min(b + k, n + 1))
+        ts = ms[:, None] - offsets[None, :]
+        valid = ts >= 0
+        tc = np.where(valid, ts, 0)
+        mc = np.broadcast_to(ms[:, None], tc.shape)
+        costs, xs = _reward_costs(ds, prefix, rprefix, at_most, tc, mc)
+        rows = np.arange(ms.size)
+        for p in (0, 1):
+            # a run whose change has parity q follows a prefix of parity p - q
+            both = np.concatenate(
+                [np.where(valid, best[tc, p ^ q] + costs[q], np.inf) for q in (0, 1)], axis=1
+            )
+            arg = np.argmin(both, axis=1)
+            q = arg // k
+            col = arg % k
+            best[ms, p] = both[rows, arg]
+            back_t[ms, p] = tc[rows, col]
+            back_x[ms, p] = np.where(q == 1, xs[1][rows, col], xs[0][rows, col])
+    return best, back_t, back_x
+
+
 def two_sided_sequence(
     degrees,
     k: int,
@@ -100,6 +161,7 @@ def two_sided_sequence(
     upper: bool = False,
     optimum: bool = True,
     priority=None,
+    reward=None,
 ) -> tuple[np.ndarray, int | None]:
     """Least-L1 k-anonymous degree sequence, degrees moving up or down.
 
@@ -128,6 +190,11 @@ def two_sided_sequence(
         Among equal degrees, nodes of higher priority are sorted first, so they fall into
         the lower of two runs sharing a degree (lose degree, or gain less); the cost is the
         same.  Ties left are broken by ``seed``.
+    reward : array of float >= 0, shape (n,), optional
+        Each node's reward for falling below its degree (its first unit of loss costs
+        ``1 - reward``): a run at value ``T`` costs ``sum |T - d| - sum_{d > T} reward``,
+        its value the best of ``median - 2 .. median + 1`` (of each parity).  Not with
+        ``floors`` or ``upper``; the result is no longer the least-L1 sequence.
 
     Returns
     -------
@@ -154,10 +221,14 @@ def two_sided_sequence(
         order = np.lexsort((tie, -np.asarray(priority, dtype=np.int64), d))
     ds = d[order]
     fs = None if floors is None else np.asarray(floors, dtype=np.int64)[order]
-    best, back_t, back_x = _dp(ds, k, fs, upper)
+    if reward is not None and (floors is not None or upper):
+        raise ValueError("reward cannot be combined with floors or upper")
+    rs = None if reward is None else np.asarray(reward, dtype=np.float64)[order]
+    best, back_t, back_x = _dp(ds, k, fs, upper, rs)
     l1 = None
     if optimum:
-        l1 = int(best[n].min()) if fs is None else int(_dp(ds, k)[0][n].min())
+        plain = fs is None and rs is None
+        l1 = int(best[n].min()) if plain else int(_dp(ds, k)[0][n].min())
     p = 0 if (even and np.isfinite(best[n, 0])) else int(np.argmin(best[n]))
     out_sorted = np.empty(n, dtype=np.int64)
     m = n
@@ -263,3 +334,178 @@ def structural_lower_bound(degrees, k: int, max_top: int = 24) -> int:
             value = max(value, cost - (2.0 - lam - mu) * pairs)
         best = max(best, value)
     return max(0, math.ceil(best - 1e-9))
+
+
+def _sorted_view(ds: np.ndarray, slack: np.ndarray):
+    """Degrees ``ds`` sorted ascending (equal degrees: slack 1 first) with their ``slack``
+    (0 or 1): ``c = d - slack``, prefix sums of ``d`` and ``c``, and how many ``d`` / ``c``
+    are ``<= v`` at index ``v + 2`` (``v = -2 .. max + 2``)."""
+    cs = ds - slack
+    grid = np.arange(-2, int(ds[-1]) + 3)
+    return (
+        ds,
+        cs,
+        np.concatenate(([0], np.cumsum(ds, dtype=np.int64))),
+        np.concatenate(([0], np.cumsum(cs, dtype=np.int64))),
+        np.searchsorted(ds, grid, side="right"),
+        np.searchsorted(cs, grid, side="right"),
+    )
+
+
+def _slack_costs(view, ts, ms, x):
+    """``sum psi_v(x - d_v)`` over each run ``[t, m)`` of :func:`_sorted_view` at value ``x``,
+    ``psi_v(z) = max(z, -z - slack_v, 0)`` (a fall of ``slack_v`` is free): the members
+    with ``d < x`` rise to ``x``, those with ``c = d - slack > x`` fall to ``c``."""
+    ds, cs, pd, pc, at_most_d, at_most_c = view
+    top = at_most_d.size - 1
+
+    def count(table, v):  # members of the run at or below v in the table's order
+        return np.minimum(np.maximum(table[np.minimum(np.maximum(v + 2, 0), top)], ts), ms)
+
+    lo, hi = count(at_most_d, x - 1), count(at_most_c, x)
+    return (lo - ts) * x - (pd[lo] - pd[ts]) + (pc[ms] - pc[hi]) - (ms - hi) * x
+
+
+def _slack_dp(view, k: int) -> np.ndarray:
+    """``best[m]``: least ``sum psi_v(t_v - d_v)`` (:func:`_slack_costs`) over the
+    k-anonymous sequences of the first ``m`` nodes of ``view`` (``inf`` where ``0 < m <
+    k``).
+
+    For ``u`` before ``w`` in the view's order, raising a value costs ``w`` no more than
+    ``u`` (``w``'s degree is higher by at least one, or equal with a slack no larger than
+    ``u``'s: the cases checked one by one in :func:`hub_lower_bound`), so some optimum
+    is sorted and its classes are runs of ``k..2k-1`` nodes.  A run's cost is convex in
+    its value ``x``; it does not fall from the lower median ``d_med`` of its degrees on
+    (at least half the members rise) and falls up to the lower median ``c_med`` of ``c``
+    (more than half fall), so ``x`` in ``c_med .. c_med + 1`` (``d <= c + 1``) is best."""
+    n = view[0].size
+    best = np.full(n + 1, np.inf)
+    best[0] = 0.0
+    offsets = np.arange(k, 2 * k)
+    steps = np.arange(0, 2)[:, None, None]
+    for b in range(k, n + 1, k):
+        ms = np.arange(b, min(b + k, n + 1))
+        ts = ms[:, None] - offsets[None, :]
+        valid = ts >= 0
+        tc = np.where(valid, ts, 0)
+        mc = np.broadcast_to(ms[:, None], tc.shape)
+        med = view[1][tc + (mc - tc - 1) // 2]
+        cost = _slack_costs(view, tc, mc, med + steps).min(axis=0)
+        best[ms] = np.where(valid, best[tc] + cost, np.inf).min(axis=1)
+    return best
+
+
+def hub_lower_bound(
+    n: int, edges, k: int, max_top: int = 24, simple: bool = False, refine: bool = True
+) -> int:
+    """A lower bound on the edits of any k-degree-anonymous graph that knows who the hubs'
+    neighbours are: the nodes a hub's deletions reach lose degree themselves.
+
+    Let ``S`` be the ``s`` highest-degree nodes, every one of a degree above every node
+    outside ``S``; ``a_x = |N(x) ∩ S|`` (original edges), ``e_v`` the edits at ``v``,
+    ``c_x`` the edits joining ``x`` to ``S``, ``del_h`` / ``add_h`` the deletions /
+    additions at ``h``, ``Delta`` the final minus the original degrees.  Then
+
+    * edits touching ``S`` number ``sum_S e_h - (edits inside S) >= sum_S e_h - C(s, 2)``;
+    * edits with both ends outside number ``1/2 sum_{x not in S} (e_x - c_x)``, and
+      ``e_x - c_x`` (``x``'s edits to other outside nodes) is at least the change they
+      make, ``|Delta_x - c_x^add + c_x^del| >= |Delta_x + c_x^del| - c_x^add``;
+    * ``0 <= c_x^del <= a_x`` (deletions join original neighbours), so ``|Delta_x +
+      c_x^del| >= psi_x(Delta_x) - (a_x - 1)^+`` with ``psi_x(z) = max(z, -z - sigma_x,
+      0)``, ``sigma_x = min(a_x, 1)``: a hub's deletion can serve an outside node's fall,
+      never its rise;
+    * the additions joining ``S`` to outside nodes, ``sum_x c_x^add``, are at most
+      ``sum_S add_h``;
+    * ``e_h - add_h / 2 = del_h + add_h / 2 >= g(Delta_h)`` with ``g(z) = -z`` for
+      ``z <= 0`` (a hub that falls deletes) and ``z / 2`` for ``z > 0``.
+
+    So every graph makes at least
+
+        ``sum_S g(Delta_h) + 1/2 sum_{x not in S} psi_x(Delta_x)
+        - C(s, 2) - 1/2 sum_{x not in S} (a_x - 1)^+``
+
+    edits, and the bound is the least of this over k-anonymous sequences ``t``.  Order
+    the nodes by degree (equal degrees: ``sigma = 1`` first; ``S`` last).  Raising a value
+    ``z -> z + 1`` changes ``psi_x`` by -1 (``z < -sigma_x``), 0 (``-sigma_x <= z < 0``) or
+    +1 (``z >= 0``), and ``2 g`` by -2 or +1; for ``u`` before ``w`` and any value, ``w``'s
+    change is never above ``u``'s (when it is 0 or +1, ``w``'s change ``z_w`` is ``>=
+    -sigma_w``, and ``u``'s is ``z_u >= z_w + 1 >= 0`` when ``d_u < d_w``, ``z_u = z_w``
+    with ``sigma_u >= sigma_w`` otherwise).  So uncrossing two nodes never costs more, an
+    optimum is sorted, its classes are runs of consecutive nodes, and the class of the top
+    ``k`` holds all of ``S`` (``s <= k``).  :func:`_slack_dp` prices the runs outside
+    ``S``; the top run is priced at every value.  The result is the best ``s <=
+    max_top``: one DP with every outside node at ``sigma = 1`` (weaker, ``psi_x`` can only
+    fall) screens every ``s``, and with ``refine`` the best ``s`` is priced exactly (one
+    more DP).  ``simple=True`` declares ``edges`` free of
+    self-loops and repeats.  It exceeds :func:`structural_lower_bound` and ``ceil(L1* /
+    2)`` where a few hubs must lose many edges while the rest of the degrees are far from
+    k-anonymous themselves (ego-Facebook, k >= 20).
+
+    Examples
+    --------
+    >>> # the path 0-1-2-3 at k = 4: every degree must become equal; exact optimum 1
+    >>> hub_lower_bound(4, [[0, 1], [1, 2], [2, 3]], 4)
+    0
+    """
+    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    if k <= 1 or n < k:
+        return 0
+    if not simple:
+        e = e[e[:, 0] != e[:, 1]]
+        e = np.unique(np.sort(e, axis=1), axis=0)
+    deg = np.bincount(e.ravel(), minlength=n).astype(np.int64)
+    order = np.argsort(deg, kind="stable")
+    top = min(max_top, k, n - 1)
+    in_top = np.zeros(n, dtype=bool)
+    in_top[order[n - top :]] = True
+    e = e[in_top[e[:, 0]] | in_top[e[:, 1]]]  # the other edges never count
+    view = _sorted_view(deg[order], np.ones(n, dtype=np.int64))
+    screen = (order, view, _slack_dp(view, k))
+    values: dict[int, float] = {}
+    for s in range(1, top + 1):
+        value = _hub_bound_value(e, deg, k, s, screen)
+        if value is not None:
+            values[s] = value
+    if not values:
+        return 0
+    if refine:
+        best_s = max(values, key=lambda s: values[s])
+        values[best_s] = max(values[best_s], _hub_bound_value(e, deg, k, best_s) or 0.0)
+    return max(0, math.ceil(max(values.values()) - 1e-9))
+
+
+def _hub_bound_value(e, deg, k: int, s: int, screen=None) -> float | None:
+    """The least of :func:`hub_lower_bound`'s expression over k-anonymous sequences for the
+    top ``s`` nodes (``None`` when they do not lie strictly above the others); ``e``: the
+    edges, at least those touching the top ``s``.  With ``screen`` = ``(order, view, best)``
+    of every node at slack 1 (one DP for every ``s``), the weaker expression where every
+    outside node, a hub neighbour or not, may fall by one for free."""
+    n = deg.size
+    order = np.argsort(deg, kind="stable") if screen is None else screen[0]
+    ds = deg[order]
+    if ds[n - s] <= ds[n - s - 1]:
+        return None
+    in_s = np.zeros(n, dtype=bool)
+    in_s[order[n - s :]] = True
+    ends = in_s[e]
+    outside = np.concatenate([e[ends[:, 0] & ~ends[:, 1], 1], e[ends[:, 1] & ~ends[:, 0], 0]])
+    a = np.bincount(outside, minlength=n)
+    correction = 0.5 * float(np.maximum(a - 1, 0).sum())
+    if screen is None:
+        slack = np.minimum(a, 1)
+        order = np.lexsort((-slack, deg))  # S last: its degrees lie above the others
+        view = _sorted_view(deg[order], slack[order])
+        best_out = _slack_dp(view, k)
+    else:
+        view, best_out = screen[1], screen[2]
+    values = np.arange(int(ds[-1]) + 2)
+    z = values[:, None] - ds[None, n - s :]
+    hub_cost = np.where(z <= 0, -z, 0.5 * z).sum(axis=1)
+    ts = np.arange(max(0, n - 2 * k + 1), n - k + 1)  # the top run is [t, n)
+    ts = ts[np.isfinite(best_out[ts])]
+    if not ts.size:
+        return None
+    tt = np.broadcast_to(ts[:, None], (ts.size, values.size))
+    rest = _slack_costs(view, tt, np.full_like(tt, n - s), values[None, :])
+    top = (0.5 * rest + hub_cost[None, :]).min(axis=1)
+    return float((0.5 * best_out[ts] + top).min()) - s * (s - 1) / 2 - correction

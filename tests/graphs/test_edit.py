@@ -167,6 +167,7 @@ def test_realization_against_exhaustive_search(case, seed):
     assert ours == len(added) + len(removed)
     assert info["two_sided_lower_bound_edges"] <= exact
     assert info["structural_lower_bound_edges"] <= exact
+    assert info["hub_lower_bound_edges"] <= exact
     assert exact <= ours <= 2 * exact + 1
 
 
@@ -379,7 +380,9 @@ def test_release_with_edit_construction_checked_with_networkx():
     assert info["edges_removed"] == len(before - after) > 0
     assert info["symmetric_difference"] == len(after ^ before)
     assert info["lower_bound_edges"] == max(
-        info["two_sided_lower_bound_edges"], info["structural_lower_bound_edges"]
+        info["two_sided_lower_bound_edges"],
+        info["structural_lower_bound_edges"],
+        info["hub_lower_bound_edges"],
     )
     assert (
         info["ratio_to_two_sided_bound"]
@@ -602,3 +605,75 @@ def test_priority_decides_which_equal_degree_loses():
             target, l1 = two_sided_sequence(d, 2, seed=seed, priority=priority)
             assert target[first] == 1 and target[3 - first] == 2
             assert l1 == two_sided_sequence(d, 2, seed=seed)[1] == 2
+
+
+def _reward_objective(target, d, reward):
+    target, d = np.asarray(target), np.asarray(d)
+    return float(np.abs(target - d).sum() - np.asarray(reward)[target < d].sum())
+
+
+def brute_force_reward_runs(d, k, reward):
+    """Least ``sum |t - d| - sum_{t_v < d_v} reward_v`` over runs of k..2k-1 sorted distinct
+    degrees, each run at one value among ``median - 2 .. median + 1``, the total change
+    even when some grouping allows it (the family the rewarded DP searches)."""
+    order = np.argsort(d)
+    ds, rs = np.asarray(d)[order], np.asarray(reward, dtype=float)[order]
+    n = len(ds)
+    best: dict[int, float] = {}
+    for cuts in itertools.product([0, 1], repeat=n - 1):
+        bounds = [0] + [i + 1 for i, c in enumerate(cuts) if c] + [n]
+        sizes = np.diff(bounds)
+        if sizes.min() < k or sizes.max() > 2 * k - 1:
+            continue
+        total = {0: 0.0}
+        for a, b in zip(bounds, bounds[1:]):
+            run, rw = ds[a:b], rs[a:b]
+            med = run[(len(run) - 1) // 2]
+            opts: dict[int, float] = {}
+            for x in range(max(med - 2, 0), med + 2):
+                c = float(np.abs(run - x).sum() - rw[run > x].sum())
+                p = int(np.abs(run - x).sum()) & 1
+                opts[p] = min(opts.get(p, math.inf), c)
+            total = {
+                (p + q) & 1: min(
+                    tp + tq
+                    for p2, tp in total.items()
+                    for q2, tq in opts.items()
+                    if (p2 + q2) & 1 == (p + q) & 1
+                )
+                for p in total
+                for q in opts
+            }
+        for p, value in total.items():
+            best[p] = min(best.get(p, math.inf), value)
+    return best[0] if 0 in best else min(best.values())
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), min_size=2, max_size=7, unique=True),
+    st.integers(1, 3),
+    st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=7, max_size=7),
+)
+def test_rewarded_dp_matches_brute_force(d, k, reward):
+    if k > len(d):
+        return
+    reward = reward[: len(d)]
+    target, _ = two_sided_sequence(d, k, even=True, seed=0, reward=reward, optimum=False)
+    assert is_k_anonymous_sequence(target, k)
+    ours = _reward_objective(target, d, reward)
+    assert math.isclose(ours, brute_force_reward_runs(d, k, reward), abs_tol=1e-9)
+    # the plain least-L1 target lies in the same family, so it never does better
+    plain, _ = two_sided_sequence(d, k, even=True, seed=0)
+    if (
+        int(np.abs(plain - np.asarray(d)).sum()) % 2
+        == int(np.abs(target - np.asarray(d)).sum()) % 2
+    ):
+        assert ours <= _reward_objective(plain, d, reward) + 1e-9
+
+
+def test_reward_refuses_floors_and_upper():
+    with pytest.raises(ValueError):
+        two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], floors=[0, 0, 0, 0])
+    with pytest.raises(ValueError):
+        two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], upper=True)
