@@ -1056,7 +1056,14 @@ def _spool() -> Iterator[str | None]:
     import dask
 
     parent = dask.config.get("temporary-directory", None) or tempfile.gettempdir()
-    folder = tempfile.mkdtemp(prefix="structanon-cut-", dir=parent)  # mode 0700
+    try:
+        folder = tempfile.mkdtemp(prefix="structanon-cut-", dir=parent)  # mode 0700
+    except OSError as exc:
+        raise InputError(
+            f"cannot make the working folder of the window cut in {parent} ({exc.strerror}); "
+            "set Dask's temporary-directory (DASK_TEMPORARY_DIRECTORY) to a writable folder",
+            value=parent,
+        ) from None
     try:
         client = _current_client()
         if client is not None and hasattr(client, "run"):

@@ -390,3 +390,13 @@ def test_joined_counts_refuse_unsorted_batches():
     a, b = _checks_of(df.iloc[:2]), _checks_of(df.iloc[2:])
     assert ldask._joined_counts([a, b]) is not None
     assert ldask._joined_counts([b, a]) is None  # the second batch starts before the first ends
+
+
+def test_spool_folder_that_cannot_be_made(small_batches, log, key, tmp_path):
+    from structanon.errors import InputError
+
+    missing = tmp_path / "no" / "such"
+    with dask.config.set({"scheduler": "sync", "temporary-directory": str(missing)}):
+        with pytest.raises(InputError, match="temporary-directory"):
+            location.cloak(dd.from_pandas(log, npartitions=2), key=key, measures=False, k=3)
+    assert not missing.exists()
