@@ -236,6 +236,11 @@ class EncodedTable:
         self._remember(node, table)
         return table
 
+    def cached(self, levels: Sequence[int]) -> ClassTable | None:
+        """The node's class table if it is cached (``None`` otherwise; nothing computed)."""
+        hit = self._cache.get(tuple(int(v) for v in levels))
+        return None if hit is None else hit[1]
+
     def _source(self, node: tuple[int, ...]) -> tuple[int, ...] | None:
         """The cached finer node with the fewest classes (``None``: roll up from the records).
 

@@ -10,7 +10,10 @@ The optimum is then the best-scoring feasible node under the chosen quality mode
 monotone quality model only the minimal feasible nodes are scored.  With suppression, the
 quality model's lower bounds prune as in ARX (a greedy descent gives a first score, and a
 node whose bound cannot beat the best score is never checked; see
-:func:`optimal_generalization`).
+:func:`optimal_generalization`).  Models measured against the released records
+(t-closeness) are not monotone with suppression, but their drift bound is
+(:meth:`_Search.drift_bound`): a node whose bound exceeds the suppression limit tags its
+specializations infeasible.
 """
 
 from __future__ import annotations
@@ -487,6 +490,21 @@ class _Search:
         self.outcomes: dict[int, NodeOutcome] = {}
         self._sizes_enc: EncodedTable | None = None
         self.monotone = _predicate_monotone(models, max_suppressed)
+        self._min_size = max((m.min_group_size for m in self.models), default=1)
+        self._reference: np.ndarray | None = None
+        self._drift_models: list[PrivacyModel] = []
+        if enc.has_sensitive and enc.n and not self.monotone:
+            assert enc.base_sensitive is not None
+            reference = np.bincount(
+                enc.base_sensitive, weights=enc.base_weight, minlength=max(enc.n_sensitive, 1)
+            )
+            self._reference = reference
+            self._drift_models = [
+                m
+                for m in self.models
+                if m.needs_reference
+                and m.drift_excess(reference[None, :], reference, domain, 0.0) is not None
+            ]
 
     def evaluate(self, i: int) -> NodeOutcome:
         out = self.outcomes.get(i)
@@ -528,19 +546,57 @@ class _Search:
             pruning.append(KAnonymity(implied))
         return pruning
 
+    def prunes(self, pruning: Sequence[PrivacyModel]) -> bool:
+        """Whether :meth:`sub_feasible` can fail at all (pruning models or drift bounds)."""
+        return bool(pruning) or bool(self._drift_models)
+
     def sub_feasible(self, i: int, pruning: Sequence[PrivacyModel], sizes: bool = False) -> bool:
-        """Node ``i`` passes the pruning models within the limit (else it and every
-        specialization are infeasible).  ``sizes``: measure on class sizes alone (a table
-        without the sensitive attribute, cheaper to roll up) when no pruning model reads
-        sensitive values."""
+        """Node ``i`` passes the pruning models within the limit and its drift bound
+        (:meth:`drift_bound`) does not exceed the limit; else it and every specialization
+        are infeasible.  ``sizes``: measure the pruning models on class sizes alone (a
+        table without the sensitive attribute, cheaper to roll up) when none of them
+        reads sensitive values."""
         node = self.lattice.node(i)
         enc = self.enc
-        if sizes and not any(m.requires_sensitive for m in pruning):
+        if sizes and not self._drift_models and not any(m.requires_sensitive for m in pruning):
             if self._sizes_enc is None:
                 self._sizes_enc = self.enc.sizes_only()
             enc = self._sizes_enc
         out = class_outcome(enc.classes(node), pruning, self.domain, node, self.max_suppressed)
-        return out.suppressed <= self.max_suppressed and out.released > 0
+        if out.suppressed > self.max_suppressed or out.released == 0:
+            return False
+        return self.drift_bound(i) <= self.max_suppressed + 1e-9 * max(self.enc.n, 1)
+
+    def drift_bound(self, i: int) -> float:
+        """Records node ``i`` must suppress at least, by the reference models' drift bounds.
+
+        Every class smaller than the largest ``min_group_size`` counts in full; every other
+        class counts ``|E| e(E)``, ``e`` the largest
+        :meth:`~structanon.models.PrivacyModel.drift_excess` of the models that offer one,
+        measured against the whole table with the drift allowed by the suppression limit
+        (the released records then differ from the table by at most that share).  Each
+        class's count is at most its size and is 0 when the class can be released, so a
+        feasible node's bound is at most the limit; merging classes never raises the sum,
+        so the bound never increases towards generalizations: a node over the limit proves
+        every specialization infeasible too.  0 without such models.
+        """
+        if not self._drift_models:
+            return 0.0
+        table = self.enc.classes(self.lattice.node(i))
+        assert table.contingency is not None and self._reference is not None
+        sizes = table.sizes
+        small = sizes < self._min_size
+        bound = float(sizes[small].sum())
+        if bound > self.max_suppressed:
+            return bound
+        big = np.flatnonzero(~small)
+        drift = self.max_suppressed / self.enc.n
+        excess = np.zeros(big.size)
+        for m in self._drift_models:
+            share = m.drift_excess(table.contingency[big], self._reference, self.domain, drift)
+            assert share is not None
+            excess = np.maximum(excess, share)
+        return bound + float((sizes[big] * excess).sum())
 
     def tag(self, outside=None) -> np.ndarray:
         """Per node: 1 feasible (or a candidate), -1 infeasible.
@@ -554,7 +610,7 @@ class _Search:
         out = outside or (lambda i: False)
         if self.monotone:
             _flash(self.lattice, status, lambda i: out(i) or self.feasible(self.evaluate(i)))
-        elif pruning:
+        elif self.prunes(pruning):
             _flash(
                 self.lattice,
                 status,
@@ -678,7 +734,7 @@ class _Search:
                 best = min(best, scored[i])
                 return True
             status[i] = -1
-            if self.monotone or (pruning and not self.sub_feasible(i, pruning)):
+            if self.monotone or (self.prunes(pruning) and not self.sub_feasible(i, pruning)):
                 cone = np.all(grid <= grid[i], axis=1)
                 status[cone & (status == 0)] = -1
             return False
@@ -721,7 +777,11 @@ class _Search:
         return scored, status
 
     def sizes_table(self, levels: tuple[int, ...]) -> ClassTable:
-        """The class table of a node without the sensitive attribute (sizes only)."""
+        """The class table of a node without the sensitive attribute (sizes only), or
+        its full class table when that is at hand."""
+        table = self.enc.cached(levels)
+        if table is not None:
+            return table
         if self._sizes_enc is None:
             self._sizes_enc = self.enc.sizes_only()
         return self._sizes_enc.classes(levels)
@@ -785,7 +845,10 @@ def optimal_generalization(
     -----
     The pruning models are those monotone under the suppression allowed, plus k-anonymity
     with the largest ``min_group_size`` of the models (a node failing them fails, and so do
-    its specializations).  Node checks stop once the limit is exceeded.
+    its specializations).  Models that offer a
+    :meth:`~structanon.models.PrivacyModel.drift_excess` (t-closeness with the equal or
+    hierarchical distance) add the drift bound (:meth:`_Search.drift_bound`), monotone in
+    the same way.  Node checks stop once the limit is exceeded.
 
     1. Without suppression, or with t-closeness (measured against the released records)
        and bounds known up front: feasibility under the models that are monotone (all of

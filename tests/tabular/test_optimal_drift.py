@@ -1,0 +1,246 @@
+"""The drift bound of models measured against the released records (t-closeness).
+
+With suppression, t-closeness is measured against the distribution of the records that are
+released, so feasibility is not monotone; the search still prunes with a bound that is:
+a released subset missing a share ``f`` of the records is within EMD ``f`` of the whole
+table, so a class that can be released is within ``t + f`` of the whole table's
+distribution, and the records of the classes beyond (weighted by how far beyond) bound the
+suppression from below, never more at a generalization than at a finer node.
+
+* ``TCloseness.drift_excess`` keeps its contract on random groups, with the EMD computed
+  independently (half the L1 distance, or a transport linear program for the hierarchical
+  ground distance);
+* the optimal search with the bound finds the optimum of an exhaustive search (classes by
+  pandas, suppression repeated against the released records until no class fails);
+* the bound does prune: on a fixed table it spares node checks and changes no result.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from structanon import Hierarchy, InfeasibleError
+from structanon.models import KAnonymity, TCloseness
+from tabular._optimal import optimal_generalization
+from tests.tabular.test_optimal import draw_table, random_hierarchy
+from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
+
+VALUES = ("x", "y", "z")
+# the sensitive hierarchy of the hierarchical ground distance: x and y are siblings
+SENSITIVE = Hierarchy([["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]], name="s")
+
+
+def ground(distance: str) -> np.ndarray:
+    """Pairwise distances between VALUES: 1 apart (equal) or lowest common level / height."""
+    d = np.zeros((len(VALUES), len(VALUES)))
+    for a, b in itertools.product(range(len(VALUES)), repeat=2):
+        if a == b:
+            continue
+        if distance == "equal":
+            d[a, b] = 1.0
+        else:
+            level = next(
+                lv
+                for lv in range(SENSITIVE.height + 1)
+                if SENSITIVE.generalize([VALUES[a]], lv)[0]
+                == SENSITIVE.generalize([VALUES[b]], lv)[0]
+            )
+            d[a, b] = level / SENSITIVE.height
+    return d
+
+
+def transport(p: np.ndarray, q: np.ndarray, distance: str) -> float:
+    """EMD as the optimal transport linear program (or half the L1 distance, for equal)."""
+    if distance == "equal":
+        return 0.5 * float(np.abs(p - q).sum())
+    m = p.size
+    cost = ground(distance).ravel()
+    rows = [np.kron(np.eye(m)[i], np.ones(m)) for i in range(m)]  # mass leaving value i
+    cols = [np.kron(np.ones(m), np.eye(m)[j]) for j in range(m)]  # mass reaching value j
+    res = linprog(cost, A_eq=np.array(rows + cols), b_eq=np.r_[p, q], bounds=(0, None))
+    assert res.status == 0
+    return float(res.fun)
+
+
+def model_for(distance: str, t: float) -> TCloseness:
+    if distance == "equal":
+        return TCloseness(t)
+    return TCloseness(t, "hierarchical", SENSITIVE)
+
+
+# --------------------------------------------------------------------- the model's contract
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["equal", "hierarchical"]),
+    st.sampled_from([0.0, 0.1, 0.2, 0.35]),
+    st.lists(st.integers(0, 9), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 9), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 30), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 30), min_size=3, max_size=3),
+)
+def test_drift_excess_keeps_its_contract(distance, t, a, b, kept, missing):
+    model = model_for(distance, t)
+    domain = np.array(VALUES, dtype=object)
+    a, b, kept, missing = (np.array(v, dtype=float) for v in (a, b, kept, missing))
+    table = kept + missing
+    drift = missing.sum() / table.sum()
+    excess = model.drift_excess(np.array([a, b, a + b]), table, domain, drift)
+    assert excess is not None
+    assert ((excess >= 0) & (excess <= 1)).all()
+    # a group within t of the released subset (measured on the values it holds) has no excess
+    held = kept > 0
+    for group, e in zip((a, b, a + b), excess):
+        if group[~held].any():
+            continue  # the group holds a value the subset lacks: not a released class
+        p, r = group / group.sum(), kept / kept.sum()
+        if transport(p, r, distance) <= t:
+            assert e == 0.0
+    # merging never raises size x excess
+    sizes = np.array([a.sum(), b.sum(), (a + b).sum()])
+    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+
+
+def test_drift_excess_is_offered_only_where_the_distance_allows():
+    reference = np.array([[3.0, 2.0, 1.0]])
+    domain = np.array(VALUES, dtype=object)
+    assert TCloseness(0.2, "ordered").drift_excess(reference, reference[0], domain, 0.1) is None
+    assert KAnonymity(3).drift_excess(reference, reference[0], domain, 0.1) is None
+    # t + drift >= 1: nothing is beyond reach
+    far = np.array([[0.0, 0.0, 5.0]])
+    assert TCloseness(0.95).drift_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
+    # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; t' = 0.2 + 0.1 -> (0.5 - 0.3) / 0.7
+    single = np.array([[1.0, 0.0, 0.0]])
+    value = TCloseness(0.2).drift_excess(single, reference[0], domain, 0.1)[0]
+    assert value == pytest.approx(0.2 / 0.7, abs=1e-8)
+
+
+# ------------------------------------------------------------ search against exhaustive search
+def exhaustive(df, hierarchies, models, limit, metric):
+    """Every node: classes by pandas, failing classes suppressed, the reference recomputed
+    on the released records until no class fails; EMD by :func:`transport`."""
+    names = list(hierarchies)
+    sens = df["s"].to_numpy()
+    n = len(df)
+    best = None
+    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
+        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+        members = {g: np.flatnonzero(key == g) for g in sorted(set(key))}
+        kept = set(members)
+        while kept:
+            released = np.concatenate([members[g] for g in sorted(kept)])
+            reference = np.array([np.sum(sens[released] == v) for v in VALUES], dtype=float)
+            reference /= reference.sum()
+            failing = set()
+            for g in kept:
+                rows = sens[members[g]]
+                share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
+                for model in models:
+                    if isinstance(model, KAnonymity) and rows.size < model.k:
+                        failing.add(g)
+                    elif isinstance(model, TCloseness):
+                        if transport(share, reference, model.distance) > model.t + 1e-9:
+                            failing.add(g)
+            if not failing:
+                break
+            kept -= failing
+        suppressed = np.zeros(n, dtype=bool)
+        for g in set(members) - kept:
+            suppressed[members[g]] = True
+        if int(suppressed.sum()) > limit or not kept:
+            continue
+        if metric == "discernibility":
+            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
+        elif metric == "height":
+            score = float(sum(levels))
+        elif metric == "precision":
+            s = int(suppressed.sum())
+            score = float(
+                np.mean(
+                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
+                )
+            )
+        else:
+            score = entropy_by_records(
+                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
+            )
+        if best is None or score < best[0] - 1e-9:
+            best = (score, levels)
+    return best
+
+
+@st.composite
+def drift_problem(draw):
+    df, hierarchies = draw_table(draw, min_rows=8)
+    distance = draw(st.sampled_from(["equal", "hierarchical"]))
+    models = [model_for(distance, draw(st.sampled_from([0.1, 0.2, 0.3])))]
+    k = draw(st.integers(1, 4))
+    if k > 1:
+        models.insert(0, KAnonymity(k))
+    limit = draw(st.sampled_from([1, 2, 4, 8]))
+    metric = draw(
+        st.sampled_from(
+            ["discernibility", "entropy", "entropy-nonmonotonic", "height", "precision"]
+        )
+    )
+    return df, hierarchies, models, limit, metric
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(drift_problem())
+def test_search_with_the_drift_bound_matches_exhaustive_search(problem):
+    df, hierarchies, models, limit, metric = problem
+    expected = exhaustive(df, hierarchies, models, limit, metric)
+    enc, domain = _encode(df, hierarchies)
+    if expected is None:
+        with pytest.raises(InfeasibleError):
+            optimal_generalization(enc, models, limit, metric, domain)
+        return
+    result = optimal_generalization(enc, models, limit, metric, domain)
+    assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert result.best.suppressed <= limit
+
+
+# ------------------------------------------------------------------------ the bound prunes
+def _fixed_table(seed: int, n: int = 300):
+    rng = np.random.default_rng(seed)
+    hierarchies = {
+        "a": random_hierarchy("a", 8, 3),
+        "b": random_hierarchy("b", 6, 2),
+        "c": random_hierarchy("c", 4, 2),
+    }
+    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
+    # the sensitive value leans on attribute a, so fine classes are far from the table
+    lean = df["a"].str[1:].astype(int).to_numpy() < 3
+    df["s"] = np.where(
+        lean, rng.choice(VALUES, n, p=[0.8, 0.1, 0.1]), rng.choice(VALUES, n, p=[0.3, 0.4, 0.3])
+    )
+    return df, hierarchies
+
+
+@pytest.mark.parametrize("distance", ["equal", "hierarchical"])
+@pytest.mark.parametrize("metric", ["discernibility", "entropy", "entropy-nonmonotonic"])
+def test_the_drift_bound_spares_checks_and_changes_no_result(distance, metric, monkeypatch):
+    df, hierarchies = _fixed_table(3)
+    models = [KAnonymity(3), model_for(distance, 0.15)]
+    enc, domain = _encode(df, hierarchies)
+    with_bound = optimal_generalization(enc, models, 12, metric, domain)
+    monkeypatch.setattr(TCloseness, "drift_excess", lambda self, *args: None)
+    enc, domain = _encode(df, hierarchies)
+    without = optimal_generalization(enc, models, 12, metric, domain)
+    assert with_bound.score == without.score
+    assert with_bound.best.levels == without.best.levels
+    assert with_bound.checked < without.checked
+    expected = exhaustive(df, hierarchies, models, 12, metric)
+    assert expected is not None
+    assert with_bound.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
