@@ -393,8 +393,10 @@ class TCloseness(PrivacyModel):
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
     def drift_excess(self, counts, reference, domain=None, drift=0.0):
-        """See :meth:`PrivacyModel.drift_excess`: ``(d - t') / (1 - t')`` clipped to [0, 1],
-        where ``d`` is the group's EMD to ``reference`` and ``t' = t + drift``.
+        """See :meth:`PrivacyModel.drift_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
+        where ``d`` is the group's EMD to ``reference``, ``t' = t + drift`` and ``D`` the
+        largest EMD of any distribution to ``reference`` (that of a group holding one value
+        only: the EMD is convex).
 
         With the equal or hierarchical ground distance, the EMD is a norm of the
         difference of the two distributions, at most 1, and a value absent from both
@@ -409,10 +411,16 @@ class TCloseness(PrivacyModel):
         if self.distance == "ordered":
             return None
         cut = self.t + float(drift) + 2 * _EPS
-        values = np.asarray(self.group_values(counts, reference, domain), dtype=float)
-        if cut >= 1.0:
+        counts = np.atleast_2d(np.asarray(counts, dtype=float))
+        m = counts.shape[1]
+        # the groups, then one group per value: the EMD is convex, so its largest value
+        # over all distributions is at one of those
+        both = np.concatenate([counts, np.eye(m)]) if m else counts
+        values = np.asarray(self.group_values(both, reference, domain), dtype=float)
+        values, top = values[: counts.shape[0]], float(values[counts.shape[0] :].max(initial=0.0))
+        if cut >= top:
             return np.zeros(values.size)
-        return np.clip((values - cut) / (1.0 - cut), 0.0, 1.0)
+        return np.clip((values - cut) / (top - cut), 0.0, 1.0)
 
     def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray]]:
         """Leaf code of each domain value and the child-to-parent matrices of each level,
