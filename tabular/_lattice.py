@@ -25,7 +25,7 @@ _MAX_KEY = np.int64(1) << 62
 # a node's classes are numbered with a presence mask when its key span is at most
 # _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
 _DENSE_SLACK = 1 << 15
-_DENSE_FACTOR = 4
+_DENSE_FACTOR = 16
 _DENSE_MAX = 1 << 23
 
 
@@ -179,6 +179,8 @@ class EncodedTable:
         self._base_columns: dict[tuple[int, int], np.ndarray] = {}
         self.evaluations = 0
         self.rollups = 0
+        self._mark = np.zeros(0, dtype=bool)
+        self._rank = np.empty(0, dtype=np.int64)
 
     def sizes_only(self) -> EncodedTable:
         """The same quasi-identifiers without the sensitive attribute: class sizes only
@@ -315,12 +317,22 @@ class EncodedTable:
         for col, radix in zip(columns[1:], radices[1:]):
             key *= radix
             key += col
-        mark = np.zeros(span, dtype=bool)
+        mark, rank = self._scratch(span)
         mark[key] = True
-        present = np.flatnonzero(mark)
-        rank = np.zeros(span, dtype=np.int64)
+        present = np.flatnonzero(mark[:span])
+        mark[present] = False  # the mask is all False again for the next table
+        # only the entries of present keys are written, and only those are read
         rank[present] = np.arange(present.size, dtype=np.int64)
         return rank[key], present, np.asarray(radices, dtype=np.int64)
+
+    def _scratch(self, span: int) -> tuple[np.ndarray, np.ndarray]:
+        """A presence mask (all False) and a rank array of at least ``span`` entries,
+        allocated once and reused by every table (no allocation or zeroing per table)."""
+        if self._mark.size < span:
+            size = max(span, 2 * self._mark.size)
+            self._mark = np.zeros(size, dtype=bool)
+            self._rank = np.empty(size, dtype=np.int64)
+        return self._mark, self._rank
 
     def _dense_table(
         self,
