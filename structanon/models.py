@@ -378,7 +378,7 @@ class TCloseness(PrivacyModel):
         self.t = float(t)
         self.distance = distance
         self.hierarchy = hierarchy
-        self._plans: dict[tuple, tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._plans: dict[tuple, tuple[np.ndarray, list[np.ndarray], bool]] = {}
 
     @property
     def threshold(self) -> float:
@@ -394,7 +394,8 @@ class TCloseness(PrivacyModel):
 
     def drift_excess(self, counts, reference, domain=None, drift=0.0):
         """See :meth:`PrivacyModel.drift_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
-        where ``d`` is the group's EMD to ``reference``, ``t' = t + drift`` and ``D`` the
+        where ``d`` is the group's EMD to ``reference``, ``t'`` is ``t`` plus the most the
+        reference can move (below) and ``D`` the
         largest EMD of any distribution to ``reference`` (that of a group holding one value
         only: the EMD is convex).
 
@@ -403,14 +404,15 @@ class TCloseness(PrivacyModel):
         leaves it unchanged (so measuring on the released values only changes nothing).
         A released subset ``r`` missing a share ``f <= drift`` of the records satisfies
         ``g - r = f (s - r)`` (``g`` the whole table, ``s`` the missing records), so
-        ``EMD(r, g) <= f`` and a group within ``t`` of ``r`` is within ``t + drift`` of
-        ``g`` (triangle inequality); by convexity a merged group's excess is at most the
+        ``EMD(r, g) = f EMD(s, r)``, at most ``f`` and at most ``f (D + EMD(r, g))``, i.e.
+        ``f D / (1 - f)``; a group within ``t`` of ``r`` is then within ``t'`` of ``g``
+        with ``t' = t + min(drift, drift D / (1 - drift))`` (triangle inequality); by
+        convexity a merged group's excess is at most the
         size-weighted sum of its parts'.  The ordered distance is normalized by the
         number of values released, which breaks the first point: no bound (``None``).
         """
         if self.distance == "ordered":
             return None
-        cut = self.t + float(drift) + 2 * _EPS
         counts = np.atleast_2d(np.asarray(counts, dtype=float))
         m = counts.shape[1]
         # the groups, then one group per value: the EMD is convex, so its largest value
@@ -418,11 +420,18 @@ class TCloseness(PrivacyModel):
         both = np.concatenate([counts, np.eye(m)]) if m else counts
         values = np.asarray(self.group_values(both, reference, domain), dtype=float)
         values, top = values[: counts.shape[0]], float(values[counts.shape[0] :].max(initial=0.0))
+        # the released subset r and the missing records s make up the table:
+        # g - r = f (s - r), so EMD(r, g) = f EMD(s, r) <= f (top + EMD(r, g)), i.e.
+        # EMD(r, g) <= f top / (1 - f), and <= f (an EMD is at most 1)
+        drift = float(drift)
+        if drift < 1.0:
+            drift = min(drift, drift * top / (1.0 - drift))
+        cut = self.t + drift + 2 * _EPS
         if cut >= top:
             return np.zeros(values.size)
         return np.clip((values - cut) / (top - cut), 0.0, 1.0)
 
-    def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray]]:
+    def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray], bool]:
         """Leaf code of each domain value and the child-to-parent matrices of each level,
         computed once per domain (searches test many class tables over one domain)."""
         key = tuple(np.asarray(domain, dtype=object).tolist())
@@ -437,7 +446,7 @@ class TCloseness(PrivacyModel):
                 up = np.zeros((h.n_nodes(level + 1), parents.size))
                 up[parents, np.arange(parents.size)] = 1.0
                 ups.append(up)
-            plan = (leaf_codes, ups)
+            plan = (leaf_codes, ups, bool(np.unique(leaf_codes).size == leaf_codes.size))
             if len(self._plans) < 64:
                 self._plans[key] = plan
         return plan
@@ -450,10 +459,10 @@ class TCloseness(PrivacyModel):
         totals = counts.sum(axis=1, keepdims=True)
         p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         diff = p - ref / ref.sum()
-        leaf_codes, ups = self._plan(domain)
+        leaf_codes, ups, distinct = self._plan(domain)
         total = np.zeros(diff.shape[0])
         extras = np.zeros((diff.shape[0], h.n_nodes(0)))
-        if np.unique(leaf_codes).size == leaf_codes.size:
+        if distinct:
             extras[:, leaf_codes] = diff  # the same sums: each leaf receives one column
         else:  # pragma: no cover - distinct domain values have distinct leaves
             np.add.at(extras.T, leaf_codes, diff.T)

@@ -115,11 +115,13 @@ def test_drift_excess_is_offered_only_where_the_distance_allows():
     # t + drift >= 1: nothing is beyond reach
     far = np.array([[0.0, 0.0, 5.0]])
     assert TCloseness(0.95).drift_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
-    # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; t' = 0.2 + 0.1, and the farthest
-    # distribution (all z) is at 5/6 -> (0.5 - 0.3) / (5/6 - 0.3)
+    # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; the farthest distribution (all z) is
+    # at D = 5/6, so the reference moves by at most 0.1 D / 0.9 < 0.1 and
+    # t' = 0.2 + 0.1 D / 0.9 -> (0.5 - t') / (D - t')
     single = np.array([[1.0, 0.0, 0.0]])
     value = TCloseness(0.2).drift_excess(single, reference[0], domain, 0.1)[0]
-    assert value == pytest.approx(0.2 / (5 / 6 - 0.3), abs=1e-8)
+    cut = 0.2 + 0.1 * (5 / 6) / 0.9
+    assert value == pytest.approx((0.5 - cut) / (5 / 6 - cut), abs=1e-8)
 
 
 # ------------------------------------------------------------ search against exhaustive search
