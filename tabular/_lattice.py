@@ -267,13 +267,17 @@ class EncodedTable:
         return None
 
     def base_column(self, j: int, level: int) -> np.ndarray:
-        """Node code at ``level`` of QI ``j`` of every distinct row (computed once)."""
+        """Node code at ``level`` of QI ``j`` of every distinct row (computed once; a
+        contiguous int32 array when the codes fit, to read less memory per table)."""
         key = (j, level)
         col = self._base_columns.get(key)
         if col is None:
             leaf = self.base_leaf_codes[:, j]
             col = leaf if level == 0 else np.ascontiguousarray(self.maps[j][:, level])[leaf]
-            self._base_columns[key] = col
+            if self.n_nodes[j][level] < np.iinfo(np.int32).max:
+                col = col.astype(np.int32)
+            self._base_columns[key] = np.ascontiguousarray(col)
+            col = self._base_columns[key]
         return col
 
     def _decode_keys(self, keys: np.ndarray) -> np.ndarray:
@@ -400,7 +404,11 @@ class EncodedTable:
         sizes = np.bincount(ids, weights=weight, minlength=m).astype(np.int64)
         first = np.full(m, -1, dtype=np.int64)
         first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
-        codes = np.stack([g[first] for g in gen], axis=1) if self.q else np.zeros((m, 0), np.int64)
+        codes = (
+            np.stack([g[first] for g in gen], axis=1).astype(np.int64, copy=False)
+            if self.q
+            else np.zeros((m, 0), np.int64)
+        )
         cont = None
         if contingency is not None:
             cont = np.zeros((m, contingency.shape[1]), dtype=np.int64)
