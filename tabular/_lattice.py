@@ -306,9 +306,8 @@ class EncodedTable:
 
         The node's codes are combined in the node's own mixed radix (the product of the
         attributes' domain sizes at the node's levels); when that span is small compared
-        with the rows, one presence mask and a cumulative sum number the classes in
-        ascending key order, i.e. in the lexicographic order of their codes (the order of
-        the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
+        with the rows, one presence mask numbers the classes in ascending key order, i.e.
+        in the lexicographic order of their codes (the order of the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
         span is too large for a dense mask.
         """
         radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
@@ -317,10 +316,11 @@ class EncodedTable:
             span *= max(r, 1)
         if not self.q or span > min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX):
             return None
-        key = columns[0].astype(np.int64, copy=True)
+        # span <= _DENSE_MAX < 2**31: the keys fit int32 (half the memory of int64)
+        key = columns[0].astype(np.int32, copy=True)
         for col, radix in zip(columns[1:], radices[1:]):
             key *= radix
-            key += col
+            key += col.astype(np.int32, copy=False)
         mark, rank = self._scratch(span)
         mark[key] = True
         present = np.flatnonzero(mark[:span])
