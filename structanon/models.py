@@ -110,7 +110,7 @@ class PrivacyModel:
             return values >= self.threshold - _EPS
         return values <= self.threshold + _EPS
 
-    def drift_excess(
+    def suppression_excess(
         self,
         counts: np.ndarray,
         reference: np.ndarray,
@@ -119,13 +119,14 @@ class PrivacyModel:
     ) -> np.ndarray | None:
         """A bound a search may use on records that must be suppressed (``None``: none).
 
-        For models that ``need_reference`` and are measured against the records released
-        after suppression: per group (rows of ``counts``, over the whole sensitive domain
-        of ``reference``, the table-wide counts), a share ``e`` in [0, 1] such that
+        For models that are not monotone with suppression: per group (rows of ``counts``,
+        over the whole sensitive domain of ``reference``, the table-wide counts), a share
+        ``e`` in [0, 1] such that
 
-        * ``e = 0`` for every group that satisfies the model against the distribution of
-          some subset of the table missing at most a share ``drift`` of its records
-          (measured on the values that subset holds);
+        * ``e = 0`` for every group that satisfies the model -- for models that
+          ``need_reference``, against the distribution of some subset of the table missing
+          at most a share ``drift`` of its records (the suppressed ones), measured on the
+          values that subset holds;
         * ``size * e`` never increases when groups merge:
           ``|A u B| e(A u B) <= |A| e(A) + |B| e(B)``.
 
@@ -293,6 +294,21 @@ class EntropyLDiversity(PrivacyModel):
         logp = np.log(p, out=np.zeros_like(p), where=p > 0)
         return np.exp(-(p * logp).sum(axis=1))
 
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(log l - H) / log l`` clipped at
+        0, ``H`` the group's entropy (nats).  A passing group has ``H >= log l``; ``H`` is
+        concave, so a merged group's entropy is at least the size-weighted mean of its
+        parts', and ``(log l - h)_+ / log l`` is decreasing, convex and at most 1."""
+        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        limit = np.log(max(self.l - 2 * _EPS, 1.0))
+        if limit <= 0:
+            return np.zeros(c.shape[0])
+        tot = c.sum(axis=1, keepdims=True)
+        p = np.divide(c, tot, out=np.zeros_like(c), where=tot > 0)
+        logp = np.log(p, out=np.zeros_like(p), where=p > 0)
+        entropy = -(p * logp).sum(axis=1)
+        return np.clip((limit - entropy) / limit, 0.0, 1.0)
+
     def to_dict(self):
         return {"model": self.name, "l": self.l}
 
@@ -338,6 +354,20 @@ class RecursiveCLDiversity(PrivacyModel):
 
     def group_ok(self, counts, reference=None, domain=None):
         return self.group_values(counts, reference, domain) < self.c
+
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(r_1 - c (r_l + ... + r_m))_+ /
+        size``.  A passing group has ``r_1 < c (r_l + ... + r_m)``; the largest count is
+        convex in the counts and the sum of the ``m - l + 1`` smallest is concave, so
+        ``r_1 - c (r_l + ... + r_m)`` is convex and positively homogeneous, hence at most
+        the sum of the parts' for a merged group; it never exceeds ``r_1 <= size``."""
+        c = -np.sort(-np.atleast_2d(np.asarray(counts, dtype=float)), axis=1)
+        top = c[:, 0]
+        tail = c[:, self.l - 1 :].sum(axis=1) if self.l - 1 < c.shape[1] else np.zeros(c.shape[0])
+        over = top - self.c * tail
+        over -= 1e-9 * (top + self.c * tail)  # rounding: never count a passing group
+        sizes = c.sum(axis=1)
+        return np.clip(np.divide(over, sizes, out=np.zeros_like(over), where=sizes > 0), 0.0, 1.0)
 
     def to_dict(self):
         return {"model": self.name, "c": self.c, "l": self.l}
@@ -392,8 +422,8 @@ class TCloseness(PrivacyModel):
             return self._hierarchical(c, ref, domain)
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
-    def drift_excess(self, counts, reference, domain=None, drift=0.0):
-        """See :meth:`PrivacyModel.drift_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
+    def suppression_excess(self, counts, reference, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
         where ``d`` is the group's EMD to ``reference``, ``t'`` is ``t`` plus the most the
         reference can move (below) and ``D`` the
         largest EMD of any distribution to ``reference`` (that of a group holding one value

@@ -10,9 +10,10 @@ The optimum is then the best-scoring feasible node under the chosen quality mode
 monotone quality model only the minimal feasible nodes are scored.  With suppression, the
 quality model's lower bounds prune as in ARX (a greedy descent gives a first score, and a
 node whose bound cannot beat the best score is never checked; see
-:func:`optimal_generalization`).  Models measured against the released records
-(t-closeness) are not monotone with suppression, but their drift bound is
-(:meth:`_Search.drift_bound`): a node whose bound exceeds the suppression limit tags its
+:func:`optimal_generalization`).  Models that are not monotone with suppression (entropy
+and recursive l-diversity, t-closeness measured against the released records) may offer
+a bound on the records that must be suppressed that is
+(:meth:`_Search.excess_bound`): a node whose bound exceeds the suppression limit tags its
 specializations infeasible.
 """
 
@@ -492,18 +493,18 @@ class _Search:
         self.monotone = _predicate_monotone(models, max_suppressed)
         self._min_size = max((m.min_group_size for m in self.models), default=1)
         self._reference: np.ndarray | None = None
-        self._drift_models: list[PrivacyModel] = []
+        self._excess_models: list[PrivacyModel] = []
         if enc.has_sensitive and enc.n and not self.monotone:
             assert enc.base_sensitive is not None
             reference = np.bincount(
                 enc.base_sensitive, weights=enc.base_weight, minlength=max(enc.n_sensitive, 1)
             )
             self._reference = reference
-            self._drift_models = [
+            self._excess_models = [
                 m
                 for m in self.models
-                if m.needs_reference
-                and m.drift_excess(reference[None, :], reference, domain, 0.0) is not None
+                if m.requires_sensitive
+                and m.suppression_excess(reference[None, :], reference, domain, 0.0) is not None
             ]
 
     def evaluate(self, i: int) -> NodeOutcome:
@@ -547,32 +548,32 @@ class _Search:
         return pruning
 
     def prunes(self, pruning: Sequence[PrivacyModel]) -> bool:
-        """Whether :meth:`sub_feasible` can fail at all (pruning models or drift bounds)."""
-        return bool(pruning) or bool(self._drift_models)
+        """Whether :meth:`sub_feasible` can fail at all (pruning models or excess bounds)."""
+        return bool(pruning) or bool(self._excess_models)
 
     def sub_feasible(self, i: int, pruning: Sequence[PrivacyModel], sizes: bool = False) -> bool:
-        """Node ``i`` passes the pruning models within the limit and its drift bound
-        (:meth:`drift_bound`) does not exceed the limit; else it and every specialization
+        """Node ``i`` passes the pruning models within the limit and its excess bound
+        (:meth:`excess_bound`) does not exceed the limit; else it and every specialization
         are infeasible.  ``sizes``: measure the pruning models on class sizes alone (a
         table without the sensitive attribute, cheaper to roll up) when none of them
         reads sensitive values."""
         node = self.lattice.node(i)
         enc = self.enc
-        if sizes and not self._drift_models and not any(m.requires_sensitive for m in pruning):
+        if sizes and not self._excess_models and not any(m.requires_sensitive for m in pruning):
             if self._sizes_enc is None:
                 self._sizes_enc = self.enc.sizes_only()
             enc = self._sizes_enc
         out = class_outcome(enc.classes(node), pruning, self.domain, node, self.max_suppressed)
         if out.suppressed > self.max_suppressed or out.released == 0:
             return False
-        return self.drift_bound(i) <= self.max_suppressed + 1e-9 * max(self.enc.n, 1)
+        return self.excess_bound(i) <= self.max_suppressed + 1e-9 * max(self.enc.n, 1)
 
-    def drift_bound(self, i: int) -> float:
-        """Records node ``i`` must suppress at least, by the reference models' drift bounds.
+    def excess_bound(self, i: int) -> float:
+        """Records node ``i`` must suppress at least, by the models' excess bounds.
 
         Every class smaller than the largest ``min_group_size`` counts in full; every other
         class counts ``|E| e(E)``, ``e`` the largest
-        :meth:`~structanon.models.PrivacyModel.drift_excess` of the models that offer one,
+        :meth:`~structanon.models.PrivacyModel.suppression_excess` of the models that offer one,
         measured against the whole table with the drift allowed by the suppression limit
         (the released records then differ from the table by at most that share).  Each
         class's count is at most its size and is 0 when the class can be released, so a
@@ -580,7 +581,7 @@ class _Search:
         so the bound never increases towards generalizations: a node over the limit proves
         every specialization infeasible too.  0 without such models.
         """
-        if not self._drift_models:
+        if not self._excess_models:
             return 0.0
         table = self.enc.classes(self.lattice.node(i))
         assert table.contingency is not None and self._reference is not None
@@ -592,8 +593,10 @@ class _Search:
         big = np.flatnonzero(~small)
         drift = self.max_suppressed / self.enc.n
         excess = np.zeros(big.size)
-        for m in self._drift_models:
-            share = m.drift_excess(table.contingency[big], self._reference, self.domain, drift)
+        for m in self._excess_models:
+            share = m.suppression_excess(
+                table.contingency[big], self._reference, self.domain, drift
+            )
             assert share is not None
             excess = np.maximum(excess, share)
         return bound + float((sizes[big] * excess).sum())
@@ -846,9 +849,9 @@ def optimal_generalization(
     The pruning models are those monotone under the suppression allowed, plus k-anonymity
     with the largest ``min_group_size`` of the models (a node failing them fails, and so do
     its specializations).  Models that offer a
-    :meth:`~structanon.models.PrivacyModel.drift_excess` (t-closeness with the equal or
-    hierarchical distance) add the drift bound (:meth:`_Search.drift_bound`), monotone in
-    the same way.  Node checks stop once the limit is exceeded.
+    :meth:`~structanon.models.PrivacyModel.suppression_excess` (entropy and recursive
+    l-diversity, t-closeness with the equal or hierarchical distance) add the excess bound
+    (:meth:`_Search.excess_bound`), monotone in the same way.  Node checks stop once the limit is exceeded.
 
     1. Without suppression, or with t-closeness (measured against the released records)
        and bounds known up front: feasibility under the models that are monotone (all of

@@ -1,15 +1,17 @@
-"""The drift bound of models measured against the released records (t-closeness).
+"""Bounds on the records that must be suppressed, for models not monotone with suppression.
 
-With suppression, t-closeness is measured against the distribution of the records that are
-released, so feasibility is not monotone; the search still prunes with a bound that is:
-a released subset missing a share ``f`` of the records is within EMD ``f`` of the whole
-table, so a class that can be released is within ``t + f`` of the whole table's
-distribution, and the records of the classes beyond (weighted by how far beyond) bound the
-suppression from below, never more at a generalization than at a finer node.
+With suppression, entropy and recursive (c, l)-diversity and t-closeness (measured against
+the distribution of the records that are released) make feasibility non-monotone; the
+search still prunes with a bound that is monotone: per class a share ``e`` of its records
+(0 when the class can be released, at most 1, ``size x e`` never increasing when classes
+merge), so the sum over a node's classes bounds its suppression from below and never
+grows towards generalizations.  For t-closeness, a released subset missing a share ``f`` of
+the records is within EMD ``f`` of the whole table, so a class that can be released is
+within ``t + f`` of the whole table's distribution.
 
-* ``TCloseness.drift_excess`` keeps its contract on random groups, with the EMD computed
-  independently (half the L1 distance, or a transport linear program for the hierarchical
-  ground distance);
+* ``suppression_excess`` keeps its contract on random groups, checked with independent
+  code: the EMD as half the L1 distance or a transport linear program (hierarchical ground
+  distance), the entropy and the recursive condition recomputed from the counts;
 * the optimal search with the bound finds the optimum of an exhaustive search (classes by
   pandas, suppression repeated against the released records until no class fails);
 * the bound does prune: on a fixed table it spares node checks and changes no result.
@@ -27,7 +29,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from structanon import Hierarchy, InfeasibleError
-from structanon.models import KAnonymity, TCloseness
+from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
 from tabular._optimal import optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
@@ -85,13 +87,13 @@ def model_for(distance: str, t: float) -> TCloseness:
     st.lists(st.integers(0, 30), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
     st.lists(st.integers(0, 30), min_size=3, max_size=3),
 )
-def test_drift_excess_keeps_its_contract(distance, t, a, b, kept, missing):
+def test_suppression_excess_keeps_its_contract(distance, t, a, b, kept, missing):
     model = model_for(distance, t)
     domain = np.array(VALUES, dtype=object)
     a, b, kept, missing = (np.array(v, dtype=float) for v in (a, b, kept, missing))
     table = kept + missing
     drift = missing.sum() / table.sum()
-    excess = model.drift_excess(np.array([a, b, a + b]), table, domain, drift)
+    excess = model.suppression_excess(np.array([a, b, a + b]), table, domain, drift)
     assert excess is not None
     assert ((excess >= 0) & (excess <= 1)).all()
     # a group within t of the released subset (measured on the values it holds) has no excess
@@ -107,19 +109,72 @@ def test_drift_excess_keeps_its_contract(distance, t, a, b, kept, missing):
     assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
 
 
-def test_drift_excess_is_offered_only_where_the_distance_allows():
+def passes_by_hand(model, counts: np.ndarray) -> bool:
+    """Entropy or recursive (c, l)-diversity of one group, from its counts."""
+    counts = counts[counts > 0]
+    if isinstance(model, EntropyLDiversity):
+        p = counts / counts.sum()
+        return float(np.exp(-(p * np.log(p)).sum())) >= model.l - 1e-9
+    r = sorted(counts.tolist(), reverse=True)
+    return r[0] < model.c * sum(r[model.l - 1 :])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            EntropyLDiversity(1.5),
+            EntropyLDiversity(2.0),
+            EntropyLDiversity(2.9),
+            RecursiveCLDiversity(2.0, 2),
+            RecursiveCLDiversity(1.0, 2),
+            RecursiveCLDiversity(3.0, 3),
+        ]
+    ),
+    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
+)
+def test_l_diversity_excess_keeps_its_contract(model, a, b):
+    a, b = np.array(a, dtype=float), np.array(b, dtype=float)
+    groups = np.array([a, b, a + b])
+    excess = model.suppression_excess(groups, groups.sum(axis=0), None, 0.0)
+    assert excess is not None
+    assert ((excess >= 0) & (excess <= 1)).all()
+    for group, e in zip(groups, excess):
+        if passes_by_hand(model, group):
+            assert e == 0.0
+    sizes = groups.sum(axis=1)
+    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+
+
+def test_l_diversity_excess_values():
+    # 8 flu, 1 cold, 1 cough: entropy 0.639 nats, below log 2 = 0.693
+    group = np.array([[8.0, 1.0, 1.0]])
+    p = np.array([0.8, 0.1, 0.1])
+    entropy = -(p * np.log(p)).sum()
+    e = EntropyLDiversity(2).suppression_excess(group, None, None, 0.0)[0]
+    assert e == pytest.approx((np.log(2) - entropy) / np.log(2), abs=1e-8)
+    # recursive (2, 2): 8 >= 2 (1 + 1), by 4 records of 10
+    e = RecursiveCLDiversity(2.0, 2).suppression_excess(group, None, None, 0.0)[0]
+    assert e == pytest.approx(0.4, abs=1e-6)
+    assert RecursiveCLDiversity(5.0, 2).suppression_excess(group, None, None, 0.0)[0] == 0.0
+
+
+def test_suppression_excess_is_offered_only_where_the_distance_allows():
     reference = np.array([[3.0, 2.0, 1.0]])
     domain = np.array(VALUES, dtype=object)
-    assert TCloseness(0.2, "ordered").drift_excess(reference, reference[0], domain, 0.1) is None
-    assert KAnonymity(3).drift_excess(reference, reference[0], domain, 0.1) is None
+    assert (
+        TCloseness(0.2, "ordered").suppression_excess(reference, reference[0], domain, 0.1) is None
+    )
+    assert KAnonymity(3).suppression_excess(reference, reference[0], domain, 0.1) is None
     # t + drift >= 1: nothing is beyond reach
     far = np.array([[0.0, 0.0, 5.0]])
-    assert TCloseness(0.95).drift_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
+    assert TCloseness(0.95).suppression_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
     # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; the farthest distribution (all z) is
     # at D = 5/6, so the reference moves by at most 0.1 D / 0.9 < 0.1 and
     # t' = 0.2 + 0.1 D / 0.9 -> (0.5 - t') / (D - t')
     single = np.array([[1.0, 0.0, 0.0]])
-    value = TCloseness(0.2).drift_excess(single, reference[0], domain, 0.1)[0]
+    value = TCloseness(0.2).suppression_excess(single, reference[0], domain, 0.1)[0]
     cut = 0.2 + 0.1 * (5 / 6) / 0.9
     assert value == pytest.approx((0.5 - cut) / (5 / 6 - cut), abs=1e-8)
 
@@ -148,11 +203,14 @@ def exhaustive(df, hierarchies, models, limit, metric):
                 rows = sens[members[g]]
                 share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
                 for model in models:
-                    if isinstance(model, KAnonymity) and rows.size < model.k:
-                        failing.add(g)
+                    if isinstance(model, KAnonymity):
+                        ok = rows.size >= model.k
                     elif isinstance(model, TCloseness):
-                        if transport(share, reference, model.distance) > model.t + 1e-9:
-                            failing.add(g)
+                        ok = transport(share, reference, model.distance) <= model.t + 1e-9
+                    else:
+                        ok = passes_by_hand(model, share * rows.size)
+                    if not ok:
+                        failing.add(g)
             if not failing:
                 break
             kept -= failing
@@ -182,10 +240,15 @@ def exhaustive(df, hierarchies, models, limit, metric):
 
 
 @st.composite
-def drift_problem(draw):
+def bound_problem(draw):
     df, hierarchies = draw_table(draw, min_rows=8)
-    distance = draw(st.sampled_from(["equal", "hierarchical"]))
-    models = [model_for(distance, draw(st.sampled_from([0.1, 0.2, 0.3])))]
+    kind = draw(st.sampled_from(["equal", "hierarchical", "entropy-l", "recursive"]))
+    if kind == "entropy-l":
+        models = [EntropyLDiversity(draw(st.sampled_from([1.5, 2.0, 2.5])))]
+    elif kind == "recursive":
+        models = [RecursiveCLDiversity(draw(st.sampled_from([1.0, 2.0, 3.0])), 2)]
+    else:
+        models = [model_for(kind, draw(st.sampled_from([0.1, 0.2, 0.3])))]
     k = draw(st.integers(1, 4))
     if k > 1:
         models.insert(0, KAnonymity(k))
@@ -199,9 +262,9 @@ def drift_problem(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drift_problem())
-def test_search_with_the_drift_bound_matches_exhaustive_search(problem):
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bound_problem())
+def test_search_with_the_excess_bound_matches_exhaustive_search(problem):
     df, hierarchies, models, limit, metric = problem
     expected = exhaustive(df, hierarchies, models, limit, metric)
     enc, domain = _encode(df, hierarchies)
@@ -231,14 +294,23 @@ def _fixed_table(seed: int, n: int = 300):
     return df, hierarchies
 
 
-@pytest.mark.parametrize("distance", ["equal", "hierarchical"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        model_for("equal", 0.15),
+        model_for("hierarchical", 0.15),
+        EntropyLDiversity(2.2),
+        RecursiveCLDiversity(1.5, 2),
+    ],
+    ids=["t-equal", "t-hierarchical", "entropy-l", "recursive-cl"],
+)
 @pytest.mark.parametrize("metric", ["discernibility", "entropy", "entropy-nonmonotonic"])
-def test_the_drift_bound_spares_checks_and_changes_no_result(distance, metric, monkeypatch):
+def test_the_excess_bound_spares_checks_and_changes_no_result(model, metric, monkeypatch):
     df, hierarchies = _fixed_table(3)
-    models = [KAnonymity(3), model_for(distance, 0.15)]
+    models = [KAnonymity(3), model]
     enc, domain = _encode(df, hierarchies)
     with_bound = optimal_generalization(enc, models, 12, metric, domain)
-    monkeypatch.setattr(TCloseness, "drift_excess", lambda self, *args: None)
+    monkeypatch.setattr(type(model), "suppression_excess", lambda self, *args: None)
     enc, domain = _encode(df, hierarchies)
     without = optimal_generalization(enc, models, 12, metric, domain)
     assert with_bound.score == without.score
