@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -81,14 +80,14 @@ def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple
     return _densify(key)
 
 
-@dataclass
 class ClassTable:
     """Equivalence classes of one lattice node.
 
     Attributes
     ----------
     codes : int array (g, q)
-        Generalized node code of each class, per quasi-identifier.
+        Generalized node code of each class, per quasi-identifier (decoded from the
+        classes' dense keys on first use when the table was built with ``decode``).
     sizes : int array (g,)
         Records per class.
     contingency : int array (g, s) or None
@@ -99,10 +98,38 @@ class ClassTable:
         a few operations per changed attribute.  ``None`` until a keyed roll-up needs them.
     """
 
-    codes: np.ndarray
-    sizes: np.ndarray
-    contingency: np.ndarray | None
-    keys: np.ndarray | None = None
+    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys")
+
+    def __init__(
+        self,
+        codes: np.ndarray | None,
+        sizes: np.ndarray,
+        contingency: np.ndarray | None,
+        keys: np.ndarray | None = None,
+        decode: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        # decode: (ascending keys in the node's own mixed radix, the radices), for tables
+        # whose codes are only needed when they are rolled up or scored (most are not)
+        self._codes = codes
+        self._decode = decode
+        self.sizes = sizes
+        self.contingency = contingency
+        self.keys = keys
+
+    @property
+    def codes(self) -> np.ndarray:
+        if self._codes is None:
+            assert self._decode is not None
+            present, radices = self._decode
+            q = radices.size
+            codes = np.empty((q, present.size), dtype=np.int64)
+            rest = present
+            for j in range(q - 1, 0, -1):
+                rest, codes[j] = np.divmod(rest, radices[j])
+            if q:
+                codes[0] = rest
+            self._codes, self._decode = codes.T, None
+        return self._codes
 
     @property
     def n_classes(self) -> int:
@@ -362,15 +389,11 @@ class EncodedTable:
             s = max(self.n_sensitive, 1)
             cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        # the codes of each class from its key (the keys are ascending: the classes are in
-        # the lexicographic order of their codes); the fixed-radix keys are left to the
-        # keyed roll-up (_keys), which needs them only when a dense mask does not fit
-        codes = np.empty((self.q, m), dtype=np.int64)
-        rest = present
-        for j in range(self.q - 1, 0, -1):
-            rest, codes[j] = np.divmod(rest, radices[j])
-        codes[0] = rest
-        return ClassTable(codes.T, new_sizes, cont, None)
+        # the codes of each class follow from its key (the keys are ascending: the classes
+        # are in the lexicographic order of their codes), decoded when first read; the
+        # fixed-radix keys are left to the keyed roll-up (_keys), which needs them only
+        # when a dense mask does not fit
+        return ClassTable(None, new_sizes, cont, None, decode=(present, radices))
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
         if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
