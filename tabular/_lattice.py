@@ -406,10 +406,9 @@ class EncodedTable:
     ) -> ClassTable | None:
         if not table.n_classes or not self._dense_ok(node, table.n_classes):
             return None
+        codes = table.codes
         columns = [
-            table.codes[:, j]
-            if src[j] == node[j]
-            else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[codes[:, j]]
             for j in range(self.q)
         ]
         return self._dense_table(columns, node, table.sizes, table.contingency, None)

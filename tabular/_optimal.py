@@ -722,7 +722,6 @@ class _Search:
         if bounds is None:
             return None
         lattice = self.lattice
-        grid = lattice.grid
         status = np.zeros(lattice.n_nodes, dtype=np.int8)
         scored: dict[int, float] = {}
         pruning = self.pruning_models()
@@ -738,8 +737,7 @@ class _Search:
                 return True
             status[i] = -1
             if self.monotone or (self.prunes(pruning) and not self.sub_feasible(i, pruning)):
-                cone = np.all(grid <= grid[i], axis=1)
-                status[cone & (status == 0)] = -1
+                _tag_cone(lattice, status, i, up=False, value=-1)
             return False
 
         self.descend(visit, status, lambda p: float(bounds[p]))
@@ -895,6 +893,16 @@ def optimal_generalization(
     return search.result(search.score(status, model), status, metric)
 
 
+def _tag_cone(lattice: _Lattice, status: np.ndarray, i: int, up: bool, value: int) -> None:
+    """Set ``value`` on the untagged nodes of node ``i``'s cone: its generalizations
+    (``up``) or its specializations.  The nodes are in C order over the levels, so a cone
+    is a block of the status array seen with one axis per attribute."""
+    levels = lattice.grid[i]
+    block = tuple(slice(int(v), None) if up else slice(0, int(v) + 1) for v in levels.tolist())
+    view = status.reshape(tuple(lattice.dims.tolist()))[block] if levels.size else status
+    view[view == 0] = value
+
+
 def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     """Tag every node feasible / infeasible with binary searches on upward paths."""
     grid, dims, strides = lattice.grid, lattice.dims, lattice.strides
@@ -902,8 +910,7 @@ def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     q = grid.shape[1]
 
     def tag(i: int, ok: bool) -> None:
-        cone = np.all(grid >= grid[i], axis=1) if ok else np.all(grid <= grid[i], axis=1)
-        status[cone & (status == 0)] = 1 if ok else -1
+        _tag_cone(lattice, status, i, up=ok, value=1 if ok else -1)
         status[i] = 1 if ok else -1
 
     for start in order:

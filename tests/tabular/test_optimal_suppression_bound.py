@@ -30,7 +30,7 @@ from scipy.optimize import linprog
 
 from structanon import Hierarchy, InfeasibleError
 from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
-from tabular._optimal import optimal_generalization
+from tabular._optimal import _Lattice, _tag_cone, optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
 
@@ -319,3 +319,23 @@ def test_the_excess_bound_spares_checks_and_changes_no_result(model, metric, mon
     expected = exhaustive(df, hierarchies, models, 12, metric)
     assert expected is not None
     assert with_bound.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+
+
+def test_cone_tagging_sets_exactly_the_untagged_nodes_of_the_cone():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        lattice = _Lattice(rng.integers(0, 4, rng.integers(1, 5)))
+        status = rng.choice([-1, 0, 0, 1], lattice.n_nodes).astype(np.int8)
+        i, up = int(rng.integers(lattice.n_nodes)), bool(rng.integers(2))
+        node = np.array(lattice.node(i))
+        cone = np.array(
+            [
+                all(a >= b for a, b in zip(lattice.node(j), node))
+                if up
+                else all(a <= b for a, b in zip(lattice.node(j), node))
+                for j in range(lattice.n_nodes)
+            ]
+        )
+        expected = np.where(cone & (status == 0), 5, status)
+        _tag_cone(lattice, status, i, up, 5)
+        np.testing.assert_array_equal(status, expected)
