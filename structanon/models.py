@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_int
-from .distances import DISTANCES, emd_many
+from .distances import DISTANCES, ancestor_matrix, emd_many, tree_emd
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .partition import Partition, encode_values
@@ -408,7 +408,7 @@ class TCloseness(PrivacyModel):
         self.t = float(t)
         self.distance = distance
         self.hierarchy = hierarchy
-        self._plans: dict[tuple, tuple[np.ndarray, list[np.ndarray], bool]] = {}
+        self._plans: dict[tuple, np.ndarray] = {}
 
     @property
     def threshold(self) -> float:
@@ -461,47 +461,29 @@ class TCloseness(PrivacyModel):
             return np.zeros(values.size)
         return np.clip((values - cut) / (top - cut), 0.0, 1.0)
 
-    def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray], bool]:
-        """Leaf code of each domain value and the child-to-parent matrices of each level,
-        computed once per domain (searches test many class tables over one domain)."""
+    def _plan(self, domain) -> np.ndarray:
+        """The ancestor matrix of the domain's values (:func:`~structanon.distances.
+        ancestor_matrix`), computed once per domain (searches test many class tables over
+        one domain)."""
         key = tuple(np.asarray(domain, dtype=object).tolist())
         plan = self._plans.get(key)
         if plan is None:
             h = self.hierarchy
             assert h is not None
-            leaf_codes = h.encode(np.asarray(domain, dtype=object))
-            ups = []
-            for level in range(h.height):
-                parents = h.parents(level)
-                up = np.zeros((h.n_nodes(level + 1), parents.size))
-                up[parents, np.arange(parents.size)] = 1.0
-                ups.append(up)
-            plan = (leaf_codes, ups, bool(np.unique(leaf_codes).size == leaf_codes.size))
+            plan = ancestor_matrix(h, h.encode(np.asarray(domain, dtype=object)))
             if len(self._plans) < 64:
                 self._plans[key] = plan
         return plan
 
     def _hierarchical(self, counts: np.ndarray, ref: np.ndarray, domain) -> np.ndarray:
         """:func:`~structanon.distances.emd_many`'s hierarchical EMD, the same operations
-        in the same order, with the domain's leaf codes and level matrices cached."""
+        in the same order, with the domain's ancestor matrix cached."""
         h = self.hierarchy
         assert h is not None
         totals = counts.sum(axis=1, keepdims=True)
         p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         diff = p - ref / ref.sum()
-        leaf_codes, ups, distinct = self._plan(domain)
-        total = np.zeros(diff.shape[0])
-        extras = np.zeros((diff.shape[0], h.n_nodes(0)))
-        if distinct:
-            extras[:, leaf_codes] = diff  # the same sums: each leaf receives one column
-        else:  # pragma: no cover - distinct domain values have distinct leaves
-            np.add.at(extras.T, leaf_codes, diff.T)
-        for level, up in enumerate(ups):
-            pos = np.maximum(extras, 0.0) @ up.T
-            neg = np.maximum(-extras, 0.0) @ up.T
-            total += (level + 1) / h.height * np.minimum(pos, neg).sum(axis=1)
-            extras = extras @ up.T
-        return total
+        return tree_emd(diff, self._plan(domain), h.height)
 
     def to_dict(self):
         return {"model": self.name, "t": self.t, "distance": self.distance}

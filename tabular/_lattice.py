@@ -334,8 +334,9 @@ class EncodedTable:
         The node's codes are combined in the node's own mixed radix (the product of the
         attributes' domain sizes at the node's levels); when that span is small compared
         with the rows, one presence mask numbers the classes in ascending key order, i.e.
-        in the lexicographic order of their codes (the order of the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
-        span is too large for a dense mask.
+        in the lexicographic order of their codes (the order of the sorting paths).
+        Returns ``(ids, present keys, radices)``, or ``None`` when the span is too large
+        for a dense mask.
         """
         radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
         span = 1
