@@ -24,7 +24,7 @@ _MAX_KEY = np.int64(1) << 62
 # a node's classes are numbered with a presence mask when its key span is at most
 # _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
 _DENSE_SLACK = 1 << 15
-_DENSE_FACTOR = 16
+_DENSE_FACTOR = 40
 _DENSE_MAX = 1 << 23
 
 
