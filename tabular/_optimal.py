@@ -12,7 +12,7 @@ quality model's lower bounds prune as in ARX (a greedy descent gives a first sco
 node whose bound cannot beat the best score is never checked; see
 :func:`optimal_generalization`).  Models that are not monotone with suppression (entropy
 and recursive l-diversity, t-closeness measured against the released records) may offer
-a bound on the records that must be suppressed that is
+a monotone lower bound on the records that must be suppressed
 (:meth:`_Search.excess_bound`): a node whose bound exceeds the suppression limit tags its
 specializations infeasible.
 """
