@@ -84,21 +84,34 @@ def emd_many(
     if hierarchy.height == 0:
         return 0.5 * np.abs(diff).sum(axis=1)
     leaf_codes = hierarchy.encode(np.asarray(domain, dtype=object))
-    total = np.zeros(diff.shape[0])
-    # extras of the nodes at the current level, starting with the domain values themselves
-    node_of_column = leaf_codes
-    extras = np.zeros((diff.shape[0], hierarchy.n_nodes(0)))
-    np.add.at(extras.T, node_of_column, diff.T)
+    return tree_emd(diff, ancestor_matrix(hierarchy, leaf_codes), hierarchy.height)
+
+
+def ancestor_matrix(hierarchy: Hierarchy, leaf_codes: np.ndarray) -> np.ndarray:
+    """0/1 matrix (columns x nodes of levels 0..height-1): the ancestor of each column's
+    leaf at every level below the root, the levels side by side."""
+    width = sum(hierarchy.n_nodes(level) for level in range(hierarchy.height))
+    out = np.zeros((leaf_codes.size, width))
+    rows = np.arange(leaf_codes.size)
+    node, offset = np.asarray(leaf_codes, dtype=np.int64), 0
     for level in range(hierarchy.height):
-        parents = hierarchy.parents(level)
-        n_up = hierarchy.n_nodes(level + 1)
-        up = np.zeros((n_up, parents.size))
-        up[parents, np.arange(parents.size)] = 1.0
-        pos = np.maximum(extras, 0.0) @ up.T
-        neg = np.maximum(-extras, 0.0) @ up.T
-        total += (level + 1) / hierarchy.height * np.minimum(pos, neg).sum(axis=1)
-        extras = extras @ up.T
-    return total
+        out[rows, offset + node] = 1.0
+        offset += hierarchy.n_nodes(level)
+        node = hierarchy.parents(level)[node]
+    return out
+
+
+def tree_emd(diff: np.ndarray, ancestors: np.ndarray, height: int) -> np.ndarray:
+    """The hierarchical EMD of difference rows ``diff`` (columns mapped by ``ancestors``,
+    see :func:`ancestor_matrix`).
+
+    At a node of level ``l + 1``, ``min(pos, neg) = (pos + neg - |pos - neg|) / 2``, where
+    ``pos + neg`` adds the absolute extras of its children and ``pos - neg`` is its own
+    extra; summed over the levels with weights ``(l + 1) / height``, the absolute extras of
+    every level below the root are weighted ``1 / height`` and the root's ``-1``, halved.
+    """
+    below = np.abs(diff @ ancestors).sum(axis=1) / height
+    return 0.5 * (below - np.abs(diff.sum(axis=1)))
 
 
 def emd(

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_int
-from .distances import DISTANCES, emd_many
+from .distances import DISTANCES, ancestor_matrix, emd_many, tree_emd
 from .errors import InputError
 from .hierarchy import Hierarchy
 from .partition import Partition, encode_values
@@ -109,6 +109,32 @@ class PrivacyModel:
         if self.higher_is_better:
             return values >= self.threshold - _EPS
         return values <= self.threshold + _EPS
+
+    def suppression_excess(
+        self,
+        counts: np.ndarray,
+        reference: np.ndarray,
+        domain: Sequence[Any] | np.ndarray | None,
+        drift: float,
+    ) -> np.ndarray | None:
+        """A bound a search may use on records that must be suppressed (``None``: none).
+
+        For models that are not monotone with suppression: per group (rows of ``counts``,
+        over the whole sensitive domain of ``reference``, the table-wide counts), a share
+        ``e`` in [0, 1] such that
+
+        * ``e = 0`` for every group that satisfies the model -- for models that
+          ``need_reference``, against the distribution of some subset of the table missing
+          at most a share ``drift`` of its records (the suppressed ones), measured on the
+          values that subset holds;
+        * ``size * e`` never increases when groups merge:
+          ``|A u B| e(A u B) <= |A| e(A) + |B| e(B)``.
+
+        Then ``sum |E| e(E)`` over the classes of a generalization never exceeds that of
+        a finer one, and exceeds the suppression limit only where no suppression within
+        it satisfies the model.
+        """
+        return None
 
     def check(
         self, partition: Partition, sensitive: Any = None, reference: np.ndarray | None = None
@@ -268,6 +294,21 @@ class EntropyLDiversity(PrivacyModel):
         logp = np.log(p, out=np.zeros_like(p), where=p > 0)
         return np.exp(-(p * logp).sum(axis=1))
 
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(log l - H) / log l`` clipped at
+        0, ``H`` the group's entropy (nats).  A passing group has ``H >= log l``; ``H`` is
+        concave, so a merged group's entropy is at least the size-weighted mean of its
+        parts', and ``(log l - h)_+ / log l`` is decreasing, convex and at most 1."""
+        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        limit = np.log(max(self.l - 2 * _EPS, 1.0))
+        if limit <= 0:
+            return np.zeros(c.shape[0])
+        tot = c.sum(axis=1, keepdims=True)
+        p = np.divide(c, tot, out=np.zeros_like(c), where=tot > 0)
+        logp = np.log(p, out=np.zeros_like(p), where=p > 0)
+        entropy = -(p * logp).sum(axis=1)
+        return np.clip((limit - entropy) / limit, 0.0, 1.0)
+
     def to_dict(self):
         return {"model": self.name, "l": self.l}
 
@@ -314,6 +355,20 @@ class RecursiveCLDiversity(PrivacyModel):
     def group_ok(self, counts, reference=None, domain=None):
         return self.group_values(counts, reference, domain) < self.c
 
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(r_1 - c (r_l + ... + r_m))_+ /
+        size``.  A passing group has ``r_1 < c (r_l + ... + r_m)``; the largest count is
+        convex in the counts and the sum of the ``m - l + 1`` smallest is concave, so
+        ``r_1 - c (r_l + ... + r_m)`` is convex and positively homogeneous, hence at most
+        the sum of the parts' for a merged group; it never exceeds ``r_1 <= size``."""
+        c = -np.sort(-np.atleast_2d(np.asarray(counts, dtype=float)), axis=1)
+        top = c[:, 0]
+        tail = c[:, self.l - 1 :].sum(axis=1) if self.l - 1 < c.shape[1] else np.zeros(c.shape[0])
+        over = top - self.c * tail
+        over -= 1e-9 * (top + self.c * tail)  # rounding: never count a passing group
+        sizes = c.sum(axis=1)
+        return np.clip(np.divide(over, sizes, out=np.zeros_like(over), where=sizes > 0), 0.0, 1.0)
+
     def to_dict(self):
         return {"model": self.name, "c": self.c, "l": self.l}
 
@@ -353,7 +408,7 @@ class TCloseness(PrivacyModel):
         self.t = float(t)
         self.distance = distance
         self.hierarchy = hierarchy
-        self._plans: dict[tuple, tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._plans: dict[tuple, np.ndarray] = {}
 
     @property
     def threshold(self) -> float:
@@ -367,44 +422,68 @@ class TCloseness(PrivacyModel):
             return self._hierarchical(c, ref, domain)
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
-    def _plan(self, domain) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Leaf code of each domain value and the child-to-parent matrices of each level,
-        computed once per domain (searches test many class tables over one domain)."""
+    def suppression_excess(self, counts, reference, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
+        where ``d`` is the group's EMD to ``reference``, ``t'`` is ``t`` plus the most the
+        reference can move (below) and ``D`` the
+        largest EMD of any distribution to ``reference`` (that of a group holding one value
+        only: the EMD is convex).
+
+        With the equal or hierarchical ground distance, the EMD is a norm of the
+        difference of the two distributions, at most 1, and a value absent from both
+        leaves it unchanged (so measuring on the released values only changes nothing).
+        A released subset ``r`` missing a share ``f <= drift`` of the records satisfies
+        ``g - r = f (s - r)`` (``g`` the whole table, ``s`` the missing records), so
+        ``EMD(r, g) = f EMD(s, r)``, at most ``f`` and at most ``f (D + EMD(r, g))``, i.e.
+        ``f D / (1 - f)``; a group within ``t`` of ``r`` is then within ``t'`` of ``g``
+        with ``t' = t + min(drift, drift D / (1 - drift))`` (triangle inequality); by
+        convexity a merged group's excess is at most the
+        size-weighted sum of its parts'.  The ordered distance is normalized by the
+        number of values released, which breaks the first point: no bound (``None``).
+        """
+        if self.distance == "ordered":
+            return None
+        counts = np.atleast_2d(np.asarray(counts, dtype=float))
+        m = counts.shape[1]
+        # the groups, then one group per value: the EMD is convex, so its largest value
+        # over all distributions is at one of those
+        both = np.concatenate([counts, np.eye(m)]) if m else counts
+        values = np.asarray(self.group_values(both, reference, domain), dtype=float)
+        values, top = values[: counts.shape[0]], float(values[counts.shape[0] :].max(initial=0.0))
+        # the released subset r and the missing records s make up the table:
+        # g - r = f (s - r), so EMD(r, g) = f EMD(s, r) <= f (top + EMD(r, g)), i.e.
+        # EMD(r, g) <= f top / (1 - f), and <= f (an EMD is at most 1)
+        drift = float(drift)
+        if drift < 1.0:
+            drift = min(drift, drift * top / (1.0 - drift))
+        cut = self.t + drift + 2 * _EPS
+        if cut >= top:
+            return np.zeros(values.size)
+        return np.clip((values - cut) / (top - cut), 0.0, 1.0)
+
+    def _plan(self, domain) -> np.ndarray:
+        """The ancestor matrix of the domain's values (:func:`~structanon.distances.
+        ancestor_matrix`), computed once per domain (searches test many class tables over
+        one domain)."""
         key = tuple(np.asarray(domain, dtype=object).tolist())
         plan = self._plans.get(key)
         if plan is None:
             h = self.hierarchy
             assert h is not None
-            leaf_codes = h.encode(np.asarray(domain, dtype=object))
-            ups = []
-            for level in range(h.height):
-                parents = h.parents(level)
-                up = np.zeros((h.n_nodes(level + 1), parents.size))
-                up[parents, np.arange(parents.size)] = 1.0
-                ups.append(up)
-            plan = (leaf_codes, ups)
+            plan = ancestor_matrix(h, h.encode(np.asarray(domain, dtype=object)))
             if len(self._plans) < 64:
                 self._plans[key] = plan
         return plan
 
     def _hierarchical(self, counts: np.ndarray, ref: np.ndarray, domain) -> np.ndarray:
         """:func:`~structanon.distances.emd_many`'s hierarchical EMD, the same operations
-        in the same order, with the domain's leaf codes and level matrices cached."""
+        in the same order, with the domain's ancestor matrix cached."""
         h = self.hierarchy
         assert h is not None
         totals = counts.sum(axis=1, keepdims=True)
         p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         diff = p - ref / ref.sum()
-        leaf_codes, ups = self._plan(domain)
-        total = np.zeros(diff.shape[0])
-        extras = np.zeros((diff.shape[0], h.n_nodes(0)))
-        np.add.at(extras.T, leaf_codes, diff.T)
-        for level, up in enumerate(ups):
-            pos = np.maximum(extras, 0.0) @ up.T
-            neg = np.maximum(-extras, 0.0) @ up.T
-            total += (level + 1) / h.height * np.minimum(pos, neg).sum(axis=1)
-            extras = extras @ up.T
-        return total
+        return tree_emd(diff, self._plan(domain), h.height)
 
     def to_dict(self):
         return {"model": self.name, "t": self.t, "distance": self.distance}

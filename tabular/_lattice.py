@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,7 @@ _MAX_KEY = np.int64(1) << 62
 # a node's classes are numbered with a presence mask when its key span is at most
 # _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
 _DENSE_SLACK = 1 << 15
-_DENSE_FACTOR = 4
+_DENSE_FACTOR = 40
 _DENSE_MAX = 1 << 23
 
 
@@ -81,14 +80,14 @@ def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple
     return _densify(key)
 
 
-@dataclass
 class ClassTable:
     """Equivalence classes of one lattice node.
 
     Attributes
     ----------
     codes : int array (g, q)
-        Generalized node code of each class, per quasi-identifier.
+        Generalized node code of each class, per quasi-identifier (decoded from the
+        classes' dense keys on first use when the table was built with ``decode``).
     sizes : int array (g,)
         Records per class.
     contingency : int array (g, s) or None
@@ -99,10 +98,38 @@ class ClassTable:
         a few operations per changed attribute.  ``None`` until a keyed roll-up needs them.
     """
 
-    codes: np.ndarray
-    sizes: np.ndarray
-    contingency: np.ndarray | None
-    keys: np.ndarray | None = None
+    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys")
+
+    def __init__(
+        self,
+        codes: np.ndarray | None,
+        sizes: np.ndarray,
+        contingency: np.ndarray | None,
+        keys: np.ndarray | None = None,
+        decode: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        # decode: (ascending keys in the node's own mixed radix, the radices), for tables
+        # whose codes are only needed when they are rolled up or scored (most are not)
+        self._codes = codes
+        self._decode = decode
+        self.sizes = sizes
+        self.contingency = contingency
+        self.keys = keys
+
+    @property
+    def codes(self) -> np.ndarray:
+        if self._codes is None:
+            assert self._decode is not None
+            present, radices = self._decode
+            q = radices.size
+            codes = np.empty((q, present.size), dtype=np.int64)
+            rest = present
+            for j in range(q - 1, 0, -1):
+                rest, codes[j] = np.divmod(rest, radices[j])
+            if q:
+                codes[0] = rest
+            self._codes, self._decode = codes.T, None
+        return self._codes
 
     @property
     def n_classes(self) -> int:
@@ -179,6 +206,8 @@ class EncodedTable:
         self._base_columns: dict[tuple[int, int], np.ndarray] = {}
         self.evaluations = 0
         self.rollups = 0
+        self._mark = np.zeros(0, dtype=bool)
+        self._rank = np.empty(0, dtype=np.int64)
 
     def sizes_only(self) -> EncodedTable:
         """The same quasi-identifiers without the sensitive attribute: class sizes only
@@ -236,6 +265,11 @@ class EncodedTable:
         self._remember(node, table)
         return table
 
+    def cached(self, levels: Sequence[int]) -> ClassTable | None:
+        """The node's class table if it is cached (``None`` otherwise; nothing computed)."""
+        hit = self._cache.get(tuple(int(v) for v in levels))
+        return None if hit is None else hit[1]
+
     def _source(self, node: tuple[int, ...]) -> tuple[int, ...] | None:
         """The cached finer node with the fewest classes (``None``: roll up from the records).
 
@@ -260,13 +294,17 @@ class EncodedTable:
         return None
 
     def base_column(self, j: int, level: int) -> np.ndarray:
-        """Node code at ``level`` of QI ``j`` of every distinct row (computed once)."""
+        """Node code at ``level`` of QI ``j`` of every distinct row (computed once; a
+        contiguous int32 array when the codes fit, to read less memory per table)."""
         key = (j, level)
         col = self._base_columns.get(key)
         if col is None:
             leaf = self.base_leaf_codes[:, j]
             col = leaf if level == 0 else np.ascontiguousarray(self.maps[j][:, level])[leaf]
-            self._base_columns[key] = col
+            if self.n_nodes[j][level] < np.iinfo(np.int32).max:
+                col = col.astype(np.int32)
+            self._base_columns[key] = np.ascontiguousarray(col)
+            col = self._base_columns[key]
         return col
 
     def _decode_keys(self, keys: np.ndarray) -> np.ndarray:
@@ -295,10 +333,10 @@ class EncodedTable:
 
         The node's codes are combined in the node's own mixed radix (the product of the
         attributes' domain sizes at the node's levels); when that span is small compared
-        with the rows, one presence mask and a cumulative sum number the classes in
-        ascending key order, i.e. in the lexicographic order of their codes (the order of
-        the sorting paths).  Returns ``(ids, present keys, radices)``, or ``None`` when the
-        span is too large for a dense mask.
+        with the rows, one presence mask numbers the classes in ascending key order, i.e.
+        in the lexicographic order of their codes (the order of the sorting paths).
+        Returns ``(ids, present keys, radices)``, or ``None`` when the span is too large
+        for a dense mask.
         """
         radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
         span = 1
@@ -306,16 +344,27 @@ class EncodedTable:
             span *= max(r, 1)
         if not self.q or span > min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX):
             return None
-        key = columns[0].astype(np.int64, copy=True)
+        # span <= _DENSE_MAX < 2**31: the keys fit int32 (half the memory of int64)
+        key = columns[0].astype(np.int32, copy=True)
         for col, radix in zip(columns[1:], radices[1:]):
             key *= radix
-            key += col
-        mark = np.zeros(span, dtype=bool)
+            key += col.astype(np.int32, copy=False)
+        mark, rank = self._scratch(span)
         mark[key] = True
-        present = np.flatnonzero(mark)
-        rank = np.zeros(span, dtype=np.int64)
+        present = np.flatnonzero(mark[:span])
+        mark[present] = False  # the mask is all False again for the next table
+        # only the entries of present keys are written, and only those are read
         rank[present] = np.arange(present.size, dtype=np.int64)
         return rank[key], present, np.asarray(radices, dtype=np.int64)
+
+    def _scratch(self, span: int) -> tuple[np.ndarray, np.ndarray]:
+        """A presence mask (all False) and a rank array of at least ``span`` entries,
+        allocated once and reused by every table (no allocation or zeroing per table)."""
+        if self._mark.size < span:
+            size = max(span, 2 * self._mark.size)
+            self._mark = np.zeros(size, dtype=bool)
+            self._rank = np.empty(size, dtype=np.int64)
+        return self._mark, self._rank
 
     def _dense_table(
         self,
@@ -341,15 +390,11 @@ class EncodedTable:
             s = max(self.n_sensitive, 1)
             cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        # the codes of each class from its key (the keys are ascending: the classes are in
-        # the lexicographic order of their codes); the fixed-radix keys are left to the
-        # keyed roll-up (_keys), which needs them only when a dense mask does not fit
-        codes = np.empty((self.q, m), dtype=np.int64)
-        rest = present
-        for j in range(self.q - 1, 0, -1):
-            rest, codes[j] = np.divmod(rest, radices[j])
-        codes[0] = rest
-        return ClassTable(codes.T, new_sizes, cont, None)
+        # the codes of each class follow from its key (the keys are ascending: the classes
+        # are in the lexicographic order of their codes), decoded when first read; the
+        # fixed-radix keys are left to the keyed roll-up (_keys), which needs them only
+        # when a dense mask does not fit
+        return ClassTable(None, new_sizes, cont, None, decode=(present, radices))
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
         if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
@@ -362,10 +407,9 @@ class EncodedTable:
     ) -> ClassTable | None:
         if not table.n_classes or not self._dense_ok(node, table.n_classes):
             return None
+        codes = table.codes
         columns = [
-            table.codes[:, j]
-            if src[j] == node[j]
-            else self.up_map(j, src[j], node[j])[table.codes[:, j]]
+            codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[codes[:, j]]
             for j in range(self.q)
         ]
         return self._dense_table(columns, node, table.sizes, table.contingency, None)
@@ -383,7 +427,11 @@ class EncodedTable:
         sizes = np.bincount(ids, weights=weight, minlength=m).astype(np.int64)
         first = np.full(m, -1, dtype=np.int64)
         first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
-        codes = np.stack([g[first] for g in gen], axis=1) if self.q else np.zeros((m, 0), np.int64)
+        codes = (
+            np.stack([g[first] for g in gen], axis=1).astype(np.int64, copy=False)
+            if self.q
+            else np.zeros((m, 0), np.int64)
+        )
         cont = None
         if contingency is not None:
             cont = np.zeros((m, contingency.shape[1]), dtype=np.int64)

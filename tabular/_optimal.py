@@ -10,7 +10,11 @@ The optimum is then the best-scoring feasible node under the chosen quality mode
 monotone quality model only the minimal feasible nodes are scored.  With suppression, the
 quality model's lower bounds prune as in ARX (a greedy descent gives a first score, and a
 node whose bound cannot beat the best score is never checked; see
-:func:`optimal_generalization`).
+:func:`optimal_generalization`).  Models that are not monotone with suppression (entropy
+and recursive l-diversity, t-closeness measured against the released records) may offer
+a monotone lower bound on the records that must be suppressed
+(:meth:`_Search.excess_bound`): a node whose bound exceeds the suppression limit tags its
+specializations infeasible.
 """
 
 from __future__ import annotations
@@ -487,6 +491,21 @@ class _Search:
         self.outcomes: dict[int, NodeOutcome] = {}
         self._sizes_enc: EncodedTable | None = None
         self.monotone = _predicate_monotone(models, max_suppressed)
+        self._min_size = max((m.min_group_size for m in self.models), default=1)
+        self._reference: np.ndarray | None = None
+        self._excess_models: list[PrivacyModel] = []
+        if enc.has_sensitive and enc.n and not self.monotone:
+            assert enc.base_sensitive is not None
+            reference = np.bincount(
+                enc.base_sensitive, weights=enc.base_weight, minlength=max(enc.n_sensitive, 1)
+            )
+            self._reference = reference
+            self._excess_models = [
+                m
+                for m in self.models
+                if m.requires_sensitive
+                and m.suppression_excess(reference[None, :], reference, domain, 0.0) is not None
+            ]
 
     def evaluate(self, i: int) -> NodeOutcome:
         out = self.outcomes.get(i)
@@ -528,19 +547,59 @@ class _Search:
             pruning.append(KAnonymity(implied))
         return pruning
 
+    def prunes(self, pruning: Sequence[PrivacyModel]) -> bool:
+        """Whether :meth:`sub_feasible` can fail at all (pruning models or excess bounds)."""
+        return bool(pruning) or bool(self._excess_models)
+
     def sub_feasible(self, i: int, pruning: Sequence[PrivacyModel], sizes: bool = False) -> bool:
-        """Node ``i`` passes the pruning models within the limit (else it and every
-        specialization are infeasible).  ``sizes``: measure on class sizes alone (a table
-        without the sensitive attribute, cheaper to roll up) when no pruning model reads
-        sensitive values."""
+        """Node ``i`` passes the pruning models within the limit and its excess bound
+        (:meth:`excess_bound`) does not exceed the limit; else it and every specialization
+        are infeasible.  ``sizes``: measure the pruning models on class sizes alone (a
+        table without the sensitive attribute, cheaper to roll up) when none of them
+        reads sensitive values."""
         node = self.lattice.node(i)
         enc = self.enc
-        if sizes and not any(m.requires_sensitive for m in pruning):
+        if sizes and not self._excess_models and not any(m.requires_sensitive for m in pruning):
             if self._sizes_enc is None:
                 self._sizes_enc = self.enc.sizes_only()
             enc = self._sizes_enc
         out = class_outcome(enc.classes(node), pruning, self.domain, node, self.max_suppressed)
-        return out.suppressed <= self.max_suppressed and out.released > 0
+        if out.suppressed > self.max_suppressed or out.released == 0:
+            return False
+        return self.excess_bound(i) <= self.max_suppressed + 1e-9 * max(self.enc.n, 1)
+
+    def excess_bound(self, i: int) -> float:
+        """Records node ``i`` must suppress at least, by the models' excess bounds.
+
+        Every class smaller than the largest ``min_group_size`` counts in full; every other
+        class counts ``|E| e(E)``, ``e`` the largest
+        :meth:`~structanon.models.PrivacyModel.suppression_excess` of the models that offer one,
+        measured against the whole table with the drift allowed by the suppression limit
+        (the released records then differ from the table by at most that share).  Each
+        class's count is at most its size and is 0 when the class can be released, so a
+        feasible node's bound is at most the limit; merging classes never raises the sum,
+        so the bound never increases towards generalizations: a node over the limit proves
+        every specialization infeasible too.  0 without such models.
+        """
+        if not self._excess_models:
+            return 0.0
+        table = self.enc.classes(self.lattice.node(i))
+        assert table.contingency is not None and self._reference is not None
+        sizes = table.sizes
+        small = sizes < self._min_size
+        bound = float(sizes[small].sum())
+        if bound > self.max_suppressed:
+            return bound
+        big = np.flatnonzero(~small)
+        drift = self.max_suppressed / self.enc.n
+        excess = np.zeros(big.size)
+        for m in self._excess_models:
+            share = m.suppression_excess(
+                table.contingency[big], self._reference, self.domain, drift
+            )
+            assert share is not None
+            excess = np.maximum(excess, share)
+        return bound + float((sizes[big] * excess).sum())
 
     def tag(self, outside=None) -> np.ndarray:
         """Per node: 1 feasible (or a candidate), -1 infeasible.
@@ -554,7 +613,7 @@ class _Search:
         out = outside or (lambda i: False)
         if self.monotone:
             _flash(self.lattice, status, lambda i: out(i) or self.feasible(self.evaluate(i)))
-        elif pruning:
+        elif self.prunes(pruning):
             _flash(
                 self.lattice,
                 status,
@@ -663,7 +722,6 @@ class _Search:
         if bounds is None:
             return None
         lattice = self.lattice
-        grid = lattice.grid
         status = np.zeros(lattice.n_nodes, dtype=np.int8)
         scored: dict[int, float] = {}
         pruning = self.pruning_models()
@@ -678,9 +736,8 @@ class _Search:
                 best = min(best, scored[i])
                 return True
             status[i] = -1
-            if self.monotone or (pruning and not self.sub_feasible(i, pruning)):
-                cone = np.all(grid <= grid[i], axis=1)
-                status[cone & (status == 0)] = -1
+            if self.monotone or (self.prunes(pruning) and not self.sub_feasible(i, pruning)):
+                _tag_cone(lattice, status, i, up=False, value=-1)
             return False
 
         self.descend(visit, status, lambda p: float(bounds[p]))
@@ -721,7 +778,11 @@ class _Search:
         return scored, status
 
     def sizes_table(self, levels: tuple[int, ...]) -> ClassTable:
-        """The class table of a node without the sensitive attribute (sizes only)."""
+        """The class table of a node without the sensitive attribute (sizes only), or
+        its full class table when that is at hand."""
+        table = self.enc.cached(levels)
+        if table is not None:
+            return table
         if self._sizes_enc is None:
             self._sizes_enc = self.enc.sizes_only()
         return self._sizes_enc.classes(levels)
@@ -785,7 +846,10 @@ def optimal_generalization(
     -----
     The pruning models are those monotone under the suppression allowed, plus k-anonymity
     with the largest ``min_group_size`` of the models (a node failing them fails, and so do
-    its specializations).  Node checks stop once the limit is exceeded.
+    its specializations).  Models that offer a
+    :meth:`~structanon.models.PrivacyModel.suppression_excess` (entropy and recursive
+    l-diversity, t-closeness with the equal or hierarchical distance) add the excess bound
+    (:meth:`_Search.excess_bound`), monotone in the same way.  Node checks stop once the limit is exceeded.
 
     1. Without suppression, or with t-closeness (measured against the released records)
        and bounds known up front: feasibility under the models that are monotone (all of
@@ -829,6 +893,16 @@ def optimal_generalization(
     return search.result(search.score(status, model), status, metric)
 
 
+def _tag_cone(lattice: _Lattice, status: np.ndarray, i: int, up: bool, value: int) -> None:
+    """Set ``value`` on the untagged nodes of node ``i``'s cone: its generalizations
+    (``up``) or its specializations.  The nodes are in C order over the levels, so a cone
+    is a block of the status array seen with one axis per attribute."""
+    levels = lattice.grid[i]
+    block = tuple(slice(int(v), None) if up else slice(0, int(v) + 1) for v in levels.tolist())
+    view = status.reshape(tuple(lattice.dims.tolist()))[block] if levels.size else status
+    view[view == 0] = value
+
+
 def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     """Tag every node feasible / infeasible with binary searches on upward paths."""
     grid, dims, strides = lattice.grid, lattice.dims, lattice.strides
@@ -836,8 +910,7 @@ def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     q = grid.shape[1]
 
     def tag(i: int, ok: bool) -> None:
-        cone = np.all(grid >= grid[i], axis=1) if ok else np.all(grid <= grid[i], axis=1)
-        status[cone & (status == 0)] = 1 if ok else -1
+        _tag_cone(lattice, status, i, up=ok, value=1 if ok else -1)
         status[i] = 1 if ok else -1
 
     for start in order:

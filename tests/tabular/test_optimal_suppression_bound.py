@@ -1,0 +1,341 @@
+"""Bounds on the records that must be suppressed, for models not monotone with suppression.
+
+With suppression, entropy and recursive (c, l)-diversity and t-closeness (measured against
+the distribution of the records that are released) make feasibility non-monotone; the
+search still prunes with a bound that is monotone: per class a share ``e`` of its records
+(0 when the class can be released, at most 1, ``size x e`` never increasing when classes
+merge), so the sum over a node's classes bounds its suppression from below and never
+grows towards generalizations.  For t-closeness, a released subset missing a share ``f`` of
+the records is within EMD ``f`` of the whole table, so a class that can be released is
+within ``t + f`` of the whole table's distribution.
+
+* ``suppression_excess`` keeps its contract on random groups, checked with independent
+  code: the EMD as half the L1 distance or a transport linear program (hierarchical ground
+  distance), the entropy and the recursive condition recomputed from the counts;
+* the optimal search with the bound finds the optimum of an exhaustive search (classes by
+  pandas, suppression repeated against the released records until no class fails);
+* the bound does prune: on a fixed table it spares node checks and changes no result.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from structanon import Hierarchy, InfeasibleError
+from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
+from tabular._optimal import _Lattice, _tag_cone, optimal_generalization
+from tests.tabular.test_optimal import draw_table, random_hierarchy
+from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
+
+VALUES = ("x", "y", "z")
+# the sensitive hierarchy of the hierarchical ground distance: x and y are siblings
+SENSITIVE = Hierarchy([["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]], name="s")
+
+
+def ground(distance: str) -> np.ndarray:
+    """Pairwise distances between VALUES: 1 apart (equal) or lowest common level / height."""
+    d = np.zeros((len(VALUES), len(VALUES)))
+    for a, b in itertools.product(range(len(VALUES)), repeat=2):
+        if a == b:
+            continue
+        if distance == "equal":
+            d[a, b] = 1.0
+        else:
+            level = next(
+                lv
+                for lv in range(SENSITIVE.height + 1)
+                if SENSITIVE.generalize([VALUES[a]], lv)[0]
+                == SENSITIVE.generalize([VALUES[b]], lv)[0]
+            )
+            d[a, b] = level / SENSITIVE.height
+    return d
+
+
+def transport(p: np.ndarray, q: np.ndarray, distance: str) -> float:
+    """EMD as the optimal transport linear program (or half the L1 distance, for equal)."""
+    if distance == "equal":
+        return 0.5 * float(np.abs(p - q).sum())
+    m = p.size
+    cost = ground(distance).ravel()
+    rows = [np.kron(np.eye(m)[i], np.ones(m)) for i in range(m)]  # mass leaving value i
+    cols = [np.kron(np.ones(m), np.eye(m)[j]) for j in range(m)]  # mass reaching value j
+    res = linprog(cost, A_eq=np.array(rows + cols), b_eq=np.r_[p, q], bounds=(0, None))
+    assert res.status == 0
+    return float(res.fun)
+
+
+def model_for(distance: str, t: float) -> TCloseness:
+    if distance == "equal":
+        return TCloseness(t)
+    return TCloseness(t, "hierarchical", SENSITIVE)
+
+
+# --------------------------------------------------------------------- the model's contract
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["equal", "hierarchical"]),
+    st.sampled_from([0.0, 0.1, 0.2, 0.35]),
+    st.lists(st.integers(0, 9), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 9), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 30), min_size=3, max_size=3).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 30), min_size=3, max_size=3),
+)
+def test_suppression_excess_keeps_its_contract(distance, t, a, b, kept, missing):
+    model = model_for(distance, t)
+    domain = np.array(VALUES, dtype=object)
+    a, b, kept, missing = (np.array(v, dtype=float) for v in (a, b, kept, missing))
+    table = kept + missing
+    drift = missing.sum() / table.sum()
+    excess = model.suppression_excess(np.array([a, b, a + b]), table, domain, drift)
+    assert excess is not None
+    assert ((excess >= 0) & (excess <= 1)).all()
+    # a group within t of the released subset (measured on the values it holds) has no excess
+    held = kept > 0
+    for group, e in zip((a, b, a + b), excess):
+        if group[~held].any():
+            continue  # the group holds a value the subset lacks: not a released class
+        p, r = group / group.sum(), kept / kept.sum()
+        if transport(p, r, distance) <= t:
+            assert e == 0.0
+    # merging never raises size x excess
+    sizes = np.array([a.sum(), b.sum(), (a + b).sum()])
+    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+
+
+def passes_by_hand(model, counts: np.ndarray) -> bool:
+    """Entropy or recursive (c, l)-diversity of one group, from its counts."""
+    counts = counts[counts > 0]
+    if isinstance(model, EntropyLDiversity):
+        p = counts / counts.sum()
+        return float(np.exp(-(p * np.log(p)).sum())) >= model.l - 1e-9
+    r = sorted(counts.tolist(), reverse=True)
+    return r[0] < model.c * sum(r[model.l - 1 :])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            EntropyLDiversity(1.5),
+            EntropyLDiversity(2.0),
+            EntropyLDiversity(2.9),
+            RecursiveCLDiversity(2.0, 2),
+            RecursiveCLDiversity(1.0, 2),
+            RecursiveCLDiversity(3.0, 3),
+        ]
+    ),
+    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
+    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
+)
+def test_l_diversity_excess_keeps_its_contract(model, a, b):
+    a, b = np.array(a, dtype=float), np.array(b, dtype=float)
+    groups = np.array([a, b, a + b])
+    excess = model.suppression_excess(groups, groups.sum(axis=0), None, 0.0)
+    assert excess is not None
+    assert ((excess >= 0) & (excess <= 1)).all()
+    for group, e in zip(groups, excess):
+        if passes_by_hand(model, group):
+            assert e == 0.0
+    sizes = groups.sum(axis=1)
+    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+
+
+def test_l_diversity_excess_values():
+    # 8 flu, 1 cold, 1 cough: entropy 0.639 nats, below log 2 = 0.693
+    group = np.array([[8.0, 1.0, 1.0]])
+    p = np.array([0.8, 0.1, 0.1])
+    entropy = -(p * np.log(p)).sum()
+    e = EntropyLDiversity(2).suppression_excess(group, None, None, 0.0)[0]
+    assert e == pytest.approx((np.log(2) - entropy) / np.log(2), abs=1e-8)
+    # recursive (2, 2): 8 >= 2 (1 + 1), by 4 records of 10
+    e = RecursiveCLDiversity(2.0, 2).suppression_excess(group, None, None, 0.0)[0]
+    assert e == pytest.approx(0.4, abs=1e-6)
+    assert RecursiveCLDiversity(5.0, 2).suppression_excess(group, None, None, 0.0)[0] == 0.0
+
+
+def test_suppression_excess_is_offered_only_where_the_distance_allows():
+    reference = np.array([[3.0, 2.0, 1.0]])
+    domain = np.array(VALUES, dtype=object)
+    assert (
+        TCloseness(0.2, "ordered").suppression_excess(reference, reference[0], domain, 0.1) is None
+    )
+    assert KAnonymity(3).suppression_excess(reference, reference[0], domain, 0.1) is None
+    # t + drift >= 1: nothing is beyond reach
+    far = np.array([[0.0, 0.0, 5.0]])
+    assert TCloseness(0.95).suppression_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
+    # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; the farthest distribution (all z) is
+    # at D = 5/6, so the reference moves by at most 0.1 D / 0.9 < 0.1 and
+    # t' = 0.2 + 0.1 D / 0.9 -> (0.5 - t') / (D - t')
+    single = np.array([[1.0, 0.0, 0.0]])
+    value = TCloseness(0.2).suppression_excess(single, reference[0], domain, 0.1)[0]
+    cut = 0.2 + 0.1 * (5 / 6) / 0.9
+    assert value == pytest.approx((0.5 - cut) / (5 / 6 - cut), abs=1e-8)
+
+
+# ------------------------------------------------------------ search against exhaustive search
+def exhaustive(df, hierarchies, models, limit, metric):
+    """Every node: classes by pandas, failing classes suppressed, the reference recomputed
+    on the released records until no class fails; EMD by :func:`transport`."""
+    names = list(hierarchies)
+    sens = df["s"].to_numpy()
+    n = len(df)
+    best = None
+    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
+        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+        members = {g: np.flatnonzero(key == g) for g in sorted(set(key))}
+        kept = set(members)
+        while kept:
+            released = np.concatenate([members[g] for g in sorted(kept)])
+            reference = np.array([np.sum(sens[released] == v) for v in VALUES], dtype=float)
+            reference /= reference.sum()
+            failing = set()
+            for g in kept:
+                rows = sens[members[g]]
+                share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
+                for model in models:
+                    if isinstance(model, KAnonymity):
+                        ok = rows.size >= model.k
+                    elif isinstance(model, TCloseness):
+                        ok = transport(share, reference, model.distance) <= model.t + 1e-9
+                    else:
+                        ok = passes_by_hand(model, share * rows.size)
+                    if not ok:
+                        failing.add(g)
+            if not failing:
+                break
+            kept -= failing
+        suppressed = np.zeros(n, dtype=bool)
+        for g in set(members) - kept:
+            suppressed[members[g]] = True
+        if int(suppressed.sum()) > limit or not kept:
+            continue
+        if metric == "discernibility":
+            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
+        elif metric == "height":
+            score = float(sum(levels))
+        elif metric == "precision":
+            s = int(suppressed.sum())
+            score = float(
+                np.mean(
+                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
+                )
+            )
+        else:
+            score = entropy_by_records(
+                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
+            )
+        if best is None or score < best[0] - 1e-9:
+            best = (score, levels)
+    return best
+
+
+@st.composite
+def bound_problem(draw):
+    df, hierarchies = draw_table(draw, min_rows=8)
+    kind = draw(st.sampled_from(["equal", "hierarchical", "entropy-l", "recursive"]))
+    if kind == "entropy-l":
+        models = [EntropyLDiversity(draw(st.sampled_from([1.5, 2.0, 2.5])))]
+    elif kind == "recursive":
+        models = [RecursiveCLDiversity(draw(st.sampled_from([1.0, 2.0, 3.0])), 2)]
+    else:
+        models = [model_for(kind, draw(st.sampled_from([0.1, 0.2, 0.3])))]
+    k = draw(st.integers(1, 4))
+    if k > 1:
+        models.insert(0, KAnonymity(k))
+    limit = draw(st.sampled_from([1, 2, 4, 8]))
+    metric = draw(
+        st.sampled_from(
+            ["discernibility", "entropy", "entropy-nonmonotonic", "height", "precision"]
+        )
+    )
+    return df, hierarchies, models, limit, metric
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bound_problem())
+def test_search_with_the_excess_bound_matches_exhaustive_search(problem):
+    df, hierarchies, models, limit, metric = problem
+    expected = exhaustive(df, hierarchies, models, limit, metric)
+    enc, domain = _encode(df, hierarchies)
+    if expected is None:
+        with pytest.raises(InfeasibleError):
+            optimal_generalization(enc, models, limit, metric, domain)
+        return
+    result = optimal_generalization(enc, models, limit, metric, domain)
+    assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+    assert result.best.suppressed <= limit
+
+
+# ------------------------------------------------------------------------ the bound prunes
+def _fixed_table(seed: int, n: int = 300):
+    rng = np.random.default_rng(seed)
+    hierarchies = {
+        "a": random_hierarchy("a", 8, 3),
+        "b": random_hierarchy("b", 6, 2),
+        "c": random_hierarchy("c", 4, 2),
+    }
+    df = pd.DataFrame({c: rng.choice(h.leaves, size=n) for c, h in hierarchies.items()})
+    # the sensitive value leans on attribute a, so fine classes are far from the table
+    lean = df["a"].str[1:].astype(int).to_numpy() < 3
+    df["s"] = np.where(
+        lean, rng.choice(VALUES, n, p=[0.8, 0.1, 0.1]), rng.choice(VALUES, n, p=[0.3, 0.4, 0.3])
+    )
+    return df, hierarchies
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        model_for("equal", 0.15),
+        model_for("hierarchical", 0.15),
+        EntropyLDiversity(2.2),
+        RecursiveCLDiversity(1.5, 2),
+    ],
+    ids=["t-equal", "t-hierarchical", "entropy-l", "recursive-cl"],
+)
+@pytest.mark.parametrize("metric", ["discernibility", "entropy", "entropy-nonmonotonic"])
+def test_the_excess_bound_spares_checks_and_changes_no_result(model, metric, monkeypatch):
+    df, hierarchies = _fixed_table(3)
+    models = [KAnonymity(3), model]
+    enc, domain = _encode(df, hierarchies)
+    with_bound = optimal_generalization(enc, models, 12, metric, domain)
+    monkeypatch.setattr(type(model), "suppression_excess", lambda self, *args: None)
+    enc, domain = _encode(df, hierarchies)
+    without = optimal_generalization(enc, models, 12, metric, domain)
+    assert with_bound.score == without.score
+    assert with_bound.best.levels == without.best.levels
+    assert with_bound.checked < without.checked
+    expected = exhaustive(df, hierarchies, models, 12, metric)
+    assert expected is not None
+    assert with_bound.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+
+
+def test_cone_tagging_sets_exactly_the_untagged_nodes_of_the_cone():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        lattice = _Lattice(rng.integers(0, 4, rng.integers(1, 5)))
+        status = rng.choice([-1, 0, 0, 1], lattice.n_nodes).astype(np.int8)
+        i, up = int(rng.integers(lattice.n_nodes)), bool(rng.integers(2))
+        node = np.array(lattice.node(i))
+        cone = np.array(
+            [
+                all(a >= b for a, b in zip(lattice.node(j), node))
+                if up
+                else all(a <= b for a, b in zip(lattice.node(j), node))
+                for j in range(lattice.n_nodes)
+            ]
+        )
+        expected = np.where(cone & (status == 0), 5, status)
+        _tag_cone(lattice, status, i, up, 5)
+        np.testing.assert_array_equal(status, expected)
