@@ -29,7 +29,15 @@ from structanon.partition import encode_values
 
 from . import metrics as tab_metrics
 from ._datafly import datafly
-from ._input import ALGORITHMS, NUMERIC, SET, hierarchy_codes, qi_kinds, validate
+from ._input import (
+    ALGORITHMS,
+    NUMERIC,
+    SET,
+    hierarchy_codes,
+    qi_kinds,
+    sensitive_values,
+    validate,
+)
 from ._lattice import EncodedTable
 from ._mondrian import mondrian_classes
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
@@ -96,7 +104,7 @@ def _full_domain(
         codes = [hierarchy_codes(df[c], qi[c], c) for c in names]
         sens_codes = domain = None
         if any(m.requires_sensitive for m in models):
-            sens_codes, domain = encode_values(df[sensitive].to_numpy())
+            sens_codes, domain = encode_values(sensitive_values(df[sensitive]))
         enc = EncodedTable(
             codes, [qi[c] for c in names], sens_codes, 0 if domain is None else domain.size
         )

@@ -18,6 +18,7 @@ from structanon import Partition
 from structanon.models import PrivacyModel, check_models
 from structanon.release import CheckResult
 
+from ._input import sensitive_values
 from ._lattice import dense_groups
 
 __all__ = ["TabularVerifier"]
@@ -87,7 +88,7 @@ class TabularVerifier:
             partition = published_classes(data, self.quasi_identifiers)
         else:
             partition = Partition(np.zeros(0, np.int64))
-        values = data[self.sensitive].to_numpy() if self.sensitive is not None else None
+        values = None if self.sensitive is None else sensitive_values(data[self.sensitive])
         return check_models(self.models, partition, values)
 
     def __repr__(self) -> str:
