@@ -92,12 +92,13 @@ def _full_domain(
     max_suppressed: int,
     metric: str,
     timings: Timings,
-) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any]]:
+) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any], Callable]:
     """Run optimal / datafly.
 
-    Returns ``(take, labels, info)``: ``take(column, rows)`` gives the generalized values of
-    a QI column for the given rows (all rows for None); ``labels`` the class of each row,
-    -1 where suppressed.
+    Returns ``(take, labels, info, take_codes)``: ``take(column, rows)`` gives the
+    generalized values of a QI column for the given rows (all rows for None); ``labels`` the
+    class of each row, -1 where suppressed; ``take_codes(column, rows)`` the same values as
+    ``(node codes, labels of the level)``.
     """
     names = list(qi)
     with timings("encode"):
@@ -113,11 +114,11 @@ def _full_domain(
             enc, names, models, algorithm, max_suppressed, metric, domain
         )
     with timings("publish"):
-        take, labels = _full_domain_publish(enc, qi, models, outcome, domain)
+        take, labels, take_codes = _full_domain_publish(enc, qi, models, outcome, domain)
     levels = {c: int(lv) for c, lv in zip(names, outcome.levels)}
     info["transformation"] = levels
     info["transformation_text"] = transformation_text(qi, levels)
-    return take, labels, info
+    return take, labels, info, take_codes
 
 
 def _full_domain_search(
@@ -156,8 +157,8 @@ def _full_domain_publish(
     models: list[PrivacyModel],
     outcome: NodeOutcome,
     domain: np.ndarray | None,
-) -> tuple[Callable, np.ndarray]:
-    """``(take, labels)`` of the chosen node, its classes re-checked from scratch."""
+) -> tuple[Callable, np.ndarray, Callable]:
+    """``(take, labels, take_codes)`` of the chosen node, its classes re-checked from scratch."""
     levels = outcome.levels
     record_class, table = enc.record_classes(levels)
     fresh = class_outcome(table, models, domain, levels)  # same classes, same verdicts
@@ -165,16 +166,35 @@ def _full_domain_publish(
         raise VerificationError("class tables disagree on the chosen node")
     labels = np.where(fresh.ok[record_class], record_class, -1)
     # generalized labels of each distinct row, taken per record only when published
-    base_labels = {
-        c: qi[c].labels(levels[j])[enc.maps[j][enc.base_leaf_codes[:, j], levels[j]]]
-        for j, c in enumerate(qi)
-    }
+    base_codes = {c: enc.maps[j][enc.base_leaf_codes[:, j], levels[j]] for j, c in enumerate(qi)}
+    level_labels = {c: qi[c].labels(levels[j]) for j, c in enumerate(qi)}
+    base_labels = {c: level_labels[c][base_codes[c]] for c in qi}
 
     def take(column: str, rows: np.ndarray | None) -> np.ndarray:
         index = enc.record_base if rows is None else enc.record_base[rows]
         return base_labels[column][index]
 
-    return take, labels
+    def take_codes(column: str, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        index = enc.record_base if rows is None else enc.record_base[rows]
+        return base_codes[column][index], level_labels[column]
+
+    return take, labels, take_codes
+
+
+def categorical_labels(codes: np.ndarray, labels: np.ndarray) -> pd.Categorical | None:
+    """``labels[codes]`` as a categorical whose categories are the labels present, in the
+    order of ``labels``; ``None`` when those labels repeat or one is missing.
+
+    The published values are the same, and no label absent from the release (a suppressed
+    record's, say) is named among the categories.
+    """
+    present = np.flatnonzero(np.bincount(codes, minlength=labels.size))
+    names = labels[present]
+    if pd.isna(names).any() or pd.Index(names).has_duplicates:
+        return None
+    remap = np.full(labels.size, -1, dtype=np.int32)
+    remap[present] = np.arange(present.size, dtype=np.int32)
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names, dtype=object))
 
 
 _INTERVAL = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -462,6 +482,7 @@ def anonymize(
         data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)
     n = len(data)
+    take_codes: Callable | None = None
     if algorithm == "mondrian":
         with timings("search"):
             take, labels, info = _mondrian_search(
@@ -469,7 +490,7 @@ def anonymize(
             )
     else:
         max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
-        take, labels, info = _full_domain(
+        take, labels, info, take_codes = _full_domain(
             data,
             cast(dict[str, Hierarchy], dict(quasi_identifiers)),  # checked: all hierarchies
             sensitive,
@@ -495,6 +516,7 @@ def anonymize(
         }
     )
     if local_suppression:
+        take_codes = None
         take, labels = _locally_suppress(
             take,
             labels,
@@ -508,11 +530,12 @@ def anonymize(
         order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(labels >= 0))
         published = pd.DataFrame(
             {
-                c: take(c, order)
+                c: _published_column(data[c], c, order, take, take_codes)
                 if c in quasi_identifiers
                 else data[c].iloc[order].reset_index(drop=True)
                 for c in data.columns
-            }
+            },
+            copy=False,
         )
     release = TabularRelease(
         data=published,
@@ -550,6 +573,22 @@ def anonymize(
             _linkage(release, data, published, quasi_identifiers, order)
         release.timings = {**dict(timings), "total": timings.total()}
     return release
+
+
+def _published_column(
+    column: pd.Series,
+    name: str,
+    order: np.ndarray,
+    take: Callable,
+    take_codes: Callable | None,
+) -> Any:
+    """A QI column of the release: generalized labels, categorical when the input column is
+    (the same values, without one Python object per cell)."""
+    if take_codes is not None and isinstance(column.dtype, pd.CategoricalDtype):
+        out = categorical_labels(*take_codes(name, order))
+        if out is not None:
+            return out
+    return take(name, order)
 
 
 def _measure_switch(measures: Any, classifier: Any, utility: Any) -> tuple[bool, bool]:

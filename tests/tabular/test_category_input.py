@@ -142,3 +142,41 @@ def test_category_input_gives_the_same_release(
     np.testing.assert_array_equal(releases[0].partition.labels, releases[1].partition.labels)
     assert releases[0].transformation == releases[1].transformation
     assert releases[1].verify().passed
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(0, 5), min_size=1, max_size=40),
+    st.lists(st.sampled_from(["x", "y", "z", "*", "10-19", "20-29"]), min_size=6, max_size=6),
+)
+def test_categorical_labels_recount(codes, labels):
+    from tabular._anonymize import categorical_labels
+
+    label_array = np.array(labels, dtype=object)
+    out = categorical_labels(np.array(codes, dtype=np.int64), label_array)
+    if len(set(labels[c] for c in set(codes))) < len(set(codes)):
+        assert out is None  # repeated labels: the caller keeps plain values
+        return
+    assert out is not None
+    assert list(out.astype(object)) == [labels[c] for c in codes]
+    used = sorted(set(codes))  # the labels present, in the labels' order, and no others
+    assert list(out.categories) == [labels[c] for c in used]
+
+
+@pytest.mark.slow
+def test_category_release_names_only_published_labels(adult_sample, adult_sample_hierarchies):
+    release = tabular.anonymize(
+        adult_sample.astype("category"),
+        adult_sample_hierarchies,
+        "occupation",
+        [KAnonymity(10)],
+        suppression_limit=0.04,
+        seed=1,
+        key=b"category-test-key-0123456789abcd",
+        measures=False,
+    )
+    assert release.suppressed > 0
+    for column in adult_sample_hierarchies:
+        published = release.data[column]
+        assert isinstance(published.dtype, pd.CategoricalDtype)
+        assert sorted(published.cat.categories) == sorted(set(published.astype(object)))
