@@ -754,6 +754,9 @@ def profile_main(argv: list[str]) -> None:
     )
     parser.add_argument("--warm", type=int, default=1, help="calls before the profiled one")
     parser.add_argument("--top", type=int, default=0, help="also print the N top own times")
+    parser.add_argument(
+        "--cpu", action="store_true", help="profile CPU seconds (default: wall seconds)"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, args.code)
     import tabular
@@ -795,7 +798,7 @@ def profile_main(argv: list[str]) -> None:
 
         for _ in range(args.warm):
             run()
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
         release = profiler.runcall(run)
         stats = pstats.Stats(profiler)
         steps = ", ".join(f"{k} {v:.2f}" for k, v in release.timings.items())

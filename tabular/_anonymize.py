@@ -165,18 +165,27 @@ def _full_domain_publish(
     if fresh.suppressed != outcome.suppressed:
         raise VerificationError("class tables disagree on the chosen node")
     labels = np.where(fresh.ok[record_class], record_class, -1)
-    # generalized labels of each distinct row, taken per record only when published
+    # generalized codes of each distinct row, taken per record only when published; their
+    # labels (one Python object per cell) only for the columns published as plain values
     base_codes = {c: enc.maps[j][enc.base_leaf_codes[:, j], levels[j]] for j, c in enumerate(qi)}
     level_labels = {c: qi[c].labels(levels[j]) for j, c in enumerate(qi)}
-    base_labels = {c: level_labels[c][base_codes[c]] for c in qi}
+    base_labels: dict[str, np.ndarray] = {}
+    last: list[Any] = [None, None]  # the rows asked last, and their distinct-row indices
+
+    def base_index(rows: np.ndarray | None) -> np.ndarray:
+        if rows is None:
+            return enc.record_base
+        if last[0] is not rows:  # the columns of one release ask for the same rows in turn
+            last[:] = [rows, enc.record_base[rows]]
+        return last[1]
 
     def take(column: str, rows: np.ndarray | None) -> np.ndarray:
-        index = enc.record_base if rows is None else enc.record_base[rows]
-        return base_labels[column][index]
+        if column not in base_labels:
+            base_labels[column] = level_labels[column][base_codes[column]]
+        return base_labels[column][base_index(rows)]
 
     def take_codes(column: str, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        index = enc.record_base if rows is None else enc.record_base[rows]
-        return base_codes[column][index], level_labels[column]
+        return base_codes[column][base_index(rows)], level_labels[column]
 
     return take, labels, take_codes
 
