@@ -180,3 +180,19 @@ def test_category_release_names_only_published_labels(adult_sample, adult_sample
         published = release.data[column]
         assert isinstance(published.dtype, pd.CategoricalDtype)
         assert sorted(published.cat.categories) == sorted(set(published.astype(object)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from("pq")), min_size=1, max_size=30))
+def test_class_metrics_of_categorical_columns(rows):
+    from tabular import metrics
+
+    plain = pd.DataFrame(rows, columns=["a", "b"], dtype=object)
+    category = plain.astype("category")
+    sizes: dict[tuple, int] = {}
+    for row in rows:  # independent recount of the classes
+        sizes[row] = sizes.get(row, 0) + 1
+    expected = sum(s * s for s in sizes.values())
+    for frame in (plain, category):
+        assert metrics.discernibility_star(frame, ["a", "b"]) == expected
+        assert metrics.average_class_size(frame, ["a", "b"]) == len(rows) / len(sizes)
