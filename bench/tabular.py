@@ -500,7 +500,7 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
     import tabular
     from structanon import Hierarchy
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     # --category (large scales): columns read as pandas categories (a few bytes a cell
     # instead of a Python string), within the memory of a shared machine
     category = os.environ.get("STRUCTANON_BENCH_CATEGORY") == "1"
@@ -508,7 +508,7 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
     hierarchies = {
         c: Hierarchy.from_csv(Path(adult_dir) / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9
     }
-    read_s = time.perf_counter() - t0
+    read_s, read_cpu = time.perf_counter() - t0, time.process_time() - c0
     for case in read_arx_cases():
         if names and case["name"] not in names:
             continue
@@ -537,6 +537,11 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
                     "name": case["name"],
                     "rows": len(df),
                     "read_s": read_s,
+                    "read_cpu": read_cpu,
+                    # wall seconds per step of the last call (encode, search, publish,
+                    # shuffle, verify, total) and this process's peak RSS so far
+                    "steps": {k: round(v, 3) for k, v in release.timings.items()},
+                    "peak_rss_mb": _peak_rss_mb(),
                     "first_cpu": runs[0][0],
                     "first_wall": runs[0][1],
                     "cpu": min(r[0] for r in later),
@@ -550,14 +555,40 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
         )
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak resident set size so far, MB (Linux: ru_maxrss in KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _child(cmd: list[str]) -> tuple[int, str, str, float, float]:
+    """Run ``cmd``: (exit code, stdout, stderr, peak RSS MB, user+system CPU s) of the child."""
+    import subprocess
+
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        subprocess.Popen(cmd, stdout=out, stderr=err, text=True) as proc,
+    ):
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        cpu = usage.ru_utime + usage.ru_stime
+        return proc.returncode, out.read(), err.read(), usage.ru_maxrss / 1024, cpu
+
+
 def _run_ours(code: Path, csv: Path, adult_dir: Path, names, repeats: int) -> dict:
     import json
-    import subprocess
 
     cmd = [sys.executable, str(_BENCH / "tabular.py"), "--speed-child", str(code), str(csv)]
     cmd += [str(adult_dir), str(repeats), *names]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    return {r["name"]: r for r in map(json.loads, out.splitlines())}
+    rc, out, err, rss, cpu = _child(cmd)
+    if rc:
+        raise RuntimeError(err[-2000:])
+    print(f"ours: peak RSS {rss:.0f} MB, process CPU {cpu:.1f} s", flush=True)
+    return {r["name"]: {**r, "process_rss_mb": rss} for r in map(json.loads, out.splitlines())}
 
 
 def _run_arx(arx_git: str | None, csv: Path, adult_dir: Path, names, repeats: int, heap: str):
@@ -573,12 +604,14 @@ def _run_arx(arx_git: str | None, csv: Path, adult_dir: Path, names, repeats: in
         cases = Path(tempfile.mkdtemp(prefix="arx-cases-")) / "cases.txt"
         cases.write_text("\n".join(chosen) + "\n")
     cmd = ["java", f"-Xmx{heap}", "-cp", classpath, "ArxOptimal", str(csv), str(adult_dir)]
-    out = subprocess.run(cmd + [str(cases), str(repeats)], capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError(out.stderr[-2000:])
-    lines = out.stdout.strip().splitlines()
+    rc, out, err, rss, cpu = _child(cmd + [str(cases), str(repeats)])
+    if rc:
+        raise RuntimeError(err[-2000:])
+    print(f"ARX: peak RSS {rss:.0f} MB, process CPU {cpu:.1f} s", flush=True)
+    lines = out.strip().splitlines()
     head = lines[0].split("\t")
-    return {row[0]: dict(zip(head, row)) for row in (ln.split("\t") for ln in lines[1:])}
+    rows = (dict(zip(head, row)) for row in (ln.split("\t") for ln in lines[1:]))
+    return {row["case"]: {**row, "process_rss_mb": rss} for row in rows}
 
 
 def _same(score: float, other) -> str:
@@ -602,6 +635,7 @@ def speed_main(argv: list[str]) -> None:
         "--category", action="store_true", help="read our columns as pandas categories"
     )
     parser.add_argument("--output", default=str(_BENCH / "results" / "tabular_speed.md"))
+    parser.add_argument("--json", help="also write every measured figure (ours, ARX) here")
     args = parser.parse_args(argv)
     adult_csv = shared_data("adult/adult.csv")
     if adult_csv is None:
@@ -627,6 +661,10 @@ def speed_main(argv: list[str]) -> None:
         if args.arx is not None
         else {}
     )
+    if args.json:
+        import json
+
+        Path(args.json).write_text(json.dumps({"ours": after, "before": before, "arx": arx}))
     rows = []
     for case in read_arx_cases():
         ours = after.get(case["name"])
@@ -710,6 +748,15 @@ def profile_main(argv: list[str]) -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--cases", nargs="*", default=[], help="case names (default: all)")
     parser.add_argument("--code", default=str(_BENCH.parent), help="checkout to profile")
+    parser.add_argument("--csv", help="an Adult copy to read instead (e.g. a --scale copy)")
+    parser.add_argument(
+        "--category", action="store_true", help="read the columns as pandas categories"
+    )
+    parser.add_argument("--warm", type=int, default=1, help="calls before the profiled one")
+    parser.add_argument("--top", type=int, default=0, help="also print the N top own times")
+    parser.add_argument(
+        "--cpu", action="store_true", help="profile CPU seconds (default: wall seconds)"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, args.code)
     import tabular
@@ -719,7 +766,9 @@ def profile_main(argv: list[str]) -> None:
     if adult_csv is None:
         print("../shared/data/adult not found; nothing to measure")
         return
-    df = pd.read_csv(adult_csv, sep=";")
+    c0 = time.process_time()
+    df = pd.read_csv(args.csv or adult_csv, sep=";", dtype="category" if args.category else None)
+    print(f"read {len(df)} rows: {time.process_time() - c0:.2f} s CPU")
     hierarchies = {
         c: Hierarchy.from_csv(adult_csv.parent / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9
     }
@@ -747,10 +796,15 @@ def profile_main(argv: list[str]) -> None:
                 key=b"bench-speed-key-0123456789abcdef",
             )
 
-        run()
-        profiler = cProfile.Profile()
-        profiler.runcall(run)
+        for _ in range(args.warm):
+            run()
+        profiler = cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
+        release = profiler.runcall(run)
         stats = pstats.Stats(profiler)
+        steps = ", ".join(f"{k} {v:.2f}" for k, v in release.timings.items())
+        print(f"{case['name']}: wall s per step (profiled): {steps}")
+        if args.top:
+            stats.sort_stats("tottime").print_stats(args.top)
         total = stat(stats, "_anonymize.py", "anonymize", 3)
         search = stat(stats, "_optimal.py", "optimal_generalization", 3)
         tables = stat(stats, "_lattice.py", "classes", 3)

@@ -26,6 +26,8 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> codes.tolist(), domain.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        return _encode_categorical(pd.Categorical(values))
     series = pd.Series(np.asarray(values, dtype=object) if not hasattr(values, "dtype") else values)
     missing = series.isna().to_numpy()
     if missing.any():
@@ -40,6 +42,49 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return rank[codes].astype(np.int64), values_sorted[order]
+
+
+def _encode_categorical(values: pd.Categorical) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_values` of categorical values, from their integer codes: the same codes
+    and domain as encoding ``np.asarray(values)``, without hashing one value per record."""
+    raw = np.asarray(values.codes)
+    if raw.size and raw.min() < 0:
+        raise InputError("missing value", row=int(np.flatnonzero(raw < 0)[0]))
+    used = np.flatnonzero(np.bincount(raw, minlength=len(values.categories)))
+    uniques = np.asarray(values.categories[used])  # the values present, in category order
+    if uniques.dtype.kind in "OUS":
+        uniques = uniques.astype(object)
+    try:
+        order = np.argsort(uniques, kind="stable")
+    except TypeError as exc:  # mixed, unorderable types
+        raise InputError(f"values of mixed types cannot be ordered: {exc}") from exc
+    rank = np.full(len(values.categories), -1, dtype=np.int64)
+    rank[used[order]] = np.arange(order.size, dtype=np.int64)
+    return rank[raw], uniques[order]
+
+
+def _first_appearance_ranks(raw: np.ndarray) -> np.ndarray:
+    """Renumber non-negative labels ``0..g-1`` in order of first appearance.
+
+    Labels not much larger than their count (the usual case) are ranked by direct
+    addressing in linear time; others through a sort (``np.unique``).
+    """
+    n = raw.size
+    span = int(raw.max()) + 1
+    if span <= 2 * n + 1024:
+        first = np.full(span, n, dtype=np.int64)
+        first[raw[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # the last write wins
+        present = np.flatnonzero(first < n)
+        rank = np.full(span, -1, dtype=np.int64)
+        rank[present[np.argsort(first[present], kind="stable")]] = np.arange(
+            present.size, dtype=np.int64
+        )
+        return rank[raw]
+    _, first_index, inverse = np.unique(raw, return_index=True, return_inverse=True)
+    order = np.argsort(first_index, kind="stable")
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(order.size)
+    return ranks[inverse.reshape(-1)]
 
 
 class Partition:
@@ -72,11 +117,7 @@ class Partition:
         kept = raw >= 0
         labels_out = np.full(raw.shape, -1, dtype=np.int64)
         if kept.any():
-            uniq, first, inverse = np.unique(raw[kept], return_index=True, return_inverse=True)
-            order = np.argsort(first, kind="stable")
-            rank = np.empty_like(order)
-            rank[order] = np.arange(order.size)
-            labels_out[kept] = rank[inverse.reshape(-1)]
+            labels_out[kept] = _first_appearance_ranks(raw[kept])
         self.labels = labels_out
         self._sizes = (
             np.bincount(labels_out[kept], minlength=0) if kept.any() else np.zeros(0, np.int64)

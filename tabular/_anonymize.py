@@ -29,7 +29,15 @@ from structanon.partition import encode_values
 
 from . import metrics as tab_metrics
 from ._datafly import datafly
-from ._input import ALGORITHMS, NUMERIC, SET, hierarchy_codes, qi_kinds, validate
+from ._input import (
+    ALGORITHMS,
+    NUMERIC,
+    SET,
+    hierarchy_codes,
+    qi_kinds,
+    sensitive_values,
+    validate,
+)
 from ._lattice import EncodedTable
 from ._mondrian import mondrian_classes
 from ._optimal import NodeOutcome, class_outcome, optimal_generalization
@@ -84,19 +92,20 @@ def _full_domain(
     max_suppressed: int,
     metric: str,
     timings: Timings,
-) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any]]:
+) -> tuple[Callable[[str, np.ndarray | None], np.ndarray], np.ndarray, dict[str, Any], Callable]:
     """Run optimal / datafly.
 
-    Returns ``(take, labels, info)``: ``take(column, rows)`` gives the generalized values of
-    a QI column for the given rows (all rows for None); ``labels`` the class of each row,
-    -1 where suppressed.
+    Returns ``(take, labels, info, take_codes)``: ``take(column, rows)`` gives the
+    generalized values of a QI column for the given rows (all rows for None); ``labels`` the
+    class of each row, -1 where suppressed; ``take_codes(column, rows)`` the same values as
+    ``(node codes, labels of the level)``.
     """
     names = list(qi)
     with timings("encode"):
         codes = [hierarchy_codes(df[c], qi[c], c) for c in names]
         sens_codes = domain = None
         if any(m.requires_sensitive for m in models):
-            sens_codes, domain = encode_values(df[sensitive].to_numpy())
+            sens_codes, domain = encode_values(sensitive_values(df[sensitive]))
         enc = EncodedTable(
             codes, [qi[c] for c in names], sens_codes, 0 if domain is None else domain.size
         )
@@ -105,11 +114,11 @@ def _full_domain(
             enc, names, models, algorithm, max_suppressed, metric, domain
         )
     with timings("publish"):
-        take, labels = _full_domain_publish(enc, qi, models, outcome, domain)
+        take, labels, take_codes = _full_domain_publish(enc, qi, models, outcome, domain)
     levels = {c: int(lv) for c, lv in zip(names, outcome.levels)}
     info["transformation"] = levels
     info["transformation_text"] = transformation_text(qi, levels)
-    return take, labels, info
+    return take, labels, info, take_codes
 
 
 def _full_domain_search(
@@ -148,25 +157,53 @@ def _full_domain_publish(
     models: list[PrivacyModel],
     outcome: NodeOutcome,
     domain: np.ndarray | None,
-) -> tuple[Callable, np.ndarray]:
-    """``(take, labels)`` of the chosen node, its classes re-checked from scratch."""
+) -> tuple[Callable, np.ndarray, Callable]:
+    """``(take, labels, take_codes)`` of the chosen node, its classes re-checked from scratch."""
     levels = outcome.levels
     record_class, table = enc.record_classes(levels)
     fresh = class_outcome(table, models, domain, levels)  # same classes, same verdicts
     if fresh.suppressed != outcome.suppressed:
         raise VerificationError("class tables disagree on the chosen node")
     labels = np.where(fresh.ok[record_class], record_class, -1)
-    # generalized labels of each distinct row, taken per record only when published
-    base_labels = {
-        c: qi[c].labels(levels[j])[enc.maps[j][enc.base_leaf_codes[:, j], levels[j]]]
-        for j, c in enumerate(qi)
-    }
+    # generalized codes of each distinct row, taken per record only when published; their
+    # labels (one Python object per cell) only for the columns published as plain values
+    base_codes = {c: enc.maps[j][enc.base_leaf_codes[:, j], levels[j]] for j, c in enumerate(qi)}
+    level_labels = {c: qi[c].labels(levels[j]) for j, c in enumerate(qi)}
+    base_labels: dict[str, np.ndarray] = {}
+    last: list[Any] = [None, None]  # the rows asked last, and their distinct-row indices
+
+    def base_index(rows: np.ndarray | None) -> np.ndarray:
+        if rows is None:
+            return enc.record_base
+        if last[0] is not rows:  # the columns of one release ask for the same rows in turn
+            last[:] = [rows, enc.record_base[rows]]
+        return last[1]
 
     def take(column: str, rows: np.ndarray | None) -> np.ndarray:
-        index = enc.record_base if rows is None else enc.record_base[rows]
-        return base_labels[column][index]
+        if column not in base_labels:
+            base_labels[column] = level_labels[column][base_codes[column]]
+        return base_labels[column][base_index(rows)]
 
-    return take, labels
+    def take_codes(column: str, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        return base_codes[column][base_index(rows)], level_labels[column]
+
+    return take, labels, take_codes
+
+
+def categorical_labels(codes: np.ndarray, labels: np.ndarray) -> pd.Categorical | None:
+    """``labels[codes]`` as a categorical whose categories are the labels present, in the
+    order of ``labels``; ``None`` when those labels repeat or one is missing.
+
+    The published values are the same, and no label absent from the release (a suppressed
+    record's, say) is named among the categories.
+    """
+    present = np.flatnonzero(np.bincount(codes, minlength=labels.size))
+    names = labels[present]
+    if pd.isna(names).any() or pd.Index(names).has_duplicates:
+        return None
+    remap = np.full(labels.size, -1, dtype=np.int32)
+    remap[present] = np.arange(present.size, dtype=np.int32)
+    return pd.Categorical.from_codes(remap[codes], categories=pd.Index(names, dtype=object))
 
 
 _INTERVAL = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -454,6 +491,7 @@ def anonymize(
         data = data.reset_index(drop=True)
     qis = list(quasi_identifiers)
     n = len(data)
+    take_codes: Callable | None = None
     if algorithm == "mondrian":
         with timings("search"):
             take, labels, info = _mondrian_search(
@@ -461,7 +499,7 @@ def anonymize(
             )
     else:
         max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
-        take, labels, info = _full_domain(
+        take, labels, info, take_codes = _full_domain(
             data,
             cast(dict[str, Hierarchy], dict(quasi_identifiers)),  # checked: all hierarchies
             sensitive,
@@ -487,6 +525,7 @@ def anonymize(
         }
     )
     if local_suppression:
+        take_codes = None
         take, labels = _locally_suppress(
             take,
             labels,
@@ -500,11 +539,12 @@ def anonymize(
         order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(labels >= 0))
         published = pd.DataFrame(
             {
-                c: take(c, order)
+                c: _published_column(data[c], c, order, take, take_codes)
                 if c in quasi_identifiers
                 else data[c].iloc[order].reset_index(drop=True)
                 for c in data.columns
-            }
+            },
+            copy=False,
         )
     release = TabularRelease(
         data=published,
@@ -542,6 +582,22 @@ def anonymize(
             _linkage(release, data, published, quasi_identifiers, order)
         release.timings = {**dict(timings), "total": timings.total()}
     return release
+
+
+def _published_column(
+    column: pd.Series,
+    name: str,
+    order: np.ndarray,
+    take: Callable,
+    take_codes: Callable | None,
+) -> Any:
+    """A QI column of the release: generalized labels, categorical when the input column is
+    (the same values, without one Python object per cell)."""
+    if take_codes is not None and isinstance(column.dtype, pd.CategoricalDtype):
+        out = categorical_labels(*take_codes(name, order))
+        if out is not None:
+            return out
+    return take(name, order)
 
 
 def _measure_switch(measures: Any, classifier: Any, utility: Any) -> tuple[bool, bool]:

@@ -22,6 +22,7 @@ __all__ = [
     "hierarchy_codes",
     "qi_kinds",
     "require_columns",
+    "sensitive_values",
     "validate",
 ]
 
@@ -85,6 +86,10 @@ def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.nd
     InputError
         Naming the column and the first row holding a value absent from the hierarchy.
     """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        leaf = _categorical_codes(column, hierarchy, name)
+        if leaf is not None:
+            return leaf
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     if (codes < 0).any():
         raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
@@ -94,6 +99,31 @@ def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.nd
         row = None if exc.row is None else int(np.flatnonzero(codes == exc.row)[0])
         raise InputError(exc.message, column=name, row=row, value=exc.value) from None
     return leaf[codes]
+
+
+def sensitive_values(column: pd.Series) -> Any:
+    """The values of a sensitive column as the models read them: a categorical column's
+    :class:`pandas.Categorical` (encoded from its integer codes, see
+    :func:`structanon.partition.encode_values`), any other column's numpy array."""
+    return column.array if isinstance(column.dtype, pd.CategoricalDtype) else column.to_numpy()
+
+
+def _categorical_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.ndarray | None:
+    """:func:`hierarchy_codes` of a categorical column, from its integer codes: each category
+    present is looked up once, no value is hashed per record.  ``None`` when a value is
+    missing or absent from the hierarchy (the caller's path then names its first row)."""
+    raw = column.cat.codes.to_numpy()
+    if not raw.size or raw.min() < 0:
+        return None
+    categories = column.cat.categories
+    used = np.flatnonzero(np.bincount(raw, minlength=len(categories)))
+    try:
+        leaf = hierarchy.encode(np.asarray(categories[used], dtype=object), column=name)
+    except InputError:
+        return None
+    by_code = np.full(len(categories), -1, dtype=np.int64)
+    by_code[used] = leaf
+    return by_code[raw]
 
 
 def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = True) -> None:

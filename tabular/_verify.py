@@ -18,7 +18,9 @@ from structanon import Partition
 from structanon.models import PrivacyModel, check_models
 from structanon.release import CheckResult
 
-from ._lattice import dense_groups
+from ._input import sensitive_values
+
+_MAX_KEY = 2**62  # running keys stay below this (no int64 overflow)
 
 __all__ = ["TabularVerifier"]
 
@@ -28,25 +30,28 @@ def published_classes(data: pd.DataFrame, columns: Sequence[str]) -> Partition:
 
     The same partition, labels included, as ``Partition.from_keys(data[columns])`` (a
     pandas group-by numbering the classes in order of first appearance, missing values
-    forming one value), computed from one hash factorization per column combined by
-    mixed-radix arithmetic, which is several times cheaper on object columns.
+    forming one value), computed from one hash factorization per column (of the integer
+    codes of a categorical column) combined by mixed-radix arithmetic, the running key
+    re-factorized whenever it could overflow; a factorization numbers its values in order
+    of first appearance, and so do the classes.
     """
     n = len(data)
     if not columns or not n:
         return Partition.from_keys(data[list(columns)])
-    codes, radices = [], []
+    key = np.zeros(n, dtype=np.int64)
+    span = 1
     for name in columns:
-        col, uniques = pd.factorize(data[name], sort=False, use_na_sentinel=True)
-        col = col.astype(np.int64)
-        col[col < 0] = len(uniques)  # every missing value: one more value
-        codes.append(col)
-        radices.append(len(uniques) + 1)
-    ids, m = dense_groups(codes, radices)
-    first = np.empty(m, dtype=np.int64)
-    first[ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
-    rank = np.empty(m, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(m, dtype=np.int64)
-    return Partition(rank[ids])
+        col, values = pd.factorize(data[name], sort=False, use_na_sentinel=True)
+        col = col.astype(np.int64, copy=False)
+        radix = len(values) + 1
+        col[col < 0] = len(values)  # every missing value: one more value
+        if span * radix >= _MAX_KEY:
+            key, seen = pd.factorize(key, sort=False)
+            span = len(seen)
+        key = key * radix + col
+        span *= radix
+    ids, _ = pd.factorize(key, sort=False)
+    return Partition(ids)
 
 
 class TabularVerifier:
@@ -87,7 +92,7 @@ class TabularVerifier:
             partition = published_classes(data, self.quasi_identifiers)
         else:
             partition = Partition(np.zeros(0, np.int64))
-        values = data[self.sensitive].to_numpy() if self.sensitive is not None else None
+        values = None if self.sensitive is None else sensitive_values(data[self.sensitive])
         return check_models(self.models, partition, values)
 
     def __repr__(self) -> str:

@@ -46,7 +46,8 @@ SUPPRESSED = "*"
 def _classes(released: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     if len(released) == 0:
         return np.zeros(0, dtype=np.int64)
-    return released.groupby(list(columns), sort=False, dropna=False).ngroup().to_numpy()
+    frame = released.groupby(list(columns), sort=False, dropna=False, observed=True)
+    return frame.ngroup().to_numpy()
 
 
 def discernibility_star(released: pd.DataFrame, quasi_identifiers: Sequence[str]) -> int:
