@@ -573,14 +573,22 @@ def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool)
 
 
 def _mover_value(
-    ds: np.ndarray, k: int, b: int, partial: bool, top: int, grid: int, rounds: int
+    ds: np.ndarray,
+    k: int,
+    b: int,
+    partial: bool,
+    top: int,
+    grid: int,
+    rounds: int,
+    split: int = 6,
 ) -> tuple[float, float]:
     """A lower bound on ``min_theta (b theta + h(theta)) - C(b, 2)``, and the least value
     at the evaluated ``theta`` (an upper estimate of the same minimum): ``h`` is
     nonincreasing in ``theta`` and the least value lies at a half-integer, so strictly
     between two evaluated half-integers ``theta_j < theta_j+1`` it is at least ``b
-    (theta_j + 1/2) + h(theta_j+1)``; the lowest bracket is split into ``grid`` up to
-    ``rounds`` times (exact once every half-integer in it is evaluated).  ``top``: the largest change any
+    (theta_j + 1/2) + h(theta_j+1)``; up to ``rounds`` times, the ``split`` lowest brackets
+    below the least evaluated value are split into ``grid`` (a bracket is exact once
+    every half-integer in it is evaluated).  ``top``: the largest change any
     node can make (``theta`` beyond ``phi(top)`` never helps)."""
     phi_max = top - 0.5 * max(top - b, 0)
     points = np.unique(np.round(np.linspace(0.0, phi_max, grid) * 2) / 2)
@@ -589,13 +597,14 @@ def _mover_value(
         th = np.array(sorted(values))
         h = np.array([values[x] for x in th])
         brackets = _brackets(th, h, b)
-        if not brackets.size or brackets.min() >= (b * th + h).min():
+        below = np.flatnonzero(brackets < (b * th + h).min())
+        if not below.size:
             break
-        j = int(np.argmin(brackets))
-        inner = np.unique(np.round(np.linspace(th[j], th[j + 1], grid) * 2) / 2)
-        inner = inner[(inner > th[j]) & (inner < th[j + 1])]
-        if not inner.size:
-            break
+        below = below[np.argsort(brackets[below])][:split]
+        inner = np.unique(
+            np.concatenate([np.round(np.linspace(th[j], th[j + 1], grid) * 2) / 2 for j in below])
+        )
+        inner = inner[~np.isin(inner, th)]
         values.update(zip(inner.tolist(), _mover_dp(ds, k, b, inner, partial).tolist()))
     th = np.array(sorted(values))
     h = np.array([values[x] for x in th])
@@ -649,7 +658,9 @@ def mover_lower_bound(
     ``window`` keeps only the ``window`` highest degrees (default ``20 k``): the runs
     below are dropped with their costs (``>= 0``) and the lowest kept run may be cut, a
     weaker but valid bound.  ``max_b`` (default ``2k``, at most 24): the largest ``b``
-    tried; every ``b`` is screened on a coarse grid, the two most promising refined.  It exceeds
+    tried; from ``b = k`` the search climbs by steps of 2 to larger values of the bound,
+    stops at the first that is lower and tries the two neighbours of the best (every
+    ``b`` tried is a valid bound).  It exceeds
     :func:`structural_lower_bound` where a hub's class must bring nodes from far below
     (ego-Facebook, k = 5 and 10).
 
@@ -667,9 +678,20 @@ def mover_lower_bound(
     partial = size < n
     top = max(int(ds[-1]), n - 1 - int(ds[0]))  # the largest change: d -> 0 or d -> n - 1
     last_b = min(max_b if max_b is not None else 2 * k, 24, n)
-    screen = {b: _mover_value(part, k, b, partial, top, 12, 0) for b in range(1, last_b + 1)}
-    low = max(value[0] for value in screen.values())
-    for b in sorted(screen, key=lambda b: -screen[b][1])[:2]:  # the most promising b
-        if screen[b][1] > low:
-            low = max(low, _mover_value(part, k, b, partial, top, 12, rounds)[0])
-    return max(0, math.ceil(low - 1e-9))
+    found: dict[int, float] = {}
+
+    def value(b: int) -> float:
+        if b not in found:
+            found[b] = _mover_value(part, k, b, partial, top, 12, rounds)[0]
+        return found[b]
+
+    # every b gives a valid bound; climb from b = k by steps of 2 while the bound grows,
+    # then try the odd neighbours of the best
+    b = min(k, last_b)
+    step = 2 if b + 2 <= last_b and value(b + 2) > value(b) else -2
+    while 1 <= b + step <= last_b and value(b + step) > value(b):
+        b += step
+    for near in (b - 1, b + 1):
+        if 1 <= near <= last_b:
+            value(near)
+    return max(0, math.ceil(max(found.values()) - 1e-9))
