@@ -50,7 +50,10 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
-_MOVER_MAX_K = 10  # mover_lower_bound's DP grows about as k ** 4: computed up to this k
+# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.2 / 0.4 / 1.1 / 12 s CPU at k = 5 / 10 /
+# 20 / 50): computed up to k = 10, and up to k = 50 above _BOTH_MEDIANS edges, where the rest
+# of the release costs more and the bound gains most (1M-edge Chung-Lu, k = 50)
+_MOVER_MAX_K, _MOVER_MAX_K_LARGE = 10, 50
 # costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
 # model is rough, so a second weight gives a second candidate target
 _UNPAIRED_COSTS = (1.0, 0.75)
@@ -655,7 +658,9 @@ def edit_anonymize(
     two_sided = math.ceil(optimum / 2)
     structural = structural_lower_bound(deg0, k)
     hub = hub_lower_bound(n, base.edges, k, simple=True, refine=small)
-    mover = mover_lower_bound(deg0, k) if k <= _MOVER_MAX_K else None
+    mover = None
+    if k <= (_MOVER_MAX_K if small else _MOVER_MAX_K_LARGE):
+        mover = mover_lower_bound(deg0, k)
     best = max(two_sided, structural, hub, mover or 0)
     edits = len(added) + len(removed)
     info = {

@@ -516,29 +516,34 @@ def _hub_bound_value(e, deg, k: int, s: int, screen=None) -> float | None:
     return float((0.5 * best_out[ts] + top).min()) - s * (s - 1) / 2 - correction
 
 
-def _mover_g(delta, b: int, theta):
-    """``g(delta) = 1/2 (delta - b)^+ + (phi(delta) - theta)^+`` with ``phi(delta) = delta -
-    1/2 (delta - b)^+`` (:func:`mover_lower_bound`); convex and nondecreasing in ``delta``."""
-    over = np.maximum(delta - b, 0)
-    return 0.5 * over + np.maximum(delta - 0.5 * over - theta, 0)
-
-
-def _mover_run_costs(ds, ts, ms, b: int, thetas, width: int):
+def _mover_run_costs(ds, ts, ms, b: int, thetas, prefix):
     """Least ``sum g(|T - d|)`` over integer ``T`` of every run ``ds[t:m]`` (``t``, ``m``:
-    arrays of one shape, runs of at most ``width`` members), for every ``theta`` (axis 0).
-    The sum is convex in ``T`` and least between the run's smallest and largest degree:
-    a binary search on the sign of ``f(T + 1) - f(T)``."""
-    idx = ts[..., None] + np.arange(width)
-    mask = idx < ms[..., None]
-    d = ds[np.minimum(idx, ds.size - 1)].astype(np.float64)
-    th = thetas.reshape((-1,) + (1,) * (ts.ndim + 1))
+    arrays of one shape), for every ``theta`` (axis 0); ``prefix``: prefix sums of ``ds``.
+    ``g(delta) = a1 (delta - c1)^+ + a2 (delta - c2)^+`` (``1/2, b`` and ``1/2, 2 theta -
+    b`` for ``theta >= b``, ``1, theta`` otherwise), so a run's sum is a few prefix sums.
+    It is convex in ``T`` and least between the run's smallest and largest degree: a
+    binary search on the sign of ``f(T + 1) - f(T)``."""
+    th = thetas.reshape((-1,) + (1,) * ts.ndim)
+    high = th >= b
+    a1, c1 = np.where(high, 0.5, 1.0), np.where(high, float(b), th)
+    a2, c2 = np.where(high, 0.5, 0.0), np.where(high, 2 * th - b, 0.0)
+    shape = (thetas.size,) + ts.shape
+    t = np.broadcast_to(ts, shape)
+    m = np.broadcast_to(ms, shape)
+    inside = prefix[m] - prefix[t]
+
+    def hinge(x, c):  # sum over the run of (|x - d| - c)^+
+        cut = np.clip(np.searchsorted(ds, (x - c).ravel(), side="right").reshape(shape), t, m)
+        below = (cut - t) * (x - c) - (prefix[cut] - prefix[t])
+        cut = np.clip(np.searchsorted(ds, (x + c).ravel(), side="left").reshape(shape), t, m)
+        above = (inside - (prefix[cut] - prefix[t])) - (m - cut) * (x + c)
+        return below + above
 
     def f(x):
-        return np.where(mask, _mover_g(np.abs(x[..., None] - d), b, th), 0.0).sum(axis=-1)
+        return a1 * hinge(x, c1) + np.where(a2 > 0, a2 * hinge(x, c2), 0.0)
 
-    shape = (thetas.size,) + ts.shape
-    lo = np.broadcast_to(ds[ts], shape).astype(np.int64)
-    hi = np.broadcast_to(ds[np.maximum(ms - 1, ts)], shape).astype(np.int64)
+    lo = ds[t].astype(np.int64)
+    hi = ds[np.maximum(m - 1, t)].astype(np.int64)
     while (lo < hi).any():
         mid = (lo + hi) // 2
         rising = f(mid + 1) >= f(mid)
@@ -555,10 +560,10 @@ def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool)
     size = ds.size
     best = np.full((thetas.size, size + 1), np.inf)
     best[:, 0] = 0.0
-    width = 2 * k - 1
+    prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
     if partial:
-        ms = np.arange(1, min(width, size) + 1)
-        best[:, ms] = _mover_run_costs(ds, np.zeros_like(ms), ms, b, thetas, width)
+        ms = np.arange(1, min(2 * k - 1, size) + 1)
+        best[:, ms] = _mover_run_costs(ds, np.zeros_like(ms), ms, b, thetas, prefix)
     offsets = np.arange(k, 2 * k)
     for start in range(k, size + 1, k):
         ms = np.arange(start, min(start + k, size + 1))
@@ -566,7 +571,7 @@ def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool)
         valid = ts >= 0
         tc = np.where(valid, ts, 0)
         mc = np.broadcast_to(ms[:, None], tc.shape)
-        cost = _mover_run_costs(ds, tc, mc, b, thetas, width)
+        cost = _mover_run_costs(ds, tc, mc, b, thetas, prefix)
         total = np.where(valid[None], best[:, tc] + cost, np.inf).min(axis=2)
         best[:, ms] = np.minimum(best[:, ms], total)
     return best[:, size]
@@ -655,14 +660,15 @@ def mover_lower_bound(
     ``theta``: it is evaluated on a grid and ``b theta + h`` bounded below on each
     bracket, the lowest bracket refined ``rounds`` times.
 
-    ``window`` keeps only the ``window`` highest degrees (default ``20 k``): the runs
+    ``window`` keeps only the ``window`` highest degrees (default ``5 k``): the runs
     below are dropped with their costs (``>= 0``) and the lowest kept run may be cut, a
     weaker but valid bound.  ``max_b`` (default ``2k``, at most 24): the largest ``b``
     tried; from ``b = k`` the search climbs by steps of 2 to larger values of the bound,
     stops at the first that is lower and tries the two neighbours of the best (every
     ``b`` tried is a valid bound).  It exceeds
     :func:`structural_lower_bound` where a hub's class must bring nodes from far below
-    (ego-Facebook, k = 5 and 10).
+    (ego-Facebook at k = 5 and 10, the 1M-edge Chung-Lu graph of ``bench/graphs.py`` at
+    k = 10 and 50).
 
     Examples
     --------
@@ -673,7 +679,7 @@ def mover_lower_bound(
     n = ds.size
     if k <= 1 or n < k or n < 2:
         return 0
-    size = min(n, max(20 * k if window is None else window, k))
+    size = min(n, max(5 * k if window is None else window, k))
     part = ds[n - size :]
     partial = size < n
     top = max(int(ds[-1]), n - 1 - int(ds[0]))  # the largest change: d -> 0 or d -> n - 1
