@@ -70,6 +70,7 @@ def edits_figure(info: dict[str, Any]) -> Any:
         ("bound for the chosen sequence", info.get("sequence_bound_edges"), "#2a6"),
         ("structural bound (hubs)", info.get("structural_lower_bound_edges"), "#2a6"),
         ("hub-neighbourhood bound", info.get("hub_lower_bound_edges"), "#2a6"),
+        ("largest-changes bound", info.get("mover_lower_bound_edges"), "#2a6"),
         ("edges added", info["edges_added"], "#bbb"),
         ("edges removed", info["edges_removed"], "#999"),
     ]

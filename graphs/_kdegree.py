@@ -216,6 +216,7 @@ def _edit_report(info: dict[str, Any], edit: dict[str, Any]) -> None:
             "ratio_to_two_sided_bound": edit["ratio_to_two_sided_bound"],
             "structural_lower_bound_edges": edit["structural_lower_bound_edges"],
             "hub_lower_bound_edges": edit["hub_lower_bound_edges"],
+            "mover_lower_bound_edges": edit["mover_lower_bound_edges"],
             "lower_bound_edges": edit["edit_lower_bound_edges"],
             "ratio_to_lower_bound": edit["ratio_to_edit_lower_bound"],
             "sequence_bound_edges": None,
@@ -621,8 +622,10 @@ def k_degree_anonymize(
         sentence.  With ``construct="edit"`` the bounds are those of additions and
         deletions: ``lower_bound_edges`` is the largest of ``two_sided_lower_bound_edges``
         (ceil of the two-sided L1 optimum / 2), ``structural_lower_bound_edges``
-        (:func:`graphs._twosided.structural_lower_bound`) and ``hub_lower_bound_edges``
-        (:func:`graphs._twosided.hub_lower_bound`), with
+        (:func:`graphs._twosided.structural_lower_bound`), ``hub_lower_bound_edges``
+        (:func:`graphs._twosided.hub_lower_bound`) and ``mover_lower_bound_edges``
+        (:func:`graphs._twosided.mover_lower_bound`, ``None`` above k = 10, above k = 50
+        on graphs of more than 200,000 edges), with
         ``ratio_to_two_sided_bound`` and ``ratio_to_lower_bound``; ``symmetric_difference``
         = added + removed.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.
         Nodes are inserted in published-label order and

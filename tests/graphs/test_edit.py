@@ -168,6 +168,7 @@ def test_realization_against_exhaustive_search(case, seed):
     assert info["two_sided_lower_bound_edges"] <= exact
     assert info["structural_lower_bound_edges"] <= exact
     assert info["hub_lower_bound_edges"] <= exact
+    assert info["mover_lower_bound_edges"] is None or info["mover_lower_bound_edges"] <= exact
     assert exact <= ours <= 2 * exact + 1
 
 
@@ -383,6 +384,7 @@ def test_release_with_edit_construction_checked_with_networkx():
         info["two_sided_lower_bound_edges"],
         info["structural_lower_bound_edges"],
         info["hub_lower_bound_edges"],
+        info["mover_lower_bound_edges"] or 0,
     )
     assert (
         info["ratio_to_two_sided_bound"]
