@@ -55,6 +55,22 @@ def entropy_by_records(
     return total
 
 
+def reference_score(
+    metric: str, df: pd.DataFrame, hierarchies: dict, levels, key, suppressed: np.ndarray
+) -> float:
+    """A node's score recomputed from its definition (``key``: each record's class)."""
+    n = len(df)
+    if metric == "discernibility":
+        return float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
+    if metric == "height":
+        return float(sum(levels))
+    if metric == "precision":
+        s = int(suppressed.sum())
+        shares = [((n - s) * lv / h.height + s) / n for h, lv in zip(hierarchies.values(), levels)]
+        return float(np.mean(shares))
+    return entropy_by_records(df, hierarchies, levels, suppressed, monotone=metric == "entropy")
+
+
 def _encode(df: pd.DataFrame, hierarchies: dict, sensitive: str = "s"):
     codes = [h.encode(df[c]) for c, h in hierarchies.items()]
     sens, domain = encode_values(df[sensitive].to_numpy())

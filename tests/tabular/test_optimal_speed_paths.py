@@ -36,7 +36,7 @@ from tabular import _lattice
 from tabular._lattice import EncodedTable
 from tabular._optimal import _Lattice, class_outcome
 from tests.tabular.test_optimal import draw_table, random_hierarchy
-from tests.tabular.test_optimal_entropy import assert_search_finds, entropy_by_records
+from tests.tabular.test_optimal_entropy import assert_search_finds, reference_score
 
 MODELS = [
     KAnonymity(1),
@@ -162,21 +162,7 @@ def _exhaustive(df, hierarchies, models, limit, metric):
                     suppressed[rows] = True
         if suppressed.sum() > limit or suppressed.all():
             continue
-        if metric == "discernibility":
-            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
-        elif metric == "height":
-            score = float(sum(levels))
-        elif metric == "precision":
-            s = int(suppressed.sum())
-            score = float(
-                np.mean(
-                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
-                )
-            )
-        else:
-            score = entropy_by_records(
-                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
-            )
+        score = reference_score(metric, df, hierarchies, levels, key, suppressed)
         if best is None or score < best[0] - 1e-9:
             best = (score, levels)
     return best

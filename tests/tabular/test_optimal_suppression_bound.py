@@ -32,7 +32,7 @@ from structanon import Hierarchy, InfeasibleError
 from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
 from tabular._optimal import _Lattice, _tag_cone, optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
-from tests.tabular.test_optimal_entropy import _encode, entropy_by_records
+from tests.tabular.test_optimal_entropy import _encode, reference_score
 
 VALUES = ("x", "y", "z")
 # the sensitive hierarchy of the hierarchical ground distance: x and y are siblings
@@ -219,21 +219,7 @@ def exhaustive(df, hierarchies, models, limit, metric):
             suppressed[members[g]] = True
         if int(suppressed.sum()) > limit or not kept:
             continue
-        if metric == "discernibility":
-            score = float((pd.Series(key).value_counts().to_numpy() ** 2).sum())
-        elif metric == "height":
-            score = float(sum(levels))
-        elif metric == "precision":
-            s = int(suppressed.sum())
-            score = float(
-                np.mean(
-                    [((n - s) * lv / hierarchies[c].height + s) / n for c, lv in zip(names, levels)]
-                )
-            )
-        else:
-            score = entropy_by_records(
-                df, hierarchies, levels, suppressed, monotone=metric == "entropy"
-            )
+        score = reference_score(metric, df, hierarchies, levels, key, suppressed)
         if best is None or score < best[0] - 1e-9:
             best = (score, levels)
     return best
