@@ -73,6 +73,19 @@ def _reward_costs(ds, prefix, rprefix, at_most, ts, ms):
     return out_cost, out_x
 
 
+def _run_blocks(n: int, k: int):
+    """The blocks of the DPs over runs of ``k..2k-1`` consecutive sorted nodes: for each
+    block ``b`` of ``k`` run ends ``ms``, the run starts ``tc`` (0 where ``valid`` is
+    false), ``mc`` (``ms`` broadcast to ``tc``'s shape) and ``valid`` (start ``>= 0``)."""
+    offsets = np.arange(k, 2 * k)
+    for b in range(k, n + 1, k):
+        ms = np.arange(b, min(b + k, n + 1))
+        ts = ms[:, None] - offsets[None, :]
+        valid = ts >= 0
+        tc = np.where(valid, ts, 0)
+        yield b, ms, tc, np.broadcast_to(ms[:, None], tc.shape), valid
+
+
 def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) -> np.ndarray:
     """``max(fs[t:m])`` for the runs of one block (all ``t < b <= m``)."""
     lo = max(0, b - 2 * k + 1)
@@ -100,13 +113,7 @@ def _dp(
     back_t = np.full((n + 1, 2), -1, dtype=np.int64)
     back_x = np.zeros((n + 1, 2), dtype=np.int64)
     best[0, 0] = 0.0
-    offsets = np.arange(k, 2 * k)
-    for b in range(k, n + 1, k):
-        ms = np.arange(b, min(b + k, n + 1))
-        ts = ms[:, None] - offsets[None, :]
-        valid = ts >= 0
-        tc = np.where(valid, ts, 0)
-        mc = np.broadcast_to(ms[:, None], tc.shape)
+    for b, ms, tc, mc, valid in _run_blocks(n, k):
         floor = None if fs is None else _run_floors(fs, b, k, tc, ms)
         cost, pm, x, alt, alt_x = _block_costs(ds, prefix, right, left, tc, mc, floor, upper)
         cmed = np.where(valid, cost.astype(np.float64), np.inf)
@@ -133,14 +140,8 @@ def _reward_dp(ds: np.ndarray, k: int, prefix: np.ndarray, rprefix: np.ndarray):
     back_t = np.full((n + 1, 2), -1, dtype=np.int64)
     back_x = np.zeros((n + 1, 2), dtype=np.int64)
     best[0, 0] = 0.0
-    offsets = np.arange(k, 2 * k)
     at_most = np.searchsorted(ds, np.arange(int(ds[-1]) + 2), side="right")
-    for b in range(k, n + 1, k):
-        ms = np.arange(b, min(b + k, n + 1))
-        ts = ms[:, None] - offsets[None, :]
-        valid = ts >= 0
-        tc = np.where(valid, ts, 0)
-        mc = np.broadcast_to(ms[:, None], tc.shape)
+    for _, ms, tc, mc, valid in _run_blocks(n, k):
         costs, xs = _reward_costs(ds, prefix, rprefix, at_most, tc, mc)
         rows = np.arange(ms.size)
         for p in (0, 1):
@@ -386,14 +387,8 @@ def _slack_dp(view, k: int) -> np.ndarray:
     n = view[0].size
     best = np.full(n + 1, np.inf)
     best[0] = 0.0
-    offsets = np.arange(k, 2 * k)
     steps = np.arange(0, 2)[:, None, None]
-    for b in range(k, n + 1, k):
-        ms = np.arange(b, min(b + k, n + 1))
-        ts = ms[:, None] - offsets[None, :]
-        valid = ts >= 0
-        tc = np.where(valid, ts, 0)
-        mc = np.broadcast_to(ms[:, None], tc.shape)
+    for _, ms, tc, mc, valid in _run_blocks(n, k):
         med = view[1][tc + (mc - tc - 1) // 2]
         cost = _slack_costs(view, tc, mc, med + steps).min(axis=0)
         best[ms] = np.where(valid, best[tc] + cost, np.inf).min(axis=1)
@@ -564,13 +559,7 @@ def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool)
     if partial:
         ms = np.arange(1, min(2 * k - 1, size) + 1)
         best[:, ms] = _mover_run_costs(ds, np.zeros_like(ms), ms, b, thetas, prefix)
-    offsets = np.arange(k, 2 * k)
-    for start in range(k, size + 1, k):
-        ms = np.arange(start, min(start + k, size + 1))
-        ts = ms[:, None] - offsets[None, :]
-        valid = ts >= 0
-        tc = np.where(valid, ts, 0)
-        mc = np.broadcast_to(ms[:, None], tc.shape)
+    for _, ms, tc, mc, valid in _run_blocks(size, k):
         cost = _mover_run_costs(ds, tc, mc, b, thetas, prefix)
         total = np.where(valid[None], best[:, tc] + cost, np.inf).min(axis=2)
         best[:, ms] = np.minimum(best[:, ms], total)
