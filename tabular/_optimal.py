@@ -575,11 +575,11 @@ class _Search:
         class counts ``|E| e(E)``, ``e`` the largest
         :meth:`~structanon.models.PrivacyModel.suppression_excess` of the models that offer one,
         measured against the whole table with the drift allowed by the suppression limit
-        (the released records then differ from the table by at most that share).  Each
-        class's count is at most its size and is 0 when the class can be released, so a
-        feasible node's bound is at most the limit; merging classes never raises the sum,
-        so the bound never increases towards generalizations: a node over the limit proves
-        every specialization infeasible too.  0 without such models.
+        (the released records then differ from the table by at most that share).  A
+        class's count is at most the records that a finer node (or the node itself)
+        suppresses inside it, so the bound is at most the limit at the node and at its
+        specializations when any of them is feasible: a node over the limit proves every
+        specialization infeasible too.  0 without such models.
         """
         if not self._excess_models:
             return 0.0
