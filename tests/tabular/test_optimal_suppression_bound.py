@@ -2,10 +2,10 @@
 
 With suppression, entropy and recursive (c, l)-diversity and t-closeness (measured against
 the distribution of the records that are released) make feasibility non-monotone; the
-search still prunes with a bound that is monotone: per class a share ``e`` of its records
-(0 when the class can be released, and ``size x e`` at most the records of the class that
-a finer node cannot release), so the sum over a node's classes bounds from below what the
-node and every specialization must suppress.  For t-closeness, a released subset missing a share ``f`` of
+search still prunes with a bound: per class a share ``e`` of its records (0 when the class
+can be released, and ``size x e`` at most the records of the class that a finer node cannot
+release), so the sum over a node's classes bounds from below what the node and every
+specialization must suppress.  For t-closeness, a released subset missing a share ``f`` of
 the records is within EMD ``f`` of the whole table, so a class that can be released is
 within ``t + f`` of the whole table's distribution.
 
