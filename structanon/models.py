@@ -127,12 +127,15 @@ class PrivacyModel:
           ``need_reference``, against the distribution of some subset of the table missing
           at most a share ``drift`` of its records (the suppressed ones), measured on the
           values that subset holds;
-        * ``size * e`` never increases when groups merge:
-          ``|A u B| e(A u B) <= |A| e(A) + |B| e(B)``.
+        * a group made of smaller groups, of which some satisfy the model as above (their
+          records ``R``), has ``size * e <= size - |R|``: at most the records of the
+          others.  (Implied when ``size * e`` never increases when groups merge,
+          ``|A u B| e(A u B) <= |A| e(A) + |B| e(B)``, as for the l-diversity models.)
 
-        Then ``sum |E| e(E)`` over the classes of a generalization never exceeds that of
-        a finer one, and exceeds the suppression limit only where no suppression within
-        it satisfies the model.
+        Then ``sum |E| e(E)`` over the classes of a generalization is at most what any
+        finer node must suppress (its failing classes, and the classes it suppresses, lie
+        inside the generalization's classes), and exceeds the suppression limit only where
+        no finer node satisfies the model within it.
         """
         return None
 
@@ -423,9 +426,10 @@ class TCloseness(PrivacyModel):
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
-        """See :meth:`PrivacyModel.suppression_excess`: ``(d - t') / (D - t')`` clipped to [0, 1],
-        where ``d`` is the group's EMD to ``reference``, ``t'`` is ``t`` plus the most the
-        reference can move (below) and ``D`` the
+        """See :meth:`PrivacyModel.suppression_excess`: ``(d - t') / (reach - t')`` clipped to
+        [0, 1], where ``d`` is the group's EMD to ``reference``, ``t'`` is ``t`` plus the
+        most the reference can move (below), ``reach`` the most removing the group's own
+        records can lower its EMD per share removed (:meth:`_reach`), at most ``D``, the
         largest EMD of any distribution to ``reference`` (that of a group holding one value
         only: the EMD is convex).
 
@@ -436,9 +440,13 @@ class TCloseness(PrivacyModel):
         ``g - r = f (s - r)`` (``g`` the whole table, ``s`` the missing records), so
         ``EMD(r, g) = f EMD(s, r)``, at most ``f`` and at most ``f (D + EMD(r, g))``, i.e.
         ``f D / (1 - f)``; a group within ``t`` of ``r`` is then within ``t'`` of ``g``
-        with ``t' = t + min(drift, drift D / (1 - drift))`` (triangle inequality); by
-        convexity a merged group's excess is at most the
-        size-weighted sum of its parts'.  The ordered distance is normalized by the
+        with ``t' = t + min(drift, drift D / (1 - drift))`` (triangle inequality).  A
+        group made of such groups (records ``R``) and others is within ``t'`` of ``g``
+        once the others' records are removed (the EMD is convex), and removing a share
+        ``lam`` of a group's records lowers its EMD to ``g`` by at most what
+        :meth:`_reach` bounds, so ``lam >= (d - t') / (reach - t')``: the excess is that
+        share (``reach <= D``; with ``D`` in place of ``reach`` it is the plain convexity
+        bound, also valid).  The ordered distance is normalized by the
         number of values released, which breaks the first point: no bound (``None``).
         """
         if self.distance == "ordered":
@@ -459,7 +467,43 @@ class TCloseness(PrivacyModel):
         cut = self.t + drift + 2 * _EPS
         if cut >= top:
             return np.zeros(values.size)
-        return np.clip((values - cut) / (top - cut), 0.0, 1.0)
+        # the most a group's own records can pull it (see _reach); never above top
+        reach = np.minimum(self._reach(counts, reference, domain) + 1e-9, top)
+        over = np.maximum(values - cut, 0.0)
+        room = np.where(reach - cut > 1e-12, reach - cut, top - cut)
+        return np.clip(over / room, 0.0, 1.0)
+
+    def _reach(self, counts: np.ndarray, reference, domain) -> np.ndarray:
+        """Per group ``E``: ``max_{v in E} phi_v - <phi, g>``, ``phi`` an optimal dual
+        potential of the group's EMD to the reference ``g`` (equal or hierarchical
+        distance).
+
+        Both distances are tree metrics: with ``x_n`` the extra mass (group minus
+        reference) under node ``n`` of the levels below the root, the EMD is
+        ``sum_n |x_n| / (2 H)`` (``H`` the height; the equal distance is the height-1
+        tree of the values).  ``phi_v = sum_{n above v} sign(x_n) / (2 H)`` gives
+        ``<phi, p - g> = EMD(p, g)`` and differs between two values by at most their
+        distance (only the nodes below their lowest common ancestor differ), so
+        ``<phi, c - g> <= EMD(c, g)`` for every distribution ``c``.  Removing a share
+        ``lam`` of the group's records (distribution ``q``, on the group's values) leaves
+        ``c`` with ``p = (1 - lam) c + lam q``, hence
+        ``EMD(p, g) <= (1 - lam) EMD(c, g) + lam (max_{v in E} phi_v - <phi, g>)``:
+        bringing the group within ``t'`` of ``g`` takes at least a share
+        ``(EMD(p, g) - t') / (that - t')`` of its records.
+        """
+        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        totals = c.sum(axis=1, keepdims=True)
+        p = np.divide(c, totals, out=np.zeros_like(c), where=totals > 0)
+        ref = np.asarray(reference, dtype=float)
+        g = ref / ref.sum()
+        h = self.hierarchy
+        if self.distance == "hierarchical" and domain is not None and h is not None and h.height:
+            ancestors, height = self._plan(domain), h.height
+            phi = (np.sign((p - g) @ ancestors) @ ancestors.T) / (2.0 * height)
+        else:
+            phi = 0.5 * np.sign(p - g)
+        top = np.where(c > 0, phi, -np.inf).max(axis=1, initial=-np.inf)
+        return top - phi @ g
 
     def _plan(self, domain) -> np.ndarray:
         """The ancestor matrix of the domain's values (:func:`~structanon.distances.

@@ -26,6 +26,8 @@ _MAX_KEY = np.int64(1) << 62
 _DENSE_SLACK = 1 << 15
 _DENSE_FACTOR = 40
 _DENSE_MAX = 1 << 23
+# lattices of at most this many nodes keep a per-node flag of a cached finer node
+_REACH_MAX = 1 << 22
 
 
 def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
@@ -194,6 +196,15 @@ class EncodedTable:
         self._slot_rows = np.full(64, np.iinfo(np.int64).max, dtype=np.int64)
         self._free: list[int] = list(range(63, -1, -1))
         self.cache_budget = int(cache_budget)
+        # per lattice node: whether some node at or below it was ever cached (evictions
+        # leave it set); a node without one has no roll-up source, and the scan of every
+        # cached node is skipped (lattices of up to _REACH_MAX nodes)
+        dims = [int(h) + 1 for h in self.heights]
+        self._finer_seen: np.ndarray | None = (
+            np.zeros(dims, dtype=bool)
+            if self.q and float(np.prod([float(d) for d in dims])) <= _REACH_MAX
+            else None
+        )
         # fixed mixed-radix weights over the leaf counts: any node's codes fit under them
         self._key_strides: np.ndarray | None = None
         self._radices = np.array([max(int(r), 1) for r in radices[: self.q]], dtype=np.int64)
@@ -286,6 +297,8 @@ class EncodedTable:
                     best, rows = pred, hit[1].n_classes
         if best is not None:
             return best
+        if self._finer_seen is not None and not self._finer_seen[node]:
+            return None  # nothing at or below the node was ever cached
         finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
         slot_rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
         slot = int(np.argmin(slot_rows))
@@ -544,6 +557,8 @@ class EncodedTable:
             )
             self._free = list(range(2 * size - 1, size - 1, -1))
         slot = self._free.pop()
+        if self._finer_seen is not None:
+            self._finer_seen[tuple(slice(v, None) for v in node)] = True
         self._slot_nodes[slot] = node
         self._slot_rows[slot] = rows
         self._cache[node] = (slot, table)

@@ -12,7 +12,7 @@ quality model's lower bounds prune as in ARX (a greedy descent gives a first sco
 node whose bound cannot beat the best score is never checked; see
 :func:`optimal_generalization`).  Models that are not monotone with suppression (entropy
 and recursive l-diversity, t-closeness measured against the released records) may offer
-a monotone lower bound on the records that must be suppressed
+a lower bound on the records that the node and each of its specializations must suppress
 (:meth:`_Search.excess_bound`): a node whose bound exceeds the suppression limit tags its
 specializations infeasible.
 """
@@ -575,11 +575,11 @@ class _Search:
         class counts ``|E| e(E)``, ``e`` the largest
         :meth:`~structanon.models.PrivacyModel.suppression_excess` of the models that offer one,
         measured against the whole table with the drift allowed by the suppression limit
-        (the released records then differ from the table by at most that share).  Each
-        class's count is at most its size and is 0 when the class can be released, so a
-        feasible node's bound is at most the limit; merging classes never raises the sum,
-        so the bound never increases towards generalizations: a node over the limit proves
-        every specialization infeasible too.  0 without such models.
+        (the released records then differ from the table by at most that share).  A
+        class's count is at most the records that a finer node (or the node itself)
+        suppresses inside it, so the bound is at most the limit at the node and at its
+        specializations when any of them is feasible: a node over the limit proves every
+        specialization infeasible too.  0 without such models.
         """
         if not self._excess_models:
             return 0.0
@@ -849,7 +849,8 @@ def optimal_generalization(
     its specializations).  Models that offer a
     :meth:`~structanon.models.PrivacyModel.suppression_excess` (entropy and recursive
     l-diversity, t-closeness with the equal or hierarchical distance) add the excess bound
-    (:meth:`_Search.excess_bound`), monotone in the same way.  Node checks stop once the limit is exceeded.
+    (:meth:`_Search.excess_bound`): a node over the limit settles its specializations in the
+    same way.  Node checks stop once the limit is exceeded.
 
     1. Without suppression, or with t-closeness (measured against the released records)
        and bounds known up front: feasibility under the models that are monotone (all of

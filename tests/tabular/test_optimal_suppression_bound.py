@@ -2,16 +2,17 @@
 
 With suppression, entropy and recursive (c, l)-diversity and t-closeness (measured against
 the distribution of the records that are released) make feasibility non-monotone; the
-search still prunes with a bound that is monotone: per class a share ``e`` of its records
-(0 when the class can be released, at most 1, ``size x e`` never increasing when classes
-merge), so the sum over a node's classes bounds its suppression from below and never
-grows towards generalizations.  For t-closeness, a released subset missing a share ``f`` of
+search still prunes with a bound: per class a share ``e`` of its records (0 when the class
+can be released, and ``size x e`` at most the records of the class that a finer node cannot
+release), so the sum over a node's classes bounds from below what the node and every
+specialization must suppress.  For t-closeness, a released subset missing a share ``f`` of
 the records is within EMD ``f`` of the whole table, so a class that can be released is
 within ``t + f`` of the whole table's distribution.
 
 * ``suppression_excess`` keeps its contract on random groups, checked with independent
   code: the EMD as half the L1 distance or a transport linear program (hierarchical ground
-  distance), the entropy and the recursive condition recomputed from the counts;
+  distance), the fewest records to remove from a group as a linear program, the entropy
+  and the recursive condition recomputed from the counts;
 * the optimal search with the bound finds the optimum of an exhaustive search (classes by
   pandas, suppression repeated against the released records until no class fails);
 * the bound does prune: on a fixed table it spares node checks and changes no result.
@@ -104,9 +105,59 @@ def test_suppression_excess_keeps_its_contract(distance, t, a, b, kept, missing)
         p, r = group / group.sum(), kept / kept.sum()
         if transport(p, r, distance) <= t:
             assert e == 0.0
-    # merging never raises size x excess
-    sizes = np.array([a.sum(), b.sum(), (a + b).sum()])
-    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+    # the merged group's count is at most the records of its parts that cannot be released
+    r = kept / kept.sum()
+    passing = [
+        not group[~held].any() and transport(group / group.sum(), r, distance) <= t
+        for group in (a, b)
+    ]
+    failing = sum(g.sum() for g, ok in zip((a, b), passing) if not ok)
+    assert (a + b).sum() * excess[2] <= failing + 1e-9
+    # and every group's count is at most the fewest records whose removal brings it within
+    # t' of the table (t' = t + the most a subset missing the share drift can move)
+    g = table / table.sum()
+    top = max(transport(np.eye(3)[v], g, distance) for v in range(3))
+    slack = min(drift, drift * top / (1 - drift)) if drift < 1 else drift
+    for group, e in zip((a, b, a + b), excess):
+        assert group.sum() * e <= fewest_to_remove(group, g, t + slack, distance) + 1e-6
+
+
+def fewest_to_remove(counts: np.ndarray, g: np.ndarray, within: float, distance: str) -> float:
+    """The fewest records (fractionally) to take out of a group so that the rest is within
+    EMD ``within`` of ``g``, as a linear program: flows ``F`` from the kept counts
+    ``counts - x`` to ``(size - sum x) g``, of cost at most ``within (size - sum x)``."""
+    m, size = counts.size, float(counts.sum())
+    cost = ground(distance).ravel()
+    # variables: F (m x m, row-major), then x (m)
+    n_var = m * m + m
+    eq_rows, eq_b = [], []
+    for i in range(m):  # sum_j F_ij + x_i = counts_i
+        row = np.zeros(n_var)
+        row[i * m : (i + 1) * m] = 1.0
+        row[m * m + i] = 1.0
+        eq_rows.append(row)
+        eq_b.append(counts[i])
+    for j in range(m):  # sum_i F_ij - g_j (size - sum x) = 0
+        row = np.zeros(n_var)
+        row[j : m * m : m] = 1.0
+        row[m * m :] = g[j]
+        eq_rows.append(row)
+        eq_b.append(g[j] * size)
+    ub = np.zeros(n_var)  # sum cost F <= within (size - sum x)
+    ub[: m * m] = cost
+    ub[m * m :] = within
+    objective = np.r_[np.zeros(m * m), np.ones(m)]
+    bounds = [(0, None)] * (m * m) + [(0, float(c)) for c in counts]
+    res = linprog(
+        objective,
+        A_ub=ub[None, :],
+        b_ub=[within * size],
+        A_eq=np.array(eq_rows),
+        b_eq=eq_b,
+        bounds=bounds,
+    )
+    assert res.status == 0
+    return float(res.fun)
 
 
 def passes_by_hand(model, counts: np.ndarray) -> bool:
@@ -172,11 +223,21 @@ def test_suppression_excess_is_offered_only_where_the_distance_allows():
     assert TCloseness(0.95).suppression_excess(far, reference[0], domain, 0.1).tolist() == [0.0]
     # 1 x, 0 y, 0 z against 3/6, 2/6, 1/6: EMD 0.5; the farthest distribution (all z) is
     # at D = 5/6, so the reference moves by at most 0.1 D / 0.9 < 0.1 and
-    # t' = 0.2 + 0.1 D / 0.9 -> (0.5 - t') / (D - t')
+    # t' = 0.2 + 0.1 D / 0.9 < 0.5.  Removing records of a group holding one value leaves
+    # its distribution unchanged: all of it must go (convexity alone gives
+    # (0.5 - t') / (D - t') < 1)
     single = np.array([[1.0, 0.0, 0.0]])
     value = TCloseness(0.2).suppression_excess(single, reference[0], domain, 0.1)[0]
     cut = 0.2 + 0.1 * (5 / 6) / 0.9
-    assert value == pytest.approx((0.5 - cut) / (5 / 6 - cut), abs=1e-8)
+    assert value == pytest.approx(1.0, abs=1e-8)
+    assert (0.5 - cut) / (5 / 6 - cut) < 0.9
+    # 2 x, 1 y, 1 z: EMD 1/12 (z over by 1/12, y under by 1/12); the potential
+    # (0, -1/2, 1/2) reaches 1/2 on the group's values and averages -1/12 over the table,
+    # so removing a share lam lowers the EMD to no less than (1 - lam) t' + lam 7/12
+    mixed = np.array([[2.0, 1.0, 1.0]])
+    value = TCloseness(0.05).suppression_excess(mixed, reference[0], domain, 0.0)[0]
+    assert value == pytest.approx((1 / 12 - 0.05) / (7 / 12 - 0.05), abs=1e-6)
+    assert value > (1 / 12 - 0.05) / (5 / 6 - 0.05)
 
 
 # ------------------------------------------------------------ search against exhaustive search
@@ -325,3 +386,26 @@ def test_cone_tagging_sets_exactly_the_untagged_nodes_of_the_cone():
         expected = np.where(cone & (status == 0), 5, status)
         _tag_cone(lattice, status, i, up, 5)
         np.testing.assert_array_equal(status, expected)
+
+
+@pytest.mark.parametrize("distance", ["equal", "hierarchical"])
+@pytest.mark.parametrize("metric", ["discernibility", "entropy", "entropy-nonmonotonic"])
+def test_the_reach_of_a_group_spares_checks_and_changes_no_result(distance, metric, monkeypatch):
+    """The bound through each group's own reach against the bound through the farthest
+    distribution only (``reach = D``): fewer node checks, the optimum of an exhaustive
+    search either way."""
+    df, hierarchies = _fixed_table(4)
+    models = [KAnonymity(3), model_for(distance, 0.15)]
+    enc, domain = _encode(df, hierarchies)
+    tight = optimal_generalization(enc, models, 20, metric, domain)
+    monkeypatch.setattr(
+        TCloseness, "_reach", lambda self, counts, *args: np.full(len(counts), np.inf)
+    )
+    enc, domain = _encode(df, hierarchies)
+    plain = optimal_generalization(enc, models, 20, metric, domain)
+    assert tight.checked < plain.checked
+    expected = exhaustive(df, hierarchies, models, 20, metric)
+    assert expected is not None
+    for result in (tight, plain):
+        assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+        assert result.best.suppressed <= 20
