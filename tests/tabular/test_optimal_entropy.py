@@ -55,6 +55,18 @@ def entropy_by_records(
     return total
 
 
+def node_classes(df: pd.DataFrame, hierarchies: dict):
+    """Every node of the lattice with each record's class (its generalized values joined,
+    by pandas) and each class's records."""
+    names = list(hierarchies)
+    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
+        gen = pd.DataFrame(
+            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
+        )
+        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+        yield levels, key, {g: np.flatnonzero(key == g) for g in sorted(set(key))}
+
+
 def reference_score(
     metric: str, df: pd.DataFrame, hierarchies: dict, levels, key, suppressed: np.ndarray
 ) -> float:
@@ -119,15 +131,9 @@ def test_entropy_score_equals_the_record_by_record_definition(metric, seed):
 
 def exhaustive(df, hierarchies, models, limit, metric):
     """Every node: classes by pandas, suppression repeated as the verifier measures it."""
-    names = list(hierarchies)
     sens = df["s"].to_numpy()
     best = None
-    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
-        gen = pd.DataFrame(
-            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
-        )
-        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
-        members = {g: np.flatnonzero(key == g) for g in sorted(set(key))}
+    for levels, _, members in node_classes(df, hierarchies):
         kept = set(members)
         while kept:
             released = np.concatenate([members[g] for g in sorted(kept)])

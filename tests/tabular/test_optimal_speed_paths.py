@@ -12,10 +12,7 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,7 +33,7 @@ from tabular import _lattice
 from tabular._lattice import EncodedTable
 from tabular._optimal import _Lattice, class_outcome
 from tests.tabular.test_optimal import draw_table, random_hierarchy
-from tests.tabular.test_optimal_entropy import assert_search_finds, reference_score
+from tests.tabular.test_optimal_entropy import assert_search_finds, node_classes, reference_score
 
 MODELS = [
     KAnonymity(1),
@@ -143,18 +140,12 @@ def test_tables_by_presence_mask_equal_tables_by_hashing(seed, monkeypatch):
 def _exhaustive(df, hierarchies, models, limit, metric):
     """Every node: classes by pandas, failing classes suppressed (one pass: no model here
     reads the table's distribution), scored by the definitions."""
-    names = list(hierarchies)
     sens = df["s"].to_numpy()
     n = len(df)
     best = None
-    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
-        gen = pd.DataFrame(
-            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
-        )
-        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
+    for levels, key, members in node_classes(df, hierarchies):
         suppressed = np.zeros(n, dtype=bool)
-        for g in set(key):
-            rows = np.flatnonzero(key == g)
+        for rows in members.values():
             counts = np.array([[np.sum(sens[rows] == v) for v in ("x", "y", "z")]])
             for model in models:
                 group = counts if model.requires_sensitive else counts.sum(axis=1)

@@ -33,7 +33,7 @@ from structanon import Hierarchy, InfeasibleError
 from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
 from tabular._optimal import _Lattice, _tag_cone, optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
-from tests.tabular.test_optimal_entropy import _encode, reference_score
+from tests.tabular.test_optimal_entropy import _encode, node_classes, reference_score
 
 VALUES = ("x", "y", "z")
 # the sensitive hierarchy of the hierarchical ground distance: x and y are siblings
@@ -244,16 +244,10 @@ def test_suppression_excess_is_offered_only_where_the_distance_allows():
 def exhaustive(df, hierarchies, models, limit, metric):
     """Every node: classes by pandas, failing classes suppressed, the reference recomputed
     on the released records until no class fails; EMD by :func:`transport`."""
-    names = list(hierarchies)
     sens = df["s"].to_numpy()
     n = len(df)
     best = None
-    for levels in itertools.product(*[range(hierarchies[c].height + 1) for c in names]):
-        gen = pd.DataFrame(
-            {c: hierarchies[c].generalize(df[c], lv) for c, lv in zip(names, levels)}
-        )
-        key = gen.astype(str).agg("|".join, axis=1).to_numpy()
-        members = {g: np.flatnonzero(key == g) for g in sorted(set(key))}
+    for levels, key, members in node_classes(df, hierarchies):
         kept = set(members)
         while kept:
             released = np.concatenate([members[g] for g in sorted(kept)])
