@@ -20,21 +20,7 @@ from graphs._twosided import (
     structural_lower_bound,
     two_sided_sequence,
 )
-
-
-def exhaustive_optimum(n, edges, k):
-    """Least ``|E' xor E|`` over every k-degree-anonymous simple graph on ``n <= 6`` nodes."""
-    pairs = list(itertools.combinations(range(n), 2))
-    masks = np.arange(1 << len(pairs))
-    bits = (masks[:, None] >> np.arange(len(pairs))) & 1
-    deg = np.zeros((masks.size, n), dtype=np.int64)
-    for i, (a, b) in enumerate(pairs):
-        deg[:, a] += bits[:, i]
-        deg[:, b] += bits[:, i]
-    counts = np.stack([(deg == v).sum(axis=1) for v in range(n)], axis=1)
-    anonymous = ((counts == 0) | (counts >= k)).all(axis=1)
-    original = np.array([int((a, b) in edges) for a, b in pairs], dtype=np.int64)
-    return int((bits != original).sum(axis=1)[anonymous].min())
+from tests.graphs.test_edit import _exhaustive_optimum
 
 
 def brute_force_expression(n, edges, k, s):
@@ -81,17 +67,23 @@ def _bound_value(n, edges, k, s, screened=False):
     return _hub_bound_value(e, deg, k, s, (order, view, _slack_dp(view, k)))
 
 
-hub_graph = st.integers(4, 6).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.integers(0, 2),  # stars on the first nodes, so hubs exist
-        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=6),
-        st.integers(2, n),
+def hub_graphs(max_extra: int):
+    """Graphs on 4-6 nodes: stars on the first 0-2 nodes (so hubs exist), up to
+    ``max_extra`` more pairs, and a k in ``2..n``."""
+    return st.integers(4, 6).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.integers(0, 2),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=max_extra),
+            st.integers(2, n),
+        )
     )
-)
 
 
-def _edges(n, hubs, extra):
+hub_graph = hub_graphs(6)
+
+
+def hub_edges(n, hubs, extra):
     edges = {(h, v) for h in range(hubs) for v in range(h + 1, n)}
     edges |= {(min(a, b), max(a, b)) for a, b in extra if a != b}
     return edges
@@ -101,8 +93,8 @@ def _edges(n, hubs, extra):
 @given(hub_graph)
 def test_hub_bound_never_exceeds_the_exact_optimum(case):
     n, hubs, extra, k = case
-    edges = _edges(n, hubs, extra)
-    exact = exhaustive_optimum(n, edges, k)
+    edges = hub_edges(n, hubs, extra)
+    exact = _exhaustive_optimum(n, edges, k)
     assert hub_lower_bound(n, sorted(edges), k) <= exact
 
 
@@ -110,7 +102,7 @@ def test_hub_bound_never_exceeds_the_exact_optimum(case):
 @given(hub_graph.filter(lambda c: c[0] <= 5))
 def test_hub_bound_dp_equals_brute_force_over_sequences(case):
     n, hubs, extra, k = case
-    edges = _edges(n, hubs, extra)
+    edges = hub_edges(n, hubs, extra)
     for s in range(1, min(k, n - 1) + 1):
         brute = brute_force_expression(n, sorted(edges), k, s)
         ours = _bound_value(n, edges, k, s)
@@ -129,7 +121,7 @@ def test_hub_bound_exceeds_the_older_bounds_where_exact():
     # join the ones, and that edge's other end then falls to 0 alone (two edits)
     edges = {(1, 2), (2, 3), (4, 5)}
     deg = np.bincount(np.array(sorted(edges)).ravel(), minlength=6)
-    exact = exhaustive_optimum(6, edges, 4)
+    exact = _exhaustive_optimum(6, edges, 4)
     assert exact == 2
     assert hub_lower_bound(6, sorted(edges), 4) == 2
     assert structural_lower_bound(deg, 4) < 2

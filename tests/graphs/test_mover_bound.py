@@ -19,22 +19,8 @@ from graphs._twosided import (
     structural_lower_bound,
     two_sided_sequence,
 )
-
-
-def exhaustive_optimum(n, edges, k):
-    """Least ``|E' xor E|`` over every k-degree-anonymous simple graph on ``n <= 6`` nodes."""
-    pairs = list(itertools.combinations(range(n), 2))
-    original = [int(p in edges) for p in pairs]
-    best = math.inf
-    for bits in itertools.product((0, 1), repeat=len(pairs)):
-        deg = [0] * n
-        for (a, b), bit in zip(pairs, bits):
-            deg[a] += bit
-            deg[b] += bit
-        if min(deg.count(v) for v in set(deg)) < k:
-            continue
-        best = min(best, sum(x != y for x, y in zip(bits, original)))
-    return best
+from tests.graphs.test_edit import _exhaustive_optimum
+from tests.graphs.test_hub_bound import hub_edges, hub_graphs
 
 
 def phi_b(delta, b):
@@ -54,20 +40,7 @@ def brute_force_value(deg, k, b):
     return best
 
 
-graph = st.integers(4, 6).flatmap(
-    lambda n: st.tuples(
-        st.just(n),
-        st.integers(0, 2),  # stars on the first nodes, so hubs exist
-        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=7),
-        st.integers(2, n),
-    )
-)
-
-
-def _edges(n, hubs, extra):
-    edges = {(h, v) for h in range(hubs) for v in range(h + 1, n)}
-    edges |= {(min(a, b), max(a, b)) for a, b in extra if a != b}
-    return edges
+graph = hub_graphs(7)
 
 
 def _degrees(n, edges):
@@ -82,9 +55,9 @@ def _degrees(n, edges):
 @given(graph)
 def test_mover_bound_never_exceeds_the_exact_optimum(case):
     n, hubs, extra, k = case
-    edges = _edges(n, hubs, extra)
+    edges = hub_edges(n, hubs, extra)
     deg = _degrees(n, edges)
-    exact = exhaustive_optimum(n, edges, k)
+    exact = _exhaustive_optimum(n, edges, k)
     assert mover_lower_bound(deg, k) <= exact
     assert mover_lower_bound(deg, k, window=k) <= exact
 
@@ -120,7 +93,7 @@ def test_mover_bound_exceeds_the_older_bounds_on_a_star():
     # structural bound takes the hub alone (its partner pays half) and finds 2
     edges = {(0, v) for v in range(1, 6)}
     deg = _degrees(6, edges)
-    assert exhaustive_optimum(6, edges, 2) == 4
+    assert _exhaustive_optimum(6, edges, 2) == 4
     assert mover_lower_bound(deg, 2) == 3
     assert structural_lower_bound(deg, 2) == 2
     assert hub_lower_bound(6, sorted(edges), 2) <= 2
