@@ -14,72 +14,27 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 
 from structanon import Hierarchy
 
+from ._grouping import MAX_KEY, AttributeBlocks, contiguous_blocks, dense_groups, hashed_ids
+
 __all__ = ["ClassTable", "EncodedTable", "dense_groups"]
 
-_MAX_KEY = np.int64(1) << 62
 # a node's classes are numbered with a presence mask when its key span is at most
 # _DENSE_FACTOR x the source rows + _DENSE_SLACK and at most _DENSE_MAX (else by hashing)
 _DENSE_SLACK = 1 << 15
 _DENSE_FACTOR = 40
 _DENSE_MAX = 1 << 23
+# a table of class sizes alone is counted over its whole key span when the span is at
+# most _COUNT_FACTOR x the source rows (else numbered through the presence mask first)
+_COUNT_FACTOR = 8
 # lattices of at most this many nodes keep a per-node flag of a cached finer node
 _REACH_MAX = 1 << 22
-
-
-def _densify(keys: np.ndarray) -> tuple[np.ndarray, int]:
-    """Map non-negative int64 keys to dense ids ``0..m-1`` (ordered by key)."""
-    if keys.size == 0:
-        return keys.astype(np.int64), 0
-    top = int(keys.max()) + 1
-    if top <= 8 * keys.size + 1024:
-        present = np.zeros(top, dtype=bool)
-        present[keys] = True
-        rank = np.cumsum(present, dtype=np.int64) - 1
-        return rank[keys], int(rank[-1]) + 1
-    uniq, inverse = np.unique(keys, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int64), int(uniq.size)
-
-
-def _hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense ids of int64 keys, numbered in ascending key order, and the distinct keys.
-
-    The keys are numbered by a hash table (linear time) and only the distinct ones are
-    sorted, which beats sorting every key when many repeat.
-    """
-    first, unique = pd.factorize(keys)
-    order = np.argsort(unique)
-    rank = np.empty(unique.size, dtype=np.int64)
-    rank[order] = np.arange(unique.size, dtype=np.int64)
-    return rank[first], np.asarray(unique)[order]
-
-
-def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Dense group id of each row of integer ``columns`` (column j takes values < radices[j]).
-
-    Columns are combined by mixed-radix arithmetic; the running key is re-densified
-    whenever the next multiplication could overflow int64.
-
-    Examples
-    --------
-    >>> ids, m = dense_groups([np.array([0, 1, 0]), np.array([2, 2, 2])], [2, 3])
-    >>> ids.tolist(), m
-    ([0, 1, 0], 2)
-    """
-    if not columns:
-        raise ValueError("dense_groups needs at least one column")
-    key = np.asarray(columns[0], dtype=np.int64)
-    span = int(radices[0])
-    for col, radix in zip(columns[1:], radices[1:]):
-        radix = max(int(radix), 1)
-        if span * radix >= _MAX_KEY:
-            key, span = _densify(key)
-        key = key * radix + np.asarray(col, dtype=np.int64)
-        span *= radix
-    return _densify(key)
+# the distinct rows' block ids (AttributeBlocks) are kept when all of them take at most
+# this many bytes, for tables of at least _BLOCKS_MIN_Q quasi-identifiers
+_BLOCKS_BYTES = 1 << 26
+_BLOCKS_MIN_Q = 4
 
 
 class ClassTable:
@@ -108,10 +63,11 @@ class ClassTable:
         sizes: np.ndarray,
         contingency: np.ndarray | None,
         keys: np.ndarray | None = None,
-        decode: tuple[np.ndarray, np.ndarray] | None = None,
+        decode: tuple[np.ndarray, np.ndarray, list[np.ndarray] | None] | None = None,
     ) -> None:
-        # decode: (ascending keys in the node's own mixed radix, the radices), for tables
-        # whose codes are only needed when they are rolled up or scored (most are not)
+        # decode: (ascending keys in a mixed radix, the radices, the codes of each digit's
+        # values or None when each digit is one attribute's code), for tables whose codes
+        # are only needed when they are rolled up or scored (most are not)
         self._codes = codes
         self._decode = decode
         self.sizes = sizes
@@ -122,14 +78,18 @@ class ClassTable:
     def codes(self) -> np.ndarray:
         if self._codes is None:
             assert self._decode is not None
-            present, radices = self._decode
-            q = radices.size
-            codes = np.empty((q, present.size), dtype=np.int64)
+            present, radices, blocks = self._decode
+            digits = [present] * radices.size
             rest = present
-            for j in range(q - 1, 0, -1):
-                rest, codes[j] = np.divmod(rest, radices[j])
-            if q:
-                codes[0] = rest
+            for j in range(radices.size - 1, 0, -1):
+                rest, digits[j] = np.divmod(rest, radices[j])
+            if radices.size:
+                digits[0] = rest
+            # built attribute-major, so each attribute's codes are contiguous
+            if blocks is None:
+                codes = np.array(digits, dtype=np.int64).reshape(len(digits), present.size)
+            else:
+                codes = np.concatenate([b.T[:, d] for b, d in zip(blocks, digits)], axis=0)
             self._codes, self._decode = codes.T, None
         return self._codes
 
@@ -185,7 +145,8 @@ class EncodedTable:
         first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
         self.base_leaf_codes = np.stack([c[first] for c in columns[: self.q]], axis=1)
         self.base_sensitive = columns[-1][first] if self.has_sensitive else None
-        self.base_weight = np.bincount(ids, weights=weights, minlength=m).astype(np.int64)
+        self._base_weight_f = np.bincount(ids, weights=weights, minlength=m)
+        self.base_weight = self._base_weight_f.astype(np.int64)
         self.record_base = ids
         if weights is not None:
             self.n = int(self.base_weight.sum())
@@ -208,17 +169,33 @@ class EncodedTable:
         # fixed mixed-radix weights over the leaf counts: any node's codes fit under them
         self._key_strides: np.ndarray | None = None
         self._radices = np.array([max(int(r), 1) for r in radices[: self.q]], dtype=np.int64)
-        if self.q and float(np.prod([float(r) for r in radices[: self.q]])) < float(_MAX_KEY):
+        if self.q and float(np.prod([float(r) for r in radices[: self.q]])) < float(MAX_KEY):
             strides = np.ones(self.q, dtype=np.int64)
             for j in range(self.q - 2, -1, -1):
                 strides[j] = strides[j + 1] * max(int(radices[j + 1]), 1)
             self._key_strides = strides
         self._base_keys: np.ndarray | None = None
         self._base_columns: dict[tuple[int, int], np.ndarray] = {}
+        self._blocks = self._attribute_blocks()
         self.evaluations = 0
         self.rollups = 0
         self._mark = np.zeros(0, dtype=bool)
         self._rank = np.empty(0, dtype=np.int64)
+
+    def _attribute_blocks(self) -> AttributeBlocks | None:
+        """Block ids of the distinct rows for tables from the rows (see
+        :class:`~tabular._grouping.AttributeBlocks`), when there are enough attributes and
+        every block's arrays fit the memory allowed."""
+        if self.q < _BLOCKS_MIN_Q:
+            return None
+        blocks = contiguous_blocks(self.q)
+        leaves = [float(h.leaves.size) for h in self.hierarchies]
+        if any(float(np.prod([leaves[j] for j in b])) >= float(MAX_KEY) for b in blocks):
+            return None
+        arrays = AttributeBlocks.n_combinations(self.heights.tolist(), blocks)
+        if 4 * self.base_weight.size * arrays > _BLOCKS_BYTES:
+            return None
+        return AttributeBlocks(self.base_column, self.n_nodes, blocks)
 
     def sizes_only(self) -> EncodedTable:
         """The same quasi-identifiers without the sensitive attribute: class sizes only
@@ -257,7 +234,7 @@ class EncodedTable:
     # -------------------------------------------------------------- class tables
     def classes(self, levels: Sequence[int]) -> ClassTable:
         """Class table of a node, rolled up from the cheapest cached finer node."""
-        node = tuple(int(v) for v in levels)
+        node = tuple(map(int, levels))
         hit = self._cache.get(node)
         if hit is not None:
             self._cache.move_to_end(node)
@@ -288,6 +265,8 @@ class EncodedTable:
         is one: the smallest of them, found by dictionary look-ups; the scan of every
         cached node is the fallback.
         """
+        if self._finer_seen is not None and not self._finer_seen[node]:
+            return None  # nothing at or below the node was ever cached
         best, rows = None, self.base_weight.size
         for j in range(self.q):
             if node[j]:
@@ -297,8 +276,6 @@ class EncodedTable:
                     best, rows = pred, hit[1].n_classes
         if best is not None:
             return best
-        if self._finer_seen is not None and not self._finer_seen[node]:
-            return None  # nothing at or below the node was ever cached
         finer = np.all(self._slot_nodes <= np.asarray(node), axis=1)
         slot_rows = np.where(finer, self._slot_rows, np.iinfo(np.int64).max)
         slot = int(np.argmin(slot_rows))
@@ -338,37 +315,39 @@ class EncodedTable:
             span *= max(int(self.n_nodes[j][node[j]]), 1)
         return span
 
-    # ---------------------------------------------------- dense (bincount) grouping
-    def _dense_ids(
-        self, columns: list[np.ndarray], node: tuple[int, ...], rows: int
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Dense class ids of rows whose node codes are ``columns``, without sorting.
+    def _node_radices(self, node: tuple[int, ...]) -> list[int]:
+        return [max(int(self.n_nodes[j][node[j]]), 1) for j in range(self.q)]
 
-        The node's codes are combined in the node's own mixed radix (the product of the
-        attributes' domain sizes at the node's levels); when that span is small compared
-        with the rows, one presence mask numbers the classes in ascending key order, i.e.
-        in the lexicographic order of their codes (the order of the sorting paths).
-        Returns ``(ids, present keys, radices)``, or ``None`` when the span is too large
-        for a dense mask.
-        """
-        radices = [int(self.n_nodes[j][node[j]]) for j in range(self.q)]
+    # ---------------------------------------------------- dense (bincount) grouping
+    def _dense_key(
+        self, columns: list[np.ndarray], radices: list[int], rows: int
+    ) -> tuple[np.ndarray, int] | None:
+        """The mixed-radix key (int32) of rows whose digits are ``columns`` (one
+        attribute's node codes, or one block's ids) and its span, or ``None`` when the span
+        is too large for a dense mask.  Keys ascend in the lexicographic order of the
+        rows' codes (the order of the sorting paths)."""
         span = 1
         for r in radices:
-            span *= max(r, 1)
+            span *= r
         if not self.q or span > min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX):
             return None
         # span <= _DENSE_MAX < 2**31: the keys fit int32 (half the memory of int64)
         key = columns[0].astype(np.int32, copy=True)
         for col, radix in zip(columns[1:], radices[1:]):
             key *= radix
-            key += col.astype(np.int32, copy=False)
+            key += col
+        return key, span
+
+    def _dense_ids(self, key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+        """Dense ids of keys below ``span`` in ascending key order, and the present keys,
+        without sorting: one presence mask numbers them."""
         mark, rank = self._scratch(span)
         mark[key] = True
         present = np.flatnonzero(mark[:span])
         mark[present] = False  # the mask is all False again for the next table
         # only the entries of present keys are written, and only those are read
         rank[present] = np.arange(present.size, dtype=np.int64)
-        return rank[key], present, np.asarray(radices, dtype=np.int64)
+        return rank[key], present
 
     def _scratch(self, span: int) -> tuple[np.ndarray, np.ndarray]:
         """A presence mask (all False) and a rank array of at least ``span`` entries,
@@ -381,19 +360,29 @@ class EncodedTable:
 
     def _dense_table(
         self,
-        columns: list[np.ndarray],
-        node: tuple[int, ...],
+        digits: tuple[list[np.ndarray], list[int], list[np.ndarray] | None],
         sizes: np.ndarray,
         contingency: np.ndarray | None,
         sensitive: np.ndarray | None,
     ) -> ClassTable | None:
-        dense = self._dense_ids(columns, node, sizes.size)
+        """The class table from the rows' ``(digit columns, radices, digit codes)``, with
+        the rows' sizes (float weights for the base rows, else the classes' int sizes)."""
+        columns, radices, blocks = digits
+        dense = self._dense_key(columns, radices, sizes.size)
         if dense is None:
             return None
-        ids, present, radices = dense
-        m = present.size
-        new_sizes = np.bincount(ids, weights=sizes, minlength=m).astype(np.int64)
+        key, span = dense
         cont = None
+        if contingency is None and sensitive is None and span <= _COUNT_FACTOR * sizes.size:
+            # sizes alone: one weighted count over the span gives both the classes present
+            # (every row weighs at least 1) and their sizes, with no ids per row
+            counts = np.bincount(key, weights=sizes, minlength=span)
+            present = np.flatnonzero(counts > 0)
+            new_sizes = counts[present].astype(np.int64)
+        else:
+            ids, present = self._dense_ids(key, span)
+            new_sizes = np.bincount(ids, weights=sizes, minlength=present.size).astype(np.int64)
+        m = present.size
         if contingency is not None:
             s = contingency.shape[1]
             cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
@@ -407,13 +396,23 @@ class EncodedTable:
         # are in the lexicographic order of their codes), decoded when first read; the
         # fixed-radix keys are left to the keyed roll-up (_keys), which needs them only
         # when a dense mask does not fit
-        return ClassTable(None, new_sizes, cont, None, decode=(present, radices))
+        decode = (present, np.asarray(radices, dtype=np.int64), blocks)
+        return ClassTable(None, new_sizes, cont, None, decode=decode)
 
     def _base_dense(self, node: tuple[int, ...]) -> ClassTable | None:
-        if not self.base_weight.size or not self._dense_ok(node, self.base_weight.size):
+        rows = self.base_weight.size
+        if not rows:
             return None
-        columns = [self.base_column(j, node[j]) for j in range(self.q)]
-        return self._dense_table(columns, node, self.base_weight, None, self.base_sensitive)
+        digits: tuple[list[np.ndarray], list[int], list[np.ndarray] | None]
+        if self._blocks is not None:
+            # a few dense block ids per row, over the span of the block values present
+            digits = self._blocks.digits(node)
+        elif self._dense_ok(node, rows):
+            columns = [self.base_column(j, node[j]) for j in range(self.q)]
+            digits = (columns, self._node_radices(node), None)
+        else:
+            return None
+        return self._dense_table(digits, self._base_weight_f, None, self.base_sensitive)
 
     def _roll_up_dense(
         self, src: tuple[int, ...], table: ClassTable, node: tuple[int, ...]
@@ -425,7 +424,8 @@ class EncodedTable:
             codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[codes[:, j]]
             for j in range(self.q)
         ]
-        return self._dense_table(columns, node, table.sizes, table.contingency, None)
+        digits = (columns, self._node_radices(node), None)
+        return self._dense_table(digits, table.sizes, table.contingency, None)
 
     def _group(
         self,
@@ -474,7 +474,7 @@ class EncodedTable:
             if node[j] != 0:
                 keys += (col - self.base_leaf_codes[:, j]) * strides[j]
             gen.append(col)
-        ids, unique = _hashed_ids(keys)
+        ids, unique = hashed_ids(keys)
         m = unique.size
         codes = self._decode_keys(unique)
         sizes = np.bincount(ids, weights=self.base_weight, minlength=m).astype(np.int64)
@@ -497,7 +497,7 @@ class EncodedTable:
             if src[j] != node[j]:
                 new = self.up_map(j, src[j], node[j])[table.codes[:, j]]
                 keys += (new - table.codes[:, j]) * self._key_strides[j]
-        ids, unique = _hashed_ids(keys)
+        ids, unique = hashed_ids(keys)
         m = unique.size
         codes = self._decode_keys(unique)
         sizes = np.bincount(ids, weights=table.sizes, minlength=m).astype(np.int64)
@@ -558,7 +558,7 @@ class EncodedTable:
             self._free = list(range(2 * size - 1, size - 1, -1))
         slot = self._free.pop()
         if self._finer_seen is not None:
-            self._finer_seen[tuple(slice(v, None) for v in node)] = True
+            self._finer_seen[tuple(map(slice, node, [None] * self.q))] = True
         self._slot_nodes[slot] = node
         self._slot_rows[slot] = rows
         self._cache[node] = (slot, table)

@@ -109,9 +109,16 @@ def class_outcome(
     kept classes and the test repeated until no kept class fails (the kept set only
     shrinks, so this ends).  With ``limit``, testing stops as soon as more than ``limit``
     records are suppressed (the node is then infeasible whatever further tests would
-    find; the outcome's ``suppressed`` is then only known to exceed ``limit``).
+    find; the outcome's ``suppressed`` is then only known to exceed ``limit``).  Models
+    that read class sizes alone are tested on every class at once (the count is then
+    exact).
     """
     sizes = table.sizes
+    if not any(m.requires_sensitive or m.needs_reference for m in models):
+        ok = sizes >= max((m.min_group_size for m in models), default=1)
+        for model in models:
+            ok &= model.group_ok(sizes)
+        return NodeOutcome(levels, table, ok, int(sizes.sum()) - int(sizes[ok].sum()))
     ok = np.ones(table.n_classes, dtype=bool)
     ordered = sorted(models, key=lambda m: (m.needs_reference, m.requires_sensitive))
     uses_reference = any(m.needs_reference for m in models)
@@ -158,7 +165,7 @@ class _Lattice:
         self.level_sum = self.grid.sum(axis=1)
 
     def node(self, i: int) -> tuple[int, ...]:
-        return tuple(int(v) for v in self.grid[i])
+        return tuple(self.grid[i].tolist())
 
     def above(self, i: int) -> np.ndarray:
         return np.all(self.grid >= self.grid[i], axis=1)

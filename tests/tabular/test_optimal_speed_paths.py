@@ -30,7 +30,7 @@ from structanon.models import (
 )
 from structanon.partition import encode_values
 from tabular import _lattice
-from tabular._lattice import EncodedTable
+from tabular._lattice import ClassTable, EncodedTable
 from tabular._optimal import _Lattice, class_outcome
 from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import assert_search_finds, node_classes, reference_score
@@ -206,3 +206,21 @@ def test_hierarchical_t_closeness_with_cached_plans_is_emd_many_bit_for_bit(seed
         ours = model.group_values(counts, reference, leaves[present])
         expected = emd_many(counts, reference, "hierarchical", leaves[present], hierarchy)
         assert np.array_equal(ours, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 12), min_size=1, max_size=40),
+    st.lists(st.integers(1, 8), min_size=1, max_size=3),
+    st.integers(0, 60),
+)
+def test_sizes_only_outcome_suppresses_the_small_classes(sizes, ks, limit):
+    """Models of class sizes alone are tested on all classes at once: the classes kept and
+    the records suppressed are those of a plain count, with or without a limit."""
+    table = ClassTable(np.zeros((len(sizes), 0), np.int64), np.array(sizes, np.int64), None)
+    models = [KAnonymity(k) for k in ks]
+    for cut in (None, limit):
+        out = class_outcome(table, models, None, (), cut)
+        kept = [s >= max(ks) for s in sizes]
+        assert out.ok.tolist() == kept
+        assert out.suppressed == sum(s for s, keep in zip(sizes, kept) if not keep)

@@ -1,0 +1,179 @@
+"""Grouping of integer-coded rows: dense group ids in ascending key order, without sorting
+every row.
+
+Rows are keyed by a mixed-radix combination of their integer columns.  Keys are numbered
+in ascending order (so groups come in the lexicographic order of their columns) by a
+presence mask over the key span when the span is small, and otherwise by a hash table
+(linear time) followed by a sort of the distinct keys only.  :class:`AttributeBlocks`
+keeps such ids for runs of adjacent quasi-identifiers, so a lattice node's key combines a
+few dense block ids instead of every attribute, over a much smaller span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["AttributeBlocks", "dense_groups", "hashed_ids", "numbered_keys"]
+
+MAX_KEY = np.int64(1) << 62
+# keys spanning at most this many entries per row (plus the slack) are numbered with a
+# presence mask (linear in rows + span); larger spans by hashing
+_MASK_FACTOR = 8
+_MASK_SLACK = 1024
+
+
+def hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids of int64 keys, numbered in ascending key order, and the distinct keys.
+
+    The keys are numbered by a hash table (linear time) and only the distinct ones are
+    sorted, which beats sorting every key when many repeat.
+    """
+    first, unique = pd.factorize(keys)
+    order = np.argsort(unique)
+    rank = np.empty(unique.size, dtype=np.int64)
+    rank[order] = np.arange(unique.size, dtype=np.int64)
+    return rank[first], np.asarray(unique)[order]
+
+
+def numbered_keys(keys: np.ndarray, span: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ids ``0..m-1`` of non-negative int keys in ascending key order, and the
+    ``m`` distinct keys (ascending).
+
+    ``span`` bounds the keys from above (``keys < span``; the maximum is taken when it is
+    not given).  A presence mask numbers them when the span is at most a few times the
+    keys, a hash table otherwise (:func:`hashed_ids`); both give the same ids.
+
+    Examples
+    --------
+    >>> ids, distinct = numbered_keys(np.array([7, 3, 7, 9]))
+    >>> ids.tolist(), distinct.tolist()
+    ([1, 0, 1, 2], [3, 7, 9])
+    """
+    keys = np.asarray(keys)
+    if keys.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    top = int(keys.max()) + 1 if span is None else int(span)
+    if top <= _MASK_FACTOR * keys.size + _MASK_SLACK:
+        present = np.zeros(top, dtype=bool)
+        present[keys] = True
+        distinct = np.flatnonzero(present)
+        rank = np.empty(top, dtype=np.int64)
+        rank[distinct] = np.arange(distinct.size, dtype=np.int64)
+        return rank[keys], distinct.astype(np.int64, copy=False)
+    return hashed_ids(keys.astype(np.int64, copy=False))
+
+
+def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Dense group id of each row of integer ``columns`` (column j takes values < radices[j]).
+
+    Columns are combined by mixed-radix arithmetic; the running key is re-numbered densely
+    whenever the next multiplication could overflow int64.  Groups are numbered in the
+    lexicographic order of their columns (ascending mixed-radix key), with no sort of the
+    rows: a presence mask when the key span is small, else a hash table and a sort of the
+    distinct keys alone (:func:`numbered_keys`).
+
+    Examples
+    --------
+    >>> ids, m = dense_groups([np.array([0, 1, 0]), np.array([2, 2, 2])], [2, 3])
+    >>> ids.tolist(), m
+    ([0, 1, 0], 2)
+    """
+    if not columns:
+        raise ValueError("dense_groups needs at least one column")
+    key = np.asarray(columns[0], dtype=np.int64)
+    span = max(int(radices[0]), 1)
+    for col, radix in zip(columns[1:], radices[1:]):
+        radix = max(int(radix), 1)
+        if span * radix >= MAX_KEY:
+            key, distinct = numbered_keys(key, span)
+            span = max(int(distinct.size), 1)
+        key = key * radix + np.asarray(col, dtype=np.int64)
+        span *= radix
+    ids, distinct = numbered_keys(key, span)
+    return ids, int(distinct.size)
+
+
+def contiguous_blocks(q: int, size: int = 3) -> list[tuple[int, ...]]:
+    """Runs of about ``size`` adjacent attributes covering ``0..q-1``, as even as possible.
+
+    >>> contiguous_blocks(8)
+    [(0, 1, 2), (3, 4), (5, 6, 7)]
+    """
+    n_blocks = max(-(-q // size), 1)
+    bounds = [round(b * q / n_blocks) for b in range(n_blocks + 1)]
+    return [tuple(range(bounds[b], bounds[b + 1])) for b in range(n_blocks)]
+
+
+class AttributeBlocks:
+    """Dense ids of a fixed set of rows under runs of adjacent attributes, per level choice.
+
+    The attributes are split into contiguous blocks; for each block and each choice of
+    levels of its attributes, the rows' block codes are numbered once (ascending, i.e. in
+    the lexicographic order of the block's codes) and kept.  A lattice node's key is then
+    the mixed-radix combination of its blocks' ids, whose span is the product of the
+    distinct block values present, not of the attributes' domains; keys ascend in the
+    lexicographic order of the node's codes, as the attribute-wise keys do.
+
+    Parameters
+    ----------
+    column : callable ``(j, level) -> int array (rows,)``
+        Node code at ``level`` of attribute ``j`` of every row.
+    n_nodes : list of list of int
+        Nodes per level of each attribute.
+    blocks : list of tuples of int
+        The contiguous runs of attributes (see :func:`contiguous_blocks`).
+    """
+
+    def __init__(
+        self,
+        column: Callable[[int, int], np.ndarray],
+        n_nodes: Sequence[Sequence[int]],
+        blocks: Sequence[tuple[int, ...]],
+    ) -> None:
+        self._column = column
+        self._n_nodes = n_nodes
+        self.blocks = [tuple(b) for b in blocks]
+        if any(b != tuple(range(b[0], b[-1] + 1)) for b in self.blocks):
+            raise ValueError("attribute blocks must be runs of adjacent attributes")
+        self._bounds = [(b[0], b[-1] + 1) for b in self.blocks]
+        self._ids: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+
+    @staticmethod
+    def n_combinations(heights: Sequence[int], blocks: Sequence[tuple[int, ...]]) -> int:
+        """Level choices over all blocks (the most arrays kept)."""
+        return sum(int(np.prod([int(heights[j]) + 1 for j in b])) for b in blocks)
+
+    def digits(self, node: tuple[int, ...]) -> tuple[list[np.ndarray], list[int], list[np.ndarray]]:
+        """The node's block digits: each block's ids per row (int32), the number of
+        distinct block values (the radices) and their codes (m_b, attributes of the block),
+        blocks in attribute order."""
+        ids, radices, codes = [], [], []
+        for b, (lo, hi) in enumerate(self._bounds):
+            hit = self._ids.get((b, node[lo:hi]))
+            if hit is None:
+                hit = self._number(b, node[lo:hi])
+            ids.append(hit[0])
+            radices.append(hit[1].shape[0])
+            codes.append(hit[1])
+        return ids, radices, codes
+
+    def _number(self, b: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Number the rows' codes of block ``b`` at ``levels`` (once; then kept)."""
+        attrs = self.blocks[b]
+        radices = [max(int(self._n_nodes[j][lv]), 1) for j, lv in zip(attrs, levels)]
+        columns = [self._column(j, lv) for j, lv in zip(attrs, levels)]
+        key = np.asarray(columns[0], dtype=np.int64)
+        for col, radix in zip(columns[1:], radices[1:]):
+            key = key * radix + col
+        ids, distinct = numbered_keys(key, int(np.prod(radices, dtype=np.float64)))
+        codes = np.empty((distinct.size, len(attrs)), dtype=np.int64)
+        rest = distinct
+        for i in range(len(attrs) - 1, 0, -1):
+            rest, codes[:, i] = np.divmod(rest, radices[i])
+        codes[:, 0] = rest
+        hit = (ids.astype(np.int32), codes)
+        self._ids[(b, levels)] = hit
+        return hit
