@@ -16,13 +16,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["AttributeBlocks", "dense_groups", "hashed_ids", "numbered_keys"]
+__all__ = ["AttributeBlocks", "dense_groups", "grouped_rows", "hashed_ids", "numbered_keys"]
 
 MAX_KEY = np.int64(1) << 62
 # keys spanning at most this many entries per row (plus the slack) are numbered with a
 # presence mask (linear in rows + span); larger spans by hashing
 _MASK_FACTOR = 8
 _MASK_SLACK = 1024
+# rows are keyed column by column, re-numbered whenever the key span would pass this many
+# entries per row (plus the slack): every stage fits a presence mask
+_STAGE_FACTOR = 2
 
 
 def hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -38,13 +41,16 @@ def hashed_ids(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rank[first], np.asarray(unique)[order]
 
 
-def numbered_keys(keys: np.ndarray, span: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def numbered_keys(
+    keys: np.ndarray, span: int | None = None, mask_max: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Dense ids ``0..m-1`` of non-negative int keys in ascending key order, and the
     ``m`` distinct keys (ascending).
 
     ``span`` bounds the keys from above (``keys < span``; the maximum is taken when it is
-    not given).  A presence mask numbers them when the span is at most a few times the
-    keys, a hash table otherwise (:func:`hashed_ids`); both give the same ids.
+    not given).  A presence mask numbers them when the span is at most ``mask_max``
+    (default: a few times the keys), a hash table otherwise (:func:`hashed_ids`); both
+    give the same ids.
 
     Examples
     --------
@@ -56,24 +62,101 @@ def numbered_keys(keys: np.ndarray, span: int | None = None) -> tuple[np.ndarray
     if keys.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     top = int(keys.max()) + 1 if span is None else int(span)
-    if top <= _MASK_FACTOR * keys.size + _MASK_SLACK:
+    if mask_max is None:
+        mask_max = _MASK_FACTOR * keys.size + _MASK_SLACK
+    if top <= mask_max:
         present = np.zeros(top, dtype=bool)
         present[keys] = True
         distinct = np.flatnonzero(present)
-        rank = np.empty(top, dtype=np.int64)
-        rank[distinct] = np.arange(distinct.size, dtype=np.int64)
-        return rank[keys], distinct.astype(np.int64, copy=False)
+        # int32 ranks (half the memory over the span) whenever the ids fit
+        rank = np.empty(top, dtype=np.int32 if distinct.size < 2**31 else np.int64)
+        rank[distinct] = np.arange(distinct.size, dtype=rank.dtype)
+        return rank[keys].astype(np.int64), distinct.astype(np.int64, copy=False)
     return hashed_ids(keys.astype(np.int64, copy=False))
+
+
+def _staged_numbering(
+    columns: Sequence[np.ndarray], radices: Sequence[int], limit: int
+) -> tuple[np.ndarray, list[tuple[np.ndarray, list[int]]]]:
+    """Number rows by their columns, re-numbering the running key whenever the next
+    column would take its span past ``limit``.
+
+    Returns the rows' dense ids (ascending in the lexicographic order of the columns) and
+    the stages: each stage's distinct keys (ascending) and the radices of the columns it
+    appended to the previous stage's ids (the first stage starts from the first column).
+    """
+    key = np.asarray(columns[0], dtype=np.int64)
+    span = max(int(radices[0]), 1)
+    digits = [span]
+    stages: list[tuple[np.ndarray, list[int]]] = []
+    for col, radix in zip(columns[1:], radices[1:]):
+        radix = max(int(radix), 1)
+        if span * radix > limit or span * radix >= MAX_KEY:
+            key, distinct = numbered_keys(key, span)
+            stages.append((distinct, digits))
+            span, digits = max(int(distinct.size), 1), []
+            if span * radix >= MAX_KEY:
+                raise ValueError("dense_groups: a column's radix is too large to combine")
+        key = key * radix + np.asarray(col, dtype=np.int64)
+        span *= radix
+        digits.append(radix)
+    ids, distinct = numbered_keys(key, span)
+    stages.append((distinct, digits))
+    return ids, stages
+
+
+def _stage_codes(stages: list[tuple[np.ndarray, list[int]]]) -> np.ndarray:
+    """Columns (m, q) of each group of :func:`_staged_numbering`, decoded from the stages'
+    distinct keys (no gather from the rows)."""
+    q = sum(len(digits) for _, digits in stages)
+    codes = np.empty((q, stages[-1][0].size), dtype=np.int64)
+    j = q
+    ids: np.ndarray | None = None  # the groups' ids in the stage being decoded
+    for s in range(len(stages) - 1, -1, -1):
+        distinct, digits = stages[s]
+        rest = distinct if ids is None else distinct[ids]
+        # the first stage starts from its first column; a later one from the previous ids
+        for radix in digits[:0:-1] if s == 0 else digits[::-1]:
+            j -= 1
+            rest, codes[j] = np.divmod(rest, radix)
+        if s == 0:
+            j -= 1
+            codes[j] = rest
+        else:
+            ids = rest
+    return codes.T
+
+
+def grouped_rows(
+    columns: Sequence[np.ndarray], radices: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group id of each row of integer ``columns`` (column j takes values < radices[j])
+    and each group's columns (m, q), groups in the lexicographic order of their columns.
+
+    Columns are combined left to right in mixed radix; whenever the next column would take
+    the key's span past a few times the rows, the key is re-numbered densely (a presence
+    mask when its span allows, else a hash table: :func:`numbered_keys`), so no row is
+    sorted and the masks stay linear in the rows.  The groups' columns are decoded from
+    the distinct keys of each stage.
+
+    Examples
+    --------
+    >>> ids, codes = grouped_rows([np.array([1, 0, 1]), np.array([2, 5, 2])], [2, 6])
+    >>> ids.tolist(), codes.tolist()
+    ([1, 0, 1], [[0, 5], [1, 2]])
+    """
+    if not columns:
+        raise ValueError("grouped_rows needs at least one column")
+    n = len(columns[0])
+    ids, stages = _staged_numbering(columns, radices, _STAGE_FACTOR * n + _MASK_SLACK)
+    return ids, _stage_codes(stages)
 
 
 def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple[np.ndarray, int]:
     """Dense group id of each row of integer ``columns`` (column j takes values < radices[j]).
 
-    Columns are combined by mixed-radix arithmetic; the running key is re-numbered densely
-    whenever the next multiplication could overflow int64.  Groups are numbered in the
-    lexicographic order of their columns (ascending mixed-radix key), with no sort of the
-    rows: a presence mask when the key span is small, else a hash table and a sort of the
-    distinct keys alone (:func:`numbered_keys`).
+    Groups are numbered in the lexicographic order of their columns, with no sort of the
+    rows (see :func:`grouped_rows`, which also gives each group's columns).
 
     Examples
     --------
@@ -83,17 +166,9 @@ def dense_groups(columns: Sequence[np.ndarray], radices: Sequence[int]) -> tuple
     """
     if not columns:
         raise ValueError("dense_groups needs at least one column")
-    key = np.asarray(columns[0], dtype=np.int64)
-    span = max(int(radices[0]), 1)
-    for col, radix in zip(columns[1:], radices[1:]):
-        radix = max(int(radix), 1)
-        if span * radix >= MAX_KEY:
-            key, distinct = numbered_keys(key, span)
-            span = max(int(distinct.size), 1)
-        key = key * radix + np.asarray(col, dtype=np.int64)
-        span *= radix
-    ids, distinct = numbered_keys(key, span)
-    return ids, int(distinct.size)
+    n = len(columns[0])
+    ids, stages = _staged_numbering(columns, radices, _STAGE_FACTOR * n + _MASK_SLACK)
+    return ids, int(stages[-1][0].size)
 
 
 def contiguous_blocks(q: int, size: int = 3) -> list[tuple[int, ...]]:

@@ -17,7 +17,14 @@ import numpy as np
 
 from structanon import Hierarchy
 
-from ._grouping import MAX_KEY, AttributeBlocks, contiguous_blocks, dense_groups, hashed_ids
+from ._grouping import (
+    MAX_KEY,
+    AttributeBlocks,
+    contiguous_blocks,
+    dense_groups,
+    grouped_rows,
+    hashed_ids,
+)
 
 __all__ = ["ClassTable", "EncodedTable", "dense_groups"]
 
@@ -140,11 +147,11 @@ class EncodedTable:
         if self.has_sensitive:
             columns.append(np.asarray(sensitive_codes, dtype=np.int64))
             radices.append(max(self.n_sensitive, 1))
-        ids, m = dense_groups(columns, radices)
-        first = np.full(m, -1, dtype=np.int64)
-        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
-        self.base_leaf_codes = np.stack([c[first] for c in columns[: self.q]], axis=1)
-        self.base_sensitive = columns[-1][first] if self.has_sensitive else None
+        # the distinct rows in lexicographic order, their codes decoded from the keys
+        ids, rows = grouped_rows(columns, radices)
+        m = rows.shape[0]
+        self.base_leaf_codes = np.ascontiguousarray(rows[:, : self.q])
+        self.base_sensitive = rows[:, self.q].copy() if self.has_sensitive else None
         self._base_weight_f = np.bincount(ids, weights=weights, minlength=m)
         self.base_weight = self._base_weight_f.astype(np.int64)
         self.record_base = ids

@@ -1,7 +1,8 @@
 """Grouping without sorting every row gives the groups of a plain recount.
 
-* ``numbered_keys`` (presence mask or hash table) and ``dense_groups`` number the groups
-  as the rank of each row among the sorted distinct keys / rows, counted in plain Python;
+* ``numbered_keys`` (presence mask or hash table), ``dense_groups`` and ``grouped_rows``
+  (keys re-numbered in stages) number the groups as the rank of each row among the sorted
+  distinct keys / rows, counted in plain Python, and ``grouped_rows`` gives those rows;
 * ``AttributeBlocks`` numbers each block's values the same way;
 * ``EncodedTable``: its distinct rows, their weights and every record's row match a plain
   Python count, and its class tables (built through attribute blocks, counted over the key
@@ -18,7 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tabular import _lattice
-from tabular._grouping import AttributeBlocks, contiguous_blocks, dense_groups, numbered_keys
+from tabular._grouping import (
+    AttributeBlocks,
+    contiguous_blocks,
+    dense_groups,
+    grouped_rows,
+    numbered_keys,
+)
 from tabular._lattice import EncodedTable
 from tabular._optimal import _Lattice
 from tests.tabular.test_optimal import random_hierarchy
@@ -67,6 +74,28 @@ def test_dense_groups_number_rows_in_lexicographic_order(data):
     expected, distinct = plain_ranks(rows)
     assert ids.tolist() == expected
     assert m == len(distinct)
+    same, codes = grouped_rows(columns, radices)
+    assert same.tolist() == expected
+    assert [tuple(r) for r in codes.tolist()] == distinct
+    assert codes.shape == (len(distinct), q)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_grouped_rows_over_many_stages(data):
+    """Many columns of a few values each: the key is re-numbered at several stages (its
+    span passes twice the rows), and the groups' columns are decoded through all of them."""
+    q = data.draw(st.integers(4, 12))
+    radices = data.draw(st.lists(st.integers(2, 9), min_size=q, max_size=q))
+    n = data.draw(st.integers(1, 40))
+    columns = [
+        np.array(data.draw(st.lists(st.integers(0, r - 1), min_size=n, max_size=n)), np.int64)
+        for r in radices
+    ]
+    ids, codes = grouped_rows(columns, radices)
+    expected, distinct = plain_ranks(list(zip(*(c.tolist() for c in columns))))
+    assert ids.tolist() == expected
+    assert [tuple(r) for r in codes.tolist()] == distinct
 
 
 def test_dense_groups_survive_keys_past_int64():
@@ -76,6 +105,8 @@ def test_dense_groups_survive_keys_past_int64():
     ids, m = dense_groups(columns, [2**40] * 3)
     expected, distinct = plain_ranks(list(zip(*(c.tolist() for c in columns))))
     assert ids.tolist() == expected and m == len(distinct)
+    same, codes = grouped_rows(columns, [2**40] * 3)
+    assert same.tolist() == expected and [tuple(r) for r in codes.tolist()] == distinct
 
 
 @settings(max_examples=60, deadline=None)
