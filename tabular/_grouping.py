@@ -11,7 +11,7 @@ few dense block ids instead of every attribute, over a much smaller span.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -194,8 +194,10 @@ class AttributeBlocks:
 
     Parameters
     ----------
-    column : callable ``(j, level) -> int array (rows,)``
-        Node code at ``level`` of attribute ``j`` of every row.
+    leaf_codes : int array (rows, q)
+        Leaf code of every row, per attribute.
+    node_codes : list of int arrays (leaves, levels)
+        Per attribute, the node code of each leaf at each level (``Hierarchy.node_codes``).
     n_nodes : list of list of int
         Nodes per level of each attribute.
     blocks : list of tuples of int
@@ -204,11 +206,13 @@ class AttributeBlocks:
 
     def __init__(
         self,
-        column: Callable[[int, int], np.ndarray],
+        leaf_codes: np.ndarray,
+        node_codes: Sequence[np.ndarray],
         n_nodes: Sequence[Sequence[int]],
         blocks: Sequence[tuple[int, ...]],
     ) -> None:
-        self._column = column
+        self._leaf_codes = leaf_codes
+        self._node_codes = node_codes
         self._n_nodes = n_nodes
         self.blocks = [tuple(b) for b in blocks]
         if any(b != tuple(range(b[0], b[-1] + 1)) for b in self.blocks):
@@ -239,7 +243,7 @@ class AttributeBlocks:
         """Number the rows' codes of block ``b`` at ``levels`` (once; then kept)."""
         attrs = self.blocks[b]
         radices = [max(int(self._n_nodes[j][lv]), 1) for j, lv in zip(attrs, levels)]
-        columns = [self._column(j, lv) for j, lv in zip(attrs, levels)]
+        columns = [self._node_codes[j][self._leaf_codes[:, j], lv] for j, lv in zip(attrs, levels)]
         key = np.asarray(columns[0], dtype=np.int64)
         for col, radix in zip(columns[1:], radices[1:]):
             key = key * radix + col

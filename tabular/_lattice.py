@@ -202,7 +202,8 @@ class EncodedTable:
         arrays = AttributeBlocks.n_combinations(self.heights.tolist(), blocks)
         if 4 * self.base_weight.size * arrays > _BLOCKS_BYTES:
             return None
-        return AttributeBlocks(self.base_column, self.n_nodes, blocks)
+        # the blocks hold the rows' codes, not this table (no reference cycle)
+        return AttributeBlocks(self.base_leaf_codes, self.maps, self.n_nodes, blocks)
 
     def sizes_only(self) -> EncodedTable:
         """The same quasi-identifiers without the sensitive attribute: class sizes only

@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -133,7 +136,7 @@ def test_attribute_blocks_number_each_block_like_a_recount(seed, q):
     rng = np.random.default_rng(seed)
     hierarchies, columns, _ = _random_table(rng, q, 150, False)
     enc = EncodedTable(columns, hierarchies)
-    blocks = AttributeBlocks(enc.base_column, enc.n_nodes, contiguous_blocks(q))
+    blocks = AttributeBlocks(enc.base_leaf_codes, enc.maps, enc.n_nodes, contiguous_blocks(q))
     lattice = _Lattice(enc.heights)
     for i in rng.choice(lattice.n_nodes, size=min(lattice.n_nodes, 12), replace=False):
         node = lattice.node(int(i))
@@ -232,3 +235,23 @@ def test_weighted_rows_give_the_records_class_sizes():
         table = enc.classes(node)
         np.testing.assert_array_equal(table.codes, codes)
         np.testing.assert_array_equal(table.sizes, sizes)
+
+
+def test_an_encoded_table_is_freed_without_the_cycle_collector():
+    """The attribute blocks and the class tables hold no reference back to the table, so
+    a search's arrays go as soon as its table does (a cycle would keep them until the
+    cycle collector runs, which numpy-heavy work rarely triggers)."""
+    rng = np.random.default_rng(5)
+    hierarchies, columns, sens = _random_table(rng, 6, 200, True)
+    gc.disable()
+    try:
+        enc = EncodedTable(columns, hierarchies, sens, 4)
+        assert enc._blocks is not None
+        lattice = _Lattice(enc.heights)
+        tables = [enc.classes(lattice.node(i)) for i in range(0, lattice.n_nodes, 5)]
+        assert all(t.codes.shape[1] == 6 for t in tables)
+        ref = weakref.ref(enc)
+        del enc
+        assert ref() is None
+    finally:
+        gc.enable()
