@@ -219,6 +219,8 @@ class AttributeBlocks:
             raise ValueError("attribute blocks must be runs of adjacent attributes")
         self._bounds = [(b[0], b[-1] + 1) for b in self.blocks]
         self._ids: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+        # per block: each row's distinct leaf tuple, and those tuples (lexicographic)
+        self._leaves: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     @staticmethod
     def n_combinations(heights: Sequence[int], blocks: Sequence[tuple[int, ...]]) -> int:
@@ -240,19 +242,28 @@ class AttributeBlocks:
         return ids, radices, codes
 
     def _number(self, b: int, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Number the rows' codes of block ``b`` at ``levels`` (once; then kept)."""
+        """Number the rows' codes of block ``b`` at ``levels`` (once; then kept).
+
+        The block's distinct leaf tuples are generalized and numbered (a few entries);
+        each row then takes its tuple's id, one gather over the rows."""
         attrs = self.blocks[b]
+        if b not in self._leaves:
+            columns = [self._leaf_codes[:, j] for j in attrs]
+            tuple_of_row, tuples = grouped_rows(
+                columns, [self._node_codes[j].shape[0] for j in attrs]
+            )
+            self._leaves[b] = (tuple_of_row, tuples)
+        tuple_of_row, tuples = self._leaves[b]
         radices = [max(int(self._n_nodes[j][lv]), 1) for j, lv in zip(attrs, levels)]
-        columns = [self._node_codes[j][self._leaf_codes[:, j], lv] for j, lv in zip(attrs, levels)]
-        key = np.asarray(columns[0], dtype=np.int64)
-        for col, radix in zip(columns[1:], radices[1:]):
-            key = key * radix + col
-        ids, distinct = numbered_keys(key, int(np.prod(radices, dtype=np.float64)))
+        key = self._node_codes[attrs[0]][tuples[:, 0], levels[0]].astype(np.int64)
+        for i in range(1, len(attrs)):
+            key = key * radices[i] + self._node_codes[attrs[i]][tuples[:, i], levels[i]]
+        tuple_ids, distinct = numbered_keys(key)
         codes = np.empty((distinct.size, len(attrs)), dtype=np.int64)
         rest = distinct
         for i in range(len(attrs) - 1, 0, -1):
             rest, codes[:, i] = np.divmod(rest, radices[i])
         codes[:, 0] = rest
-        hit = (ids.astype(np.int32), codes)
+        hit = (tuple_ids.astype(np.int32)[tuple_of_row], codes)
         self._ids[(b, levels)] = hit
         return hit
