@@ -3,9 +3,11 @@
 A *node* of the lattice is one generalization level per quasi-identifier.  The data are
 encoded once into leaf codes; every node's equivalence classes are then computed on the
 distinct (leaf-code tuple, sensitive value) rows with their multiplicities, by a
-mixed-radix combination of the per-attribute generalized codes.  A node's class table is
-rolled up from the smallest cached class table of a finer node when one exists, so higher
-nodes cost in proportion to the classes of a lower node instead of the records.
+mixed-radix combination of the per-attribute generalized codes, or, with four or more
+quasi-identifiers, of the dense ids of runs of adjacent attributes
+(:class:`~tabular._grouping.AttributeBlocks`).  A node's class table is rolled up from the
+smallest cached class table of a finer node when one exists, so higher nodes cost in
+proportion to the classes of a lower node instead of the records.
 """
 
 from __future__ import annotations
