@@ -55,9 +55,16 @@ def _check_file_columns(
 
 
 def read_microdata(
-    path: str | Path, sep: str | None = None, columns: Sequence[str] | None = None
+    path: str | Path,
+    sep: str | None = None,
+    columns: Sequence[str] | None = None,
+    categorical: bool | Sequence[str] = False,
 ) -> pd.DataFrame:
     """Read a microdata table (CSV / TSV, optionally compressed, or Parquet).
+
+    The values and types are those of ``pandas.read_csv`` (see
+    :func:`structanon.io.read_table`, which parses plain text files with Arrow's
+    multi-threaded reader).
 
     Parameters
     ----------
@@ -66,6 +73,11 @@ def read_microdata(
         Field separator of text files (default ``","``, tab for ``.tsv``).
     columns : list of str, optional
         Columns that must be present; an :class:`InputError` names the first one missing.
+    categorical : bool or list of str
+        Text columns to read as pandas categoricals (``True``: all of them), with sorted
+        categories: a few bytes a cell instead of a Python string, and what
+        :func:`tabular.anonymize` encodes, publishes and verifies fastest.  The command
+        line reads the quasi-identifiers and sensitive columns of ``anonymize`` this way.
 
     Raises
     ------
@@ -76,7 +88,7 @@ def read_microdata(
     if columns is not None:
         columns = check_names(columns, "columns")
     try:
-        df = read_table(path, sep=sep)
+        df = read_table(path, sep=sep, categorical=categorical)
     except InputError as exc:
         if "No columns to parse" not in exc.message:
             raise
