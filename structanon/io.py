@@ -170,11 +170,16 @@ _PANDAS_NA = (
 )  # fmt: skip
 
 
+_SAMPLE_BYTES = 1 << 20
+
+
 def _read_text_arrow(path: Path, sep: str) -> Any:
     """The text table at ``path`` as an Arrow table of dictionary-encoded strings (every
     column, exactly as written, quotes removed), or ``None`` where pandas must read it:
     compressed or not UTF-8, a header with empty or repeated names, a separator Arrow
-    does not take, or rows Arrow cannot tokenize (ragged rows, say)."""
+    does not take, rows Arrow cannot tokenize (ragged rows, say), or a column of mostly
+    distinct values in the first megabyte (identifiers, timestamps), which pandas reads
+    at less cost than a dictionary of them."""
     try:
         import pyarrow as pa
         import pyarrow.csv as pacsv
@@ -184,7 +189,7 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
         return None
     try:
         with open(path, "rb") as fh:
-            head = fh.read(1 << 16)
+            head = fh.read(_SAMPLE_BYTES)
     except OSError:
         return None
     if head[:2] == b"\x1f\x8b" or head[:3] in (b"BZh", b"\xfd7z") or head[:4] == b"PK\x03\x04":
@@ -192,27 +197,29 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
     if head[:4] == b"\x28\xb5\x2f\xfd":  # zstandard
         return None
     try:
-        first = head.decode("utf-8-sig").splitlines()[0] if head.strip() else ""
-    except (UnicodeDecodeError, IndexError):
+        first = head.split(b"\n", 1)[0].decode("utf-8-sig")
+    except UnicodeDecodeError:
         return None
     names = next(iter(_csv_rows(first, sep)), [])
     if not names or any(not n for n in names) or len(set(names)) != len(names):
         return None
     text = pa.dictionary(pa.int32(), pa.string())
+    # a value can hold a line break only inside quotes: without any quote the reader
+    # splits the file at line breaks, in parallel
+    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=_has_quote(path))
+    convert = pacsv.ConvertOptions(
+        column_types={name: text for name in names},
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        null_values=[],
+    )
+    sample = head if len(head) < _SAMPLE_BYTES else head[: head.rfind(b"\n") + 1]
     try:
-        table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(use_threads=True),
-            # a value can hold a line break only inside quotes: without any quote the
-            # reader splits the file at line breaks, in parallel
-            parse_options=pacsv.ParseOptions(delimiter=sep, newlines_in_values=_has_quote(path)),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: text for name in names},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                null_values=[],
-            ),
-        )
+        if not _few_distinct(
+            pacsv.read_csv(io.BytesIO(sample), parse_options=parse, convert_options=convert)
+        ):
+            return None
+        table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
     except (pa.ArrowException, OSError, ValueError):
         return None
     if table.num_rows == 0 or table.column_names != names:
@@ -220,6 +227,19 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
     if not all(pa.types.is_dictionary(f.type) for f in table.schema):
         return None
     return table
+
+
+def _few_distinct(sample: Any) -> bool:
+    """Whether every column of an Arrow sample repeats its values (at most one distinct
+    value in four rows, or at most 256 distinct values)."""
+    rows = sample.num_rows
+    for column in sample.columns:
+        distinct = max((len(chunk.dictionary) for chunk in column.chunks), default=0)
+        if column.num_chunks > 1:
+            distinct = len(column.unify_dictionaries().chunk(0).dictionary)
+        if distinct > 256 and 4 * distinct > rows:
+            return False
+    return True
 
 
 def _has_quote(path: Path) -> bool:
@@ -296,32 +316,35 @@ def _as_categorical(df: pd.DataFrame, categorical: bool | Collection[str]) -> pd
     return df
 
 
-def _dictionary_codes(chunked: Any) -> tuple[np.ndarray, np.ndarray]:
-    """One code array and one array of distinct strings for a chunked dictionary column."""
+def _dictionary_codes(chunked: Any) -> tuple[np.ndarray, Any]:
+    """One code array and the Arrow array of distinct strings of a dictionary column."""
     import pyarrow as pa
 
     combined = pa.chunked_array(chunked.chunks, type=chunked.type).unify_dictionaries()
-    values = (
-        np.asarray(combined.chunk(0).dictionary.to_pylist(), dtype=object)
-        if combined.num_chunks
-        else np.empty(0, dtype=object)
-    )
-    codes = (
-        np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in combined.chunks])
-        if combined.num_chunks
-        else np.empty(0, dtype=np.int32)
-    )
-    return codes, values
+    if not combined.num_chunks:
+        return np.empty(0, dtype=np.int32), pa.array([], type=pa.string())
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in combined.chunks])
+    return codes, combined.chunk(0).dictionary
 
 
-def _pandas_types(values: np.ndarray) -> np.ndarray:
-    """``values`` (distinct strings of one column) as pandas.read_csv types them: parsed
-    by pandas itself from a one-column CSV of the quoted values."""
-    if not values.size:
+def _pandas_types(values: Any) -> np.ndarray:
+    """``values`` (the Arrow array of the distinct strings of one column) as
+    pandas.read_csv types them: parsed by pandas itself from a one-column CSV of the
+    values, every one quoted (written by Arrow)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if not len(values):
         return np.empty(0, dtype=np.float64)
-    text = "v\n" + "\n".join('"' + v.replace('"', '""') + '"' for v in values) + "\n"
-    parsed = pd.read_csv(io.StringIO(text), dtype=None, skip_blank_lines=False)["v"]
-    if len(parsed) != values.size:  # pragma: no cover - one line per quoted value
+    buffer = io.BytesIO()
+    pacsv.write_csv(
+        pa.table({"v": values}),
+        buffer,
+        write_options=pacsv.WriteOptions(quoting_style="all_valid"),
+    )
+    buffer.seek(0)
+    parsed = pd.read_csv(buffer, dtype=None, skip_blank_lines=False)["v"]
+    if len(parsed) != len(values):  # pragma: no cover - one line per quoted value
         raise AssertionError("typing the distinct values lost a value")
     return parsed.to_numpy()
 

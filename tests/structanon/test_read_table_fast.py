@@ -153,3 +153,31 @@ def test_read_microdata_categorical_columns(tmp_path):
     assert isinstance(df["job"].dtype, pd.CategoricalDtype)
     assert df["zip"].tolist() == [2139, 47677]  # as pandas types them
     assert df["age"].dtype == np.int64
+
+
+def test_columns_of_mostly_distinct_values_are_left_to_pandas(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [[f"id{i}", str(v)] for i, v in enumerate(rng.integers(0, 9, size=2000))]
+    unique = tmp_path / "ids.csv"
+    _write(unique, ["id", "v"], rows)
+    assert _read_text_arrow(unique, ",") is None  # 2,000 distinct identifiers
+    pd.testing.assert_frame_equal(read_table(unique), pd.read_csv(unique))
+    repeated = tmp_path / "repeated.csv"
+    _write(repeated, ["id", "v"], [[f"id{i % 300}", v] for i, (_, v) in enumerate(rows)])
+    assert _read_text_arrow(repeated, ",") is not None  # 300 values, each 6-7 times
+
+
+def test_a_file_larger_than_the_sample_reads_as_pandas_reads_it(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 120_000  # about 1.5 MB: the first megabyte is the sample, cut at a line end
+    path = tmp_path / "big.csv"
+    pd.DataFrame(
+        {
+            "w": rng.choice(["x", "y", 'q"uote', "a,b"], size=n),
+            "n": rng.integers(0, 90, size=n),
+            "f": rng.choice([0.5, 1.25, np.nan], size=n),
+        }
+    ).to_csv(path, index=False)
+    assert path.stat().st_size > 1 << 20
+    assert _read_text_arrow(path, ",") is not None
+    pd.testing.assert_frame_equal(read_table(path), pd.read_csv(path))
