@@ -73,8 +73,9 @@ def read_table(
     categorical : bool or list of str
         Columns to return as pandas categoricals, a few bytes a cell instead of a Python
         object: ``True``, every column of text values; a list, the columns named, text or
-        numeric (booleans keep their type).  The categories are the values present,
-        sorted, so they tell nothing of the order of the rows.
+        numeric (booleans keep their type; names absent from the file are ignored).  The
+        categories are the values present, sorted, so they tell nothing of the order of
+        the rows.
 
     Raises
     ------
@@ -89,7 +90,7 @@ def read_table(
         raise InputError("input file not found", path=str(path))
     if sep is not None and (not isinstance(sep, str) or not sep):
         raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
-    categorical = asked = _check_categorical(categorical)
+    categorical = _check_categorical(categorical)
     ext = file_suffix(path)
     try:
         if ext in _PARQUET:
@@ -120,7 +121,7 @@ def read_table(
         raise InputError(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
-    _check_columns(df, [*(columns or []), *([] if isinstance(asked, bool) else asked)], path)
+    _check_columns(df, list(columns or []), path)
     if categorical is not False:
         df = _as_categorical(df, categorical)
     return df
@@ -287,14 +288,19 @@ def _wants_category(name: Any, values: Any, categorical: bool | Collection[str])
 
 
 def _category_column(codes: np.ndarray, values: np.ndarray) -> pd.Categorical:
-    """``values[codes]`` (``values`` distinct, missing ones allowed) as a categorical whose
+    """``values[codes]`` (``values`` from distinct strings, so equal values may repeat:
+    ``"2"`` and ``"2.0"`` are both 2.0; missing ones allowed) as a categorical whose
     categories are the values present, sorted: they depend on the set of values only."""
     present = np.flatnonzero(pd.notna(values))
     kept = values[present]
-    order = np.argsort(kept.astype(str) if kept.dtype == object else kept, kind="stable")
+    inner, uniques = pd.factorize(kept)
+    uniques = np.asarray(uniques, dtype=kept.dtype)
+    order = np.argsort(uniques.astype(str) if uniques.dtype == object else uniques, kind="stable")
+    position = np.empty(order.size, dtype=np.int32)
+    position[order] = np.arange(order.size, dtype=np.int32)
     rank = np.full(values.size + 1, -1, dtype=np.int32)  # a code -1 (missing) reads the last
-    rank[present[order]] = np.arange(order.size, dtype=np.int32)
-    categories = pd.Index(kept[order], dtype=None if kept.dtype != object else object)
+    rank[present] = position[inner]
+    categories = pd.Index(uniques[order], dtype=object if uniques.dtype == object else None)
     return pd.Categorical.from_codes(rank.take(codes), categories=categories)
 
 

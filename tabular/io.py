@@ -74,10 +74,11 @@ def read_microdata(
     columns : list of str, optional
         Columns that must be present; an :class:`InputError` names the first one missing.
     categorical : bool or list of str
-        Text columns to read as pandas categoricals (``True``: all of them), with sorted
-        categories: a few bytes a cell instead of a Python string, and what
-        :func:`tabular.anonymize` encodes, publishes and verifies fastest.  The command
-        line reads the quasi-identifiers and sensitive columns of ``anonymize`` this way.
+        Columns to read as pandas categoricals with sorted categories (``True``: every
+        column of text values; a list: the columns named, text or numeric): a few bytes a
+        cell instead of a Python object, and what :func:`tabular.anonymize` encodes,
+        publishes and verifies fastest.  The command line reads the hierarchy
+        quasi-identifiers and sensitive columns of ``anonymize`` this way.
 
     Raises
     ------
@@ -96,7 +97,8 @@ def read_microdata(
             "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
         ) from None
     hint = _separator_hint(df, sep)
-    _check_file_columns(df, columns, hint, path)
+    named = [] if isinstance(categorical, bool) else list(categorical)
+    _check_file_columns(df, [*(columns or []), *named], hint, path)
     if len(df) == 0:
         raise InputError(
             f"the file has a header but no data rows{hint or '; wrong --sep?'}", path=str(path)
