@@ -620,7 +620,75 @@ def write_table(
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
             compression: Literal["gzip"] | None = "gzip" if path.suffix.lower() == ".gz" else None
-            df.to_csv(tmp, sep=sep, index=index, compression=compression)
+            if compression is not None or index or not _write_csv_arrow(df, tmp, sep):
+                df.to_csv(tmp, sep=sep, index=index, compression=compression)
+
+
+def _write_csv_arrow(df: pd.DataFrame, path: Path, sep: str) -> bool:
+    """Write ``df`` as ``df.to_csv(path, sep=sep, index=False)`` would, byte for byte, with
+    Arrow's multi-threaded writer; ``False`` (nothing written) where the bytes could differ:
+    a column of floats, booleans, dates or mixed objects, a value or name that needs quotes
+    (a separator, a quote or a line break in it), a single column."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return False
+    if df.shape[1] < 2 or len(sep) != 1 or not df.columns.is_unique:
+        return False
+    special = re.compile("[" + re.escape(sep) + '"\r\n]')
+    names = [str(c) for c in df.columns]
+    if any(special.search(n) for n in names) or any(not isinstance(c, str) for c in df.columns):
+        return False
+    arrays = []
+    for name in df.columns:
+        array = _arrow_column(df[name], sep)
+        if array is None:
+            return False
+        arrays.append(array)
+    try:
+        table = pa.table(arrays, names=names)
+        with open(path, "wb") as fh:
+            fh.write((sep.join(names) + "\n").encode("utf-8"))
+            pacsv.write_csv(
+                table,
+                fh,
+                write_options=pacsv.WriteOptions(
+                    include_header=False, delimiter=sep, quoting_style="none"
+                ),
+            )
+    except (pa.ArrowException, ValueError, TypeError):
+        return False
+    return True
+
+
+def _arrow_column(column: pd.Series, sep: str) -> Any:
+    """An Arrow array that writes as pandas writes ``column`` (integers; text with missing
+    values written empty; categoricals of those), or ``None``."""
+    import pyarrow as pa
+    import pyarrow.compute as pacompute
+
+    values = column
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        values = pd.Series(column.cat.categories)
+    integers = pd.api.types.is_integer_dtype(values.dtype)
+    if not integers and values.dtype != object:
+        return None  # floats, booleans, dates: pandas formats them its own way
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in (
+        "string",
+        "empty",
+    ):
+        return None
+    try:
+        array = pa.Array.from_pandas(column)
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
+    text = array.dictionary if pa.types.is_dictionary(array.type) else array
+    if pa.types.is_string(text.type) or pa.types.is_large_string(text.type):
+        pattern = "[" + re.escape(sep) + '"\r\n]'
+        if pacompute.any(pacompute.match_substring_regex(text, pattern)).as_py():
+            return None
+    return array
 
 
 class Pseudonymizer:
