@@ -164,13 +164,6 @@ def _read_text(
     return _text_frame(fast, categorical), False
 
 
-# pandas.read_csv's default missing-value markers (pandas.io.parsers's STR_NA_VALUES)
-_PANDAS_NA = (
-    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
-)  # fmt: skip
-
-
 _SAMPLE_BYTES = 1 << 20
 
 
