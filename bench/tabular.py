@@ -490,6 +490,19 @@ def spec_models(spec: str, occupation_hierarchy):
     return out
 
 
+def _read_adult(csv, category: bool) -> pd.DataFrame:
+    """The Adult copy as the code under test reads it (see ``speed_child``)."""
+    import inspect
+
+    from tabular import io as tabular_io
+
+    reader = getattr(tabular_io, "read_microdata", None)
+    if category and reader is not None and "categorical" in inspect.signature(reader).parameters:
+        # as the command line reads them: every column has a hierarchy or is sensitive
+        return reader(csv, sep=";", categorical=list(pd.read_csv(csv, sep=";", nrows=0).columns))
+    return pd.read_csv(csv, sep=";", dtype="category" if category else None)
+
+
 def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: int) -> None:
     """Run our search on the cases (in this process, with ``code`` first on sys.path); print
     one JSON line per case: best CPU and wall seconds of ``repeats`` calls after the first,
@@ -501,10 +514,11 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
     from structanon import Hierarchy
 
     t0, c0 = time.perf_counter(), time.process_time()
-    # --category (large scales): columns read as pandas categories (a few bytes a cell
-    # instead of a Python string), within the memory of a shared machine
+    # --category (large scales): text columns read as pandas categories (a few bytes a cell
+    # instead of a Python string) by the reader of the code under test, as its command line
+    # reads them; pandas' dtype="category" for a checkout whose reader has no such option
     category = os.environ.get("STRUCTANON_BENCH_CATEGORY") == "1"
-    df = pd.read_csv(csv, sep=";", dtype="category" if category else None)
+    df = _read_adult(csv, category)
     hierarchies = {
         c: Hierarchy.from_csv(Path(adult_dir) / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9
     }
@@ -632,7 +646,9 @@ def speed_main(argv: list[str]) -> None:
     parser.add_argument("--scale", type=int, default=1, help="copies of Adult (see scaled_copy)")
     parser.add_argument("--heap", default="6g", help="Java heap for ARX")
     parser.add_argument(
-        "--category", action="store_true", help="read our columns as pandas categories"
+        "--category",
+        action="store_true",
+        help="read our text columns as pandas categories (tabular.io.read_microdata)",
     )
     parser.add_argument("--output", default=str(_BENCH / "results" / "tabular_speed.md"))
     parser.add_argument("--json", help="also write every measured figure (ours, ARX) here")
@@ -750,7 +766,9 @@ def profile_main(argv: list[str]) -> None:
     parser.add_argument("--code", default=str(_BENCH.parent), help="checkout to profile")
     parser.add_argument("--csv", help="an Adult copy to read instead (e.g. a --scale copy)")
     parser.add_argument(
-        "--category", action="store_true", help="read the columns as pandas categories"
+        "--category",
+        action="store_true",
+        help="read the text columns as pandas categories (tabular.io.read_microdata)",
     )
     parser.add_argument("--warm", type=int, default=1, help="calls before the profiled one")
     parser.add_argument("--top", type=int, default=0, help="also print the N top own times")
@@ -767,7 +785,7 @@ def profile_main(argv: list[str]) -> None:
         print("../shared/data/adult not found; nothing to measure")
         return
     c0 = time.process_time()
-    df = pd.read_csv(args.csv or adult_csv, sep=";", dtype="category" if args.category else None)
+    df = _read_adult(args.csv or adult_csv, args.category)
     print(f"read {len(df)} rows: {time.process_time() - c0:.2f} s CPU")
     hierarchies = {
         c: Hierarchy.from_csv(adult_csv.parent / f"adult_hierarchy_{c}.csv", name=c) for c in QIS9

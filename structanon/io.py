@@ -15,7 +15,7 @@ import secrets
 import shutil
 import tempfile
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
@@ -47,9 +47,16 @@ def read_table(
     sep: str | None = None,
     dtype: Any = None,
     columns: list[str] | None = None,
+    categorical: bool | Collection[str] = False,
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Read a CSV / TSV (optionally compressed) or Parquet file.
+
+    Plain text files are parsed by Arrow's multi-threaded reader into dictionary-encoded
+    columns, and each column's type is inferred by pandas from its distinct values, so the
+    values and types are those ``pandas.read_csv`` gives (numbers, booleans, missing values)
+    at a fraction of the cost; anything that reader cannot take as is (compressed files,
+    ragged rows, duplicate or empty header names, extra ``kwargs``) is read by pandas.
 
     Parameters
     ----------
@@ -63,6 +70,12 @@ def read_table(
         exactly as written).
     columns : list of str, optional
         Columns that must be present; the error names the first missing one.
+    categorical : bool or list of str
+        Columns to return as pandas categoricals, a few bytes a cell instead of a Python
+        object: ``True``, every column of text values; a list, the columns named, text or
+        numeric (booleans keep their type; names absent from the file are ignored).  The
+        categories are the values present, sorted, so they tell nothing of the order of
+        the rows.
 
     Raises
     ------
@@ -77,6 +90,7 @@ def read_table(
         raise InputError("input file not found", path=str(path))
     if sep is not None and (not isinstance(sep, str) or not sep):
         raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
+    categorical = _check_categorical(categorical)
     ext = file_suffix(path)
     try:
         if ext in _PARQUET:
@@ -86,7 +100,7 @@ def read_table(
         else:
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
-            df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
+            df, categorical = _read_text(path, sep, dtype, categorical, kwargs)
     except pd.errors.ParserError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise InputError(
@@ -107,14 +121,231 @@ def read_table(
         raise InputError(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
-    for col in columns or []:
+    _check_columns(df, list(columns or []), path)
+    if categorical is not False:
+        df = _as_categorical(df, categorical)
+    return df
+
+
+def _check_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:
+    """InputError naming the first of ``columns`` that ``df`` lacks."""
+    for col in columns:
         if col not in df.columns:
             raise InputError(
                 f"column not found; the file has {list(map(str, df.columns))}",
                 column=col,
                 path=str(path),
             )
+
+
+def _check_categorical(categorical: Any) -> bool | list[str]:
+    """``categorical`` of :func:`read_table`: a bool, or a list of column names."""
+    if isinstance(categorical, (bool, np.bool_)):
+        return bool(categorical)
+    if isinstance(categorical, (str, bytes)) or not isinstance(categorical, Collection):
+        raise InputError(
+            f"categorical must be True, False or a list of column names, got {categorical!r}"
+        )
+    names = list(categorical)
+    for name in names:
+        if not isinstance(name, str):
+            raise InputError(f"categorical: column names are strings, got {name!r}")
+    return names
+
+
+def _read_text(
+    path: Path, sep: str, dtype: Any, categorical: bool | list[str], kwargs: dict
+) -> tuple[pd.DataFrame, bool | list[str]]:
+    """A text table read by Arrow where it can (categoricals made on the way; ``False``
+    returned in their place) or by pandas (``categorical`` returned for the caller)."""
+    fast = None if dtype is not None or kwargs else _read_text_arrow(path, sep)
+    if fast is None:
+        return pd.read_csv(path, sep=sep, dtype=dtype, **kwargs), categorical
+    return _text_frame(fast, categorical), False
+
+
+_SAMPLE_BYTES = 1 << 20
+
+
+def _read_text_arrow(path: Path, sep: str) -> Any:
+    """The text table at ``path`` as an Arrow table of dictionary-encoded strings (every
+    column, exactly as written, quotes removed), or ``None`` where pandas must read it:
+    compressed or not UTF-8, a header with empty or repeated names, a separator Arrow
+    does not take, rows Arrow cannot tokenize (ragged rows, say), or a column of mostly
+    distinct values in the first megabyte (identifiers, timestamps), which pandas reads
+    at less cost than a dictionary of them."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    if len(sep) != 1 or sep in '"\r\n':
+        return None
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_SAMPLE_BYTES)
+    except OSError:
+        return None
+    if head[:2] == b"\x1f\x8b" or head[:3] in (b"BZh", b"\xfd7z") or head[:4] == b"PK\x03\x04":
+        return None
+    if head[:4] == b"\x28\xb5\x2f\xfd":  # zstandard
+        return None
+    try:
+        first = head.split(b"\n", 1)[0].decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    names = next(iter(_csv_rows(first, sep)), [])
+    if not names or any(not n for n in names) or len(set(names)) != len(names):
+        return None
+    text = pa.dictionary(pa.int32(), pa.string())
+    # a value can hold a line break only inside quotes: without any quote the reader
+    # splits the file at line breaks, in parallel
+    parse = pacsv.ParseOptions(delimiter=sep, newlines_in_values=_has_quote(path))
+    convert = pacsv.ConvertOptions(
+        column_types={name: text for name in names},
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        null_values=[],
+    )
+    sample = head if len(head) < _SAMPLE_BYTES else head[: head.rfind(b"\n") + 1]
+    try:
+        if not _few_distinct(
+            pacsv.read_csv(io.BytesIO(sample), parse_options=parse, convert_options=convert)
+        ):
+            return None
+        table = pacsv.read_csv(path, parse_options=parse, convert_options=convert)
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    if table.num_rows == 0 or table.column_names != names:
+        return None
+    if not all(pa.types.is_dictionary(f.type) for f in table.schema):
+        return None
+    return table
+
+
+def _few_distinct(sample: Any) -> bool:
+    """Whether every column of an Arrow sample repeats its values (at most one distinct
+    value in four rows, or at most 256 distinct values)."""
+    rows = sample.num_rows
+    for column in sample.columns:
+        distinct = max((len(chunk.dictionary) for chunk in column.chunks), default=0)
+        if column.num_chunks > 1:
+            distinct = len(column.unify_dictionaries().chunk(0).dictionary)
+        if distinct > 256 and 4 * distinct > rows:
+            return False
+    return True
+
+
+def _has_quote(path: Path) -> bool:
+    """Whether the file holds a double quote anywhere."""
+    import mmap
+
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return view.find(b'"') >= 0
+
+
+def _csv_rows(text: str, sep: str) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader(io.StringIO(text), delimiter=sep))
+
+
+def _text_frame(table: Any, categorical: bool | Collection[str]) -> pd.DataFrame:
+    """The frame pandas.read_csv gives for an Arrow table of dictionary-encoded strings
+    (:func:`_read_text_arrow`): each column's distinct values are typed by pandas' own
+    parser (numbers, booleans, missing values) and the column gathered from them; the
+    columns ``categorical`` names as categoricals (see :func:`read_table`)."""
+    columns: dict[str, Any] = {}
+    for name in table.column_names:
+        codes, values = _dictionary_codes(table.column(name))
+        typed = _pandas_types(values)
+        if _wants_category(name, typed, categorical):
+            columns[name] = _category_column(codes, typed)
+        else:
+            columns[name] = typed.take(codes) if codes.size else typed[:0]
+    return pd.DataFrame(columns, copy=False)
+
+
+def _wants_category(name: Any, values: Any, categorical: bool | Collection[str]) -> bool:
+    """Whether a column of ``values`` is returned as a categorical: text columns named
+    (``True``: all of them), numeric columns named explicitly."""
+    if categorical is False or (categorical is not True and name not in categorical):
+        return False
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    if kind == "string":
+        return True
+    return categorical is not True and kind in ("integer", "floating", "mixed-integer-float")
+
+
+def _category_column(codes: np.ndarray, values: np.ndarray) -> pd.Categorical:
+    """``values[codes]`` (``values`` from distinct strings, so equal values may repeat:
+    ``"2"`` and ``"2.0"`` are both 2.0; missing ones allowed) as a categorical whose
+    categories are the values present, sorted: they depend on the set of values only."""
+    present = np.flatnonzero(pd.notna(values))
+    kept = values[present]
+    inner, uniques = pd.factorize(kept)
+    uniques = np.asarray(uniques, dtype=kept.dtype)
+    order = np.argsort(uniques.astype(str) if uniques.dtype == object else uniques, kind="stable")
+    position = np.empty(order.size, dtype=np.int32)
+    position[order] = np.arange(order.size, dtype=np.int32)
+    rank = np.full(values.size + 1, -1, dtype=np.int32)  # a code -1 (missing) reads the last
+    rank[present] = position[inner]
+    categories = pd.Index(uniques[order], dtype=object if uniques.dtype == object else None)
+    return pd.Categorical.from_codes(rank.take(codes), categories=categories)
+
+
+def _as_categorical(df: pd.DataFrame, categorical: bool | Collection[str]) -> pd.DataFrame:
+    """``df`` (read by pandas) with the columns ``categorical`` names as categoricals of
+    sorted categories (see :func:`read_table`)."""
+    if isinstance(categorical, bool):
+        names = list(df.columns) if categorical else []
+    else:
+        names = [c for c in categorical if c in df]
+    for name in names:
+        column = df[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.astype(column.cat.categories.dtype)
+        if _wants_category(name, column, categorical):
+            codes, uniques = pd.factorize(column, use_na_sentinel=True)
+            values = np.asarray(uniques, dtype=object if column.dtype == object else None)
+            df[name] = _category_column(codes, values)
     return df
+
+
+def _dictionary_codes(chunked: Any) -> tuple[np.ndarray, Any]:
+    """One code array and the Arrow array of distinct strings of a dictionary column."""
+    import pyarrow as pa
+
+    combined = pa.chunked_array(chunked.chunks, type=chunked.type).unify_dictionaries()
+    if not combined.num_chunks:
+        return np.empty(0, dtype=np.int32), pa.array([], type=pa.string())
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in combined.chunks])
+    return codes, combined.chunk(0).dictionary
+
+
+def _pandas_types(values: Any) -> np.ndarray:
+    """``values`` (the Arrow array of the distinct strings of one column) as
+    pandas.read_csv types them: parsed by pandas itself from a one-column CSV of the
+    values, every one quoted (written by Arrow)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if not len(values):
+        return np.empty(0, dtype=np.float64)
+    buffer = io.BytesIO()
+    pacsv.write_csv(
+        pa.table({"v": values}),
+        buffer,
+        write_options=pacsv.WriteOptions(quoting_style="all_valid"),
+    )
+    buffer.seek(0)
+    parsed = pd.read_csv(buffer, dtype=None, skip_blank_lines=False)["v"]
+    if len(parsed) != len(values):  # pragma: no cover - one line per quoted value
+        raise AssertionError("typing the distinct values lost a value")
+    return parsed.to_numpy()
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -382,7 +613,75 @@ def write_table(
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
             compression: Literal["gzip"] | None = "gzip" if path.suffix.lower() == ".gz" else None
-            df.to_csv(tmp, sep=sep, index=index, compression=compression)
+            if compression is not None or index or not _write_csv_arrow(df, tmp, sep):
+                df.to_csv(tmp, sep=sep, index=index, compression=compression)
+
+
+def _write_csv_arrow(df: pd.DataFrame, path: Path, sep: str) -> bool:
+    """Write ``df`` as ``df.to_csv(path, sep=sep, index=False)`` would, byte for byte, with
+    Arrow's multi-threaded writer; ``False`` (nothing written) where the bytes could differ:
+    a column of floats, booleans, dates or mixed objects, a value or name that needs quotes
+    (a separator, a quote or a line break in it), a single column."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return False
+    if df.shape[1] < 2 or len(sep) != 1 or not df.columns.is_unique:
+        return False
+    special = re.compile("[" + re.escape(sep) + '"\r\n]')
+    names = [str(c) for c in df.columns]
+    if any(special.search(n) for n in names) or any(not isinstance(c, str) for c in df.columns):
+        return False
+    arrays = []
+    for name in df.columns:
+        array = _arrow_column(df[name], sep)
+        if array is None:
+            return False
+        arrays.append(array)
+    try:
+        table = pa.table(arrays, names=names)
+        with open(path, "wb") as fh:
+            fh.write((sep.join(names) + "\n").encode("utf-8"))
+            pacsv.write_csv(
+                table,
+                fh,
+                write_options=pacsv.WriteOptions(
+                    include_header=False, delimiter=sep, quoting_style="none"
+                ),
+            )
+    except (pa.ArrowException, ValueError, TypeError):
+        return False
+    return True
+
+
+def _arrow_column(column: pd.Series, sep: str) -> Any:
+    """An Arrow array that writes as pandas writes ``column`` (integers; text with missing
+    values written empty; categoricals of those), or ``None``."""
+    import pyarrow as pa
+    import pyarrow.compute as pacompute
+
+    values = column
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        values = pd.Series(column.cat.categories)
+    integers = pd.api.types.is_integer_dtype(values.dtype)
+    if not integers and values.dtype != object:
+        return None  # floats, booleans, dates: pandas formats them its own way
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) not in (
+        "string",
+        "empty",
+    ):
+        return None
+    try:
+        array = pa.Array.from_pandas(column)
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
+    text = array.dictionary if pa.types.is_dictionary(array.type) else array
+    if pa.types.is_string(text.type) or pa.types.is_large_string(text.type):
+        pattern = "[" + re.escape(sep) + '"\r\n]'
+        if pacompute.any(pacompute.match_substring_regex(text, pattern)).as_py():
+            return None
+    return array
 
 
 class Pseudonymizer:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 import pandas as pd
 
-from structanon import InputError, Partition, Release
+from structanon import Hierarchy, InputError, Partition, Release
 from structanon._engine import is_dask
 from structanon._finish import Timings
 from structanon._validation import (
@@ -477,7 +477,11 @@ def anonymize_command(
     needed = columns + sensitive_columns + list(identifiers)
     steps = Timings()
     with steps("read"):
-        df = _read_input(input_path, sep, needed, engine, (workers, memory_limit, scheduler), joint)
+        # the columns the search encodes by their values (hierarchy quasi-identifiers,
+        # sensitive columns) are read as categoricals: a few bytes a cell
+        coded = [c for c in columns if isinstance(specs.get(c), Hierarchy)] + sensitive_columns
+        cluster = (workers, memory_limit, scheduler)
+        df = _read_input(input_path, sep, needed, coded, engine, cluster, joint)
         if joint is not None:
             if joint in df.columns:
                 raise InputError("the table already has a column of this name", column=joint)
@@ -597,13 +601,14 @@ def _read_input(
     input_path: str,
     sep: str | None,
     needed: list[str],
+    coded: list[str],
     engine: str,
     cluster: tuple[int | None, str | None, str | None],
     joint: str | None,
 ) -> Any:
     """INPUT read in memory by pandas, or lazily on a started Dask cluster."""
     if engine != "dask":
-        return tab_io.read_microdata(input_path, sep=sep, columns=needed)
+        return tab_io.read_microdata(input_path, sep=sep, columns=needed, categorical=coded)
     if joint is not None:
         raise InputError("several --sensitive columns need --engine pandas")
     _start_cluster(*cluster)

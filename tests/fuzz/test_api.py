@@ -333,6 +333,7 @@ def targets(tmp: Path) -> dict[str, Api]:
                 "path": bad_paths,
                 "sep": ["", ";;", "\t", 5],
                 "columns": [["bogus"], "age", ["age", "age"], [5]],
+                "categorical": ["age", 5, [5], ["bogus"], None],
             },
         ),
         "tabular.io.load_hierarchies": Api(
