@@ -50,10 +50,11 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
-# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.2 / 0.4 / 1.1 / 12 s CPU at k = 5 / 10 /
-# 20 / 50): computed up to k = 10, and up to k = 50 above _BOTH_MEDIANS edges, where the rest
-# of the release costs more and the bound gains most (1M-edge Chung-Lu, k = 50)
-_MOVER_MAX_K, _MOVER_MAX_K_LARGE = 10, 50
+# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.4 / 0.6 / 1.3 / 3.2 / 13.8 s CPU at
+# k = 5 / 10 / 20 / 50 / 100, where it is below the hub bound from k = 20): computed up to
+# k = 10, and up to k = 50 above _MOVER_EDGES edges, where the rest of the release costs more
+# and the bound gains most (Chung-Lu graphs of 200,000 and 1M edges at k = 50)
+_MOVER_MAX_K, _MOVER_MAX_K_LARGE, _MOVER_EDGES = 10, 50, 100_000
 # costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
 # model is rough, so a second weight gives a second candidate target
 _UNPAIRED_COSTS = (1.0, 0.75)
@@ -659,7 +660,7 @@ def edit_anonymize(
     structural = structural_lower_bound(deg0, k)
     hub = hub_lower_bound(n, base.edges, k, simple=True, refine=small)
     mover = None
-    if k <= (_MOVER_MAX_K if small else _MOVER_MAX_K_LARGE):
+    if k <= (_MOVER_MAX_K_LARGE if len(base.edges) > _MOVER_EDGES else _MOVER_MAX_K):
         mover = mover_lower_bound(deg0, k)
     best = max(two_sided, structural, hub, mover or 0)
     edits = len(added) + len(removed)
