@@ -19,10 +19,10 @@ the problem as stated: least symmetric difference ``|E' xor E|``).
    if that has not converged after ``max_rounds`` (small dense graphs, where repairs can
    oscillate), the additions-only supergraph construction finishes the job.
 6. Several targets are realized and the fewest edits kept: the repair-aware group values
-   (:func:`_revalue`) and the group values priced with the units pairing leaves over
-   absorbing other changes (:func:`_absorbed`); on graphs of up to ``_BOTH_MEDIANS`` edges
-   also both medians of even runs, the groups redrawn so hub neighbours fall
-   (:func:`_reward_target`), and the group values of a b-matching LP
+   (:func:`_revalue`) and, above ``_LARGE`` edges, the group values priced with the units
+   pairing leaves over absorbing other changes (:func:`_absorbed`); on graphs of up to
+   ``_BOTH_MEDIANS`` edges also both medians of even runs, the groups redrawn so hub
+   neighbours fall (:func:`_reward_target`), and the group values of a b-matching LP
    (:func:`graphs._edit_lp.group_values`) where loser pairs abound (:func:`_pairing_share`).
 7. On those graphs the best run's final degrees are realized again from the original
    graph, the maximum b-matching among their losers deleted first (:func:`_polish`).
@@ -53,9 +53,12 @@ _BIG = 2  # nodes needing more units than this are served one by one (Havel-Haki
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
 # mover_lower_bound grows about as k ** 3 (ego-Facebook 0.4 / 0.6 / 1.3 / 3.2 / 13.8 s CPU at
 # k = 5 / 10 / 20 / 50 / 100, where it is below the hub bound from k = 20): computed up to
-# k = 10, and up to k = 50 above _MOVER_EDGES edges, where the rest of the release costs more
-# and the bound gains most (Chung-Lu graphs of 200,000 and 1M edges at k = 50)
-_MOVER_MAX_K, _MOVER_MAX_K_LARGE, _MOVER_EDGES = 10, 50, 100_000
+# k = 10, and up to k = 50 above _LARGE edges, where the rest of the release costs more and
+# the bound gains most (Chung-Lu graphs of 200,000 and 1M edges at k = 50)
+_MOVER_MAX_K, _MOVER_MAX_K_LARGE = 10, 50
+# above this many edges the group values of :func:`_absorbed` are a candidate target too, and
+# the largest-changes bound runs up to k = 50
+_LARGE = 100_000
 # costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
 # model is rough, so a second weight gives a second candidate target
 _UNPAIRED_COSTS = (1.0, 0.75)
@@ -438,7 +441,9 @@ def _absorbed(
     ``edit_anonymize(n, edges, k, seed=0)``) 1M edges at k = 10 / 50: 18,319 / 44,912 ->
     18,238 / 44,411 edits, 200,000 edges at k = 50: 14,207 -> 14,141 (and 14,110 after
     :func:`_polish`).  Charging a quarter of each absorbed unit, or pricing again from
-    the new target's leftovers, did no better."""
+    the new target's leftovers, did no better.  On ego-Facebook it saved 9 edits at k = 50
+    (3,552 -> 3,543), none at k = 5 / 10 / 20 / 100, for 0.1-1 s more CPU per k: it runs
+    on graphs of more than ``_LARGE`` edges."""
     g = _EditGraph(n, edges)
     rng = np.random.default_rng(seed)
     need = target - g.degree
@@ -606,8 +611,9 @@ def _candidates(
 ) -> list[np.ndarray]:
     """``target`` and, when ``revalue``, the groups redrawn so hub neighbours fall
     (:func:`_reward_target`, graphs of up to ``_BOTH_MEDIANS`` edges), the same groups at
-    the repair-aware values (:func:`_revalue`) and at the values priced with the leftover
-    units absorbing others (:func:`_absorbed`) and, on graphs of up to ``_BOTH_MEDIANS`` edges, at the values the
+    the repair-aware values (:func:`_revalue`) and, on graphs of more than ``_LARGE``
+    edges, at the values priced with the leftover units absorbing others
+    (:func:`_absorbed`) and, on graphs of up to ``_BOTH_MEDIANS`` edges, at the values the
     b-matching LP finds cheapest (:func:`graphs._edit_lp.group_values`) when loser pairs
     can serve enough of the loss (:func:`_pairing_share`)."""
     out = [target]
@@ -618,8 +624,9 @@ def _candidates(
         for unpaired in _UNPAIRED_COSTS:
             revalued = _revalue(base, deg0, target, unpaired)
             out += [] if revalued is None else [revalued]
-        absorbed = _absorbed(base.n, base.edges, deg0, target, seed)
-        out += [] if absorbed is None else [absorbed]
+        if len(base.edges) > _LARGE:
+            absorbed = _absorbed(base.n, base.edges, deg0, target, seed)
+            out += [] if absorbed is None else [absorbed]
         if small and _pairing_share(base, deg0, target) >= _LP_PAIRED_SHARE:
             matched, _ = group_values(base.n, base.edges, deg0, target)
             out += [] if matched is None else [matched]
@@ -713,7 +720,7 @@ def edit_anonymize(
     structural = structural_lower_bound(deg0, k)
     hub = hub_lower_bound(n, base.edges, k, simple=True, refine=small)
     mover = None
-    if k <= (_MOVER_MAX_K_LARGE if len(base.edges) > _MOVER_EDGES else _MOVER_MAX_K):
+    if k <= (_MOVER_MAX_K_LARGE if len(base.edges) > _LARGE else _MOVER_MAX_K):
         mover = mover_lower_bound(deg0, k)
     best = max(two_sided, structural, hub, mover or 0)
     edits = len(added) + len(removed)
