@@ -51,7 +51,7 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
-# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.4 / 0.6 / 1.3 / 3.2 / 13.8 s CPU at
+# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.3 / 0.6 / 1.0 / 3.4 / 13.8 s CPU at
 # k = 5 / 10 / 20 / 50 / 100, where it is below the hub bound from k = 20): computed up to
 # k = 10, and up to k = 50 above _LARGE edges, where the rest of the release costs more and
 # the bound gains most (Chung-Lu graphs of 200,000 and 1M edges at k = 50)
@@ -439,11 +439,11 @@ def _absorbed(
     finite, and the realization decides who takes them), judged by the edits of its
     realization: on the Chung-Lu graphs of ``bench/graphs.py`` (harness
     ``edit_anonymize(n, edges, k, seed=0)``) 1M edges at k = 10 / 50: 18,319 / 44,912 ->
-    18,238 / 44,411 edits, 200,000 edges at k = 50: 14,207 -> 14,141 (and 14,110 after
-    :func:`_polish`).  Charging a quarter of each absorbed unit, or pricing again from
-    the new target's leftovers, did no better.  On ego-Facebook it saved 9 edits at k = 50
-    (3,552 -> 3,543), none at k = 5 / 10 / 20 / 100, for 0.1-1 s more CPU per k: it runs
-    on graphs of more than ``_LARGE`` edges."""
+    18,238 / 44,411 edits, 200,000 edges at k = 10 / 50: 6,079 / 14,207 -> 6,014 / 14,110.
+    Charging a quarter of each absorbed unit, or pricing again from the new target's
+    leftovers, did no better.  On ego-Facebook it saved 9 edits at k = 50 (3,552 ->
+    3,543), none at k = 5 / 10 / 20 / 100, for 0.1-1 s more CPU per k: it runs on graphs
+    of more than ``_LARGE`` edges."""
     g = _EditGraph(n, edges)
     rng = np.random.default_rng(seed)
     need = target - g.degree
