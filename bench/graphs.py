@@ -325,7 +325,7 @@ def edit_section(ks, sizes) -> list[str]:
             "their changes); `hub LB` = `graphs._twosided.hub_lower_bound` (hubs' deletions "
             "reach their neighbours, whose degrees must still be k-anonymous); `movers LB` = "
             "`graphs._twosided.mover_lower_bound` (the nodes that change most pay in full; "
-            "k <= 10, k <= 50 above 200,000 edges); all four hold "
+            "k <= 10, k <= 50 above 100,000 edges); all four hold "
             "for every k-degree-anonymous graph on these nodes. "
             "`/best LB` = edits over the largest. `DP-grouping LP`: the LP "
             "relaxation of the least edits of a graph whose degree classes are the DP's groups "

@@ -18,10 +18,11 @@ the problem as stated: least symmetric difference ``|E' xor E|``).
 5. The degree sequence of the result is anonymized again and realized, until it holds;
    if that has not converged after ``max_rounds`` (small dense graphs, where repairs can
    oscillate), the additions-only supergraph construction finishes the job.
-6. On graphs of up to ``_BOTH_MEDIANS`` edges several targets are realized and the fewest
-   edits kept: both medians of even runs, the groups redrawn so hub neighbours fall
-   (:func:`_reward_target`), the repair-aware group values (:func:`_revalue`), and the
-   group values of a b-matching LP
+6. Several targets are realized and the fewest edits kept: the repair-aware group values
+   (:func:`_revalue`) and, above ``_LARGE`` edges, the group values priced with the units
+   pairing leaves over absorbing other changes (:func:`_absorbed`); on graphs of up to
+   ``_BOTH_MEDIANS`` edges also both medians of even runs, the groups redrawn so hub
+   neighbours fall (:func:`_reward_target`), and the group values of a b-matching LP
    (:func:`graphs._edit_lp.group_values`) where loser pairs abound (:func:`_pairing_share`).
 7. On those graphs the best run's final degrees are realized again from the original
    graph, the maximum b-matching among their losers deleted first (:func:`_polish`).
@@ -50,10 +51,14 @@ __all__ = ["edit_anonymize"]
 
 _BIG = 2  # nodes needing more units than this are served one by one (Havel-Hakimi)
 _BOTH_MEDIANS = 200_000  # up to this many edges, both medians of even runs are tried
-# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.2 / 0.4 / 1.1 / 12 s CPU at k = 5 / 10 /
-# 20 / 50): computed up to k = 10, and up to k = 50 above _BOTH_MEDIANS edges, where the rest
-# of the release costs more and the bound gains most (1M-edge Chung-Lu, k = 50)
+# mover_lower_bound grows about as k ** 3 (ego-Facebook 0.3 / 0.6 / 1.0 / 3.4 / 13.8 s CPU at
+# k = 5 / 10 / 20 / 50 / 100, where it is below the hub bound from k = 20): computed up to
+# k = 10, and up to k = 50 above _LARGE edges, where the rest of the release costs more and
+# the bound gains most (Chung-Lu graphs of 200,000 and 1M edges at k = 50)
 _MOVER_MAX_K, _MOVER_MAX_K_LARGE = 10, 50
+# above this many edges the group values of :func:`_absorbed` are a candidate target too, and
+# the largest-changes bound runs up to k = 50
+_LARGE = 100_000
 # costs of an unpaired unit in the repair-aware group values (:func:`_revalue`); the cost
 # model is rough, so a second weight gives a second candidate target
 _UNPAIRED_COSTS = (1.0, 0.75)
@@ -380,29 +385,81 @@ def _revalue(
     changes or the parity cannot be kept.  ``deg``: the original degrees (those of the CSR
     of ``g``)."""
     pairable, short = _short(g, deg, target)
+
+    def cost(members: np.ndarray, loss: np.ndarray, gain: np.ndarray) -> np.ndarray:
+        p = pairable[members]
+        return 0.5 * gain + 0.5 * np.minimum(loss, p) + unpaired * np.maximum(loss - p, 0)
+
+    return _priced_values(deg, target, np.unique(target[short]), cost)
+
+
+def _priced_values(deg: np.ndarray, target: np.ndarray, values, cost) -> np.ndarray | None:
+    """Each group of ``target`` at one of ``values`` moved to the common value in ``[min,
+    max]`` of its degrees that minimizes ``sum cost(members, loss, gain)`` (arrays: one row
+    per candidate value, one column per member).  The degree sum keeps its parity (the
+    cheapest group of odd size takes its best value of the other parity when needed).
+    ``None`` when nothing changes or the parity cannot be kept."""
     out = target.copy()
     fixes = []
-    for value in np.unique(target[short]).tolist():
+    for value in np.asarray(values).tolist():
         members = np.flatnonzero(target == value)
-        d, p = deg[members], pairable[members]
+        d = deg[members]
         ts = np.arange(d.min(), d.max() + 1)
         loss = np.maximum(d[None, :] - ts[:, None], 0)
         gain = np.maximum(ts[:, None] - d[None, :], 0)
-        cost = 0.5 * gain + 0.5 * np.minimum(loss, p) + unpaired * np.maximum(loss - p, 0)
-        cost = cost.sum(axis=1)
-        best = int(np.argmin(cost))
+        total = cost(members, loss, gain).sum(axis=1)
+        best = int(np.argmin(total))
         out[members] = ts[best]
         if members.size % 2:
             other = (ts - ts[best]) % 2 == 1
             if other.any():
-                j = int(np.argmin(np.where(other, cost, np.inf)))
-                fixes.append((float(cost[j] - cost[best]), members, int(ts[j])))
+                j = int(np.argmin(np.where(other, total, np.inf)))
+                fixes.append((float(total[j] - total[best]), members, int(ts[j])))
     if (out - target).sum() % 2:
         if not fixes:
             return None
         _, members, value = min(fixes, key=lambda fix: fix[0])
         out[members] = value
     return None if np.array_equal(out, target) else out
+
+
+def _absorbed(
+    n: int, edges: np.ndarray, deg: np.ndarray, target: np.ndarray, seed
+) -> np.ndarray | None:
+    """The groups of ``target`` at the values that are cheapest once the units its pairing
+    leaves over absorb other changes (``None`` when nothing changes).
+
+    Pairing ``target`` (:func:`_delete_among`, :func:`_add_among`) leaves units no partner
+    serves; each is repaired with one edit to a node that needs nothing.  Asking that node
+    to move the same way costs no more edit: a node ``x`` adjacent to ``a_x`` nodes left to
+    lose can lose ``a_x`` units on their repair edges, and one not adjacent to ``s_x``
+    nodes left to gain can gain ``s_x`` units.  Every group whose degrees change then
+    takes the value in ``[min, max]`` of its degrees minimizing ``sum 1/2 (gain - s)^+ +
+    1/2 (loss - a)^+`` (:func:`_priced_values`).  A heuristic (the leftover units are
+    finite, and the realization decides who takes them), judged by the edits of its
+    realization: on the Chung-Lu graphs of ``bench/graphs.py`` (harness
+    ``edit_anonymize(n, edges, k, seed=0)``) 1M edges at k = 10 / 50: 18,319 / 44,912 ->
+    18,238 / 44,411 edits, 200,000 edges at k = 10 / 50: 6,079 / 14,207 -> 6,014 / 14,110.
+    Charging a quarter of each absorbed unit, or pricing again from the new target's
+    leftovers, did no better.  On ego-Facebook it saved 9 edits at k = 50 (3,552 ->
+    3,543), none at k = 5 / 10 / 20 / 100, for 0.1-1 s more CPU per k: it runs on graphs
+    of more than ``_LARGE`` edges."""
+    g = _EditGraph(n, edges)
+    rng = np.random.default_rng(seed)
+    need = target - g.degree
+    lose, gain = np.maximum(-need, 0), np.maximum(need, 0)
+    _delete_among(g, lose, rng)
+    _add_among(g, gain, rng)
+    src = np.repeat(np.arange(n), np.diff(g.indptr))
+    left_gain = gain > 0
+    a = np.bincount(src, weights=(lose > 0)[g.indices], minlength=n).astype(np.int64)
+    adjacent = np.bincount(src, weights=left_gain[g.indices], minlength=n).astype(np.int64)
+    s = int(left_gain.sum()) - adjacent - left_gain
+
+    def cost(members: np.ndarray, loss: np.ndarray, gain: np.ndarray) -> np.ndarray:
+        return 0.5 * (np.maximum(gain - s[members], 0) + np.maximum(loss - a[members], 0))
+
+    return _priced_values(deg, target, np.unique(target[deg != target]), cost)
 
 
 def _unpaired_cost(g: _EditGraph, deg: np.ndarray, target: np.ndarray) -> tuple[int, np.ndarray]:
@@ -554,8 +611,9 @@ def _candidates(
 ) -> list[np.ndarray]:
     """``target`` and, when ``revalue``, the groups redrawn so hub neighbours fall
     (:func:`_reward_target`, graphs of up to ``_BOTH_MEDIANS`` edges), the same groups at
-    the repair-aware values
-    (:func:`_revalue`) and, on graphs of up to ``_BOTH_MEDIANS`` edges, at the values the
+    the repair-aware values (:func:`_revalue`) and, on graphs of more than ``_LARGE``
+    edges, at the values priced with the leftover units absorbing others
+    (:func:`_absorbed`) and, on graphs of up to ``_BOTH_MEDIANS`` edges, at the values the
     b-matching LP finds cheapest (:func:`graphs._edit_lp.group_values`) when loser pairs
     can serve enough of the loss (:func:`_pairing_share`)."""
     out = [target]
@@ -566,6 +624,9 @@ def _candidates(
         for unpaired in _UNPAIRED_COSTS:
             revalued = _revalue(base, deg0, target, unpaired)
             out += [] if revalued is None else [revalued]
+        if len(base.edges) > _LARGE:
+            absorbed = _absorbed(base.n, base.edges, deg0, target, seed)
+            out += [] if absorbed is None else [absorbed]
         if small and _pairing_share(base, deg0, target) >= _LP_PAIRED_SHARE:
             matched, _ = group_values(base.n, base.edges, deg0, target)
             out += [] if matched is None else [matched]
@@ -659,7 +720,7 @@ def edit_anonymize(
     structural = structural_lower_bound(deg0, k)
     hub = hub_lower_bound(n, base.edges, k, simple=True, refine=small)
     mover = None
-    if k <= (_MOVER_MAX_K if small else _MOVER_MAX_K_LARGE):
+    if k <= (_MOVER_MAX_K_LARGE if len(base.edges) > _LARGE else _MOVER_MAX_K):
         mover = mover_lower_bound(deg0, k)
     best = max(two_sided, structural, hub, mover or 0)
     edits = len(added) + len(removed)

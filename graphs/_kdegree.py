@@ -625,7 +625,7 @@ def k_degree_anonymize(
         (:func:`graphs._twosided.structural_lower_bound`), ``hub_lower_bound_edges``
         (:func:`graphs._twosided.hub_lower_bound`) and ``mover_lower_bound_edges``
         (:func:`graphs._twosided.mover_lower_bound`, ``None`` above k = 10, above k = 50
-        on graphs of more than 200,000 edges), with
+        on graphs of more than 100,000 edges), with
         ``ratio_to_two_sided_bound`` and ``ratio_to_lower_bound``; ``symmetric_difference``
         = added + removed.  ``release.models`` holds :class:`graphs.DegreeKAnonymity`.
         Nodes are inserted in published-label order and

@@ -511,40 +511,56 @@ def _hub_bound_value(e, deg, k: int, s: int, screen=None) -> float | None:
     return float((0.5 * best_out[ts] + top).min()) - s * (s - 1) / 2 - correction
 
 
-def _mover_run_costs(ds, ts, ms, b: int, thetas, prefix):
+def _mover_run_costs(ds, ts, ms, b: int, thetas, prefix, at_most):
     """Least ``sum g(|T - d|)`` over integer ``T`` of every run ``ds[t:m]`` (``t``, ``m``:
-    arrays of one shape), for every ``theta`` (axis 0); ``prefix``: prefix sums of ``ds``.
-    ``g(delta) = a1 (delta - c1)^+ + a2 (delta - c2)^+`` (``1/2, b`` and ``1/2, 2 theta -
-    b`` for ``theta >= b``, ``1, theta`` otherwise), so a run's sum is a few prefix sums.
-    It is convex in ``T`` and least between the run's smallest and largest degree: a
-    binary search on the sign of ``f(T + 1) - f(T)``."""
-    th = thetas.reshape((-1,) + (1,) * ts.ndim)
+    arrays of one shape), for every ``theta`` (axis 0); ``prefix``: prefix sums of ``ds``,
+    ``at_most``: :func:`_count_table` of ``ds``.  ``g(delta) = a1 (delta - c1)^+ + a2
+    (delta - c2)^+`` (``1/2, b`` and ``1/2, 2 theta - b`` for ``theta >= b``, ``1, theta``
+    otherwise), so a run's sum is a few prefix sums.  It is convex in ``T`` and least
+    between the run's smallest and largest degree: a binary search on the sign of
+    ``f(T + 1) - f(T)``, over the runs not yet settled only."""
+    shape = (thetas.size,) + ts.shape
+    th = np.broadcast_to(thetas.reshape((-1,) + (1,) * ts.ndim), shape).ravel()
+    t = np.broadcast_to(ts, shape).ravel()
+    m = np.broadcast_to(ms, shape).ravel()
     high = th >= b
     a1, c1 = np.where(high, 0.5, 1.0), np.where(high, float(b), th)
     a2, c2 = np.where(high, 0.5, 0.0), np.where(high, 2 * th - b, 0.0)
-    shape = (thetas.size,) + ts.shape
-    t = np.broadcast_to(ts, shape)
-    m = np.broadcast_to(ms, shape)
-    inside = prefix[m] - prefix[t]
+    base, table = at_most
 
-    def hinge(x, c):  # sum over the run of (|x - d| - c)^+
-        cut = np.clip(np.searchsorted(ds, (x - c).ravel(), side="right").reshape(shape), t, m)
+    def count_le(y):  # members of ds <= y (y real)
+        return table[np.clip(np.floor(y).astype(np.int64) - base, 0, table.size - 1)]
+
+    def hinge(x, c, t, m):  # sum over the run of (|x - d| - c)^+
+        cut = np.clip(count_le(x - c), t, m)
         below = (cut - t) * (x - c) - (prefix[cut] - prefix[t])
-        cut = np.clip(np.searchsorted(ds, (x + c).ravel(), side="left").reshape(shape), t, m)
-        above = (inside - (prefix[cut] - prefix[t])) - (m - cut) * (x + c)
+        cut = np.clip(count_le(np.ceil(x + c) - 1), t, m)  # members < x + c
+        above = (prefix[m] - prefix[cut]) - (m - cut) * (x + c)
         return below + above
 
-    def f(x):
-        return a1 * hinge(x, c1) + np.where(a2 > 0, a2 * hinge(x, c2), 0.0)
+    def f(x, i):
+        return a1[i] * hinge(x, c1[i], t[i], m[i]) + a2[i] * hinge(x, c2[i], t[i], m[i])
 
     lo = ds[t].astype(np.int64)
     hi = ds[np.maximum(m - 1, t)].astype(np.int64)
-    while (lo < hi).any():
-        mid = (lo + hi) // 2
-        rising = f(mid + 1) >= f(mid)
-        hi = np.where(rising, mid, hi)
-        lo = np.where(rising, lo, mid + 1)
-    return f(lo)
+    active = np.flatnonzero(lo < hi)
+    while active.size:
+        low, top = lo[active], hi[active]
+        mid = (low + top) // 2
+        rising = f(mid + 1, active) >= f(mid, active)
+        hi[active] = np.where(rising, mid, top)
+        lo[active] = np.where(rising, low, mid + 1)
+        active = active[lo[active] < hi[active]]
+    return f(lo, slice(None)).reshape(shape)
+
+
+def _count_table(ds: np.ndarray, span: float) -> tuple[int, np.ndarray]:
+    """``(base, table)``: ``table[v - base]`` = members of the ascending ``ds`` ``<= v``,
+    for every integer ``v`` within ``span`` of ``ds`` (indices clipped beyond)."""
+    reach = int(math.ceil(span)) + 1
+    base = int(ds[0]) - reach
+    values = np.arange(base, int(ds[-1]) + reach + 1)
+    return base, np.searchsorted(ds, values, side="right")
 
 
 def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool) -> np.ndarray:
@@ -556,11 +572,12 @@ def _mover_dp(ds: np.ndarray, k: int, b: int, thetas: np.ndarray, partial: bool)
     best = np.full((thetas.size, size + 1), np.inf)
     best[:, 0] = 0.0
     prefix = np.concatenate(([0], np.cumsum(ds, dtype=np.int64)))
+    at_most = _count_table(ds, max(float(b), 2 * float(thetas.max(initial=0.0))))
     if partial:
         ms = np.arange(1, min(2 * k - 1, size) + 1)
-        best[:, ms] = _mover_run_costs(ds, np.zeros_like(ms), ms, b, thetas, prefix)
+        best[:, ms] = _mover_run_costs(ds, np.zeros_like(ms), ms, b, thetas, prefix, at_most)
     for _, ms, tc, mc, valid in _run_blocks(size, k):
-        cost = _mover_run_costs(ds, tc, mc, b, thetas, prefix)
+        cost = _mover_run_costs(ds, tc, mc, b, thetas, prefix, at_most)
         total = np.where(valid[None], best[:, tc] + cost, np.inf).min(axis=2)
         best[:, ms] = np.minimum(best[:, ms], total)
     return best[:, size]
@@ -575,28 +592,37 @@ def _mover_value(
     grid: int,
     rounds: int,
     split: int = 6,
+    pieces: int = 4,
 ) -> tuple[float, float]:
     """A lower bound on ``min_theta (b theta + h(theta)) - C(b, 2)``, and the least value
-    at the evaluated ``theta`` (an upper estimate of the same minimum): ``h`` is
-    nonincreasing in ``theta`` and the least value lies at a half-integer, so strictly
-    between two evaluated half-integers ``theta_j < theta_j+1`` it is at least ``b
-    (theta_j + 1/2) + h(theta_j+1)``; up to ``rounds`` times, the ``split`` lowest brackets
-    below the least evaluated value are split into ``grid`` (a bracket is exact once
-    every half-integer in it is evaluated).  ``top``: the largest change any
-    node can make (``theta`` beyond ``phi(top)`` never helps)."""
+    at the evaluated ``theta`` (an upper estimate of the same minimum).
+
+    The least value lies at a half-integer ``theta`` in ``[0, phi(top)]`` (``top``: the
+    largest change any node can make), and in ``[0, h(0) / b]`` too: ``h >= 0``, so
+    ``b theta + h(theta) >= b theta >= h(0)`` beyond.  ``h`` is evaluated on a grid of
+    that range; strictly between two evaluated half-integers ``theta_j < theta_j+1`` the
+    value is bounded below by :func:`_brackets`, and up to ``rounds`` times the ``split``
+    lowest brackets below the least evaluated value are split into ``grid`` (a bracket is
+    exact once every half-integer in it is evaluated)."""
+    size = ds.size
+    h0 = float(_mover_dp(ds, k, b, np.zeros(1), partial)[0])
     phi_max = top - 0.5 * max(top - b, 0)
-    points = np.unique(np.round(np.linspace(0.0, phi_max, grid) * 2) / 2)
-    values = dict(zip(points.tolist(), _mover_dp(ds, k, b, points, partial).tolist()))
+    high = min(phi_max, math.ceil(2.0 * h0 / b) / 2)
+    points = np.unique(np.round(np.linspace(0.0, high, grid) * 2) / 2)[1:]
+    values = {0.0: h0}
+    values.update(zip(points.tolist(), _mover_dp(ds, k, b, points, partial).tolist()))
     for _ in range(rounds):
         th = np.array(sorted(values))
         h = np.array([values[x] for x in th])
-        brackets = _brackets(th, h, b)
+        brackets = _brackets(th, h, b, size)
         below = np.flatnonzero(brackets < (b * th + h).min())
         if not below.size:
             break
         below = below[np.argsort(brackets[below])][:split]
         inner = np.unique(
-            np.concatenate([np.round(np.linspace(th[j], th[j + 1], grid) * 2) / 2 for j in below])
+            np.concatenate(
+                [np.round(np.linspace(th[j], th[j + 1], pieces + 1) * 2) / 2 for j in below]
+            )
         )
         inner = inner[~np.isin(inner, th)]
         values.update(zip(inner.tolist(), _mover_dp(ds, k, b, inner, partial).tolist()))
@@ -604,20 +630,32 @@ def _mover_value(
     h = np.array([values[x] for x in th])
     pairs = b * (b - 1) / 2
     seen = float((b * th + h).min())
-    low = min(seen, float(_brackets(th, h, b).min(initial=np.inf)))
+    low = min(seen, float(_brackets(th, h, b, size).min(initial=np.inf)))
     return low - pairs, seen - pairs
 
 
-def _brackets(th: np.ndarray, h: np.ndarray, b: int) -> np.ndarray:
+def _brackets(th: np.ndarray, h: np.ndarray, b: int, size: int) -> np.ndarray:
     """Least ``b theta + h(theta)`` over the half-integers strictly between consecutive
-    evaluated ``th`` (half-integers), bounded below by ``b (th_j + 1/2) + h(th_j+1)``;
-    ``inf`` where none lies between."""
-    gap = th[1:] - th[:-1]
-    return np.where(gap > 0.5, b * (th[:-1] + 0.5) + h[1:], np.inf)
+    evaluated ``th`` (half-integers), bounded below; ``inf`` where none lies between.
+
+    ``h`` is a least sum over ``size`` nodes of terms ``1/2 (delta - b)^+ + (phi(delta) -
+    theta)^+``, each nonincreasing in ``theta`` and falling by at most ``theta - theta_j``
+    from ``theta_j`` to ``theta``; so for ``theta_j < theta < theta_j+1``, ``h(theta) >=
+    h(theta_j+1)`` and ``h(theta) >= h(theta_j) - size (theta - theta_j)``.  The larger of
+    the two lines (plus ``b theta``) is convex in ``theta``: its least value over the
+    half-integers of the bracket is at one of the two next to where the lines cross."""
+    lo, hi = th[:-1] + 0.5, th[1:] - 0.5
+    cross = th[:-1] + (h[:-1] - h[1:]) / size
+    out = np.full(lo.shape, np.inf)
+    for x in (np.floor(cross * 2) / 2, np.ceil(cross * 2) / 2):
+        x = np.clip(x, lo, hi)
+        value = b * x + np.maximum(h[1:], h[:-1] - size * (x - th[:-1]))
+        out = np.minimum(out, value)
+    return np.where(hi >= lo, out, np.inf)
 
 
 def mover_lower_bound(
-    degrees, k: int, window: int | None = None, max_b: int | None = None, rounds: int = 8
+    degrees, k: int, window: int | None = None, max_b: int | None = None, rounds: int = 20
 ) -> int:
     """A lower bound on the edits of any k-degree-anonymous graph, from the ``b`` nodes whose
     degree changes most (whichever they are).
@@ -647,14 +685,14 @@ def mover_lower_bound(
     ``c(T1 - d_u) + c(T2 - d_w) <= c(T2 - d_u) + c(T1 - d_w)``), so the classes are runs
     of ``k..2k-1`` sorted degrees and ``h`` is a DP over runs.  ``h`` is nonincreasing in
     ``theta``: it is evaluated on a grid and ``b theta + h`` bounded below on each
-    bracket, the lowest bracket refined ``rounds`` times.
+    bracket (:func:`_brackets`), the lowest brackets refined up to ``rounds`` times.
 
-    ``window`` keeps only the ``window`` highest degrees (default ``5 k``): the runs
-    below are dropped with their costs (``>= 0``) and the lowest kept run may be cut, a
-    weaker but valid bound.  ``max_b`` (default ``2k``, at most 24): the largest ``b``
-    tried; from ``b = k`` the search climbs by steps of 2 to larger values of the bound,
-    stops at the first that is lower and tries the two neighbours of the best (every
-    ``b`` tried is a valid bound).  It exceeds
+    ``window`` keeps only the ``window`` highest degrees (default ``5 k``, at most
+    ``max(2 k, 60)``): the runs below are dropped with their costs (``>= 0``) and the
+    lowest kept run may be cut, a weaker but valid bound.  ``max_b`` (default ``2k``): the
+    largest ``b`` tried; from ``b = k`` the search climbs by steps of ``max(2, k // 8)``
+    to larger values of the bound, stops at the first that is lower and tries the two
+    values halfway to its neighbours (every ``b`` tried is a valid bound).  It exceeds
     :func:`structural_lower_bound` where a hub's class must bring nodes from far below
     (ego-Facebook at k = 5 and 10, the 1M-edge Chung-Lu graph of ``bench/graphs.py`` at
     k = 10 and 50).
@@ -668,25 +706,32 @@ def mover_lower_bound(
     n = ds.size
     if k <= 1 or n < k or n < 2:
         return 0
-    size = min(n, max(5 * k if window is None else window, k))
+    if window is None:
+        window = min(5 * k, max(2 * k, 60))
+    size = min(n, max(window, k))
     part = ds[n - size :]
     partial = size < n
     top = max(int(ds[-1]), n - 1 - int(ds[0]))  # the largest change: d -> 0 or d -> n - 1
-    last_b = min(max_b if max_b is not None else 2 * k, 24, n)
+    last_b = min(max_b if max_b is not None else 2 * k, n)
     found: dict[int, float] = {}
+    # one DP call prices every theta at once: for small k its fixed cost dominates (a wide
+    # grid, many thetas per refinement), for large k the cost of each theta (ego-Facebook
+    # and the 1M-edge Chung-Lu graph: 2-3x faster either way than one setting for all k)
+    grid, split, pieces = (24, 4, max(4, 120 // k)) if k <= 20 else (12, 2, 4)
 
     def value(b: int) -> float:
         if b not in found:
-            found[b] = _mover_value(part, k, b, partial, top, 12, rounds)[0]
+            found[b] = _mover_value(part, k, b, partial, top, grid, rounds, split, pieces)[0]
         return found[b]
 
-    # every b gives a valid bound; climb from b = k by steps of 2 while the bound grows,
-    # then try the odd neighbours of the best
+    # every b gives a valid bound; climb from b = k by steps of max(2, k // 8) while the
+    # bound grows, then try the two values halfway to the best's neighbours
+    stride = max(2, k // 8)
     b = min(k, last_b)
-    step = 2 if b + 2 <= last_b and value(b + 2) > value(b) else -2
+    step = stride if b + stride <= last_b and value(b + stride) > value(b) else -stride
     while 1 <= b + step <= last_b and value(b + step) > value(b):
         b += step
-    for near in (b - 1, b + 1):
+    for near in (b - stride // 2, b + stride // 2):
         if 1 <= near <= last_b:
             value(near)
     return max(0, math.ceil(max(found.values()) - 1e-9))

@@ -98,3 +98,52 @@ def test_mover_bound_exceeds_the_older_bounds_on_a_star():
     assert structural_lower_bound(deg, 2) == 2
     assert hub_lower_bound(6, sorted(edges), 2) <= 2
     assert math.ceil(two_sided_sequence(deg, 2)[1] / 2) <= 2
+
+
+def brute_force_h(deg, k, b, theta):
+    """``h(theta) = min sum_v g(|t_v - d_v|)`` over every k-anonymous ``t`` by enumeration
+    (``g(delta) = 1/2 (delta - b)^+ + (phi(delta) - theta)^+``, ``phi(delta) = delta - 1/2
+    (delta - b)^+``)."""
+    n = len(deg)
+
+    def g(delta):
+        phi = delta - 0.5 * max(delta - b, 0)
+        return 0.5 * max(delta - b, 0) + max(phi - theta, 0.0)
+
+    best = math.inf
+    for t in itertools.product(range(n), repeat=n):
+        if min(t.count(v) for v in set(t)) < k:
+            continue
+        best = min(best, sum(g(abs(x - y)) for x, y in zip(t, deg)))
+    return best
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(degree_case, st.integers(1, 5))
+def test_h_falls_no_faster_than_the_node_count(case, b):
+    # the bracket bound of _brackets: h is nonincreasing and h(theta) >= h(theta_j) - n
+    # (theta - theta_j), checked on every pair of half-integers by enumeration
+    deg, k = case
+    n = len(deg)
+    b = min(b, n)
+    thetas = [x / 2 for x in range(0, 2 * n)]
+    h = [brute_force_h(deg, k, b, th) for th in thetas]
+    for i, j in itertools.combinations(range(len(thetas)), 2):
+        assert h[j] <= h[i] + 1e-9
+        assert h[j] >= h[i] - n * (thetas[j] - thetas[i]) - 1e-9
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(degree_case, st.integers(2, 5), st.integers(0, 3), st.integers(1, 3))
+def test_coarse_searches_never_exceed_the_brute_force_minimum(case, grid, rounds, pieces):
+    # any grid, any number of refinements: the value returned is a lower bound on
+    # min Phi_b over every k-anonymous sequence (found by enumeration), and the least
+    # evaluated value an upper one
+    deg, k = case
+    n = len(deg)
+    ds = np.sort(np.array(deg, dtype=np.int64))
+    top = max(int(ds[-1]), n - 1 - int(ds[0]))
+    for b in range(1, n + 1):
+        brute = brute_force_value(deg, k, b)
+        low, seen = _mover_value(ds, k, b, False, top, grid, rounds, 1, pieces)
+        assert low <= brute + 1e-9 <= seen + 2e-9, (b, low, seen, brute)
