@@ -23,6 +23,7 @@ from graphs._edit import (
     edit_anonymize,
 )
 from graphs._twosided import two_sided_sequence
+from tests.graphs.test_edit_lp import _hub_graph
 
 
 def _least_assignment(deg, target, values, cost):
@@ -87,12 +88,6 @@ def test_priced_values_is_the_least_cost_assignment(case):
     least = _least_assignment(deg, target, values, node_cost)
     assert least is not None  # the target itself keeps the parity
     assert abs(mine - least) < 1e-9
-
-
-def _hub_graph(n, p, h, seed):
-    G = nx.gnp_random_graph(n, p, seed=seed)
-    hub_edges = [(0, n + i) for i in range(h)] + [(1, n + i) for i in range(0, h, 2)]
-    return np.array(list(G.edges()) + hub_edges, dtype=np.int64).reshape(-1, 2), n + h
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -67,13 +67,18 @@ degree_case = st.integers(3, 5).flatmap(
 )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(degree_case)
-def test_mover_dp_equals_brute_force_over_sequences(case):
+def _sorted_case(case):
+    """``(degrees, k, n, sorted degrees, the largest change a node can make)``."""
     deg, k = case
     n = len(deg)
     ds = np.sort(np.array(deg, dtype=np.int64))
-    top = max(int(ds[-1]), n - 1 - int(ds[0]))
+    return deg, k, n, ds, max(int(ds[-1]), n - 1 - int(ds[0]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(degree_case)
+def test_mover_dp_equals_brute_force_over_sequences(case):
+    deg, k, n, ds, top = _sorted_case(case)
     for b in range(1, n + 1):
         brute = brute_force_value(deg, k, b)
         # a grid finer than the half-integers: every theta is evaluated, the value exact
@@ -139,10 +144,7 @@ def test_coarse_searches_never_exceed_the_brute_force_minimum(case, grid, rounds
     # any grid, any number of refinements: the value returned is a lower bound on
     # min Phi_b over every k-anonymous sequence (found by enumeration), and the least
     # evaluated value an upper one
-    deg, k = case
-    n = len(deg)
-    ds = np.sort(np.array(deg, dtype=np.int64))
-    top = max(int(ds[-1]), n - 1 - int(ds[0]))
+    deg, k, n, ds, top = _sorted_case(case)
     for b in range(1, n + 1):
         brute = brute_force_value(deg, k, b)
         low, seen = _mover_value(ds, k, b, False, top, grid, rounds, 1, pieces)
