@@ -22,6 +22,7 @@ from graphs._twosided import structural_lower_bound, two_sided_sequence
 from graphs.cli import cli
 from structanon.errors import InfeasibleError, InputError
 from tests._support import set_partitions, shared_file
+from tests.graphs.test_edit_lp import HUB_CASES
 
 
 def brute_force_any(d, k):
@@ -548,13 +549,7 @@ def test_revalue_moves_a_hub_group_up_when_its_neighbours_cannot_lose():
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(6, 30),
-    p=st.floats(0.05, 0.3),
-    h=st.integers(4, 14),
-    k=st.integers(2, 5),
-    seed=st.integers(0, 50),
-)
+@given(**HUB_CASES)
 def test_revalue_keeps_groups_parity_and_anonymity(n, p, h, k, seed):
     from graphs._edit import _EditGraph, _revalue
 

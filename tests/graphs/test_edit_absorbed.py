@@ -23,7 +23,7 @@ from graphs._edit import (
     edit_anonymize,
 )
 from graphs._twosided import two_sided_sequence
-from tests.graphs.test_edit_lp import _hub_graph
+from tests.graphs.test_edit_lp import HUB_CASES, _hub_graph
 
 
 def _least_assignment(deg, target, values, cost):
@@ -91,13 +91,7 @@ def test_priced_values_is_the_least_cost_assignment(case):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(6, 30),
-    p=st.floats(0.05, 0.3),
-    h=st.integers(4, 14),
-    k=st.integers(2, 5),
-    seed=st.integers(0, 50),
-)
+@given(**HUB_CASES)
 def test_absorbed_prices_the_leftovers_recounted(n, p, h, k, seed):
     edges, size = _hub_graph(n, p, h, seed)
     g = _EditGraph(size, edges)

@@ -79,6 +79,16 @@ def test_greedy_deletions_stay_a_b_matching():
     assert len(removed) <= max_bmatching(40, pairs, lose)[1] + 1e-9
 
 
+# a G(n, p) graph with two hubs of h leaves each: the cases of the hub-graph tests
+HUB_CASES = {
+    "n": st.integers(6, 30),
+    "p": st.floats(0.05, 0.3),
+    "h": st.integers(4, 14),
+    "k": st.integers(2, 5),
+    "seed": st.integers(0, 50),
+}
+
+
 def _hub_graph(n, p, h, seed):
     graph = nx.gnp_random_graph(n, p, seed=seed)
     hub_edges = [(0, n + i) for i in range(h)] + [(1, n + i) for i in range(0, h, 2)]
@@ -86,13 +96,7 @@ def _hub_graph(n, p, h, seed):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    n=st.integers(6, 30),
-    p=st.floats(0.05, 0.3),
-    h=st.integers(4, 14),
-    k=st.integers(2, 5),
-    seed=st.integers(0, 50),
-)
+@given(**HUB_CASES)
 def test_group_values_keep_groups_parity_and_anonymity(n, p, h, k, seed):
     edges, size = _hub_graph(n, p, h, seed)
     g = _EditGraph(size, edges)
