@@ -514,7 +514,7 @@ def speed_child(code: str, csv: str, adult_dir: str, names: list[str], repeats: 
     from structanon import Hierarchy
 
     t0, c0 = time.perf_counter(), time.process_time()
-    # --category (large scales): text columns read as pandas categories (a few bytes a cell
+    # --category (large scales): columns read as pandas categoricals (a few bytes a cell
     # instead of a Python string) by the reader of the code under test, as its command line
     # reads them; pandas' dtype="category" for a checkout whose reader has no such option
     category = os.environ.get("STRUCTANON_BENCH_CATEGORY") == "1"
@@ -648,7 +648,7 @@ def speed_main(argv: list[str]) -> None:
     parser.add_argument(
         "--category",
         action="store_true",
-        help="read our text columns as pandas categories (tabular.io.read_microdata)",
+        help="read our columns as categoricals, as the command line does (tabular.io.read_microdata)",
     )
     parser.add_argument("--output", default=str(_BENCH / "results" / "tabular_speed.md"))
     parser.add_argument("--json", help="also write every measured figure (ours, ARX) here")
@@ -768,7 +768,7 @@ def profile_main(argv: list[str]) -> None:
     parser.add_argument(
         "--category",
         action="store_true",
-        help="read the text columns as pandas categories (tabular.io.read_microdata)",
+        help="read the columns as categoricals, as the command line does (tabular.io.read_microdata)",
     )
     parser.add_argument("--warm", type=int, default=1, help="calls before the profiled one")
     parser.add_argument("--top", type=int, default=0, help="also print the N top own times")

@@ -56,7 +56,8 @@ def read_table(
     columns, and each column's type is inferred by pandas from its distinct values, so the
     values and types are those ``pandas.read_csv`` gives (numbers, booleans, missing values)
     at a fraction of the cost; anything that reader cannot take as is (compressed files,
-    ragged rows, duplicate or empty header names, extra ``kwargs``) is read by pandas.
+    ragged rows, duplicate or empty header names, extra ``kwargs``, a column of mostly
+    distinct values in the first megabyte) is read by pandas.
 
     Parameters
     ----------
