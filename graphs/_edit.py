@@ -34,12 +34,11 @@ import math
 from collections import defaultdict
 
 import numpy as np
-import scipy.sparse as sp
 
 from structanon.errors import InfeasibleError
 
 from ._construct import construct
-from ._edit_lp import group_values, max_bmatching
+from ._edit_lp import bmatching_vertex, group_values, max_bmatching
 from ._twosided import (
     hub_lower_bound,
     mover_lower_bound,
@@ -89,7 +88,6 @@ class _EditGraph:
         self.added: defaultdict[int, set[int]] = defaultdict(set)
         self.added_codes: set[int] = set()
         self.degree = np.bincount(src, minlength=n).astype(np.int64)
-        self._matrix: sp.csr_matrix | None = None
 
     # -- queries -------------------------------------------------------------------------
     def neighbors(self, v: int) -> np.ndarray:
@@ -120,11 +118,13 @@ class _EditGraph:
 
     def common_neighbors(self, v: int) -> np.ndarray:
         """Original neighbours every node shares with ``v`` (used to rank repair partners)."""
-        if self._matrix is None:
-            data = np.ones(len(self.indices), dtype=np.int32)
-            self._matrix = sp.csr_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
         nb = self.indices[self.indptr[v] : self.indptr[v + 1]]
-        return np.bincount(self._matrix[nb].indices, minlength=self.n)
+        starts, sizes = self.indptr[nb], self.indptr[nb + 1] - self.indptr[nb]
+        ends = np.cumsum(sizes)
+        pos = np.arange(int(ends[-1]) if sizes.size else 0) + np.repeat(
+            starts - ends + sizes, sizes
+        )
+        return np.bincount(self.indices[pos], minlength=self.n)
 
     def current_edges(self) -> np.ndarray:
         kept = self.edges[~self.removed]
@@ -577,8 +577,10 @@ def _polish(
     base: _EditGraph, deg0: np.ndarray, k: int, seed, floors, max_rounds: int, priority, best_run
 ):
     """The best run's final degrees realized again from the original graph, the maximum
-    b-matching among their losers deleted first (the LP's integral edges,
-    :func:`graphs._edit_lp.max_bmatching`), then the usual steps; kept if fewer edits.
+    b-matching among their losers deleted first (the integral edges of an optimal LP
+    vertex, :func:`graphs._edit_lp.bmatching_vertex`), then the usual steps; kept if fewer
+    edits.  Skipped when the best run already meets the bound of its degrees (the LP
+    optimum by :func:`graphs._edit_lp.max_bmatching`'s maximum flow).
 
     The rounds that led to those degrees deleted greedily for earlier targets; planned at
     once, the losers of the final sequence pair better.  The best run is already within
@@ -594,12 +596,13 @@ def _polish(
     lose = np.maximum(deg0 - final, 0)
     e = base.edges  # ``base`` itself holds the first run's edits: only its edges are used
     pairs = e[(lose[e[:, 0]] > 0) & (lose[e[:, 1]] > 0)]
-    picks, matched = max_bmatching(base.n, pairs, lose)
+    matched = max_bmatching(base.n, pairs, lose)[1]
     # no graph with these degrees has fewer edits than half the change plus the loser
     # units no b-matching pairs (:func:`graphs._edit_lp.sequence_lower_bound`)
     half = 0.5 * float(np.abs(final - deg0).sum())
     if edits <= math.ceil(half + float(lose.sum()) - 2.0 * matched - 1e-9):
         return best_run
+    picks = bmatching_vertex(base.n, pairs, lose)
     h = _EditGraph(base.n, base.edges)
     h.remove(picks[:, 0], picks[:, 1])
     run = _rounds(h, final, k, seed, floors, max_rounds, priority)

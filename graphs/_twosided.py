@@ -94,6 +94,33 @@ def _run_floors(fs: np.ndarray, b: int, k: int, tc: np.ndarray, ms: np.ndarray) 
     return np.maximum(suffix[tc - lo], head[ms - b][:, None])
 
 
+# entries (runs) whose costs :func:`_batched_costs` computes in one call
+_BATCH = 1 << 14
+
+
+def _batched_costs(ds, k, prefix, right, left, fs, upper):
+    """The blocks of :func:`_run_blocks` with their :func:`_block_costs`, computed for
+    as many consecutive blocks at once as fit in ``_BATCH`` entries (a run's cost does not
+    depend on the block it is read in, only on its start and end): ``ms, tc, valid, cost,
+    parity, value, alt cost, alt value`` per block."""
+    n = ds.size
+    blocks = list(_run_blocks(n, k))
+    per = max(1, _BATCH // (k * k))
+    for i in range(0, len(blocks), per):
+        batch = blocks[i : i + per]
+        tc = np.concatenate([blk[2] for blk in batch])
+        mc = np.concatenate([blk[3] for blk in batch])
+        floor = None
+        if fs is not None:
+            floor = np.concatenate([_run_floors(fs, b, k, t, m) for b, m, t, _, _ in batch])
+        costs = _block_costs(ds, prefix, right, left, tc, mc, floor, upper)
+        start = 0
+        for _, ms, tcb, _, valid in batch:
+            rows = slice(start, start + ms.size)
+            start += ms.size
+            yield (ms, tcb, valid) + tuple(c[rows] for c in costs)
+
+
 def _dp(
     ds: np.ndarray,
     k: int,
@@ -113,17 +140,19 @@ def _dp(
     back_t = np.full((n + 1, 2), -1, dtype=np.int64)
     back_x = np.zeros((n + 1, 2), dtype=np.int64)
     best[0, 0] = 0.0
-    for b, ms, tc, mc, valid in _run_blocks(n, k):
-        floor = None if fs is None else _run_floors(fs, b, k, tc, ms)
-        cost, pm, x, alt, alt_x = _block_costs(ds, prefix, right, left, tc, mc, floor, upper)
+    for ms, tc, valid, cost, pm, x, alt, alt_x in _batched_costs(
+        ds, k, prefix, right, left, fs, upper
+    ):
         cmed = np.where(valid, cost.astype(np.float64), np.inf)
         alt = np.where(valid, alt, np.inf)
         rows = np.arange(ms.size)
-        for p in (0, 1):
-            # the previous prefix has parity p - parity(cost); the alternative target flips it
-            tot_med = np.where(pm == p, best[tc, 0], best[tc, 1]) + cmed
-            tot_alt = np.where(pm == p, best[tc, 1], best[tc, 0]) + alt
-            both = np.concatenate([tot_med, tot_alt], axis=1)
+        # the previous prefix has parity p - parity(cost); the alternative target flips it
+        b0, b1 = best[tc, 0], best[tc, 1]
+        same = pm == 0
+        both = np.empty((ms.size, 2 * k))
+        for p, (first, second) in enumerate(((b0, b1), (b1, b0))):
+            np.add(np.where(same, first, second), cmed, out=both[:, :k])
+            np.add(np.where(same, second, first), alt, out=both[:, k:])
             arg = np.argmin(both, axis=1)
             use_alt = arg >= k
             col = np.where(use_alt, arg - k, arg)

@@ -674,3 +674,46 @@ def test_reward_refuses_floors_and_upper():
         two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], floors=[0, 0, 0, 0])
     with pytest.raises(ValueError):
         two_sided_sequence([1, 2, 3, 4], 2, reward=[1, 0, 0, 0], upper=True)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.integers(0, 9), min_size=2, max_size=7),
+    st.integers(1, 3),
+    st.integers(0, 99),
+    st.booleans(),
+    st.booleans(),
+)
+def test_two_sided_dp_in_batches_of_one_block_matches_brute_force(d, k, seed, upper, floored):
+    # run costs computed one block per batch (the large-k path of a big graph) against the
+    # enumeration of every run split, and the same tables as computing every block at once
+    import graphs._twosided as twosided
+
+    if k > len(d):
+        return
+    floors = np.maximum(np.asarray(d) - 1, 0) if floored else None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(twosided, "_BATCH", 1)
+        one = two_sided_sequence(d, k, even=True, seed=seed, floors=floors, upper=upper)
+        mp.setattr(twosided, "_BATCH", 1 << 30)
+        whole = two_sided_sequence(d, k, even=True, seed=seed, floors=floors, upper=upper)
+    assert np.array_equal(one[0], whole[0]) and one[1] == whole[1]
+    assert one[1] == brute_force_any(d, k)
+    assert is_k_anonymous_sequence(one[0], k)
+    if floors is None and not upper:
+        expected_even = brute_force_runs_even(d, k)
+        cost = int(np.abs(one[0] - np.asarray(d)).sum())
+        assert cost == (one[1] if expected_even is None else expected_even)
+
+
+def test_common_neighbors_count_paths_of_length_two():
+    # every node's shared-neighbour counts equal the row of A^2 (networkx's adjacency)
+    from graphs._edit import _EditGraph
+
+    graph = nx.gnp_random_graph(60, 0.1, seed=1)
+    graph.add_node(60)  # isolated
+    g = _EditGraph(61, np.array(list(graph.edges()), dtype=np.int64))
+    adjacency = nx.to_numpy_array(graph, nodelist=range(61), dtype=np.int64)
+    paths = adjacency @ adjacency
+    for v in range(61):
+        assert np.array_equal(g.common_neighbors(v), paths[v])

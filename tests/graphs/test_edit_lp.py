@@ -9,12 +9,20 @@ from collections import Counter
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.optimize import linprog
 
 from graphs import _edit
 from graphs._edit import _delete_among, _EditGraph, edit_anonymize
-from graphs._edit_lp import group_values, max_bmatching
+from graphs._edit_lp import (
+    _TIE,
+    _greedy_extension,
+    bmatching_vertex,
+    group_values,
+    max_bmatching,
+)
 from graphs._twosided import two_sided_sequence
 
 
@@ -56,6 +64,64 @@ def test_max_bmatching_against_brute_force(case):
     assert abs(2 * value - round(2 * value)) < 1e-6
     if not any(len(c) % 2 for c in nx.cycle_basis(nx.Graph(pairs))):
         assert abs(value - best) < 1e-6  # bipartite: the LP is integral
+
+
+def lp_bmatching_optimum(n, pairs, capacity):
+    """The b-matching LP (``sum_{e ∋ v} x_e <= capacity_v``, ``0 <= x <= 1``) by linprog."""
+    if not len(pairs):
+        return 0.0
+    rows = np.asarray(pairs).ravel()
+    cols = np.repeat(np.arange(len(pairs)), 2)
+    matrix = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, len(pairs)))
+    res = linprog(-np.ones(len(pairs)), A_ub=matrix, b_ub=capacity, bounds=(0, 1), method="highs")
+    return -res.fun
+
+
+def _is_bmatching(picks, pairs, capacity):
+    use = Counter(picks.ravel().tolist())
+    return all(use[v] <= capacity[v] for v in use) and (
+        {tuple(p) for p in picks.tolist()} <= {tuple(p) for p in np.asarray(pairs).tolist()}
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 12).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30),
+            st.lists(st.integers(0, 4), min_size=n, max_size=n),
+        )
+    )
+)
+def test_max_bmatching_flow_is_the_lp_optimum(case):
+    # the maximum flow on the double cover against scipy's linprog of the LP itself
+    n, raw, cap = case
+    pairs = np.array(sorted({(min(a, b), max(a, b)) for a, b in raw if a != b}), dtype=np.int64)
+    pairs = pairs.reshape(-1, 2)
+    capacity = np.array(cap, dtype=np.int64)
+    picks, value = max_bmatching(n, pairs, capacity)
+    assert abs(value - lp_bmatching_optimum(n, pairs, capacity)) < 1e-6
+    assert _is_bmatching(picks, pairs, capacity) and len(picks) <= value + 1e-9
+    vertex = bmatching_vertex(n, pairs, capacity)
+    assert _is_bmatching(vertex, pairs, capacity) and len(vertex) <= value + 1e-9
+    if cap and min(cap) >= 1 and max(cap) == 1:  # capacity 1: at least half a maximum matching
+        graph = nx.Graph(pairs.tolist())
+        assert 2 * len(picks) >= len(nx.max_weight_matching(graph, maxcardinality=True))
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_graph)
+def test_greedy_extension_is_a_maximal_bmatching(case):
+    n, raw, cap = case
+    pairs = np.array(sorted({(min(a, b), max(a, b)) for a, b in raw if a != b}), dtype=np.int64)
+    pairs = pairs.reshape(-1, 2)
+    residual = np.array(cap, dtype=np.int64)
+    take = _greedy_extension(pairs, residual)
+    assert _is_bmatching(pairs[take], pairs, residual)
+    left = residual - np.bincount(pairs[take].ravel(), minlength=n)
+    rest = pairs[~take]
+    assert not ((left[rest[:, 0]] > 0) & (left[rest[:, 1]] > 0)).any()  # nothing more fits
 
 
 def test_max_bmatching_takes_both_ends_of_a_path():
@@ -111,6 +177,68 @@ def test_group_values_keep_groups_parity_and_anonymity(n, p, h, k, seed):
             assert len(set(out[members].tolist())) == 1
             assert deg[members].min() <= out[members][0] <= deg[members].max()
         assert min(Counter(out.tolist()).values()) >= k
+
+
+def per_node_group_lp(n, edges, deg, target):
+    """The model of :mod:`graphs._edit_lp` written per node (a loss, gain and matched gain
+    variable for every node, an ``x`` for every edge between two nodes that can lose), by
+    linprog: its optimum."""
+    values = np.unique(target)
+    grp = np.searchsorted(values, target)
+    size = values.size
+    lo = np.array([deg[grp == g].min() for g in range(size)])
+    hi = np.array([deg[grp == g].max() for g in range(size)])
+    can = deg > lo[grp]
+    e = edges[can[edges[:, 0]] & can[edges[:, 1]]]
+    m = len(e)
+    nv = size + 3 * n + 1 + m  # T | loss | gain | matched | S | x
+    t, ls, gn, mt, s_, x = 0, size, size + n, size + 2 * n, size + 3 * n, size + 3 * n + 1
+    cost = np.zeros(nv)
+    cost[ls : ls + n], cost[gn : gn + n], cost[mt : mt + n], cost[x:] = 1.0, 1.0, -0.5, -1.0
+    rows = []
+    for v in range(n):
+        a = np.zeros(nv)
+        a[ls + v], a[t + grp[v]] = -1, -1  # loss_v >= d_v - T
+        rows.append((a, -deg[v]))
+        a = np.zeros(nv)
+        a[gn + v], a[t + grp[v]] = -1, 1  # gain_v >= T - d_v
+        rows.append((a, deg[v]))
+        a = np.zeros(nv)
+        a[x + np.flatnonzero((e == v).any(axis=1))] = 1
+        a[ls + v] = -1  # sum x <= loss_v
+        rows.append((a, 0))
+        a = np.zeros(nv)
+        a[mt + v], a[gn + v] = 1, -1  # matched <= gain
+        rows.append((a, 0))
+        a = np.zeros(nv)
+        a[mt + v], a[s_] = 2, -1  # 2 matched_v <= S
+        rows.append((a, 0))
+    a = np.zeros(nv)
+    a[s_], a[mt : mt + n] = 1, -1  # S <= sum matched
+    rows.append((a, 0))
+    bounds = [(lo[g], hi[g]) for g in range(size)] + [(0, None)] * (3 * n + 1) + [(0, 1)] * m
+    res = linprog(
+        cost,
+        A_ub=np.array([r[0] for r in rows]),
+        b_ub=np.array([r[1] for r in rows], dtype=float),
+        bounds=bounds,
+        method="highs",
+    )
+    return res.fun, hi[grp]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**HUB_CASES)
+def test_group_values_class_variables_keep_the_per_node_optimum(n, p, h, k, seed):
+    # one variable per class of interchangeable nodes: the same optimum as one per node, up
+    # to the tie-break's cost (at most _TIE per unit of every node's largest group value)
+    edges, size = _hub_graph(n, p, h, seed)
+    g = _EditGraph(size, edges)
+    deg = g.degree.copy()
+    target, _ = two_sided_sequence(deg, k, seed=seed)
+    _, objective = group_values(size, g.edges, deg, target)
+    reference, top = per_node_group_lp(size, g.edges, deg, target)
+    assert reference - 1e-6 <= objective <= reference + _TIE * top.sum() + 1e-6
 
 
 def _release_degrees(n, edges, added, removed):
