@@ -42,13 +42,14 @@ def _block_costs(ds, prefix, right, left, ts, ms, floor, upper=False):
         le = np.clip(np.searchsorted(ds, x, side="right"), ts, ms) - ts
         ge = ms - np.clip(np.searchsorted(ds, x, side="left"), ts, ms)
         low, high = np.maximum(ds[ts], floor), np.maximum(ds[ms - 1], floor + 1)
-    cost = (le * x - (prefix[ts + le] - prefix[ts])) + ((prefix[ms] - prefix[ms - ge]) - ge * x)
+    start, total = prefix[ts], prefix[ms] - prefix[ts]
+    cost = (le - ge) * x + total - (prefix[ts + le] - start) - (prefix[ms - ge] - start)
     odd = (s & 1) == 1
-    up = np.where(odd & (x + 1 <= high), cost + le - (s - le), np.inf)
-    down = np.where(odd & (x - 1 >= low), cost + ge - (s - ge), np.inf)
+    up = np.where(odd & (x + 1 <= high), cost + 2 * le - s, np.inf)
+    down = np.where(odd & (x - 1 >= low), cost + 2 * ge - s, np.inf)
     alt = np.minimum(up, down)
     alt_x = np.where(up <= down, x + 1, x - 1)
-    parity = (s * x - (prefix[ms] - prefix[ts])) & 1
+    parity = (s * x - total) & 1
     return cost, parity, x, alt, alt_x
 
 
@@ -109,7 +110,7 @@ def _batched_costs(ds, k, prefix, right, left, fs, upper):
     for i in range(0, len(blocks), per):
         batch = blocks[i : i + per]
         tc = np.concatenate([blk[2] for blk in batch])
-        mc = np.concatenate([blk[3] for blk in batch])
+        mc = np.concatenate([blk[1] for blk in batch])[:, None]  # broadcast over starts
         floor = None
         if fs is not None:
             floor = np.concatenate([_run_floors(fs, b, k, t, m) for b, m, t, _, _ in batch])
