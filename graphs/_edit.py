@@ -89,6 +89,16 @@ class _EditGraph:
         self.added_codes: set[int] = set()
         self.degree = np.bincount(src, minlength=n).astype(np.int64)
 
+    def fresh(self) -> _EditGraph:
+        """The original graph again, without edits (the index arrays are shared)."""
+        out = object.__new__(_EditGraph)
+        out.__dict__.update(self.__dict__)
+        out.removed = np.zeros(len(self.codes), dtype=bool)
+        out.added = defaultdict(set)
+        out.added_codes = set()
+        out.degree = np.diff(self.indptr).astype(np.int64)
+        return out
+
     # -- queries -------------------------------------------------------------------------
     def neighbors(self, v: int) -> np.ndarray:
         a, b = self.indptr[v], self.indptr[v + 1]
@@ -126,12 +136,19 @@ class _EditGraph:
         )
         return np.bincount(self.indices[pos], minlength=self.n)
 
-    def current_edges(self) -> np.ndarray:
-        kept = self.edges[~self.removed]
+    def current_edges(self, among: np.ndarray | None = None) -> np.ndarray:
+        """The current edges (only those with both ends in the mask ``among``, when given)."""
+        keep = ~self.removed
+        if among is not None:
+            keep &= among[self.edges[:, 0]] & among[self.edges[:, 1]]
+        kept = self.edges[keep]
         if not self.added_codes:
             return kept
         extra = np.fromiter(self.added_codes, dtype=np.int64, count=len(self.added_codes))
-        return np.concatenate([kept, np.stack([extra // self.n, extra % self.n], axis=1)])
+        extra = np.stack([extra // self.n, extra % self.n], axis=1)
+        if among is not None:
+            extra = extra[among[extra[:, 0]] & among[extra[:, 1]]]
+        return np.concatenate([kept, extra])
 
     # -- edits ---------------------------------------------------------------------------
     def add(self, u: np.ndarray, v: np.ndarray) -> None:
@@ -207,8 +224,7 @@ def _delete_among(g: _EditGraph, lose: np.ndarray, rng) -> None:
             lose[v] -= cand.size
         stuck[v] = lose[v] > 0
     for _ in range(64):
-        cur = g.current_edges()
-        cur = cur[(lose[cur[:, 0]] > 0) & (lose[cur[:, 1]] > 0)]
+        cur = g.current_edges(lose > 0)
         if not len(cur):
             return
         cur = cur[rng.permutation(len(cur))]
@@ -603,7 +619,7 @@ def _polish(
     if edits <= math.ceil(half + float(lose.sum()) - 2.0 * matched - 1e-9):
         return best_run
     picks = bmatching_vertex(base.n, pairs, lose)
-    h = _EditGraph(base.n, base.edges)
+    h = base.fresh()
     h.remove(picks[:, 0], picks[:, 1])
     run = _rounds(h, final, k, seed, floors, max_rounds, priority)
     return run + (first,) if run[0] < edits else best_run
@@ -703,7 +719,7 @@ def edit_anonymize(
         for cand in _candidates(base, deg0, k, seed, target, revalue, small):
             if any(np.array_equal(cand, seen) for seen in targets):
                 continue
-            g = _EditGraph(n, edges) if targets else base
+            g = base.fresh() if targets else base
             targets.append(cand)
             run = _rounds(g, cand, k, seed, floors, max_rounds, priority)
             if best_run is None or run[0] < best_run[0]:
