@@ -87,11 +87,13 @@ def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph
         swap = a > b if a.dtype.kind in "iu" else np.array([str(x) > str(y) for x, y in zip(a, b)])
         lo, hi = np.where(swap, b, a), np.where(swap, a, b)
         pairs = np.stack([lo, hi], axis=1)
-        uniq = (
-            np.unique(pairs, axis=0)
-            if pairs.dtype.kind in "iu"
-            else np.array(sorted(set(map(tuple, pairs.tolist()))), dtype=object).reshape(-1, 2)
-        )
+        if pairs.dtype.kind in "iu":  # the distinct pairs in lexicographic order
+            order = np.lexsort((pairs[:, 1], pairs[:, 0]))
+            pairs = pairs[order]
+            new = np.r_[True, (pairs[1:] != pairs[:-1]).any(axis=1)]
+            uniq = pairs[new]
+        else:
+            uniq = np.array(sorted(set(map(tuple, pairs.tolist()))), dtype=object).reshape(-1, 2)
         graph.add_nodes_from(dict.fromkeys(np.concatenate([src, dst]).tolist()))
         graph.add_edges_from(uniq.tolist())
         duplicates = int(a.size - len(uniq))

@@ -7,6 +7,8 @@ import json
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphs import read_graph, write_graph
 from structanon.errors import InputError
@@ -23,6 +25,31 @@ def test_snap_edge_list_with_comments(tmp_path):
     assert sorted(g.edges()) == [(1, 2), (2, 3)]
     assert sorted(g.nodes()) == [1, 2, 3, 4]
     assert g.graph["input_report"] == {"self_loops": 1, "duplicate_edges": 1, "edge_rows": 4}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-(2**62), 2**62), st.integers(-(2**62), 2**62)), min_size=1
+    ).flatmap(lambda rows: st.tuples(st.just(rows), st.permutations(rows + rows[: len(rows) // 2])))
+)
+def test_edge_list_recounted(tmp_path_factory, case):
+    # large and negative ids, repeated rows in both directions: the edges, nodes (first
+    # column, then second, in order of appearance) and the report's counts, recounted
+    _, rows = case
+    rows = [(v, u) if i % 3 == 0 else (u, v) for i, (u, v) in enumerate(rows)]
+    path = tmp_path_factory.mktemp("edges") / "g.txt"
+    path.write_text("".join(f"{u} {v}\n" for u, v in rows))
+    g = read_graph(path)
+    pairs = {frozenset((u, v)) for u, v in rows if u != v}
+    assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
+    assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
+    loops = sum(u == v for u, v in rows)
+    assert g.graph["input_report"] == {
+        "self_loops": loops,
+        "duplicate_edges": len(rows) - loops - len(pairs),
+        "edge_rows": len(rows),
+    }
 
 
 def test_gzip_edge_list(tmp_path):
