@@ -91,7 +91,7 @@ class _EditGraph:
 
     def fresh(self) -> _EditGraph:
         """The original graph again, without edits (the index arrays are shared)."""
-        out = object.__new__(_EditGraph)
+        out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
         out.removed = np.zeros(len(self.codes), dtype=bool)
         out.added = defaultdict(set)
