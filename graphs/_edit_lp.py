@@ -24,8 +24,8 @@ degree are interchangeable, so their losses are one variable, the class total (`
 |C| (d - T_g)``), and so are the gains and matched gains of every class (``2 m_C <= |C|
 S``): averaging a solution over each class keeps it feasible at the same cost, so the
 optimum is the same.  Nodes that cannot lose (``d_v = lo_g``) or gain (``d_v = hi_g``) have
-no such variable.  On ego-Facebook at k = 100 this leaves about 2,600 loss and 1,000 class
-variables besides the 64,000 pairs, instead of 16,000 node variables.
+no such variable.  On ego-Facebook at k = 100 this leaves 3,024 variables besides the
+64,501 pairs, and 5,755 rows, instead of 12,157 and 20,196.
 
 With ``c = 1`` a paired unit costs half an edit and an unpaired one a whole edit.  It is a
 model (repairs move other nodes between classes, which the model ignores), so its optimum
@@ -257,10 +257,10 @@ def bmatching_vertex(n: int, pairs: np.ndarray, capacity: np.ndarray) -> np.ndar
 
     The LP has many optima; which one is deleted first changes the realization of
     :func:`graphs._edit._polish` by up to about 1% of its edits either way (ego-Facebook at
-    k = 100: 5,038 edits from this vertex, 5,072 from the b-matching of
-    :func:`max_bmatching`'s flow, 5,040-5,044 from that flow's half pairs taken in other
-    orders).  The construction keeps this one, so its releases stay those it was measured
-    with."""
+    k = 100, nodes in the file's order: 5,041 edits from this vertex, 5,079 from the
+    b-matching of :func:`max_bmatching`'s flow, 5,040-5,044 with that flow's half pairs
+    taken in three random orders).  The construction keeps this one, so its releases stay
+    those it was measured with."""
     m = len(pairs)
     if m == 0:
         return pairs[:0]
