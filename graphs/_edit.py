@@ -579,7 +579,7 @@ def _pairing_share(base: _EditGraph, deg0: np.ndarray, target: np.ndarray) -> fl
     graph at k = 100 (0.151); it lost on ego-Facebook at k = 5 / 10 (0.129 / 0.081) and
     on Chung-Lu graphs of 50,000 / 100,000 / 200,000 edges at k = 10 / 20 / 50 / 100
     (0.073-0.130), costing 0.2-1.5 s CPU for nothing.  A heuristic, not a proof: below
-    ``_LP_PAIRED_SHARE`` the LP is skipped (0.01-0.1 s for this test instead)."""
+    ``_LP_PAIRED_SHARE`` the LP is skipped (0.002-0.01 s for this test instead, a maximum flow)."""
     lose = np.maximum(deg0 - target, 0)
     total = int(lose.sum())
     if total == 0:
