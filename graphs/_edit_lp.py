@@ -167,7 +167,8 @@ def group_values(
     -------
     (values, objective)
         The new target (None when unchanged, when the LP fails, or when the parity cannot
-        be kept) and the model's optimum.
+        be kept) and the model's cost at the solution found (its optimum up to the
+        tie-break, at most ``_TIE * sum_v hi_g(v)`` above it).
     """
     grp, lo, hi = _group_ranges(deg, target)
     size = lo.size
