@@ -383,12 +383,24 @@ class EncodedTable:
             return None
         key, span = dense
         cont = None
+        n_sens = max(self.n_sensitive, 1)
         if contingency is None and sensitive is None and span <= _COUNT_FACTOR * sizes.size:
             # sizes alone: one weighted count over the span gives both the classes present
             # (every row weighs at least 1) and their sizes, with no ids per row
             counts = np.bincount(key, weights=sizes, minlength=span)
             present = np.flatnonzero(counts > 0)
             new_sizes = counts[present].astype(np.int64)
+        elif sensitive is not None and span * n_sens <= _COUNT_FACTOR * sizes.size:
+            # the same with the sensitive value: one weighted count over (key, value) cells
+            # gives the contingency of every key in the span; the classes are the keys
+            # with records (the row sums are exact: whole numbers far below 2**53)
+            by_value = np.bincount(
+                key * n_sens + sensitive, weights=sizes, minlength=span * n_sens
+            ).reshape(span, n_sens)
+            totals = by_value @ np.ones(n_sens)
+            present = np.flatnonzero(totals > 0)
+            new_sizes = totals[present].astype(np.int64)
+            cont = by_value[present].astype(np.int64)
         else:
             ids, present = self._dense_ids(key, span)
             new_sizes = np.bincount(ids, weights=sizes, minlength=present.size).astype(np.int64)
@@ -398,8 +410,8 @@ class EncodedTable:
             cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
             cont = np.bincount(cells, weights=contingency.ravel(), minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        elif sensitive is not None:
-            s = max(self.n_sensitive, 1)
+        elif sensitive is not None and cont is None:
+            s = n_sens
             cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
         # the codes of each class follow from its key (the keys are ascending: the classes
