@@ -112,6 +112,11 @@ def class_outcome(
     find; the outcome's ``suppressed`` is then only known to exceed ``limit``).  Models
     that read class sizes alone are tested on every class at once (the count is then
     exact).
+
+    The first reference is that of every class, before any is suppressed.  Models that do
+    not read the reference are tested once: a class that passed them passes them again
+    (their test reads the class alone), so only the models that read the reference are
+    repeated on the classes kept.
     """
     sizes = table.sizes
     if not any(m.requires_sensitive or m.needs_reference for m in models):
@@ -119,30 +124,33 @@ def class_outcome(
         for model in models:
             ok &= model.group_ok(sizes)
         return NodeOutcome(levels, table, ok, int(sizes.sum()) - int(sizes[ok].sum()))
-    ok = np.ones(table.n_classes, dtype=bool)
     ordered = sorted(models, key=lambda m: (m.needs_reference, m.requires_sensitive))
-    uses_reference = any(m.needs_reference for m in models)
+    local = [m for m in ordered if not m.needs_reference]
+    measured = [m for m in ordered if m.needs_reference]
     cut = np.inf if limit is None else limit
-    dropped = 0  # records of the classes suppressed so far
-    while ok.any():
-        kept = np.flatnonzero(ok)
+    every = np.arange(table.n_classes)
+    alive, dropped = _one_pass(table, local, every, (None, domain, None), 0, cut)
+    kept = every  # the classes whose records make up the reference
+    while measured and dropped <= cut and alive.size:
         reference, values = None, domain
         present: np.ndarray | None = None
-        if uses_reference and table.contingency is not None:
-            reference = table.contingency[kept].sum(axis=0)
+        if table.contingency is not None:
+            contingency = table.contingency if kept.size == every.size else table.contingency[kept]
+            reference = contingency.sum(axis=0)
             if not (reference > 0).all():
                 # the published domain holds only the values still released (this matters
                 # to ordered and hierarchical distances)
                 present = np.flatnonzero(reference > 0)
                 reference = reference[present]
                 values = None if domain is None else np.asarray(domain)[present]
-        alive, dropped = _one_pass(table, ordered, kept, (reference, values, present), dropped, cut)
+        alive, dropped = _one_pass(
+            table, measured, alive, (reference, values, present), dropped, cut
+        )
         if alive.size == kept.size:
             break
-        ok[:] = False
-        ok[alive] = True
-        if not uses_reference or dropped > cut:
-            break
+        kept = alive
+    ok = np.zeros(table.n_classes, dtype=bool)
+    ok[alive] = True
     suppressed = int(sizes.sum()) - int(sizes[ok].sum())
     return NodeOutcome(levels, table, ok, suppressed)
 
