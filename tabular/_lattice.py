@@ -62,9 +62,13 @@ class ClassTable:
         Each class's codes as one mixed-radix integer over the leaf counts (ascending, the
         classes are in lexicographic order of their codes); lets finer tables roll up with
         a few operations per changed attribute.  ``None`` until a keyed roll-up needs them.
+    dense : (int array (g,), int array (q,)) or None
+        Each class's codes as one mixed-radix integer over the node's own counts of
+        values per attribute (ascending), with those radices, for tables numbered so
+        (a coarser table's key then follows with a few operations per changed attribute).
     """
 
-    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys")
+    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys", "dense")
 
     def __init__(
         self,
@@ -82,6 +86,9 @@ class ClassTable:
         self.sizes = sizes
         self.contingency = contingency
         self.keys = keys
+        self.dense: tuple[np.ndarray, np.ndarray] | None = None
+        if decode is not None and decode[2] is None:
+            self.dense = (decode[0], decode[1])
 
     @property
     def codes(self) -> np.ndarray:
@@ -374,11 +381,14 @@ class EncodedTable:
         sizes: np.ndarray,
         contingency: np.ndarray | None,
         sensitive: np.ndarray | None,
+        keyed: tuple[np.ndarray, int] | None = None,
     ) -> ClassTable | None:
         """The class table from the rows' ``(digit columns, radices, digit codes)``, with
-        the rows' sizes (float weights for the base rows, else the classes' int sizes)."""
+        the rows' sizes (float weights for the base rows, else the classes' int sizes);
+        ``keyed``: the rows' mixed-radix key over those radices and its span, when known
+        (the digit columns are then not read)."""
         columns, radices, blocks = digits
-        dense = self._dense_key(columns, radices, sizes.size)
+        dense = keyed if keyed is not None else self._dense_key(columns, radices, sizes.size)
         if dense is None:
             return None
         key, span = dense
@@ -441,6 +451,13 @@ class EncodedTable:
     ) -> ClassTable | None:
         if not table.n_classes or not self._dense_ok(node, table.n_classes):
             return None
+        if table.dense is not None:
+            radices = self._node_radices(node)
+            key = self._shifted_key(src, table.dense, node, radices)
+            keyed = (key, int(np.prod(np.asarray(radices, dtype=np.int64))))
+            return self._dense_table(
+                ([], radices, None), table.sizes, table.contingency, None, keyed
+            )
         codes = table.codes
         columns = [
             codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[codes[:, j]]
@@ -448,6 +465,30 @@ class EncodedTable:
         ]
         digits = (columns, self._node_radices(node), None)
         return self._dense_table(digits, table.sizes, table.contingency, None)
+
+    def _shifted_key(
+        self,
+        src: tuple[int, ...],
+        dense: tuple[np.ndarray, np.ndarray],
+        node: tuple[int, ...],
+        radices: list[int],
+    ) -> np.ndarray:
+        """The key over ``node``'s radices of each class of a finer node ``src`` (whose
+        key over its own radices is ``dense``): per changed attribute ``j``, with ``S``
+        the product of the radices after ``j`` (unchanged), the key ``(h R_j + d) S + l``
+        becomes ``(h R'_j + up(d)) S + l``.  Same classes, same order of digits, so the
+        key equals the one built from the generalized codes."""
+        key, old = dense
+        old = old.copy()
+        for j in range(self.q):
+            if src[j] == node[j]:
+                continue
+            low = int(np.prod(old[j + 1 :]))
+            high, rest = np.divmod(key, int(old[j]) * low)
+            digit, rest = np.divmod(rest, low)
+            key = (high * radices[j] + self.up_map(j, src[j], node[j])[digit]) * low + rest
+            old[j] = radices[j]
+        return key
 
     def _group(
         self,
