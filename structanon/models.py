@@ -419,11 +419,13 @@ class TCloseness(PrivacyModel):
         return self.t
 
     def group_values(self, counts, reference=None, domain=None):
-        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        raw = np.asarray(counts)
+        c = np.atleast_2d(np.asarray(raw, dtype=float))
         ref = c.sum(axis=0) if reference is None else np.asarray(reference, dtype=float)
         h = self.hierarchy
         if self.distance == "hierarchical" and domain is not None and h is not None and h.height:
-            return self._hierarchical(c, ref, domain)
+            whole = raw.dtype.kind in "iub" and c.size and float(c.sum()) < 2.0**53
+            return self._hierarchical(c, ref, domain, bool(whole))
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
@@ -456,8 +458,10 @@ class TCloseness(PrivacyModel):
         m = counts.shape[1]
         h = self.hierarchy
         tree = self.distance == "hierarchical" and domain is not None and h is not None
-        if tree and m and h is not None and h.height and (counts.sum(axis=1) > 0).all():
-            return self._tree_excess(counts, reference, domain, float(drift))
+        if tree and m and h is not None and h.height:
+            excess = self._tree_excess(counts, reference, domain, float(drift))
+            if excess is not None:
+                return excess
         # the groups, then one group per value: the EMD is convex, so its largest value
         # over all distributions is at one of those
         both = np.concatenate([counts, np.eye(m)]) if m else counts
@@ -518,7 +522,9 @@ class TCloseness(PrivacyModel):
         top = np.where(c > 0, phi, -np.inf).max(axis=1, initial=-np.inf)
         return top - phi @ g
 
-    def _tree_excess(self, counts: np.ndarray, reference, domain, drift: float) -> np.ndarray:
+    def _tree_excess(
+        self, counts: np.ndarray, reference, domain, drift: float
+    ) -> np.ndarray | None:
         """:meth:`suppression_excess` for the hierarchical distance, from one product of
         the groups' counts with the ancestor matrix ``A`` (height ``H``).
 
@@ -528,7 +534,8 @@ class TCloseness(PrivacyModel):
         ``phi = sign(x) A^T / (2 H)``.  ``D`` (the largest EMD of any distribution to ``g``,
         that of a one-value group ``e_v``: ``x = A_v - g A``) and ``g A`` depend on the
         reference alone and are kept per reference; the reach is computed for the groups
-        over ``t'`` only (the others have no excess).
+        over ``t'`` only (the others have no excess).  ``None`` when a group is empty (it
+        has no distribution).
         """
         h = self.hierarchy
         assert h is not None
@@ -551,15 +558,18 @@ class TCloseness(PrivacyModel):
         # row sums as products with a vector of ones (a reduction along short rows costs
         # several times more)
         totals = counts @ np.ones(counts.shape[1])
+        if not (totals > 0).all():
+            return None
         x = (counts @ ancestors) / totals[:, None] - g_up
         over = np.abs(x) @ np.full(x.shape[1], 0.5 / height) - cut
         out = np.zeros(counts.shape[0])
         rows = np.flatnonzero(over > 0)
         if rows.size:
-            reach = self._reach(counts[rows], reference, domain, x[rows])
-            reach = np.minimum(reach + 1e-9, top)
-            room = np.where(reach - cut > 1e-12, reach - cut, top - cut)
-            out[rows] = np.clip(over[rows] / room, 0.0, 1.0)
+            # (d - t') / (reach - t'), reach at most D (the excess is positive: d > t')
+            room = np.minimum(self._reach(counts[rows], reference, domain, x[rows]) + 1e-9, top)
+            room -= cut
+            room[room <= 1e-12] = top - cut
+            out[rows] = np.minimum(over[rows] / room, 1.0)
         return out
 
     def _plan(self, domain) -> np.ndarray:
@@ -576,13 +586,23 @@ class TCloseness(PrivacyModel):
                 self._plans[key] = plan
         return plan
 
-    def _hierarchical(self, counts: np.ndarray, ref: np.ndarray, domain) -> np.ndarray:
+    def _hierarchical(
+        self, counts: np.ndarray, ref: np.ndarray, domain, whole: bool = False
+    ) -> np.ndarray:
         """:func:`~structanon.distances.emd_many`'s hierarchical EMD, the same operations
-        in the same order, with the domain's ancestor matrix cached."""
+        in the same order, with the domain's ancestor matrix cached.  ``whole``: the
+        counts were integers (below 2**53 in total, they add up exactly in any order), so
+        their row totals come from one product with a vector of ones (a reduction along
+        short rows costs several times more) and, when every group has records, divide
+        them directly: the same values."""
         h = self.hierarchy
         assert h is not None
-        totals = counts.sum(axis=1, keepdims=True)
-        p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+        totals = (counts @ np.ones(counts.shape[1]))[:, None] if whole else None
+        if totals is not None and (totals > 0).all():
+            p = counts / totals
+        else:
+            totals = counts.sum(axis=1, keepdims=True)
+            p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         diff = p - ref / ref.sum()
         return tree_emd(diff, self._plan(domain), h.height)
 

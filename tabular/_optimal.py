@@ -70,8 +70,8 @@ def _one_pass(
     for model in ordered:
         if alive.size == 0:
             break
-        small = sizes[alive] < model.min_group_size
-        if small.any():
+        small = sizes[alive] < model.min_group_size if model.min_group_size > 1 else None
+        if small is not None and small.any():
             dropped += int(sizes[alive[small]].sum())
             alive = alive[~small]
             if dropped > cut or alive.size == 0:
@@ -151,8 +151,8 @@ def class_outcome(
         kept = alive
     ok = np.zeros(table.n_classes, dtype=bool)
     ok[alive] = True
-    suppressed = int(sizes.sum()) - int(sizes[ok].sum())
-    return NodeOutcome(levels, table, ok, suppressed)
+    # every class taken out of ``alive`` added its records to ``dropped``
+    return NodeOutcome(levels, table, ok, dropped)
 
 
 class _Lattice:
@@ -601,20 +601,20 @@ class _Search:
         table = self.enc.classes(self.lattice.node(i))
         assert table.contingency is not None and self._reference is not None
         sizes = table.sizes
-        small = sizes < self._min_size
-        bound = float(sizes[small].sum())
+        big = np.flatnonzero(sizes >= self._min_size)
+        kept = sizes[big]
+        bound = float(self.enc.n - int(kept.sum()))  # the classes smaller than the minimum
         if bound > self.max_suppressed:
             return bound
-        big = np.flatnonzero(~small)
         drift = self.max_suppressed / self.enc.n
-        excess = np.zeros(big.size)
+        counts = table.contingency[big]
+        excess: np.ndarray | None = None
         for m in self._excess_models:
-            share = m.suppression_excess(
-                table.contingency[big], self._reference, self.domain, drift
-            )
+            share = m.suppression_excess(counts, self._reference, self.domain, drift)
             assert share is not None
-            excess = np.maximum(excess, share)
-        return bound + float((sizes[big] * excess).sum())
+            excess = share if excess is None else np.maximum(excess, share)
+        assert excess is not None
+        return bound + float(kept @ excess)
 
     def tag(self, outside=None) -> np.ndarray:
         """Per node: 1 feasible (or a candidate), -1 infeasible.
