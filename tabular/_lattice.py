@@ -12,6 +12,7 @@ proportion to the classes of a lower node instead of the records.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -151,6 +152,8 @@ class EncodedTable:
         # level maps: leaf code -> node code at each level, and node counts per level
         self.maps = [h.node_codes for h in self.hierarchies]
         self.n_nodes = [[h.n_nodes(lv) for lv in range(h.height + 1)] for h in self.hierarchies]
+        # per attribute and level: the radix of its codes in a node's key (at least 1)
+        self._level_radices = [[max(int(c), 1) for c in counts] for counts in self.n_nodes]
         columns = [np.asarray(c, dtype=np.int64) for c in leaf_codes]
         radices = [h.leaves.size for h in self.hierarchies]
         if self.has_sensitive:
@@ -327,13 +330,10 @@ class EncodedTable:
         return self._span(node) <= min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX)
 
     def _span(self, node: tuple[int, ...]) -> int:
-        span = 1
-        for j in range(self.q):
-            span *= max(int(self.n_nodes[j][node[j]]), 1)
-        return span
+        return math.prod(self._node_radices(node))
 
     def _node_radices(self, node: tuple[int, ...]) -> list[int]:
-        return [max(int(self.n_nodes[j][node[j]]), 1) for j in range(self.q)]
+        return [radices[lv] for radices, lv in zip(self._level_radices, node)]
 
     # ---------------------------------------------------- dense (bincount) grouping
     def _dense_key(
@@ -454,7 +454,7 @@ class EncodedTable:
         if table.dense is not None:
             radices = self._node_radices(node)
             key = self._shifted_key(src, table.dense, node, radices)
-            keyed = (key, int(np.prod(np.asarray(radices, dtype=np.int64))))
+            keyed = (key, math.prod(radices))
             return self._dense_table(
                 ([], radices, None), table.sizes, table.contingency, None, keyed
             )
@@ -478,13 +478,13 @@ class EncodedTable:
         the product of the radices after ``j`` (unchanged), the key ``(h R_j + d) S + l``
         becomes ``(h R'_j + up(d)) S + l``.  Same classes, same order of digits, so the
         key equals the one built from the generalized codes."""
-        key, old = dense
-        old = old.copy()
+        key, radices_src = dense
+        old = radices_src.tolist()
         for j in range(self.q):
             if src[j] == node[j]:
                 continue
-            low = int(np.prod(old[j + 1 :]))
-            high, rest = np.divmod(key, int(old[j]) * low)
+            low = math.prod(old[j + 1 :])
+            high, rest = np.divmod(key, old[j] * low)
             digit, rest = np.divmod(rest, low)
             key = (high * radices[j] + self.up_map(j, src[j], node[j])[digit]) * low + rest
             old[j] = radices[j]

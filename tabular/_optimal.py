@@ -921,9 +921,12 @@ def _tag_cone(lattice: _Lattice, status: np.ndarray, i: int, up: bool, value: in
 
 def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     """Tag every node feasible / infeasible with binary searches on upward paths."""
-    grid, dims, strides = lattice.grid, lattice.dims, lattice.strides
+    grid = lattice.grid
+    dims, strides = lattice.dims.tolist(), lattice.strides.tolist()
     order = np.argsort(lattice.level_sum, kind="stable")
     q = grid.shape[1]
+    # the highest level of each node (the climb keeps it low), read as Python ints
+    highest = grid.max(axis=1) if q else np.zeros(lattice.n_nodes, dtype=np.int64)
 
     def tag(i: int, ok: bool) -> None:
         _tag_cone(lattice, status, i, up=ok, value=1 if ok else -1)
@@ -935,15 +938,16 @@ def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
         path = [int(start)]
         current = int(start)
         while True:
+            row = grid[current].tolist()
             nxt = [
-                current + int(strides[j])
+                current + strides[j]
                 for j in range(q)
-                if grid[current, j] + 1 < dims[j] and status[current + int(strides[j])] == 0
+                if row[j] + 1 < dims[j] and status[current + strides[j]] == 0
             ]
             if not nxt:
                 break
             # climb so that the path stays balanced over the attributes
-            current = min(nxt, key=lambda c: (int(grid[c].max()), c))
+            current = min(nxt, key=lambda c: (int(highest[c]), c))
             path.append(current)
         low, high = 0, len(path) - 1
         while low <= high:
