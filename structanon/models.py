@@ -412,17 +412,20 @@ class TCloseness(PrivacyModel):
         self.distance = distance
         self.hierarchy = hierarchy
         self._plans: dict[tuple, np.ndarray] = {}
+        self._tree_refs: dict[tuple, tuple[np.ndarray, np.ndarray, float]] = {}
 
     @property
     def threshold(self) -> float:
         return self.t
 
     def group_values(self, counts, reference=None, domain=None):
-        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        raw = np.asarray(counts)
+        c = np.atleast_2d(np.asarray(raw, dtype=float))
         ref = c.sum(axis=0) if reference is None else np.asarray(reference, dtype=float)
         h = self.hierarchy
         if self.distance == "hierarchical" and domain is not None and h is not None and h.height:
-            return self._hierarchical(c, ref, domain)
+            whole = raw.dtype.kind in "iub" and c.size and float(c.sum()) < 2.0**53
+            return self._hierarchical(c, ref, domain, bool(whole))
         return emd_many(c, ref, self.distance, domain, self.hierarchy)
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
@@ -453,6 +456,12 @@ class TCloseness(PrivacyModel):
             return None
         counts = np.atleast_2d(np.asarray(counts, dtype=float))
         m = counts.shape[1]
+        h = self.hierarchy
+        tree = self.distance == "hierarchical" and domain is not None and h is not None
+        if tree and m and h is not None and h.height:
+            excess = self._tree_excess(counts, reference, domain, float(drift))
+            if excess is not None:
+                return excess
         # the groups, then one group per value: the EMD is convex, so its largest value
         # over all distributions is at one of those
         both = np.concatenate([counts, np.eye(m)]) if m else counts
@@ -473,7 +482,9 @@ class TCloseness(PrivacyModel):
         room = np.where(reach - cut > 1e-12, reach - cut, top - cut)
         return np.clip(over / room, 0.0, 1.0)
 
-    def _reach(self, counts: np.ndarray, reference, domain) -> np.ndarray:
+    def _reach(
+        self, counts: np.ndarray, reference, domain, extra: np.ndarray | None = None
+    ) -> np.ndarray:
         """Per group ``E``: ``max_{v in E} phi_v - <phi, g>``, ``phi`` an optimal dual
         potential of the group's EMD to the reference ``g`` (equal or hierarchical
         distance).
@@ -490,20 +501,76 @@ class TCloseness(PrivacyModel):
         ``EMD(p, g) <= (1 - lam) EMD(c, g) + lam (max_{v in E} phi_v - <phi, g>)``:
         bringing the group within ``t'`` of ``g`` takes at least a share
         ``(EMD(p, g) - t') / (that - t')`` of its records.
+
+        ``extra``, optional: the groups' ``x_n`` when the caller has them already (``(p -
+        g) A``, ``A`` the ancestor matrix, or ``p - g`` for the equal distance).
         """
         c = np.atleast_2d(np.asarray(counts, dtype=float))
-        totals = c.sum(axis=1, keepdims=True)
-        p = np.divide(c, totals, out=np.zeros_like(c), where=totals > 0)
         ref = np.asarray(reference, dtype=float)
         g = ref / ref.sum()
         h = self.hierarchy
+        if extra is None:
+            totals = c.sum(axis=1, keepdims=True)
+            p = np.divide(c, totals, out=np.zeros_like(c), where=totals > 0)
         if self.distance == "hierarchical" and domain is not None and h is not None and h.height:
             ancestors, height = self._plan(domain), h.height
-            phi = (np.sign((p - g) @ ancestors) @ ancestors.T) / (2.0 * height)
+            if extra is None:
+                extra = (p - g) @ ancestors
+            phi = (np.sign(extra) @ ancestors.T) / (2.0 * height)
         else:
-            phi = 0.5 * np.sign(p - g)
+            phi = 0.5 * np.sign(p - g if extra is None else extra)
         top = np.where(c > 0, phi, -np.inf).max(axis=1, initial=-np.inf)
         return top - phi @ g
+
+    def _tree_excess(
+        self, counts: np.ndarray, reference, domain, drift: float
+    ) -> np.ndarray | None:
+        """:meth:`suppression_excess` for the hierarchical distance, from one product of
+        the groups' counts with the ancestor matrix ``A`` (height ``H``).
+
+        With ``p`` a group's distribution and ``g`` the reference's, ``x = (p - g) A``
+        gives the EMD ``sum |x| / (2 H)`` (:func:`~structanon.distances.tree_emd`; both
+        distributions sum to 1) and the potential of :meth:`_reach`,
+        ``phi = sign(x) A^T / (2 H)``.  ``D`` (the largest EMD of any distribution to ``g``,
+        that of a one-value group ``e_v``: ``x = A_v - g A``) and ``g A`` depend on the
+        reference alone and are kept per reference; the reach is computed for the groups
+        over ``t'`` only (the others have no excess).  ``None`` when a group is empty (it
+        has no distribution).
+        """
+        h = self.hierarchy
+        assert h is not None
+        ancestors, height = self._plan(domain), h.height
+        ref = np.asarray(reference, dtype=float)
+        key = (ref.tobytes(), id(ancestors))
+        kept = self._tree_refs.get(key)
+        if kept is None:
+            g = ref / ref.sum()
+            g_up = g @ ancestors
+            single = np.abs(ancestors - g_up).sum(axis=1) / (2.0 * height)
+            kept = (g, g_up, float(single.max(initial=0.0)))
+            if len(self._tree_refs) < 64:
+                self._tree_refs[key] = kept
+        g, g_up, top = kept
+        cut = self.t + (min(drift, drift * top / (1.0 - drift)) if drift < 1.0 else drift)
+        cut += 2 * _EPS
+        if cut >= top:
+            return np.zeros(counts.shape[0])
+        # row sums as products with a vector of ones (a reduction along short rows costs
+        # several times more)
+        totals = counts @ np.ones(counts.shape[1])
+        if not (totals > 0).all():
+            return None
+        x = (counts @ ancestors) / totals[:, None] - g_up
+        over = np.abs(x) @ np.full(x.shape[1], 0.5 / height) - cut
+        out = np.zeros(counts.shape[0])
+        rows = np.flatnonzero(over > 0)
+        if rows.size:
+            # (d - t') / (reach - t'), reach at most D (the excess is positive: d > t')
+            room = np.minimum(self._reach(counts[rows], reference, domain, x[rows]) + 1e-9, top)
+            room -= cut
+            room[room <= 1e-12] = top - cut
+            out[rows] = np.minimum(over[rows] / room, 1.0)
+        return out
 
     def _plan(self, domain) -> np.ndarray:
         """The ancestor matrix of the domain's values (:func:`~structanon.distances.
@@ -519,13 +586,23 @@ class TCloseness(PrivacyModel):
                 self._plans[key] = plan
         return plan
 
-    def _hierarchical(self, counts: np.ndarray, ref: np.ndarray, domain) -> np.ndarray:
+    def _hierarchical(
+        self, counts: np.ndarray, ref: np.ndarray, domain, whole: bool = False
+    ) -> np.ndarray:
         """:func:`~structanon.distances.emd_many`'s hierarchical EMD, the same operations
-        in the same order, with the domain's ancestor matrix cached."""
+        in the same order, with the domain's ancestor matrix cached.  ``whole``: the
+        counts were integers (below 2**53 in total, they add up exactly in any order), so
+        their row totals come from one product with a vector of ones (a reduction along
+        short rows costs several times more) and, when every group has records, divide
+        them directly: the same values."""
         h = self.hierarchy
         assert h is not None
-        totals = counts.sum(axis=1, keepdims=True)
-        p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+        totals = (counts @ np.ones(counts.shape[1]))[:, None] if whole else None
+        if totals is not None and (totals > 0).all():
+            p = counts / totals
+        else:
+            totals = counts.sum(axis=1, keepdims=True)
+            p = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         diff = p - ref / ref.sum()
         return tree_emd(diff, self._plan(domain), h.height)
 

@@ -12,6 +12,7 @@ proportion to the classes of a lower node instead of the records.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -62,9 +63,13 @@ class ClassTable:
         Each class's codes as one mixed-radix integer over the leaf counts (ascending, the
         classes are in lexicographic order of their codes); lets finer tables roll up with
         a few operations per changed attribute.  ``None`` until a keyed roll-up needs them.
+    dense : (int array (g,), int array (q,)) or None
+        Each class's codes as one mixed-radix integer over the node's own counts of
+        values per attribute (ascending), with those radices, for tables numbered so
+        (a coarser table's key then follows with a few operations per changed attribute).
     """
 
-    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys")
+    __slots__ = ("_codes", "_decode", "sizes", "contingency", "keys", "dense")
 
     def __init__(
         self,
@@ -82,6 +87,9 @@ class ClassTable:
         self.sizes = sizes
         self.contingency = contingency
         self.keys = keys
+        self.dense: tuple[np.ndarray, np.ndarray] | None = None
+        if decode is not None and decode[2] is None:
+            self.dense = (decode[0], decode[1])
 
     @property
     def codes(self) -> np.ndarray:
@@ -144,6 +152,8 @@ class EncodedTable:
         # level maps: leaf code -> node code at each level, and node counts per level
         self.maps = [h.node_codes for h in self.hierarchies]
         self.n_nodes = [[h.n_nodes(lv) for lv in range(h.height + 1)] for h in self.hierarchies]
+        # per attribute and level: the radix of its codes in a node's key (at least 1)
+        self._level_radices = [[max(int(c), 1) for c in counts] for counts in self.n_nodes]
         columns = [np.asarray(c, dtype=np.int64) for c in leaf_codes]
         radices = [h.leaves.size for h in self.hierarchies]
         if self.has_sensitive:
@@ -320,13 +330,10 @@ class EncodedTable:
         return self._span(node) <= min(_DENSE_FACTOR * rows + _DENSE_SLACK, _DENSE_MAX)
 
     def _span(self, node: tuple[int, ...]) -> int:
-        span = 1
-        for j in range(self.q):
-            span *= max(int(self.n_nodes[j][node[j]]), 1)
-        return span
+        return math.prod(self._node_radices(node))
 
     def _node_radices(self, node: tuple[int, ...]) -> list[int]:
-        return [max(int(self.n_nodes[j][node[j]]), 1) for j in range(self.q)]
+        return [radices[lv] for radices, lv in zip(self._level_radices, node)]
 
     # ---------------------------------------------------- dense (bincount) grouping
     def _dense_key(
@@ -374,21 +381,36 @@ class EncodedTable:
         sizes: np.ndarray,
         contingency: np.ndarray | None,
         sensitive: np.ndarray | None,
+        keyed: tuple[np.ndarray, int] | None = None,
     ) -> ClassTable | None:
         """The class table from the rows' ``(digit columns, radices, digit codes)``, with
-        the rows' sizes (float weights for the base rows, else the classes' int sizes)."""
+        the rows' sizes (float weights for the base rows, else the classes' int sizes);
+        ``keyed``: the rows' mixed-radix key over those radices and its span, when known
+        (the digit columns are then not read)."""
         columns, radices, blocks = digits
-        dense = self._dense_key(columns, radices, sizes.size)
+        dense = keyed if keyed is not None else self._dense_key(columns, radices, sizes.size)
         if dense is None:
             return None
         key, span = dense
         cont = None
+        n_sens = max(self.n_sensitive, 1)
         if contingency is None and sensitive is None and span <= _COUNT_FACTOR * sizes.size:
             # sizes alone: one weighted count over the span gives both the classes present
             # (every row weighs at least 1) and their sizes, with no ids per row
             counts = np.bincount(key, weights=sizes, minlength=span)
             present = np.flatnonzero(counts > 0)
             new_sizes = counts[present].astype(np.int64)
+        elif sensitive is not None and span * n_sens <= _COUNT_FACTOR * sizes.size:
+            # the same with the sensitive value: one weighted count over (key, value) cells
+            # gives the contingency of every key in the span; the classes are the keys
+            # with records (the row sums are exact: whole numbers far below 2**53)
+            by_value = np.bincount(
+                key * n_sens + sensitive, weights=sizes, minlength=span * n_sens
+            ).reshape(span, n_sens)
+            totals = by_value @ np.ones(n_sens)
+            present = np.flatnonzero(totals > 0)
+            new_sizes = totals[present].astype(np.int64)
+            cont = by_value[present].astype(np.int64)
         else:
             ids, present = self._dense_ids(key, span)
             new_sizes = np.bincount(ids, weights=sizes, minlength=present.size).astype(np.int64)
@@ -398,8 +420,8 @@ class EncodedTable:
             cells = (ids[:, None] * s + np.arange(s, dtype=np.int64)).ravel()
             cont = np.bincount(cells, weights=contingency.ravel(), minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
-        elif sensitive is not None:
-            s = max(self.n_sensitive, 1)
+        elif sensitive is not None and cont is None:
+            s = n_sens
             cont = np.bincount(ids * s + sensitive, weights=sizes, minlength=m * s)
             cont = cont.astype(np.int64).reshape(m, s)
         # the codes of each class follow from its key (the keys are ascending: the classes
@@ -429,6 +451,13 @@ class EncodedTable:
     ) -> ClassTable | None:
         if not table.n_classes or not self._dense_ok(node, table.n_classes):
             return None
+        if table.dense is not None:
+            radices = self._node_radices(node)
+            key = self._shifted_key(src, table.dense, node, radices)
+            keyed = (key, math.prod(radices))
+            return self._dense_table(
+                ([], radices, None), table.sizes, table.contingency, None, keyed
+            )
         codes = table.codes
         columns = [
             codes[:, j] if src[j] == node[j] else self.up_map(j, src[j], node[j])[codes[:, j]]
@@ -436,6 +465,30 @@ class EncodedTable:
         ]
         digits = (columns, self._node_radices(node), None)
         return self._dense_table(digits, table.sizes, table.contingency, None)
+
+    def _shifted_key(
+        self,
+        src: tuple[int, ...],
+        dense: tuple[np.ndarray, np.ndarray],
+        node: tuple[int, ...],
+        radices: list[int],
+    ) -> np.ndarray:
+        """The key over ``node``'s radices of each class of a finer node ``src`` (whose
+        key over its own radices is ``dense``): per changed attribute ``j``, with ``S``
+        the product of the radices after ``j`` (unchanged), the key ``(h R_j + d) S + l``
+        becomes ``(h R'_j + up(d)) S + l``.  Same classes, same order of digits, so the
+        key equals the one built from the generalized codes."""
+        key, radices_src = dense
+        old = radices_src.tolist()
+        for j in range(self.q):
+            if src[j] == node[j]:
+                continue
+            low = math.prod(old[j + 1 :])
+            high, rest = np.divmod(key, old[j] * low)
+            digit, rest = np.divmod(rest, low)
+            key = (high * radices[j] + self.up_map(j, src[j], node[j])[digit]) * low + rest
+            old[j] = radices[j]
+        return key
 
     def _group(
         self,

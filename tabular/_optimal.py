@@ -70,8 +70,8 @@ def _one_pass(
     for model in ordered:
         if alive.size == 0:
             break
-        small = sizes[alive] < model.min_group_size
-        if small.any():
+        small = sizes[alive] < model.min_group_size if model.min_group_size > 1 else None
+        if small is not None and small.any():
             dropped += int(sizes[alive[small]].sum())
             alive = alive[~small]
             if dropped > cut or alive.size == 0:
@@ -112,6 +112,11 @@ def class_outcome(
     find; the outcome's ``suppressed`` is then only known to exceed ``limit``).  Models
     that read class sizes alone are tested on every class at once (the count is then
     exact).
+
+    The first reference is that of every class, before any is suppressed.  Models that do
+    not read the reference are tested once: a class that passed them passes them again
+    (their test reads the class alone), so only the models that read the reference are
+    repeated on the classes kept.
     """
     sizes = table.sizes
     if not any(m.requires_sensitive or m.needs_reference for m in models):
@@ -119,32 +124,35 @@ def class_outcome(
         for model in models:
             ok &= model.group_ok(sizes)
         return NodeOutcome(levels, table, ok, int(sizes.sum()) - int(sizes[ok].sum()))
-    ok = np.ones(table.n_classes, dtype=bool)
     ordered = sorted(models, key=lambda m: (m.needs_reference, m.requires_sensitive))
-    uses_reference = any(m.needs_reference for m in models)
+    local = [m for m in ordered if not m.needs_reference]
+    measured = [m for m in ordered if m.needs_reference]
     cut = np.inf if limit is None else limit
-    dropped = 0  # records of the classes suppressed so far
-    while ok.any():
-        kept = np.flatnonzero(ok)
+    every = np.arange(table.n_classes)
+    alive, dropped = _one_pass(table, local, every, (None, domain, None), 0, cut)
+    kept = every  # the classes whose records make up the reference
+    while measured and dropped <= cut and alive.size:
         reference, values = None, domain
         present: np.ndarray | None = None
-        if uses_reference and table.contingency is not None:
-            reference = table.contingency[kept].sum(axis=0)
+        if table.contingency is not None:
+            contingency = table.contingency if kept.size == every.size else table.contingency[kept]
+            reference = contingency.sum(axis=0)
             if not (reference > 0).all():
                 # the published domain holds only the values still released (this matters
                 # to ordered and hierarchical distances)
                 present = np.flatnonzero(reference > 0)
                 reference = reference[present]
                 values = None if domain is None else np.asarray(domain)[present]
-        alive, dropped = _one_pass(table, ordered, kept, (reference, values, present), dropped, cut)
+        alive, dropped = _one_pass(
+            table, measured, alive, (reference, values, present), dropped, cut
+        )
         if alive.size == kept.size:
             break
-        ok[:] = False
-        ok[alive] = True
-        if not uses_reference or dropped > cut:
-            break
-    suppressed = int(sizes.sum()) - int(sizes[ok].sum())
-    return NodeOutcome(levels, table, ok, suppressed)
+        kept = alive
+    ok = np.zeros(table.n_classes, dtype=bool)
+    ok[alive] = True
+    # every class taken out of ``alive`` added its records to ``dropped``
+    return NodeOutcome(levels, table, ok, dropped)
 
 
 class _Lattice:
@@ -593,20 +601,20 @@ class _Search:
         table = self.enc.classes(self.lattice.node(i))
         assert table.contingency is not None and self._reference is not None
         sizes = table.sizes
-        small = sizes < self._min_size
-        bound = float(sizes[small].sum())
+        big = np.flatnonzero(sizes >= self._min_size)
+        kept = sizes[big]
+        bound = float(self.enc.n - int(kept.sum()))  # the classes smaller than the minimum
         if bound > self.max_suppressed:
             return bound
-        big = np.flatnonzero(~small)
         drift = self.max_suppressed / self.enc.n
-        excess = np.zeros(big.size)
+        counts = table.contingency[big]
+        excess: np.ndarray | None = None
         for m in self._excess_models:
-            share = m.suppression_excess(
-                table.contingency[big], self._reference, self.domain, drift
-            )
+            share = m.suppression_excess(counts, self._reference, self.domain, drift)
             assert share is not None
-            excess = np.maximum(excess, share)
-        return bound + float((sizes[big] * excess).sum())
+            excess = share if excess is None else np.maximum(excess, share)
+        assert excess is not None
+        return bound + float(kept @ excess)
 
     def tag(self, outside=None) -> np.ndarray:
         """Per node: 1 feasible (or a candidate), -1 infeasible.
@@ -913,9 +921,12 @@ def _tag_cone(lattice: _Lattice, status: np.ndarray, i: int, up: bool, value: in
 
 def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
     """Tag every node feasible / infeasible with binary searches on upward paths."""
-    grid, dims, strides = lattice.grid, lattice.dims, lattice.strides
+    grid = lattice.grid
+    dims, strides = lattice.dims.tolist(), lattice.strides.tolist()
     order = np.argsort(lattice.level_sum, kind="stable")
     q = grid.shape[1]
+    # the highest level of each node (the climb keeps it low), read as Python ints
+    highest = grid.max(axis=1) if q else np.zeros(lattice.n_nodes, dtype=np.int64)
 
     def tag(i: int, ok: bool) -> None:
         _tag_cone(lattice, status, i, up=ok, value=1 if ok else -1)
@@ -927,15 +938,16 @@ def _flash(lattice: _Lattice, status: np.ndarray, is_feasible) -> None:
         path = [int(start)]
         current = int(start)
         while True:
+            row = grid[current].tolist()
             nxt = [
-                current + int(strides[j])
+                current + strides[j]
                 for j in range(q)
-                if grid[current, j] + 1 < dims[j] and status[current + int(strides[j])] == 0
+                if row[j] + 1 < dims[j] and status[current + strides[j]] == 0
             ]
             if not nxt:
                 break
             # climb so that the path stays balanced over the attributes
-            current = min(nxt, key=lambda c: (int(grid[c].max()), c))
+            current = min(nxt, key=lambda c: (int(highest[c]), c))
             path.append(current)
         low, high = 0, len(path) - 1
         while low <= high:

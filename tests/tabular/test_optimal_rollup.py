@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from structanon.partition import encode_values
 from tabular._lattice import EncodedTable
@@ -96,3 +98,74 @@ def test_the_flag_of_cached_finer_nodes_picks_the_source_a_full_scan_picks(seed,
         np.testing.assert_array_equal(a.sizes, b.sizes)
         np.testing.assert_array_equal(a.contingency, b.contingency)
     assert flagged.rollups == scanned.rollups
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.integers(2, 5),
+    st.booleans(),
+    st.lists(st.integers(0, 4), min_size=2, max_size=4),
+)
+def test_tables_rolled_up_through_their_keys_equal_a_pandas_recount(seed, q, sensitive, steps):
+    """A chain of nodes, each a generalization of the previous one on one or more
+    attributes: every table after the first is rolled up from the one before it (through
+    the classes' keys when that table was numbered per attribute), and each equals a
+    pandas crosstab of the generalized records."""
+    rng = np.random.default_rng(seed)
+    hierarchies = [
+        random_hierarchy(f"a{j}", int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+        for j in range(q)
+    ]
+    n = 150
+    columns = [rng.integers(0, h.leaves.size, n) for h in hierarchies]
+    sens, domain = encode_values(rng.integers(0, 4, n)) if sensitive else (None, np.zeros(0))
+    enc = EncodedTable(columns, hierarchies, sens, domain.size)
+    node = [0] * q
+    for step in steps:
+        for j in rng.permutation(q)[: 1 + step % q]:
+            node[j] = min(node[j] + 1 + step // q, hierarchies[j].height)
+        table = enc.classes(tuple(node))
+        frame = pd.DataFrame(
+            {
+                f"a{j}": h.node_codes[c, lv]
+                for j, (h, c, lv) in enumerate(zip(hierarchies, columns, node))
+            }
+        )
+        frame["s"] = sens if sensitive else 0
+        expected = pd.crosstab([frame[f"a{j}"] for j in range(q)], frame["s"]).sort_index()
+        codes = np.array(expected.index.tolist()).reshape(-1, q)
+        np.testing.assert_array_equal(table.codes, codes)
+        np.testing.assert_array_equal(table.sizes, expected.to_numpy().sum(axis=1))
+        if sensitive:
+            np.testing.assert_array_equal(table.contingency, expected.to_numpy())
+    assert enc.rollups <= len(steps)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 3))
+def test_a_shifted_key_is_the_key_of_the_generalized_codes(seed, q):
+    """``_shifted_key`` against the mixed-radix key of each class's codes generalized to
+    the coarser node, built digit by digit in plain Python."""
+    rng = np.random.default_rng(seed)
+    hierarchies = [
+        random_hierarchy(f"a{j}", int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+        for j in range(q)
+    ]
+    columns = [rng.integers(0, h.leaves.size, 80) for h in hierarchies]
+    enc = EncodedTable(columns, hierarchies)
+    src = tuple(int(rng.integers(0, h.height + 1)) for h in hierarchies)
+    node = tuple(int(rng.integers(lv, h.height + 1)) for lv, h in zip(src, hierarchies))
+    table = enc.classes(src)
+    assert table.dense is not None  # numbered per attribute (fewer than four QIs)
+    radices = [h.n_nodes(lv) for h, lv in zip(hierarchies, node)]
+    key = enc._shifted_key(src, table.dense, node, radices)
+    expected = []
+    for codes in table.codes.tolist():
+        value = 0
+        for j, code in enumerate(codes):
+            h = hierarchies[j]
+            leaf = int(np.flatnonzero(h.node_codes[:, src[j]] == code)[0])
+            value = value * radices[j] + int(h.node_codes[leaf, node[j]])
+        expected.append(value)
+    assert key.tolist() == expected

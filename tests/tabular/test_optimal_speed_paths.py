@@ -224,3 +224,144 @@ def test_sizes_only_outcome_suppresses_the_small_classes(sizes, ks, limit):
         kept = [s >= max(ks) for s in sizes]
         assert out.ok.tolist() == kept
         assert out.suppressed == sum(s for s, keep in zip(sizes, kept) if not keep)
+
+
+def _plain_emd(row, reference, domain, distance, hierarchy):
+    """The EMD of one group to the reference, measured alone (one row at a time)."""
+    from structanon.distances import emd_many
+
+    return float(emd_many(np.array([row], dtype=float), reference, distance, domain, hierarchy)[0])
+
+
+@st.composite
+def _class_table(draw):
+    g = draw(st.integers(1, 12))
+    s = draw(st.integers(1, 5))
+    rng = np.random.default_rng(draw(st.integers(0, 10_000)))
+    contingency = rng.integers(0, 5, (g, s)) * (rng.random((g, s)) < 0.6)
+    contingency[contingency.sum(axis=1) == 0, 0] = 1  # every class holds a record
+    table = ClassTable(np.zeros((g, 0), np.int64), contingency.sum(axis=1), contingency)
+    k = draw(st.integers(1, 4))
+    t = draw(st.sampled_from([0.1, 0.2, 0.3]))
+    distance = draw(st.sampled_from(["equal", "hierarchical", "ordered"]))
+    return table, k, t, distance
+
+
+@settings(max_examples=80, deadline=None)
+@given(_class_table(), st.integers(0, 20))
+def test_class_outcome_is_the_plain_fixed_point(problem, limit):
+    """``class_outcome`` (models that do not read the reference tested once) against a
+    plain loop: every kept class is tested against the distribution of the kept classes
+    (all of them at first), failing classes are suppressed, until none fails."""
+    table, k, t, distance = problem
+    s = table.contingency.shape[1]
+    hierarchy = random_hierarchy("v", s, 2)
+    domain = np.asarray(hierarchy.leaves, dtype=object)
+    model = TCloseness(t, distance, hierarchy if distance == "hierarchical" else None)
+    models = [KAnonymity(k), model, RecursiveCLDiversity(3.0, 1)]
+    kept = set(range(table.n_classes))
+    while kept:
+        reference = table.contingency[sorted(kept)].sum(axis=0)
+        present = np.flatnonzero(reference > 0)
+        failing = {
+            c
+            for c in kept
+            if table.sizes[c] < k
+            or _plain_emd(
+                table.contingency[c, present],
+                reference[present],
+                domain[present],
+                distance,
+                hierarchy,
+            )
+            > t + 1e-9
+            or not RecursiveCLDiversity(3.0, 1).group_ok(table.contingency[c : c + 1])[0]
+        }
+        if not failing:
+            break
+        kept -= failing
+    expected = np.isin(np.arange(table.n_classes), sorted(kept))
+    suppressed = int(table.sizes[~expected].sum())
+    out = class_outcome(table, models, domain)
+    assert out.ok.tolist() == expected.tolist()
+    assert out.suppressed == suppressed
+    cut = class_outcome(table, models, domain, limit=limit)
+    assert (cut.suppressed <= limit) == (suppressed <= limit)
+    if suppressed <= limit:
+        assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hierarchical_t_closeness_of_integer_counts_is_emd_many_bit_for_bit(seed):
+    """Integer counts take row totals by a product (exact for whole numbers); the values
+    are those of ``emd_many`` on the same counts as floats, empty groups included."""
+    from structanon.distances import emd_many
+
+    rng = np.random.default_rng(seed)
+    hierarchy = random_hierarchy("s", 9, 3)
+    model = TCloseness(0.2, "hierarchical", hierarchy)
+    leaves = np.asarray(hierarchy.leaves, dtype=object)
+    for _ in range(30):
+        present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
+        counts = rng.integers(0, 6, (40, present.size))
+        counts[rng.random(40) < 0.1] = 0
+        reference = rng.integers(1, 50, present.size)
+        ours = model.group_values(counts, reference, leaves[present])
+        expected = emd_many(
+            counts.astype(float), reference, "hierarchical", leaves[present], hierarchy
+        )
+        assert np.array_equal(ours, expected)
+
+
+def _plain_excess(model, counts, reference, domain, drift):
+    """``TCloseness.suppression_excess`` for the hierarchical distance from its definition:
+    EMDs one group at a time, ``D`` the largest EMD of a one-value group, and the reach from
+    the extra mass ``x_n`` under every node of the levels below the root, walked up the
+    hierarchy's codes (``phi_v = sum sign(x_n) / (2 H)`` over the ancestors ``n`` of ``v``)."""
+    h = model.hierarchy
+    height = h.height
+    leaf = h.encode(domain)
+    m = len(domain)
+    g = np.asarray(reference, dtype=float) / np.sum(reference)
+    top = max(_plain_emd(np.eye(m)[v], reference, domain, "hierarchical", h) for v in range(m))
+    drift = min(drift, drift * top / (1 - drift))
+    cut = model.t + drift + 2e-9
+    out = []
+    for row in counts:
+        if cut >= top:
+            out.append(0.0)
+            continue
+        d = _plain_emd(row, reference, domain, "hierarchical", h)
+        p = row / row.sum()
+        phi = np.zeros(m)
+        for level in range(height):
+            codes = h.node_codes[leaf, level]
+            for node in set(codes.tolist()):
+                under = codes == node
+                phi[under] += np.sign((p - g)[under].sum()) / (2 * height)
+        reach = min(max(phi[v] for v in range(m) if row[v] > 0) - phi @ g + 1e-9, top)
+        room = reach - cut if reach - cut > 1e-12 else top - cut
+        out.append(float(np.clip(max(d - cut, 0.0) / room, 0.0, 1.0)))
+    return np.array(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 9),
+    st.integers(1, 3),
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.01, 0.05, 0.2]),
+    st.sampled_from([0.05, 0.2, 0.4]),
+)
+def test_hierarchical_excess_equals_its_definition(n_leaves, height, seed, drift, t):
+    rng = np.random.default_rng(seed)
+    hierarchy = random_hierarchy("s", n_leaves, height)
+    model = TCloseness(t, "hierarchical", hierarchy)
+    leaves = np.asarray(hierarchy.leaves, dtype=object)
+    present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
+    counts = rng.integers(0, 6, (12, present.size)) * (rng.random((12, present.size)) < 0.5)
+    counts[counts.sum(axis=1) == 0, 0] = 3
+    reference = counts.sum(axis=0) + rng.integers(0, 30, present.size)
+    ours = model.suppression_excess(counts, reference, leaves[present], drift)
+    expected = _plain_excess(model, counts.astype(float), reference, leaves[present], drift)
+    np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
