@@ -7,6 +7,7 @@ generated power-law graphs (100k / 300k / 1M edges).
                                                      # supergraph (about 15 minutes)
     ... --edit --facebook-only                       # its ego-Facebook rows only
     ... --edit --liu-terzi <git dir or checkout>     # and the Liu-Terzi peer beside them
+    ... --edit --assortativity-parts [--liu-terzi <git dir>]  # where assortativity comes from
     ... --no-record                                  # print only, bench/RESULTS.md untouched
 """
 
