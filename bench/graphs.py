@@ -5,6 +5,9 @@ generated power-law graphs (100k / 300k / 1M edges).
     python bench/graphs.py --quick    # Facebook k=5,20 and the 100k graph
     python bench/graphs.py --edit     # the edit construction against
                                                      # supergraph (about 15 minutes)
+    ... --edit --facebook-only                       # its ego-Facebook rows only
+    ... --edit --liu-terzi <git dir or checkout>     # and the Liu-Terzi peer beside them
+    ... --edit --assortativity-parts [--liu-terzi <git dir>]  # where assortativity comes from
     ... --no-record                                  # print only, bench/RESULTS.md untouched
 """
 
@@ -31,6 +34,9 @@ machine_line, markdown_table, measure = (
     _harness.measure,
 )
 record_section, shared_data = _harness.record_section, _harness.shared_data
+_spec = importlib.util.spec_from_file_location("liu_terzi", BENCH / "peers" / "liu_terzi.py")
+liu_terzi = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(liu_terzi)
 
 import graphs  # noqa: E402  (imported once here, so the forked cases do not time imports)
 
@@ -225,6 +231,146 @@ def _edit_row(construct, max_drop, k, fb) -> list:
     ]
 
 
+def peer_release(path: Path, k: int, peer: dict) -> dict:
+    """The Liu-Terzi peer's output (:func:`liu_terzi.run_liu_terzi`) checked with plain
+    networkx, its edits counted against the original, and its utility measured by the code
+    and settings of our rows (``graphs.metrics.utility_from_edges``, ``level="full"``,
+    seed 0, on the node indices ``k_degree_anonymize`` uses, the kept original edges in
+    input order then the additions, as our releases list them)."""
+    from collections import Counter
+
+    import networkx as nx
+
+    from graphs._kdegree import _prepare_input, _readable
+    from graphs.metrics import utility_from_edges
+
+    original = nx.read_edgelist(path, nodetype=int)
+    out: nx.Graph = nx.Graph()
+    out.add_nodes_from(peer["nodes"].tolist())
+    out.add_edges_from(peer["edges"].tolist())
+    problems = []
+    same_nodes = set(out) == set(original)
+    if not same_nodes:
+        problems.append("node set differs")
+    if peer["directed"] or peer["multigraph"]:
+        problems.append("not a simple undirected graph")
+    if nx.number_of_selfloops(out) or out.number_of_edges() != len(peer["edges"]):
+        problems.append("self-loops or repeated edges")
+    counts = Counter(d for _, d in out.degree())
+    rare = sorted(d for d, c in counts.items() if c < k)
+    if rare:
+        problems.append(f"degrees held by fewer than k nodes: {rare[:5]}")
+    added = nx.difference(out, original).number_of_edges() if same_nodes else None
+    removed = nx.difference(original, out).number_of_edges() if same_nodes else None
+    data = _prepare_input(graphs.read_graph(path), k, False, ())
+    n = data.n
+    position = np.full(max(max(data.nodes), int(peer["nodes"].max())) + 1, -1, dtype=np.int64)
+    position[np.asarray(data.nodes)] = np.arange(n)
+    after = np.sort(position[peer["edges"]], axis=1)
+    kept = np.isin(data.edges[:, 0] * n + data.edges[:, 1], after[:, 0] * n + after[:, 1])
+    new = after[~np.isin(after[:, 0] * n + after[:, 1], data.edges[:, 0] * n + data.edges[:, 1])]
+    final = np.concatenate([data.edges[kept], new[np.lexsort((new[:, 1], new[:, 0]))]])
+    utility = _readable(utility_from_edges(n, data.edges, final, seed=0, level="full"))
+    return {
+        "added": added,
+        "removed": removed,
+        "smallest_class": min(counts.values()),
+        "verified": "yes" if not problems else "NO: " + "; ".join(problems),
+        "utility": utility,
+    }
+
+
+def _peer_rows(module: Path, noise: int, k: int, fb: Path, timeout: float) -> tuple[list, list]:
+    """The peer on Facebook (a row of the edit table, and one of its own details): run in a
+    child with ``timeout``, then checked and measured in another child."""
+    name = f"Liu-Terzi peer (noise {noise})"
+    try:
+        res, secs, peak = measure(liu_terzi.run_liu_terzi, module, fb, k, noise, 0, timeout=timeout)
+    except TimeoutError:
+        print(f"Liu-Terzi k={k}: no answer within {timeout} s", flush=True)
+        return [name, k, f"timeout ({timeout:.0f} s)"] + [None] * 19 + ["no output"], [
+            k,
+            None,
+            f"> {timeout:.0f}",
+            None,
+            None,
+            None,
+            None,
+            "no output",
+        ]
+    fig = measure(peer_release, fb, k, res, timeout=600)[0]
+    u = fig["utility"]
+    edits = None if fig["added"] is None else fig["added"] + fig["removed"]
+    row = [name, k, _f(secs, 2), _f(peak, 0), fig["added"], fig["removed"], edits]
+    row += [None] * 7 + [_f(res["cpu"], 2), _f(res["cpu_total"], 2)]
+    row += [
+        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
+        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
+        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+        _f(u["community_nmi"]),
+        _f(u["degree_emd"]),
+        fig["verified"],
+    ]
+    detail = [k, res["attempts"], _f(secs, 2), _f(res["read"], 2), _f(res["cpu"], 2)]
+    detail += [len(res["edges"]), fig["smallest_class"], fig["verified"]]
+    return row, detail
+
+
+def _degree_correlation(deg: np.ndarray, edges: np.ndarray) -> float | None:
+    """Pearson correlation of ``deg`` at either end of ``edges`` (assortativity's formula
+    with the degrees given)."""
+    if len(edges) == 0:
+        return None
+    x = np.concatenate([deg[edges[:, 0]], deg[edges[:, 1]]]).astype(np.float64)
+    y = np.concatenate([deg[edges[:, 1]], deg[edges[:, 0]]]).astype(np.float64)
+    return float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 else None
+
+
+def assortativity_parts(path: Path, k: int, module: Path | None, noise: int) -> list[list]:
+    """Where the assortativity of our edit release and of the Liu-Terzi peer's comes from:
+    the correlation of the anonymized degrees over the original edges, over the kept ones,
+    and over the added ones (both graphs on the node indices of our releases)."""
+    from graphs._kdegree import _prepare_input
+
+    data = _prepare_input(graphs.read_graph(path), k, False, ())
+    n, before = data.n, data.edges
+    release = graphs.k_degree_anonymize(
+        graphs.read_graph(path), k, construct="edit", relabel=False, seed=0, measures=False
+    )
+    index = np.full(max(data.nodes) + 1, -1, dtype=np.int64)
+    index[np.asarray(data.nodes)] = np.arange(n)
+    graphs_after = [("edit", np.array(list(release.data.edges()), dtype=np.int64))]
+    if module is not None:
+        peer = liu_terzi.run_liu_terzi(module, path, k, noise, 0)
+        graphs_after.append((f"Liu-Terzi peer (noise {noise})", peer["edges"]))
+    code0 = before[:, 0] * n + before[:, 1]
+    rows = []
+    for name, labels in graphs_after:
+        after = np.sort(index[labels.reshape(-1, 2)], axis=1)
+        code1 = after[:, 0] * n + after[:, 1]
+        deg = np.bincount(after.ravel(), minlength=n)
+        kept = before[np.isin(code0, code1)]
+        added = after[~np.isin(code1, code0)]
+        removed = before[~np.isin(code0, code1)]
+        rows.append(
+            [
+                name,
+                k,
+                int(deg.max()),
+                _f(_degree_correlation(np.bincount(before.ravel(), minlength=n), before)),
+                _f(_degree_correlation(deg, after)),
+                _f(_degree_correlation(deg, before)),
+                _f(_degree_correlation(deg, kept)),
+                len(added),
+                _f(_degree_correlation(deg, added)),
+                len(removed),
+                _f(float(np.abs(deg - np.bincount(before.ravel(), minlength=n)).sum()) / 2, 1),
+            ]
+        )
+    return rows
+
+
 def where_edits_go(source, k: int) -> dict:
     """``graphs._edit.edit_anonymize(n, edges, k, seed=0)`` on ``source`` (a path to an
     edge list, or a Chung-Lu edge count): its edits against the least edits of any graph
@@ -299,10 +445,12 @@ def where_edits_go_section(cases) -> list[str]:
     ]
 
 
-def edit_section(ks, sizes) -> list[str]:
-    """The edit construction (additions and deletions) beside the supergraph."""
+def edit_section(ks, sizes, peer=None) -> list[str]:
+    """The edit construction (additions and deletions) beside the supergraph and, when
+    ``peer = (kdegree.py path, version, noise, timeout)`` is given, the Liu-Terzi peer."""
     lines = ['### Least symmetric difference (`construct="edit"`) beside `supergraph`', ""]
     fb = shared_data("facebook/facebook_combined.txt")
+    peer_details: list[list] = []
     if fb is None:
         lines.append("Facebook data absent: skipped.")
     else:
@@ -311,11 +459,18 @@ def edit_section(ks, sizes) -> list[str]:
             for construct, max_drop in EDIT_CASES:
                 rows.append(_edit_row(construct, max_drop, k, fb))
                 print(rows[-1], flush=True)
-        # the supergraph's two-sided bound is the edit rows' (same graph and k)
+            if peer is not None:
+                row, detail = _peer_rows(peer[0], peer[2], k, fb, peer[3])
+                rows.append(row)
+                peer_details.append(detail)
+                print(rows[-1], detail, flush=True)
+        # the supergraph's and the peer's bounds are the edit rows' (same graph and k)
         by_k = {row[1]: row for row in rows if row[0] == "edit"}
         for row in rows:
             row[7:11] = by_k[row[1]][7:11]
-            row[11] = _f(row[6] / row[7], 3) if row[7] else None
+            row[11] = _f(row[6] / row[7], 3) if row[7] and row[6] is not None else None
+            if row[0].startswith("Liu-Terzi") and row[6] is not None:
+                row[12] = _f(row[6] / max(b or 0 for b in row[7:11]), 3)
         lines += [
             "SNAP ego-Facebook. `wall s` / `peak MiB`: read the edge list + "
             "`k_degree_anonymize(G, k, construct=..., seed=0, utility=False)` (anonymize, "
@@ -364,6 +519,35 @@ def edit_section(ks, sizes) -> list[str]:
             ),
             "",
         ]
+    if peer_details:
+        lines += [
+            f"Liu-Terzi peer: `kdegree.py` of blextar/graph-k-degree-anonymity ({peer[1]}), "
+            "called as its `test.py` does: `nx.read_edgelist(path, nodetype=int)`, then "
+            f"`graph_anonymiser(G, k=k, noise={peer[2]}, with_deletions=True)` (group degree "
+            "= median; `random.seed(0)` for its PRIORITY picks), in a fresh process with a "
+            f"{peer[3]:.0f} s limit per k. Its `wall s` / `peak MiB` cover the read and that "
+            "call (ours also publish, verify and measure risk); `anonymize CPU s` is the CPU "
+            "time of the call. Its output is checked with plain networkx (same node set, "
+            "simple undirected, every degree held by >= k nodes), its `added` / `removed` "
+            "are the edges of the output not in the input and back (`nx.difference`), and "
+            'its utility is our `utility_from_edges` at `level="full"`, seed 0, on the '
+            "node indices and edge order of our releases (`bench/graphs.py::peer_release`).",
+            "",
+            markdown_table(
+                [
+                    "k",
+                    "probing attempts",
+                    "wall s",
+                    "read s",
+                    "anonymize CPU s",
+                    "edges out",
+                    "smallest degree class",
+                    "verified",
+                ],
+                peer_details,
+            ),
+            "",
+        ]
     rows = []
     for n_edges in sizes:
         for k in (10, 50):
@@ -390,6 +574,8 @@ def edit_section(ks, sizes) -> list[str]:
                 ]
             )
             print(rows[-1], flush=True)
+    if not sizes:
+        return lines
     lines += [
         'Generated Chung-Lu graphs as above, `construct="edit"`, `utility="fast"`; '
         "`end-to-end s` as above, peak MiB of the whole child (generation and the networkx "
@@ -430,9 +616,60 @@ def main() -> None:
     parser.add_argument(
         "--no-record", action="store_true", help="print the tables; leave bench/RESULTS.md alone"
     )
+    parser.add_argument(
+        "--liu-terzi",
+        type=Path,
+        metavar="PATH",
+        help="with --edit: also run the Liu-Terzi peer from this git directory or checkout "
+        "of blextar/graph-k-degree-anonymity (kdegree.py is copied to a cache folder)",
+    )
+    parser.add_argument(
+        "--liu-terzi-noise",
+        type=int,
+        default=1,
+        help="the peer's probing noise (default 1, as its test.py)",
+    )
+    parser.add_argument(
+        "--liu-terzi-timeout",
+        type=float,
+        default=300.0,
+        help="seconds the peer may take per k (default 300)",
+    )
+    parser.add_argument(
+        "--facebook-only",
+        action="store_true",
+        help="with --edit: only the ego-Facebook rows (no Chung-Lu graphs, no edit breakdown)",
+    )
+    parser.add_argument(
+        "--assortativity-parts",
+        action="store_true",
+        help="with --edit: only the assortativity breakdown of the edit release (and of the "
+        "Liu-Terzi peer's with --liu-terzi) on ego-Facebook",
+    )
     args = parser.parse_args()
+    if args.edit and args.assortativity_parts:
+        module = None if args.liu_terzi is None else liu_terzi.kdegree_module(args.liu_terzi)[0]
+        fb = shared_data("facebook/facebook_combined.txt")
+        if fb is None:
+            raise SystemExit("ego-Facebook is absent")
+        rows = []
+        for k in [5, 20] if args.quick else [5, 10, 20, 50, 100]:
+            part, secs, _ = measure(
+                assortativity_parts, fb, k, module, args.liu_terzi_noise, timeout=900
+            )
+            rows += part
+            print(part, f"{secs:.1f} s", flush=True)
+        header = ["graph", "k", "max degree", "r original", "r release"]
+        header += ["r(d', original edges)", "r(d', kept edges)", "added", "r(d', added edges)"]
+        header += ["removed", "half the degree change"]
+        print(markdown_table(header, rows))
+        return
     if args.edit:
         ks = [5, 20] if args.quick else [5, 10, 20, 50, 100]
+        peer = None
+        if args.liu_terzi is not None:
+            module, version = liu_terzi.kdegree_module(args.liu_terzi)
+            peer = (module, version, args.liu_terzi_noise, args.liu_terzi_timeout)
         lines = [
             "## graphs: least symmetric difference (additions and deletions)",
             "",
@@ -440,15 +677,19 @@ def main() -> None:
             "times are pessimistic. Each case runs in a forked child.",
             "",
         ]
-        lines += edit_section(ks, [100_000] if args.quick else [1_000_000])
-        cases = [("ego-Facebook", shared_data("facebook/facebook_combined.txt"), k) for k in ks]
-        cases = [case for case in cases if case[1] is not None]
-        sizes = [50_000] if args.quick else [200_000, 1_000_000]
-        cases += [(f"Chung-Lu {m:,}", m, k) for m in sizes for k in (10, 50)]
-        lines += where_edits_go_section(cases)
-        lines.append(
-            "Command: `python bench/graphs.py --edit" + (" --quick`" if args.quick else "`")
-        )
+        sizes = [] if args.facebook_only else [100_000] if args.quick else [1_000_000]
+        lines += edit_section(ks, sizes, peer)
+        if not args.facebook_only:
+            cases = [("ego-Facebook", shared_data("facebook/facebook_combined.txt"), k) for k in ks]
+            cases = [case for case in cases if case[1] is not None]
+            sizes = [50_000] if args.quick else [200_000, 1_000_000]
+            cases += [(f"Chung-Lu {m:,}", m, k) for m in sizes for k in (10, 50)]
+            lines += where_edits_go_section(cases)
+        flags = " --quick" * args.quick + " --facebook-only" * args.facebook_only
+        if peer is not None:
+            flags += f" --liu-terzi <git dir> --liu-terzi-noise {peer[2]}"
+            flags += f" --liu-terzi-timeout {peer[3]:g}"
+        lines.append(f"Command: `python bench/graphs.py --edit{flags}`")
         if not args.no_record:
             record_section("graphs-edit", "\n".join(lines))
         print("\n".join(lines))
