@@ -9,8 +9,6 @@ published graph alone and runs the measures.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import math
 import warnings
@@ -33,7 +31,7 @@ from ._construct import construct as build_construction
 from ._edit import edit_anonymize
 from ._sequence import _METHODS
 from ._verify import DegreeKAnonymity, degree_partition, degree_verifier
-from .io import INPUT_REPORT
+from .io import INPUT_REPORT, _no_gc
 from .metrics import LEVELS, utility_from_edges
 from .risk import risk_from_edges
 
@@ -122,19 +120,6 @@ def _sequence_bound(n: int, edges: np.ndarray, residual: np.ndarray) -> int:
     min_first = ts * head + (pre[ts] - pre[head])
     outside_b = int(max(0, (pre[ts] - ts * (ts - 1) - (min_all - min_first)).max()))
     return math.ceil((total + max(outside_a, outside_b)) / 2)
-
-
-@contextlib.contextmanager
-def _no_gc():
-    """Pause the cyclic garbage collector while millions of small objects are built (it
-    would otherwise rescan the whole heap many times); it is restored afterwards."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 UTILITY_CHOICES = ("auto", "fast", "full", "none")

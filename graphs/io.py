@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import gzip
 import io
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +79,27 @@ def _read_text(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
+@contextlib.contextmanager
+def _no_gc():
+    """Pause the cyclic garbage collector while many small objects are built (a graph's
+    adjacency dicts: it would otherwise rescan the whole heap many times, 0.4 of the 0.55 s
+    ego-Facebook's 88,234 edges took to build); it is restored afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _simple_from_pairs(src: np.ndarray, dst: np.ndarray, nodes=None) -> nx.Graph:
     """Undirected simple graph from endpoint arrays; self-loops and duplicates are counted."""
+    with _no_gc():
+        return _simple_graph(src, dst, nodes)
+
+
+def _simple_graph(src: np.ndarray, dst: np.ndarray, nodes) -> nx.Graph:
     loops = src == dst
     a, b = src[~loops], dst[~loops]
     graph: nx.Graph = nx.Graph()
@@ -112,9 +134,41 @@ _DIRECTED = re.compile(r"(?<!un)directed(?! *=? *false)", re.IGNORECASE)
 
 
 def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
+    text = _read_text(path)
+    pairs = _plain_pairs(text)
+    if pairs is not None:
+        return _simple_from_pairs(pairs[:, 0], pairs[:, 1])
+    return _checked_edgelist(text, path, as_undirected)
+
+
+# digits, signs, spaces, tabs and line ends only: numpy would also read "1.5" as an
+# integer, which the line-by-line reader refuses
+_PLAIN = re.compile(r"[0-9 \t\r\n+-]*")
+
+
+def _plain_pairs(text: str) -> np.ndarray | None:
+    """The (m, 2) node ids of an edge list with no comment, every line blank or a pair of
+    integers (more columns on every line: the first two), parsed by numpy; ``None`` for
+    anything else, which :func:`_checked_edgelist` reads line by line (and names the line
+    of any error)."""
+    if not text.strip() or _PLAIN.fullmatch(text) is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            # an id beyond 64 bits is parsed through a float, with a warning: refused here
+            warnings.simplefilter("error")
+            table = np.loadtxt(io.StringIO(text), dtype=np.int64, comments=None, ndmin=2)
+    except (ValueError, OverflowError, Warning):
+        return None
+    if table.shape[1] < 2:
+        return None
+    return table[:, :2]
+
+
+def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
     src: list[int] = []
     dst: list[int] = []
-    for lineno, line in enumerate(_read_text(path).split("\n"), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         text = line.strip()
         if not text or text[0] in "#%":
             if text and not src and not as_undirected and _DIRECTED.search(text):

@@ -52,6 +52,71 @@ def test_edge_list_recounted(tmp_path_factory, case):
     }
 
 
+_TOKEN = st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(str),
+    st.sampled_from(["1.5", "a", "2" * 20, "-" + "9" * 19, "+7", "0x1", "1e3"]),
+)
+_LINE = st.one_of(
+    st.lists(st.integers(-50, 50).map(str), min_size=2, max_size=2),
+    st.lists(_TOKEN, min_size=1, max_size=4),
+    st.just([]),
+).flatmap(
+    lambda tokens: st.tuples(
+        st.just(tokens), st.sampled_from([" ", "\t", "  "]), st.sampled_from(["", " ", "\t"])
+    )
+)
+
+
+def _plain_read(text):
+    """Edges, nodes and report of an edge list without comments, read one line at a time
+    in plain Python; ``None`` where a line is not two (or more) 64-bit integers."""
+    rows = []
+    for line in text.split("\n"):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) < 2:
+            return None
+        try:
+            u, v = int(parts[0]), int(parts[1])
+        except ValueError:
+            return None
+        if not all(-(2**63) <= x < 2**63 for x in (u, v)):
+            return None
+        rows.append((u, v))
+    return rows or None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_LINE, min_size=1, max_size=12),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+)
+def test_edge_list_read_as_a_plain_line_by_line_parse(tmp_path_factory, lines, eol, last):
+    # every line blank, two integers, or anything else (1 or 3-4 columns, floats, words,
+    # ids beyond 64 bits), in any mix: read_graph gives what a line-by-line parse gives,
+    # or refuses the file where that parse finds a bad line
+    text = eol.join(lead + sep.join(tokens) for tokens, sep, lead in lines) + (eol if last else "")
+    path = tmp_path_factory.mktemp("edges") / "g.txt"
+    path.write_bytes(text.encode())
+    rows = _plain_read(text)
+    if rows is None:
+        with pytest.raises(InputError):
+            read_graph(path)
+        return
+    g = read_graph(path)
+    pairs = {frozenset((u, v)) for u, v in rows if u != v}
+    assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
+    assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
+    loops = sum(u == v for u, v in rows)
+    assert g.graph["input_report"] == {
+        "self_loops": loops,
+        "duplicate_edges": len(rows) - loops - len(pairs),
+        "edge_rows": len(rows),
+    }
+
+
 def test_gzip_edge_list(tmp_path):
     p = tmp_path / "g.txt.gz"
     p.write_bytes(gzip.compress(b"1 2\n2 3\n"))
