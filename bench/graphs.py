@@ -196,6 +196,18 @@ def _grouping_row(fb, k):
     return _f(measure(fixed_grouping_bound, fb, k, timeout=300)[0], 0)
 
 
+def _utility_cells(u: dict) -> list:
+    """The utility columns of an edit-section row: original -> anonymized pairs."""
+    return [
+        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
+        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
+        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+        _f(u["community_nmi"]),
+        _f(u["degree_emd"]),
+    ]
+
+
 def _edit_row(construct, max_drop, k, fb) -> list:
     """One construction on Facebook: timed without measures, then measured apart."""
     timed, secs, peak = measure(run_facebook, fb, k, "dp", construct, False, max_drop, timeout=300)
@@ -221,12 +233,7 @@ def _edit_row(construct, max_drop, k, fb) -> list:
         _grouping_row(fb, k) if construct == "edit" and max_drop is None else None,
         _f(timed["cpu"], 2),
         _f(timed["cpu_total"], 2),
-        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
-        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
-        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
-        _f(u["community_nmi"]),
-        _f(u["degree_emd"]),
+        *_utility_cells(u),
         timed["verified"],
     ]
 
@@ -304,12 +311,7 @@ def _peer_rows(module: Path, noise: int, k: int, fb: Path, timeout: float) -> tu
     row = [name, k, _f(secs, 2), _f(peak, 0), fig["added"], fig["removed"], edits]
     row += [None] * 7 + [_f(res["cpu"], 2), _f(res["cpu_total"], 2)]
     row += [
-        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
-        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
-        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
-        _f(u["community_nmi"]),
-        _f(u["degree_emd"]),
+        *_utility_cells(u),
         fig["verified"],
     ]
     detail = [k, res["attempts"], _f(secs, 2), _f(res["read"], 2), _f(res["cpu"], 2)]

@@ -27,6 +27,20 @@ def test_snap_edge_list_with_comments(tmp_path):
     assert g.graph["input_report"] == {"self_loops": 1, "duplicate_edges": 1, "edge_rows": 4}
 
 
+def _assert_recounted(g, rows):
+    """``g`` holds the edges and nodes (first column, then second, in order of appearance)
+    of the edge ``rows``, and its report counts their self-loops and repeated pairs."""
+    pairs = {frozenset((u, v)) for u, v in rows if u != v}
+    assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
+    assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
+    loops = sum(u == v for u, v in rows)
+    assert g.graph["input_report"] == {
+        "self_loops": loops,
+        "duplicate_edges": len(rows) - loops - len(pairs),
+        "edge_rows": len(rows),
+    }
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
@@ -41,15 +55,7 @@ def test_edge_list_recounted(tmp_path_factory, case):
     path = tmp_path_factory.mktemp("edges") / "g.txt"
     path.write_text("".join(f"{u} {v}\n" for u, v in rows))
     g = read_graph(path)
-    pairs = {frozenset((u, v)) for u, v in rows if u != v}
-    assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
-    assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
-    loops = sum(u == v for u, v in rows)
-    assert g.graph["input_report"] == {
-        "self_loops": loops,
-        "duplicate_edges": len(rows) - loops - len(pairs),
-        "edge_rows": len(rows),
-    }
+    _assert_recounted(g, rows)
 
 
 _TOKEN = st.one_of(
@@ -106,15 +112,7 @@ def test_edge_list_read_as_a_plain_line_by_line_parse(tmp_path_factory, lines, e
             read_graph(path)
         return
     g = read_graph(path)
-    pairs = {frozenset((u, v)) for u, v in rows if u != v}
-    assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
-    assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
-    loops = sum(u == v for u, v in rows)
-    assert g.graph["input_report"] == {
-        "self_loops": loops,
-        "duplicate_edges": len(rows) - loops - len(pairs),
-        "edge_rows": len(rows),
-    }
+    _assert_recounted(g, rows)
 
 
 def test_gzip_edge_list(tmp_path):

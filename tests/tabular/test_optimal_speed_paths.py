@@ -191,23 +191,6 @@ def test_descent_and_sweep_match_exhaustive_search(problem):
     assert_search_finds(expected, df, hierarchies, models, limit, metric)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_hierarchical_t_closeness_with_cached_plans_is_emd_many_bit_for_bit(seed):
-    from structanon.distances import emd_many
-
-    rng = np.random.default_rng(seed)
-    hierarchy = random_hierarchy("s", 9, 3)
-    model = TCloseness(0.2, "hierarchical", hierarchy)
-    leaves = np.asarray(hierarchy.leaves, dtype=object)
-    for _ in range(30):
-        present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
-        counts = rng.integers(0, 6, (40, present.size)).astype(float)
-        reference = rng.integers(1, 50, present.size).astype(float)
-        ours = model.group_values(counts, reference, leaves[present])
-        expected = emd_many(counts, reference, "hierarchical", leaves[present], hierarchy)
-        assert np.array_equal(ours, expected)
-
-
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(1, 12), min_size=1, max_size=40),
@@ -291,10 +274,12 @@ def test_class_outcome_is_the_plain_fixed_point(problem, limit):
         assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
 
 
+@pytest.mark.parametrize("whole", [False, True])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_hierarchical_t_closeness_of_integer_counts_is_emd_many_bit_for_bit(seed):
-    """Integer counts take row totals by a product (exact for whole numbers); the values
-    are those of ``emd_many`` on the same counts as floats, empty groups included."""
+def test_hierarchical_t_closeness_is_emd_many_bit_for_bit(seed, whole):
+    """With the plans cached per domain, and with integer counts (row totals by a product,
+    exact for whole numbers; empty groups included): the values are those of ``emd_many``
+    on the same counts as floats."""
     from structanon.distances import emd_many
 
     rng = np.random.default_rng(seed)
@@ -304,8 +289,11 @@ def test_hierarchical_t_closeness_of_integer_counts_is_emd_many_bit_for_bit(seed
     for _ in range(30):
         present = np.sort(rng.choice(leaves.size, rng.integers(1, leaves.size + 1), replace=False))
         counts = rng.integers(0, 6, (40, present.size))
-        counts[rng.random(40) < 0.1] = 0
         reference = rng.integers(1, 50, present.size)
+        if whole:
+            counts[rng.random(40) < 0.1] = 0
+        else:
+            counts, reference = counts.astype(float), reference.astype(float)
         ours = model.group_values(counts, reference, leaves[present])
         expected = emd_many(
             counts.astype(float), reference, "hierarchical", leaves[present], hierarchy
