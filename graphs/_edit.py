@@ -38,7 +38,7 @@ import numpy as np
 from structanon.errors import InfeasibleError
 
 from ._construct import construct
-from ._edit_lp import bmatching_vertex, group_values, max_bmatching
+from ._edit_lp import _ranks, bmatching_vertex, group_values, max_bmatching
 from ._twosided import (
     hub_lower_bound,
     mover_lower_bound,
@@ -189,17 +189,6 @@ def _top(cand: np.ndarray, score: np.ndarray, count: int, rng) -> np.ndarray:
         return cand
     key = score.astype(np.float64) + rng.random(cand.size) * 0.5
     return cand[np.argpartition(-key, count - 1)[:count]]
-
-
-def _ranks(ends: np.ndarray) -> np.ndarray:
-    """Occurrence number of every entry of ``ends`` among the equal entries before it."""
-    order = np.argsort(ends, kind="stable")
-    srt = ends[order]
-    starts = np.r_[0, np.flatnonzero(srt[1:] != srt[:-1]) + 1]
-    rank_sorted = np.arange(srt.size) - np.repeat(starts, np.diff(np.r_[starts, srt.size]))
-    rank = np.empty_like(rank_sorted)
-    rank[order] = rank_sorted
-    return rank
 
 
 def _delete_among(g: _EditGraph, lose: np.ndarray, rng) -> None:

@@ -183,6 +183,17 @@ def group_values(
     return out, objective
 
 
+def _ranks(ends: np.ndarray) -> np.ndarray:
+    """Occurrence number of every entry of ``ends`` among the equal entries before it."""
+    order = np.argsort(ends, kind="stable")
+    srt = ends[order]
+    starts = np.r_[0, np.flatnonzero(srt[1:] != srt[:-1]) + 1]
+    rank_sorted = np.arange(srt.size) - np.repeat(starts, np.diff(np.r_[starts, srt.size]))
+    rank = np.empty_like(rank_sorted)
+    rank[order] = rank_sorted
+    return rank
+
+
 def _greedy_extension(pairs: np.ndarray, residual: np.ndarray) -> np.ndarray:
     """Which of ``pairs`` (in order) a greedy b-matching with capacities ``residual`` takes:
     rounds in which a pair is taken when it comes, at both ends, before that end's
@@ -193,12 +204,7 @@ def _greedy_extension(pairs: np.ndarray, residual: np.ndarray) -> np.ndarray:
     open_ = np.flatnonzero((residual[pairs[:, 0]] > 0) & (residual[pairs[:, 1]] > 0))
     while open_.size:
         ends = pairs[open_]
-        order = np.argsort(ends.ravel(), kind="stable")
-        srt = ends.ravel()[order]
-        starts = np.r_[0, np.flatnonzero(srt[1:] != srt[:-1]) + 1]
-        rank = np.empty(srt.size, dtype=np.int64)
-        rank[order] = np.arange(srt.size) - np.repeat(starts, np.diff(np.r_[starts, srt.size]))
-        rank = rank.reshape(-1, 2)
+        rank = _ranks(ends.ravel()).reshape(-1, 2)
         ok = (rank[:, 0] < residual[ends[:, 0]]) & (rank[:, 1] < residual[ends[:, 1]])
         take[open_[ok]] = True
         np.subtract.at(residual, ends[ok].ravel(), 1)

@@ -23,7 +23,7 @@ from graphs._edit import (
     edit_anonymize,
 )
 from graphs._twosided import two_sided_sequence
-from tests.graphs.test_edit_lp import HUB_CASES, _hub_graph
+from tests.graphs.test_edit_lp import HUB_CASES, hub_case
 
 
 def _least_assignment(deg, target, values, cost):
@@ -93,10 +93,7 @@ def test_priced_values_is_the_least_cost_assignment(case):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(**HUB_CASES)
 def test_absorbed_prices_the_leftovers_recounted(n, p, h, k, seed):
-    edges, size = _hub_graph(n, p, h, seed)
-    g = _EditGraph(size, edges)
-    deg = g.degree.copy()
-    target, _ = two_sided_sequence(deg, k, seed=seed)
+    edges, size, _, deg, target = hub_case(n, p, h, k, seed)
     out = _absorbed(size, edges, deg, target, seed)
     # the leftovers of the same pairing, then a and s recounted on a networkx graph
     h_graph = _EditGraph(size, edges)

@@ -161,13 +161,20 @@ def _hub_graph(n, p, h, seed):
     return np.array(list(graph.edges()) + hub_edges, dtype=np.int64).reshape(-1, 2), n + h
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(**HUB_CASES)
-def test_group_values_keep_groups_parity_and_anonymity(n, p, h, k, seed):
+def hub_case(n, p, h, k, seed):
+    """A hub graph of :func:`_hub_graph` (edges, size), its edit graph, its degrees and the
+    two-sided target at ``k``."""
     edges, size = _hub_graph(n, p, h, seed)
     g = _EditGraph(size, edges)
     deg = g.degree.copy()
     target, _ = two_sided_sequence(deg, k, seed=seed)
+    return edges, size, g, deg, target
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**HUB_CASES)
+def test_group_values_keep_groups_parity_and_anonymity(n, p, h, k, seed):
+    edges, size, g, deg, target = hub_case(n, p, h, k, seed)
     out, objective = group_values(size, g.edges, deg, target)
     assert objective == objective  # not NaN: the LP is always feasible
     if out is not None:
@@ -232,10 +239,7 @@ def per_node_group_lp(n, edges, deg, target):
 def test_group_values_class_variables_keep_the_per_node_optimum(n, p, h, k, seed):
     # one variable per class of interchangeable nodes: the same optimum as one per node, up
     # to the tie-break's cost (at most _TIE per unit of every node's largest group value)
-    edges, size = _hub_graph(n, p, h, seed)
-    g = _EditGraph(size, edges)
-    deg = g.degree.copy()
-    target, _ = two_sided_sequence(deg, k, seed=seed)
+    edges, size, g, deg, target = hub_case(n, p, h, k, seed)
     _, objective = group_values(size, g.edges, deg, target)
     reference, top = per_node_group_lp(size, g.edges, deg, target)
     assert reference - 1e-6 <= objective <= reference + _TIE * top.sum() + 1e-6
