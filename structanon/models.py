@@ -298,10 +298,18 @@ class EntropyLDiversity(PrivacyModel):
         return np.exp(-(p * logp).sum(axis=1))
 
     def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
-        """See :meth:`PrivacyModel.suppression_excess`: ``(log l - H) / log l`` clipped at
-        0, ``H`` the group's entropy (nats).  A passing group has ``H >= log l``; ``H`` is
-        concave, so a merged group's entropy is at least the size-weighted mean of its
-        parts', and ``(log l - h)_+ / log l`` is decreasing, convex and at most 1."""
+        """See :meth:`PrivacyModel.suppression_excess`: ``(log l - H)_+ / (log l + log
+        p_max)``, ``H`` the group's entropy (nats) and ``p_max`` its largest share.
+
+        Split a group of distribution ``p`` into a share ``lam`` of records that are not
+        released (distribution ``f``) and the released rest (``r``, made of passing groups:
+        ``H(r) >= log l``, the entropy being concave).  By Gibbs' inequality ``H(r) <=
+        -sum_v r_v log p_v``, and ``r = (p - lam f) / (1 - lam)`` gives ``(1 - lam) log l
+        <= H + lam sum_v f_v log p_v <= H + lam log p_max`` (``f`` lies on the group's
+        values).  Hence ``lam >= (log l - H) / (log l + log p_max)``, a share at most 1
+        (``H >= -log p_max``); a failing group has ``p_max > 1 / l`` and a positive
+        denominator.  Without the last term this is the plain concavity bound ``(log l -
+        H) / log l``, which it always meets or exceeds."""
         c = np.atleast_2d(np.asarray(counts, dtype=float))
         limit = np.log(max(self.l - 2 * _EPS, 1.0))
         if limit <= 0:
@@ -310,7 +318,10 @@ class EntropyLDiversity(PrivacyModel):
         p = np.divide(c, tot, out=np.zeros_like(c), where=tot > 0)
         logp = np.log(p, out=np.zeros_like(p), where=p > 0)
         entropy = -(p * logp).sum(axis=1)
-        return np.clip((limit - entropy) / limit, 0.0, 1.0)
+        over = limit - entropy
+        room = limit + np.log(np.maximum(p.max(axis=1, initial=0.0), 1e-300))
+        share = np.divide(over, room, out=np.zeros_like(over), where=(over > 0) & (room > 0))
+        return np.clip(share, 0.0, 1.0)
 
     def to_dict(self):
         return {"model": self.name, "l": self.l}

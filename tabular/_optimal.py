@@ -589,8 +589,10 @@ class _Search:
         Every class smaller than the largest ``min_group_size`` counts in full; every other
         class counts ``|E| e(E)``, ``e`` the largest
         :meth:`~structanon.models.PrivacyModel.suppression_excess` of the models that offer one,
-        measured against the whole table with the drift allowed by the suppression limit
-        (the released records then differ from the table by at most that share).  A
+        measured against the whole table with no drift: :func:`class_outcome` tests every
+        class against the whole table's distribution first and never releases one that
+        fails it (later rounds, against the released records, only suppress more), so a
+        class it releases satisfies the models against the whole table itself.  A
         class's count is at most the records that a finer node (or the node itself)
         suppresses inside it, so the bound is at most the limit at the node and at its
         specializations when any of them is feasible: a node over the limit proves every
@@ -606,11 +608,10 @@ class _Search:
         bound = float(self.enc.n - int(kept.sum()))  # the classes smaller than the minimum
         if bound > self.max_suppressed:
             return bound
-        drift = self.max_suppressed / self.enc.n
         counts = table.contingency[big]
         excess: np.ndarray | None = None
         for m in self._excess_models:
-            share = m.suppression_excess(counts, self._reference, self.domain, drift)
+            share = m.suppression_excess(counts, self._reference, self.domain, 0.0)
             assert share is not None
             excess = share if excess is None else np.maximum(excess, share)
         assert excess is not None
@@ -728,9 +729,11 @@ class _Search:
         2. Every node whose bound can still reach the best score is visited from the most
            general level down (the maximal nodes of that down-set first).  An infeasible
            node proves all its specializations infeasible when feasibility is monotone, or
-           when it already fails the pruning models (:meth:`pruning_models`); those are
-           never visited.  Nodes are skipped only when infeasible or when their bound
-           exceeds the best feasible score, so the optimum and its ties are all scored.
+           when it already fails the pruning models (:meth:`pruning_models`) or its excess
+           bound (:meth:`sub_feasible`, then tested before the node's full check, which it
+           spares); those are never visited.  Nodes are skipped only when infeasible or
+           when their bound exceeds the best feasible score, so the optimum and its ties
+           are all scored.
         """
         ctx = SearchContext.build(self.enc, self.lattice)
         bounds = model.lower_bounds(ctx)
@@ -742,8 +745,17 @@ class _Search:
         pruning = self.pruning_models()
         best = np.inf
 
+        # without monotone feasibility, the pruning models and excess bounds are tested
+        # first: a node failing them is infeasible (and settles its specializations) without
+        # its full check, which most nodes visited fail
+        screen = not self.monotone and self.prunes(pruning)
+
         def visit(i: int) -> bool:
             nonlocal best
+            if screen and not self.sub_feasible(i, pruning):
+                status[i] = -1
+                _tag_cone(lattice, status, i, up=False, value=-1)
+                return False
             out = self.evaluate(i)
             if self.feasible(out):
                 status[i] = 1
@@ -751,7 +763,7 @@ class _Search:
                 best = min(best, scored[i])
                 return True
             status[i] = -1
-            if self.monotone or (self.prunes(pruning) and not self.sub_feasible(i, pruning)):
+            if self.monotone:
                 _tag_cone(lattice, status, i, up=False, value=-1)
             return False
 

@@ -5,9 +5,11 @@ the distribution of the records that are released) make feasibility non-monotone
 search still prunes with a bound: per class a share ``e`` of its records (0 when the class
 can be released, and ``size x e`` at most the records of the class that a finer node cannot
 release), so the sum over a node's classes bounds from below what the node and every
-specialization must suppress.  For t-closeness, a released subset missing a share ``f`` of
-the records is within EMD ``f`` of the whole table, so a class that can be released is
-within ``t + f`` of the whole table's distribution.
+specialization must suppress.  For t-closeness, the model's bound allows a drift: a released
+subset missing a share ``f`` of the records is within EMD ``f`` of the whole table, so a
+class within ``t`` of the released records is within ``t + f`` of the whole table's
+distribution.  The search needs no drift: its node check measures every class against the
+whole table first and never releases one that fails there.
 
 * ``suppression_excess`` keeps its contract on random groups, checked with independent
   code: the EMD as half the L1 distance or a transport linear program (hierarchical ground
@@ -15,7 +17,10 @@ within ``t + f`` of the whole table's distribution.
   and the recursive condition recomputed from the counts;
 * the optimal search with the bound finds the optimum of an exhaustive search (classes by
   pandas, suppression repeated against the released records until no class fails);
-* the bound does prune: on a fixed table it spares node checks and changes no result.
+* the bound does prune: on a fixed table it spares node checks and changes no result;
+* every class the node check releases is within ``t`` of the whole table (EMD by the
+  transport linear program on the records released, grouped by pandas), and the bound
+  without drift spares checks that the drifted one makes, with the same optimum.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from scipy.optimize import linprog
 
 from structanon import Hierarchy, InfeasibleError
 from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
-from tabular._optimal import _Lattice, _tag_cone, optimal_generalization
+from tabular._optimal import _Lattice, _tag_cone, class_outcome, optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import _encode, node_classes, reference_score
 
@@ -170,6 +175,17 @@ def passes_by_hand(model, counts: np.ndarray) -> bool:
     return r[0] < model.c * sum(r[model.l - 1 :])
 
 
+def fewest_to_remove_by_hand(model, counts: np.ndarray) -> int:
+    """The fewest records to take out of a group so that the rest passes ``model``, by
+    trying every sub-multiset of the group (everything, when nothing smaller will do)."""
+    best = int(counts.sum())
+    for kept in itertools.product(*[range(int(c) + 1) for c in counts]):
+        kept = np.array(kept, dtype=float)
+        if kept.sum() and passes_by_hand(model, kept):
+            best = min(best, int(counts.sum() - kept.sum()))
+    return best
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     st.sampled_from(
@@ -182,29 +198,48 @@ def passes_by_hand(model, counts: np.ndarray) -> bool:
             RecursiveCLDiversity(3.0, 3),
         ]
     ),
-    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
-    st.lists(st.integers(0, 12), min_size=4, max_size=4).filter(lambda c: sum(c) > 0),
+    st.lists(st.lists(st.integers(0, 6), min_size=4, max_size=4), min_size=1, max_size=4).filter(
+        lambda parts: all(sum(c) > 0 for c in parts)
+    ),
 )
-def test_l_diversity_excess_keeps_its_contract(model, a, b):
-    a, b = np.array(a, dtype=float), np.array(b, dtype=float)
-    groups = np.array([a, b, a + b])
+def test_l_diversity_excess_keeps_its_contract(model, parts):
+    parts = np.array(parts, dtype=float)
+    merged = parts.sum(axis=0)
+    groups = np.vstack([parts, merged])
     excess = model.suppression_excess(groups, groups.sum(axis=0), None, 0.0)
     assert excess is not None
     assert ((excess >= 0) & (excess <= 1)).all()
     for group, e in zip(groups, excess):
         if passes_by_hand(model, group):
             assert e == 0.0
-    sizes = groups.sum(axis=1)
-    assert sizes[2] * excess[2] <= sizes[0] * excess[0] + sizes[1] * excess[1] + 1e-9
+        # no more than the fewest records whose removal leaves a passing group
+        assert group.sum() * e <= fewest_to_remove_by_hand(model, group) + 1e-9
+    # the merged group counts at most the records of its parts that fail
+    failing = sum(part.sum() for part in parts if not passes_by_hand(model, part))
+    assert merged.sum() * excess[-1] <= failing + 1e-9
+    if isinstance(model, RecursiveCLDiversity):
+        # r_1 - c (r_l + ... + r_m) is subadditive: the count never grows when groups merge
+        sizes = parts.sum(axis=1)
+        assert merged.sum() * excess[-1] <= float(sizes @ excess[:-1]) + 1e-9
+    else:
+        # never below the plain concavity bound (log l - H)_+ / log l
+        p = groups / groups.sum(axis=1, keepdims=True)
+        entropy = -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=1)
+        limit = np.log(model.l - 2e-9)
+        assert (excess >= np.clip((limit - entropy) / limit, 0, 1) - 1e-12).all()
 
 
 def test_l_diversity_excess_values():
-    # 8 flu, 1 cold, 1 cough: entropy 0.639 nats, below log 2 = 0.693
+    # 8 flu, 1 cold, 1 cough: entropy 0.639 nats, below log 2 = 0.693; the largest share
+    # 0.8 sets the denominator log 2 + log 0.8
     group = np.array([[8.0, 1.0, 1.0]])
     p = np.array([0.8, 0.1, 0.1])
     entropy = -(p * np.log(p)).sum()
     e = EntropyLDiversity(2).suppression_excess(group, None, None, 0.0)[0]
-    assert e == pytest.approx((np.log(2) - entropy) / np.log(2), abs=1e-8)
+    assert e == pytest.approx((np.log(2) - entropy) / (np.log(2) + np.log(0.8)), abs=1e-8)
+    assert e > (np.log(2) - entropy) / np.log(2)
+    # one value only: all of it must go
+    assert EntropyLDiversity(3).suppression_excess([[5.0, 0.0]], None, None, 0.0)[0] == 1.0
     # recursive (2, 2): 8 >= 2 (1 + 1), by 4 records of 10
     e = RecursiveCLDiversity(2.0, 2).suppression_excess(group, None, None, 0.0)[0]
     assert e == pytest.approx(0.4, abs=1e-6)
@@ -403,3 +438,69 @@ def test_the_reach_of_a_group_spares_checks_and_changes_no_result(distance, metr
     for result in (tight, plain):
         assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
         assert result.best.suppressed <= 20
+
+
+# ------------------------------------------------ the premise of the bound without drift
+@st.composite
+def closeness_problem(draw):
+    df, hierarchies = draw_table(draw, min_rows=8)
+    models = [
+        model_for(
+            draw(st.sampled_from(["equal", "hierarchical"])),
+            draw(st.sampled_from([0.05, 0.1, 0.2, 0.3])),
+        )
+    ]
+    k = draw(st.integers(1, 4))
+    if k > 1:
+        models.insert(0, KAnonymity(k))
+    return df, hierarchies, models
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(closeness_problem())
+def test_released_classes_are_within_t_of_the_whole_table(problem):
+    """Whatever the node, the classes the node check releases are within ``t`` of the
+    whole table's distribution (not only of the released records'): the search's excess
+    bound rests on this to measure with no drift."""
+    df, hierarchies, models = problem
+    closeness = models[-1]
+    enc, domain = _encode(df, hierarchies)
+    sens = df["s"].to_numpy()
+    whole = np.array([np.mean(sens == v) for v in VALUES])
+    for levels, key, _ in node_classes(df, hierarchies):
+        record_class, table = enc.record_classes(levels)
+        out = class_outcome(table, models, domain, levels)
+        released = out.ok[record_class]
+        assert int((~released).sum()) == out.suppressed
+        for group in pd.Series(np.flatnonzero(released)).groupby(key[released]):
+            rows = sens[group[1].to_numpy()]
+            share = np.array([np.mean(rows == v) for v in VALUES])
+            assert transport(share, whole, closeness.distance) <= closeness.t + 1e-9
+
+
+@pytest.mark.parametrize("distance", ["equal", "hierarchical"])
+@pytest.mark.parametrize("metric", ["discernibility", "entropy", "entropy-nonmonotonic"])
+def test_the_bound_without_drift_spares_checks_and_changes_no_result(distance, metric, monkeypatch):
+    """Against the model's bound with the drift of the suppression limit (the released
+    records may be a share ``limit / n`` away from the table): fewer node checks, the
+    optimum of an exhaustive search either way."""
+    df, hierarchies = _fixed_table(5)
+    models = [KAnonymity(3), model_for(distance, 0.15)]
+    limit = 20
+    enc, domain = _encode(df, hierarchies)
+    tight = optimal_generalization(enc, models, limit, metric, domain)
+    original = TCloseness.suppression_excess
+    monkeypatch.setattr(
+        TCloseness,
+        "suppression_excess",
+        lambda self, counts, reference, values, drift: original(
+            self, counts, reference, values, limit / len(df)
+        ),
+    )
+    enc, domain = _encode(df, hierarchies)
+    drifted = optimal_generalization(enc, models, limit, metric, domain)
+    assert tight.checked < drifted.checked
+    assert (tight.score, tight.best.levels) == (drifted.score, drifted.best.levels)
+    expected = exhaustive(df, hierarchies, models, limit, metric)
+    assert expected is not None
+    assert tight.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
