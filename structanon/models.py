@@ -665,6 +665,34 @@ def _reference_shares(counts: Any, reference: Any) -> np.ndarray:
     return ref / total if total > 0 else ref
 
 
+def _capped_share_excess(counts: Any, caps: np.ndarray) -> np.ndarray:
+    """:meth:`PrivacyModel.suppression_excess` of a model that a group passes only when no
+    sensitive value ``s`` holds more than a share ``caps[s]`` of it (caps of 1 or more bind
+    nothing): ``max_s (q_s - a_s)_+ / (1 - a_s)``, ``q_s`` the group's share of ``s``.
+
+    A group of ``n`` records made of parts, those that pass holding ``R`` records, has at
+    most ``a_s R + (n - R)`` records of ``s``, so ``(n - R) / n >= (q_s - a_s) / (1 - a_s)``
+    for every ``s``; a passing group has ``q_s <= a_s`` and no excess."""
+    q = _class_shares(counts)
+    caps = np.broadcast_to(np.asarray(caps, dtype=float), q.shape[1:])
+    binding = caps < 1.0
+    if not binding.any():
+        return np.zeros(q.shape[0])
+    cap = caps[binding]
+    over = (q[:, binding] - cap) / (1.0 - cap)
+    return np.clip(over.max(axis=1), 0.0, 1.0)
+
+
+def _drifted_shares(counts: Any, reference: Any, drift: float) -> np.ndarray:
+    """The most each value's share of the released records can reach when they miss at
+    most a share ``drift`` of the table whose counts are ``reference``: ``p_s / (1 -
+    drift)``, at most 1."""
+    p = _reference_shares(counts, reference)
+    if drift <= 0:
+        return p
+    return np.minimum(p / (1.0 - drift), 1.0) if drift < 1 else np.where(p > 0, 1.0, 0.0)
+
+
 class BLikeness(PrivacyModel):
     """beta-likeness: no sensitive value is much more frequent in a class than in the table.
 
@@ -718,6 +746,19 @@ class BLikeness(PrivacyModel):
                 worst = np.where(over, np.inf, worst)
         return worst
 
+    def suppression_excess(self, counts, reference, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a
+        share ``a_s = p_s (1 + beta)`` of each value (``p_s (1 + min(beta, -ln p_s))``
+        enhanced), ``p_s`` the value's share of the released records, at most ``p_s / (1 -
+        drift)`` of the table's (``a_s`` grows with ``p_s``); values absent from the
+        released records bind nothing (:func:`_capped_share_excess`)."""
+        p = _drifted_shares(counts, reference, float(drift))
+        gain = (
+            np.minimum(self.beta, -np.log(np.where(p > 0, p, 1.0))) if self.enhanced else self.beta
+        )
+        caps = np.where(p > 0, p * (1.0 + gain + 2 * _EPS), 1.0)
+        return _capped_share_excess(counts, caps)
+
     def to_dict(self):
         return {"model": self.name, "beta": self.beta, "enhanced": self.enhanced}
 
@@ -767,6 +808,17 @@ class DeltaDisclosure(PrivacyModel):
 
     def group_ok(self, counts, reference=None, domain=None):
         return self.group_values(counts, reference, domain) < self.delta
+
+    def suppression_excess(self, counts, reference, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: a passing group holds less than a
+        share ``p_s e^delta`` of each value it holds (and none of the others), ``p_s`` the
+        value's share of the released records, at most ``p_s / (1 - drift)`` of the
+        table's; values absent from the released records bind nothing
+        (:func:`_capped_share_excess`).  Only the upper side is used: a class can fall
+        below ``p_s e^-delta`` by merging, so that side bounds nothing."""
+        p = _drifted_shares(counts, reference, float(drift))
+        caps = np.where(p > 0, p * np.exp(self.delta), 1.0)
+        return _capped_share_excess(counts, caps)
 
     def to_dict(self):
         return {"model": self.name, "delta": self.delta}
@@ -895,6 +947,12 @@ class ProbabilisticLDiversity(PrivacyModel):
         top = _class_shares(counts).max(axis=1, initial=0.0)
         return np.divide(1.0, top, out=np.zeros_like(top), where=top > 0)
 
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a
+        share ``1 / l`` of each value (:func:`_capped_share_excess`)."""
+        cap = 1.0 / max(self.l - 2 * _EPS, 1.0)
+        return _capped_share_excess(counts, np.array(cap))
+
     def to_dict(self):
         return {"model": self.name, "l": self.l}
 
@@ -936,6 +994,12 @@ class AlphaKAnonymity(PrivacyModel):
         c = np.atleast_2d(np.asarray(counts, dtype=float))
         top = _class_shares(c).max(axis=1, initial=0.0)
         return np.where(c.sum(axis=1) >= self.k, top, np.inf)
+
+    def suppression_excess(self, counts, reference=None, domain=None, drift=0.0):
+        """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a
+        share ``alpha`` of each value (:func:`_capped_share_excess`; classes below ``k``
+        are the search's to count, by ``min_group_size``)."""
+        return _capped_share_excess(counts, np.array(self.alpha + 2 * _EPS))
 
     def to_dict(self):
         return {"model": self.name, "alpha": self.alpha, "k": self.k}

@@ -574,10 +574,16 @@ class _Search:
         reads sensitive values."""
         node = self.lattice.node(i)
         enc = self.enc
-        if sizes and not self._excess_models and not any(m.requires_sensitive for m in pruning):
-            if self._sizes_enc is None:
-                self._sizes_enc = self.enc.sizes_only()
-            enc = self._sizes_enc
+        if sizes and not any(m.requires_sensitive for m in pruning):
+            if self._excess_models:
+                # the excess bound needs the full table; a table of sizes already at hand
+                # (DM*'s bound reads one) spares it where the pruning models fail
+                if self._sizes_enc is not None and self._sizes_enc.cached(node) is not None:
+                    enc = self._sizes_enc
+            else:
+                if self._sizes_enc is None:
+                    self._sizes_enc = self.enc.sizes_only()
+                enc = self._sizes_enc
         out = class_outcome(enc.classes(node), pruning, self.domain, node, self.max_suppressed)
         if out.suppressed > self.max_suppressed or out.released == 0:
             return False

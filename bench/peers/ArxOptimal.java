@@ -21,7 +21,10 @@ import org.deidentifier.arx.ARXResult;
 import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.AttributeType.Hierarchy;
 import org.deidentifier.arx.Data;
+import org.deidentifier.arx.criteria.BasicBLikeness;
+import org.deidentifier.arx.criteria.DDisclosurePrivacy;
 import org.deidentifier.arx.criteria.DistinctLDiversity;
+import org.deidentifier.arx.criteria.EnhancedBLikeness;
 import org.deidentifier.arx.criteria.EntropyLDiversity;
 import org.deidentifier.arx.criteria.EqualDistanceTCloseness;
 import org.deidentifier.arx.criteria.HierarchicalDistanceTCloseness;
@@ -87,6 +90,14 @@ public class ArxOptimal {
                 config.addPrivacyModel(new HierarchicalDistanceTCloseness(SENSITIVE,
                     Double.parseDouble(t.substring(5)), Hierarchy.create(dir + "/adult_hierarchy_"
                     + SENSITIVE + ".csv", StandardCharsets.UTF_8, ';')));
+            } else if (t.startsWith("bb")) {
+                config.addPrivacyModel(new BasicBLikeness(SENSITIVE, Double.parseDouble(t.substring(2))));
+            } else if (t.startsWith("be")) {
+                config.addPrivacyModel(new EnhancedBLikeness(SENSITIVE, Double.parseDouble(t.substring(2))));
+            } else if (t.startsWith("dd")) {
+                // ARX takes |log2(q / p)| < delta; the case's delta is on ln, as ours
+                config.addPrivacyModel(new DDisclosurePrivacy(SENSITIVE,
+                    Double.parseDouble(t.substring(2)) / Math.log(2)));
             } else {
                 throw new IllegalArgumentException(t);
             }

@@ -35,7 +35,16 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from structanon import Hierarchy, InfeasibleError
-from structanon.models import EntropyLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
+from structanon.models import (
+    AlphaKAnonymity,
+    BLikeness,
+    DeltaDisclosure,
+    EntropyLDiversity,
+    KAnonymity,
+    ProbabilisticLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from tabular._optimal import _Lattice, _tag_cone, class_outcome, optimal_generalization
 from tests.tabular.test_optimal import draw_table, random_hierarchy
 from tests.tabular.test_optimal_entropy import _encode, node_classes, reference_score
@@ -43,6 +52,19 @@ from tests.tabular.test_optimal_entropy import _encode, node_classes, reference_
 VALUES = ("x", "y", "z")
 # the sensitive hierarchy of the hierarchical ground distance: x and y are siblings
 SENSITIVE = Hierarchy([["x", "xy", "*"], ["y", "xy", "*"], ["z", "z", "*"]], name="s")
+# the models a group passes only when no value holds more than some share of it
+CAPPED = [
+    ProbabilisticLDiversity(1.5),
+    ProbabilisticLDiversity(2),
+    AlphaKAnonymity(0.5, 1),
+    AlphaKAnonymity(0.7, 2),
+    BLikeness(0.5),
+    BLikeness(1.0),
+    BLikeness(0.8, enhanced=True),
+    BLikeness(3.0, enhanced=True),
+    DeltaDisclosure(0.4),
+    DeltaDisclosure(1.0),
+]
 
 
 def ground(distance: str) -> np.ndarray:
@@ -165,23 +187,41 @@ def fewest_to_remove(counts: np.ndarray, g: np.ndarray, within: float, distance:
     return float(res.fun)
 
 
-def passes_by_hand(model, counts: np.ndarray) -> bool:
-    """Entropy or recursive (c, l)-diversity of one group, from its counts."""
-    counts = counts[counts > 0]
+def passes_by_hand(model, counts: np.ndarray, reference: np.ndarray | None = None) -> bool:
+    """One group's test, from its counts (and the released records' counts or shares, for
+    the models that read them), written out from each model's definition."""
+    counts = np.asarray(counts, dtype=float)
+    q = counts / counts.sum()
     if isinstance(model, EntropyLDiversity):
-        p = counts / counts.sum()
-        return float(np.exp(-(p * np.log(p)).sum())) >= model.l - 1e-9
-    r = sorted(counts.tolist(), reverse=True)
-    return r[0] < model.c * sum(r[model.l - 1 :])
+        held = q[q > 0]
+        return float(np.exp(-(held * np.log(held)).sum())) >= model.l - 1e-9
+    if isinstance(model, RecursiveCLDiversity):
+        r = sorted(counts[counts > 0].tolist(), reverse=True)
+        return r[0] < model.c * sum(r[model.l - 1 :])
+    if isinstance(model, ProbabilisticLDiversity):
+        return q.max() <= 1 / model.l + 1e-9
+    if isinstance(model, AlphaKAnonymity):
+        return counts.sum() >= model.k and q.max() <= model.alpha + 1e-9
+    assert reference is not None
+    p = np.asarray(reference, dtype=float) / np.sum(reference)
+    for q_s, p_s in zip(q, p):
+        if isinstance(model, BLikeness) and p_s > 0 and q_s > p_s:
+            limit = min(model.beta, -np.log(p_s)) if model.enhanced else model.beta
+            if (q_s - p_s) / p_s > limit + 1e-9:
+                return False
+        if isinstance(model, DeltaDisclosure) and p_s > 0 and q_s > 0:
+            if abs(np.log(q_s / p_s)) >= model.delta:
+                return False
+    return True
 
 
-def fewest_to_remove_by_hand(model, counts: np.ndarray) -> int:
+def fewest_to_remove_by_hand(model, counts: np.ndarray, reference=None) -> int:
     """The fewest records to take out of a group so that the rest passes ``model``, by
     trying every sub-multiset of the group (everything, when nothing smaller will do)."""
     best = int(counts.sum())
     for kept in itertools.product(*[range(int(c) + 1) for c in counts]):
         kept = np.array(kept, dtype=float)
-        if kept.sum() and passes_by_hand(model, kept):
+        if kept.sum() and passes_by_hand(model, kept, reference):
             best = min(best, int(counts.sum() - kept.sum()))
     return best
 
@@ -298,7 +338,7 @@ def exhaustive(df, hierarchies, models, limit, metric):
                     elif isinstance(model, TCloseness):
                         ok = transport(share, reference, model.distance) <= model.t + 1e-9
                     else:
-                        ok = passes_by_hand(model, share * rows.size)
+                        ok = passes_by_hand(model, share * rows.size, reference)
                     if not ok:
                         failing.add(g)
             if not failing:
@@ -318,11 +358,13 @@ def exhaustive(df, hierarchies, models, limit, metric):
 @st.composite
 def bound_problem(draw):
     df, hierarchies = draw_table(draw, min_rows=8)
-    kind = draw(st.sampled_from(["equal", "hierarchical", "entropy-l", "recursive"]))
+    kind = draw(st.sampled_from(["equal", "hierarchical", "entropy-l", "recursive", "capped"]))
     if kind == "entropy-l":
         models = [EntropyLDiversity(draw(st.sampled_from([1.5, 2.0, 2.5])))]
     elif kind == "recursive":
         models = [RecursiveCLDiversity(draw(st.sampled_from([1.0, 2.0, 3.0])), 2)]
+    elif kind == "capped":
+        models = [draw(st.sampled_from(CAPPED))]
     else:
         models = [model_for(kind, draw(st.sampled_from([0.1, 0.2, 0.3])))]
     k = draw(st.integers(1, 4))
@@ -338,7 +380,7 @@ def bound_problem(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bound_problem())
 def test_search_with_the_excess_bound_matches_exhaustive_search(problem):
     df, hierarchies, models, limit, metric = problem
@@ -504,3 +546,68 @@ def test_the_bound_without_drift_spares_checks_and_changes_no_result(distance, m
     expected = exhaustive(df, hierarchies, models, limit, metric)
     assert expected is not None
     assert tight.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
+
+
+# ------------------------------------------------ models that cap each value's share
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(CAPPED),
+    st.lists(st.lists(st.integers(0, 6), min_size=3, max_size=3), min_size=1, max_size=4).filter(
+        lambda parts: all(sum(c) > 0 for c in parts)
+    ),
+    st.lists(st.integers(0, 20), min_size=3, max_size=3),
+    st.lists(st.integers(0, 8), min_size=3, max_size=3),
+)
+def test_capped_share_excess_keeps_its_contract(model, parts, others, missing):
+    """Probabilistic l-diversity, (alpha, k)-anonymity, beta-likeness and delta-disclosure:
+    checked against each model's definition written out, the fewest records to remove by
+    enumeration, and splits into passing and failing parts; with a drift, against a released
+    subset of the table."""
+    parts = np.array(parts, dtype=float)
+    merged = parts.sum(axis=0)
+    groups = np.vstack([parts, merged])
+    table = merged + np.array(others, dtype=float)
+    excess = model.suppression_excess(groups, table, None, 0.0)
+    assert excess is not None
+    assert ((excess >= 0) & (excess <= 1)).all()
+    for group, e in zip(groups, excess):
+        if passes_by_hand(model, group, table):
+            assert e == 0.0
+        assert group.sum() * e <= fewest_to_remove_by_hand(model, group, table) + 1e-9
+    failing = sum(part.sum() for part in parts if not passes_by_hand(model, part, table))
+    assert merged.sum() * excess[-1] <= failing + 1e-9
+    # the released records miss a share ``drift`` of a larger table: a group that passes
+    # against them (holding only values they hold) has no excess against the table
+    whole = table + np.array(missing, dtype=float)
+    drift = float(np.sum(missing)) / float(whole.sum())
+    drifted = model.suppression_excess(groups, whole, None, drift)
+    for group, e in zip(groups, drifted):
+        if not group[table == 0].any() and passes_by_hand(model, group, table):
+            assert e == 0.0
+
+
+def test_capped_share_excess_values():
+    # 8 flu, 1 cold, 1 cough: flu over 1/2 by 0.3, so (0.8 - 0.5) / (1 - 0.5) = 0.6 of the
+    # group (6 flu records) must go for probabilistic 2-diversity and (0.5, k)-anonymity
+    group = np.array([[8.0, 1.0, 1.0]])
+    assert ProbabilisticLDiversity(2).suppression_excess(group)[0] == pytest.approx(0.6)
+    assert AlphaKAnonymity(0.5, 3).suppression_excess(group)[0] == pytest.approx(0.6)
+    # flu holds 0.4 of the table: beta = 0.5 caps it at 0.6 of a class, (0.8 - 0.6) / 0.4
+    table = np.array([40.0, 30.0, 30.0])
+    value = BLikeness(0.5).suppression_excess(group, table)[0]
+    assert value == pytest.approx(0.5, abs=1e-6)
+    # enhanced: -ln 0.4 = 0.916 > 0.5, the same cap; beta = 2 is capped by -ln 0.4 instead
+    assert BLikeness(0.5, enhanced=True).suppression_excess(group, table)[0] == pytest.approx(
+        0.5, abs=1e-6
+    )
+    cap = 0.4 * (1 - np.log(0.4))
+    assert BLikeness(2.0, enhanced=True).suppression_excess(group, table)[0] == pytest.approx(
+        (0.8 - cap) / (1 - cap), abs=1e-6
+    )
+    # delta-disclosure caps flu at 0.4 e^0.5 = 0.659
+    cap = 0.4 * np.exp(0.5)
+    assert DeltaDisclosure(0.5).suppression_excess(group, table)[0] == pytest.approx(
+        (0.8 - cap) / (1 - cap), abs=1e-9
+    )
+    # a cap of 1 or more binds nothing
+    assert BLikeness(2.0).suppression_excess(group, table)[0] == 0.0
