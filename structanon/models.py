@@ -110,6 +110,14 @@ class PrivacyModel:
             return values >= self.threshold - _EPS
         return values <= self.threshold + _EPS
 
+    def share_caps(self, shares: np.ndarray) -> np.ndarray | None:
+        """For a model whose test is exactly "no sensitive value makes up more than a cap of
+        the group's records", the caps given the reference's shares ``shares`` (``inf``: no
+        cap), such that :meth:`group_ok` is ``not (counts > totals * caps).any()`` per
+        group; ``None`` for any other model.  Searches repeat that comparison on the same
+        groups as the reference changes."""
+        return None
+
     def suppression_excess(
         self,
         counts: np.ndarray,
@@ -746,6 +754,25 @@ class BLikeness(PrivacyModel):
                 worst = np.where(over, np.inf, worst)
         return worst
 
+    def group_ok(self, counts, reference=None, domain=None):
+        """:meth:`group_values`' test rearranged (:meth:`share_caps`): one comparison of
+        the counts with the group totals."""
+        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        caps = self.share_caps(_reference_shares(c, reference))
+        totals = c @ np.ones(c.shape[1])
+        return ~(c > totals[:, None] * caps).any(axis=1)
+
+    def share_caps(self, shares):
+        """A group passes when every value with a share ``p_s > 0`` of the reference makes
+        up at most ``p_s (1 + g_s + eps)`` of its records, ``g_s = beta`` (enhanced:
+        ``min(beta, -ln p_s)``): :meth:`group_values`' test, rearranged."""
+        p = np.asarray(shares, dtype=float)
+        if self.enhanced:
+            gain = np.minimum(self.beta, -np.log(np.where(p > 0, p, 1.0)))
+        else:
+            gain = np.full(p.shape, self.beta)
+        return np.where(p > 0, p * (1.0 + gain + _EPS), np.inf)
+
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
         """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a
         share ``a_s = p_s (1 + beta)`` of each value (``p_s (1 + min(beta, -ln p_s))``
@@ -807,7 +834,16 @@ class DeltaDisclosure(PrivacyModel):
         return logs.max(axis=1) if logs.shape[1] else np.zeros(logs.shape[0])
 
     def group_ok(self, counts, reference=None, domain=None):
-        return self.group_values(counts, reference, domain) < self.delta
+        """:meth:`group_values`' test rearranged: every value the group holds, with a share
+        ``p_s > 0`` of the reference, makes up more than ``p_s e^-delta`` and less than
+        ``p_s e^delta`` of the group's records (one comparison of the counts with the
+        group totals; searches repeat it on the same groups)."""
+        c = np.atleast_2d(np.asarray(counts, dtype=float))
+        p = _reference_shares(c, reference)
+        totals = (c @ np.ones(c.shape[1]))[:, None]
+        held = (c > 0) & (p > 0)
+        low, high = totals * (p * np.exp(-self.delta)), totals * (p * np.exp(self.delta))
+        return ~(held & ((c <= low) | (c >= high))).any(axis=1)
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
         """See :meth:`PrivacyModel.suppression_excess`: a passing group holds less than a

@@ -92,6 +92,50 @@ def _one_pass(
     return alive, dropped
 
 
+def _capped_rounds(
+    table: ClassTable,
+    measured: Sequence[PrivacyModel],
+    alive: np.ndarray,
+    dropped: int,
+    cut: float,
+) -> tuple[np.ndarray, int] | None:
+    """:func:`class_outcome`'s rounds against the released records for models that cap
+    each value's share of a class (:meth:`~structanon.models.PrivacyModel.share_caps`);
+    ``None`` when a model does not.
+
+    The same rounds, tests and values as the general loop, with less work per round: the
+    classes' counts and totals are read once, and each round compares them with the
+    totals times the caps of the reference (every class at first, then the classes kept),
+    as each model's ``group_ok`` does.  A value no kept class holds has no cap and no
+    class still tested holds it, so measuring on the values released changes nothing."""
+    assert table.contingency is not None
+    contingency = table.contingency
+    reference = contingency.sum(axis=0)
+    in_reference = table.n_classes  # the classes whose records make up the reference
+    counts = contingency[alive].astype(float)
+    totals = counts @ np.ones(counts.shape[1])
+    while alive.size:
+        shares = reference / reference.sum()
+        caps = None
+        for model in measured:
+            cap = model.share_caps(shares)
+            if cap is None:
+                return None
+            caps = cap if caps is None else np.minimum(caps, cap)
+        fail = (counts > totals[:, None] * caps).any(axis=1)
+        if fail.any():
+            dropped += int(table.sizes[alive[fail]].sum())
+            keep = ~fail
+            alive, counts, totals = alive[keep], counts[keep], totals[keep]
+            if dropped > cut:
+                break
+        if alive.size == in_reference:
+            break  # the classes kept pass against their own records
+        in_reference = alive.size
+        reference = contingency[alive].sum(axis=0)
+    return alive, dropped
+
+
 def class_outcome(
     table: ClassTable,
     models: Sequence[PrivacyModel],
@@ -130,6 +174,13 @@ def class_outcome(
     cut = np.inf if limit is None else limit
     every = np.arange(table.n_classes)
     alive, dropped = _one_pass(table, local, every, (None, domain, None), 0, cut)
+    if measured and all(m.min_group_size <= 1 for m in measured) and dropped <= cut:
+        capped = _capped_rounds(table, measured, alive, dropped, cut)
+        if capped is not None:
+            alive, dropped = capped
+            ok = np.zeros(table.n_classes, dtype=bool)
+            ok[alive] = True
+            return NodeOutcome(levels, table, ok, dropped)
     kept = every  # the classes whose records make up the reference
     while measured and dropped <= cut and alive.size:
         reference, values = None, domain

@@ -29,7 +29,7 @@ from structanon.models import (
     TCloseness,
 )
 from structanon.partition import encode_values
-from tabular import _lattice
+from tabular import _lattice, _optimal
 from tabular._lattice import ClassTable, EncodedTable
 from tabular._optimal import _Lattice, class_outcome
 from tests.tabular.test_optimal import draw_table, random_hierarchy
@@ -272,6 +272,73 @@ def test_class_outcome_is_the_plain_fixed_point(problem, limit):
     assert (cut.suppressed <= limit) == (suppressed <= limit)
     if suppressed <= limit:
         assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+
+
+def _beta_passes(counts: np.ndarray, reference: np.ndarray, beta: float, enhanced: bool) -> bool:
+    """beta-likeness of one class, written out: every value with a class share ``q`` above
+    its reference share ``p > 0`` has ``(q - p) / p <= beta`` (enhanced: ``min(beta, -ln
+    p)``)."""
+    q, p = counts / counts.sum(), reference / reference.sum()
+    for q_s, p_s in zip(q, p):
+        if p_s > 0 and q_s > p_s:
+            limit = min(beta, -np.log(p_s)) if enhanced else beta
+            if (q_s - p_s) / p_s > limit + 1e-9:
+                return False
+    return True
+
+
+def test_capped_rounds_measure_the_released_records_after_small_classes_go():
+    """A class that passes against every class's records can fail against those released
+    once the classes below k are suppressed: 2 x + 1 y, 3 x, and 1 y (below k = 2).  Against
+    all seven records y makes up 2/7, so a y share of 1/3 passes 0.5-likeness (cap 3/7);
+    against the six released it makes up 1/6 (cap 1/4), and the first class fails too."""
+    contingency = np.array([[2, 1], [3, 0], [0, 1]])
+    table = ClassTable(np.zeros((3, 0), np.int64), contingency.sum(axis=1), contingency)
+    out = class_outcome(table, [KAnonymity(2), BLikeness(0.5)], None)
+    assert out.ok.tolist() == [False, True, False]
+    assert out.suppressed == 4
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    _class_table(),
+    st.sampled_from([0.3, 1.0, 2.5]),
+    st.booleans(),
+    st.integers(0, 20),
+)
+def test_capped_rounds_are_the_plain_fixed_point(problem, beta, enhanced, limit):
+    """beta-likeness (whose test caps each value's share: ``class_outcome``'s rounds read
+    the counts once) against a plain loop, and against the general rounds."""
+    table, k, _, _ = problem
+    models = [KAnonymity(k), BLikeness(beta, enhanced)]
+    kept = set(range(table.n_classes))
+    while kept:
+        reference = table.contingency[sorted(kept)].sum(axis=0)
+        failing = {
+            c
+            for c in kept
+            if table.sizes[c] < k
+            or not _beta_passes(table.contingency[c], reference, beta, enhanced)
+        }
+        if not failing:
+            break
+        kept -= failing
+    expected = np.isin(np.arange(table.n_classes), sorted(kept))
+    suppressed = int(table.sizes[~expected].sum())
+    out = class_outcome(table, models, None)
+    assert out.ok.tolist() == expected.tolist()
+    assert out.suppressed == suppressed
+    cut = class_outcome(table, models, None, limit=limit)
+    assert (cut.suppressed <= limit) == (suppressed <= limit)
+    if suppressed <= limit:
+        assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+    fast = _optimal._capped_rounds
+    _optimal._capped_rounds = lambda *args: None  # the general rounds
+    try:
+        general = class_outcome(table, models, None)
+    finally:
+        _optimal._capped_rounds = fast
+    assert general.ok.tolist() == out.ok.tolist() and general.suppressed == out.suppressed
 
 
 @pytest.mark.parametrize("whole", [False, True])
