@@ -230,6 +230,34 @@ def _class_table(draw):
     return table, k, t, distance
 
 
+def _plain_fixed_point(table: ClassTable, fails) -> np.ndarray:
+    """Which classes a plain loop keeps: every kept class is tested (``fails(class,
+    reference counts)``) against the records of the kept classes (all of them at first),
+    failing classes are suppressed, until none fails."""
+    kept = set(range(table.n_classes))
+    while kept:
+        reference = table.contingency[sorted(kept)].sum(axis=0)
+        failing = {c for c in kept if fails(c, reference)}
+        if not failing:
+            break
+        kept -= failing
+    return np.isin(np.arange(table.n_classes), sorted(kept))
+
+
+def _assert_outcome(table: ClassTable, models, domain, expected: np.ndarray, limit: int):
+    """``class_outcome`` keeps the ``expected`` classes, and with ``limit`` gives the same
+    verdict (and the same classes when feasible)."""
+    suppressed = int(table.sizes[~expected].sum())
+    out = class_outcome(table, models, domain)
+    assert out.ok.tolist() == expected.tolist()
+    assert out.suppressed == suppressed
+    cut = class_outcome(table, models, domain, limit=limit)
+    assert (cut.suppressed <= limit) == (suppressed <= limit)
+    if suppressed <= limit:
+        assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+    return out
+
+
 @settings(max_examples=80, deadline=None)
 @given(_class_table(), st.integers(0, 20))
 def test_class_outcome_is_the_plain_fixed_point(problem, limit):
@@ -242,14 +270,11 @@ def test_class_outcome_is_the_plain_fixed_point(problem, limit):
     domain = np.asarray(hierarchy.leaves, dtype=object)
     model = TCloseness(t, distance, hierarchy if distance == "hierarchical" else None)
     models = [KAnonymity(k), model, RecursiveCLDiversity(3.0, 1)]
-    kept = set(range(table.n_classes))
-    while kept:
-        reference = table.contingency[sorted(kept)].sum(axis=0)
+
+    def fails(c, reference):
         present = np.flatnonzero(reference > 0)
-        failing = {
-            c
-            for c in kept
-            if table.sizes[c] < k
+        return bool(
+            table.sizes[c] < k
             or _plain_emd(
                 table.contingency[c, present],
                 reference[present],
@@ -259,19 +284,9 @@ def test_class_outcome_is_the_plain_fixed_point(problem, limit):
             )
             > t + 1e-9
             or not RecursiveCLDiversity(3.0, 1).group_ok(table.contingency[c : c + 1])[0]
-        }
-        if not failing:
-            break
-        kept -= failing
-    expected = np.isin(np.arange(table.n_classes), sorted(kept))
-    suppressed = int(table.sizes[~expected].sum())
-    out = class_outcome(table, models, domain)
-    assert out.ok.tolist() == expected.tolist()
-    assert out.suppressed == suppressed
-    cut = class_outcome(table, models, domain, limit=limit)
-    assert (cut.suppressed <= limit) == (suppressed <= limit)
-    if suppressed <= limit:
-        assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+        )
+
+    _assert_outcome(table, models, domain, _plain_fixed_point(table, fails), limit)
 
 
 def _beta_passes(counts: np.ndarray, reference: np.ndarray, beta: float, enhanced: bool) -> bool:
@@ -311,27 +326,13 @@ def test_capped_rounds_are_the_plain_fixed_point(problem, beta, enhanced, limit)
     the counts once) against a plain loop, and against the general rounds."""
     table, k, _, _ = problem
     models = [KAnonymity(k), BLikeness(beta, enhanced)]
-    kept = set(range(table.n_classes))
-    while kept:
-        reference = table.contingency[sorted(kept)].sum(axis=0)
-        failing = {
-            c
-            for c in kept
-            if table.sizes[c] < k
-            or not _beta_passes(table.contingency[c], reference, beta, enhanced)
-        }
-        if not failing:
-            break
-        kept -= failing
-    expected = np.isin(np.arange(table.n_classes), sorted(kept))
-    suppressed = int(table.sizes[~expected].sum())
-    out = class_outcome(table, models, None)
-    assert out.ok.tolist() == expected.tolist()
-    assert out.suppressed == suppressed
-    cut = class_outcome(table, models, None, limit=limit)
-    assert (cut.suppressed <= limit) == (suppressed <= limit)
-    if suppressed <= limit:
-        assert cut.ok.tolist() == expected.tolist() and cut.suppressed == suppressed
+
+    def fails(c, reference):
+        return bool(
+            table.sizes[c] < k or not _beta_passes(table.contingency[c], reference, beta, enhanced)
+        )
+
+    out = _assert_outcome(table, models, None, _plain_fixed_point(table, fails), limit)
     fast = _optimal._capped_rounds
     _optimal._capped_rounds = lambda *args: None  # the general rounds
     try:
