@@ -769,9 +769,8 @@ class BLikeness(PrivacyModel):
         p = np.asarray(shares, dtype=float)
         if self.enhanced:
             gain = np.minimum(self.beta, -np.log(np.where(p > 0, p, 1.0)))
-        else:
-            gain = np.full(p.shape, self.beta)
-        return np.where(p > 0, p * (1.0 + gain + _EPS), np.inf)
+            return np.where(p > 0, p * (1.0 + gain + _EPS), np.inf)
+        return np.where(p > 0, p * (1.0 + self.beta + _EPS), np.inf)
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
         """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a

@@ -361,9 +361,11 @@ class Loss(QualityModel):
         n, s = float(sizes.sum()), float(outcome.suppressed)
         product = 1.0
         q = max(enc.q, 1)
+        # the kept classes' codes and sizes, gathered once for every attribute
+        kept_codes, kept_sizes = outcome.table.codes[ok].T, sizes[ok]
         for j, lv in enumerate(outcome.levels):
-            share = ctx.shares[j][lv][outcome.table.codes[ok, j]]
-            total = float((sizes[ok] * share).sum()) + s
+            share = ctx.shares[j][lv][kept_codes[j]]
+            total = float((kept_sizes * share).sum()) + s
             low = n / enc.hierarchies[j].leaves.size
             value = (total - low) / (n - low) if n > low else 0.0
             product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
