@@ -778,11 +778,7 @@ class BLikeness(PrivacyModel):
         enhanced), ``p_s`` the value's share of the released records, at most ``p_s / (1 -
         drift)`` of the table's (``a_s`` grows with ``p_s``); values absent from the
         released records bind nothing (:func:`_capped_share_excess`)."""
-        p = _drifted_shares(counts, reference, float(drift))
-        gain = (
-            np.minimum(self.beta, -np.log(np.where(p > 0, p, 1.0))) if self.enhanced else self.beta
-        )
-        caps = np.where(p > 0, p * (1.0 + gain + 2 * _EPS), 1.0)
+        caps = self.share_caps(_drifted_shares(counts, reference, float(drift)))
         return _capped_share_excess(counts, caps)
 
     def to_dict(self):
