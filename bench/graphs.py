@@ -196,13 +196,18 @@ def _grouping_row(fb, k):
     return _f(measure(fixed_grouping_bound, fb, k, timeout=300)[0], 0)
 
 
+def _change(pair, spec: str = "") -> str:
+    """An (original, anonymized) measure as ``original -> anonymized``, each in ``spec``."""
+    return f"{pair[0]:{spec}} -> {pair[1]:{spec}}"
+
+
 def _utility_cells(u: dict) -> list:
     """The utility columns of an edit-section row: original -> anonymized pairs."""
     return [
-        f"{u['max_degree'][0]} -> {u['max_degree'][1]}",
-        f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-        f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
-        f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
+        _change(u["max_degree"]),
+        _change(u["avg_clustering"], ".3f"),
+        _change(u["assortativity"], ".3f"),
+        _change(u["avg_shortest_path"], ".2f"),
         _f(u["community_nmi"]),
         _f(u["degree_emd"]),
     ]
@@ -770,11 +775,11 @@ def main() -> None:
                     _f(res["timings"]["utility"], 2),
                     _f(u["degree_emd"]),
                     _f(u["degree_ks"]),
-                    f"{u['avg_clustering'][0]:.3f} -> {u['avg_clustering'][1]:.3f}",
-                    f"{u['transitivity'][0]:.3f} -> {u['transitivity'][1]:.3f}",
-                    f"{u['avg_shortest_path'][0]:.2f} -> {u['avg_shortest_path'][1]:.2f}",
-                    f"{u['effective_diameter'][0]:.0f} -> {u['effective_diameter'][1]:.0f}",
-                    f"{u['assortativity'][0]:.3f} -> {u['assortativity'][1]:.3f}",
+                    _change(u["avg_clustering"], ".3f"),
+                    _change(u["transitivity"], ".3f"),
+                    _change(u["avg_shortest_path"], ".2f"),
+                    _change(u["effective_diameter"], ".0f"),
+                    _change(u["assortativity"], ".3f"),
                     _f(u["betweenness_spearman"]),
                     _f(u["closeness_spearman"]),
                     _f(u["pagerank_spearman"]),
