@@ -137,6 +137,7 @@ def _full_domain_search(
         info["lattice"] = {
             "nodes": search.n_nodes,
             "checked": search.checked,
+            "cut_short": search.cut_short,
             "scored": search.scored,
             "feasible": search.feasible,
             "monotone_pruning": search.monotone,

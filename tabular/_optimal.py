@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -92,28 +93,36 @@ def _one_pass(
     return alive, dropped
 
 
+class _Beaten(Exception):
+    """Raised by :func:`class_outcome` when its ``beaten`` test holds after a round."""
+
+
 def _capped_rounds(
     table: ClassTable,
     measured: Sequence[PrivacyModel],
     alive: np.ndarray,
     dropped: int,
     cut: float,
+    beaten=None,
+    whole: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int] | None:
     """:func:`class_outcome`'s rounds against the released records for models that cap
     each value's share of a class (:meth:`~structanon.models.PrivacyModel.share_caps`);
     ``None`` when a model does not.
 
     The same rounds, tests and values as the general loop, with less work per round: the
-    classes' counts and totals are read once, and each round compares them with the
-    totals times the caps of the reference (every class at first, then the classes kept),
-    as each model's ``group_ok`` does.  A value no kept class holds has no cap and no
-    class still tested holds it, so measuring on the values released changes nothing."""
+    classes' counts are read once (their totals are the class sizes), and each round
+    compares them with the totals times the caps of the reference (every class at first
+    -- ``whole``, the table's counts, when given -- then the classes kept), as each
+    model's ``group_ok`` does.  A value no kept class holds has no cap and no class still
+    tested holds it, so measuring on the values released changes nothing."""
     assert table.contingency is not None
     contingency = table.contingency
-    reference = contingency.sum(axis=0)
+    reference = contingency.sum(axis=0) if whole is None else whole
     in_reference = table.n_classes  # the classes whose records make up the reference
-    counts = contingency[alive].astype(float)
-    totals = counts @ np.ones(counts.shape[1])
+    every = alive.size == table.n_classes
+    counts = contingency if every else contingency[alive]
+    totals = table.sizes if every else table.sizes[alive]
     while alive.size:
         shares = reference / reference.sum()
         caps = None
@@ -123,16 +132,21 @@ def _capped_rounds(
                 return None
             caps = cap if caps is None else np.minimum(caps, cap)
         fail = (counts > totals[:, None] * caps).any(axis=1)
-        if fail.any():
-            dropped += int(table.sizes[alive[fail]].sum())
+        failing = bool(fail.any())
+        if failing:
+            dropped += int(totals[fail].sum())
             keep = ~fail
-            alive, counts, totals = alive[keep], counts[keep], totals[keep]
-            if dropped > cut:
+            alive = alive[keep]
+            if dropped > cut or not alive.size:
                 break
         if alive.size == in_reference:
             break  # the classes kept pass against their own records
+        if beaten is not None and in_reference == table.n_classes and beaten(alive, dropped):
+            raise _Beaten
+        if failing:
+            counts, totals = counts[keep], totals[keep]
         in_reference = alive.size
-        reference = contingency[alive].sum(axis=0)
+        reference = counts.sum(axis=0)
     return alive, dropped
 
 
@@ -142,6 +156,8 @@ def class_outcome(
     domain: np.ndarray | None,
     levels: tuple[int, ...] = (),
     limit: int | None = None,
+    beaten=None,
+    whole: np.ndarray | None = None,
 ) -> NodeOutcome:
     """Test every class against every model; suppress the failing classes.
 
@@ -153,9 +169,14 @@ def class_outcome(
     kept classes and the test repeated until no kept class fails (the kept set only
     shrinks, so this ends).  With ``limit``, testing stops as soon as more than ``limit``
     records are suppressed (the node is then infeasible whatever further tests would
-    find; the outcome's ``suppressed`` is then only known to exceed ``limit``).  Models
-    that read class sizes alone are tested on every class at once (the count is then
-    exact).
+    find; the outcome's ``suppressed`` is then only known to exceed ``limit``).  With
+    ``beaten(alive, dropped)``, called with the classes kept and the records suppressed
+    after the first round against the released records when more rounds follow, testing
+    stops by raising :class:`_Beaten` when it returns true (the search passes a test of
+    whether the node's score, which later rounds can only raise, already exceeds the best
+    one; see :attr:`QualityModel.grows_with_suppression`).  ``whole``: the table's count
+    of each sensitive value (the first reference), when at hand.  Models that read class
+    sizes alone are tested on every class at once (the count is then exact).
 
     The first reference is that of every class, before any is suppressed.  Models that do
     not read the reference are tested once: a class that passed them passes them again
@@ -175,7 +196,7 @@ def class_outcome(
     every = np.arange(table.n_classes)
     alive, dropped = _one_pass(table, local, every, (None, domain, None), 0, cut)
     if measured and all(m.min_group_size <= 1 for m in measured) and dropped <= cut:
-        capped = _capped_rounds(table, measured, alive, dropped, cut)
+        capped = _capped_rounds(table, measured, alive, dropped, cut, beaten, whole)
         if capped is not None:
             alive, dropped = capped
             ok = np.zeros(table.n_classes, dtype=bool)
@@ -186,8 +207,10 @@ def class_outcome(
         reference, values = None, domain
         present: np.ndarray | None = None
         if table.contingency is not None:
-            contingency = table.contingency if kept.size == every.size else table.contingency[kept]
-            reference = contingency.sum(axis=0)
+            if kept.size < every.size:
+                reference = table.contingency[kept].sum(axis=0)
+            else:
+                reference = table.contingency.sum(axis=0) if whole is None else whole
             if not (reference > 0).all():
                 # the published domain holds only the values still released (this matters
                 # to ordered and hierarchical distances)
@@ -199,6 +222,9 @@ def class_outcome(
         )
         if alive.size == kept.size:
             break
+        if beaten is not None and kept.size == every.size and dropped <= cut:
+            if beaten(alive, dropped):
+                raise _Beaten
         kept = alive
     ok = np.zeros(table.n_classes, dtype=bool)
     ok[alive] = True
@@ -247,7 +273,7 @@ class SearchContext:
     enc: EncodedTable
     lattice: _Lattice
     shares: list[list[np.ndarray]]
-    cache: dict[str, np.ndarray] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, enc: EncodedTable, lattice: _Lattice) -> SearchContext:
@@ -268,17 +294,28 @@ class QualityModel:
     when a bound needs the node's classes; ``lower_bound(i, ctx, tables)`` then reads them
     from ``tables(levels)`` when given, else from the encoded table).  ``monotone_with_suppression``: the score never
     decreases from a node to its generalizations even when failing classes are suppressed
-    (every quality model is monotone without suppression).
+    (every quality model is monotone without suppression).  ``grows_with_suppression``:
+    at one node, suppressing more classes never lowers the score, so the score of the
+    classes kept after a first round of checks bounds the node's score from below.
     """
 
     name = "quality"
     monotone_with_suppression = False
+    grows_with_suppression = False
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         raise NotImplementedError  # pragma: no cover
 
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray | None:
         return None
+
+    def suppressed_bound(
+        self, levels: tuple[int, ...], suppressed: int, ctx: SearchContext
+    ) -> float:
+        """A lower bound on the score of the node at ``levels`` when at least ``suppressed``
+        records are suppressed, whichever they are (``-inf``: none known; only read where
+        :attr:`grows_with_suppression`)."""
+        return -np.inf
 
     def lower_bound(self, i: int, ctx: SearchContext, tables=None) -> float:
         bounds = self.lower_bounds(ctx)
@@ -329,6 +366,7 @@ class Precision(QualityModel):
     """
 
     name = "precision"
+    grows_with_suppression = True
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         n = float(outcome.table.sizes.sum())
@@ -352,49 +390,88 @@ class Loss(QualityModel):
     and each of the ``s`` suppressed records costs 1; attributes are combined by the shifted
     geometric mean ``prod_j (L_j + 1)^(1/q) - 1``.  The bound is the loss of the
     generalization alone (every record kept), per attribute and level.
+
+    ``D_j L_j`` is a ratio of integers (``|E|`` times the leaves under the value), summed
+    exactly: over the records at each level once, then per node over the suppressed classes
+    (subtracted) or the kept ones, whichever are fewer.
     """
 
     name = "loss"
+    grows_with_suppression = True  # a suppressed record costs 1, a kept one its share
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         enc, sizes, ok = ctx.enc, outcome.table.sizes, outcome.ok
-        n, s = float(sizes.sum()), float(outcome.suppressed)
+        leaves, totals = _loss_totals(ctx)
+        n, s = int(sizes.sum()), int(outcome.suppressed)
+        # the classes on the smaller side, their codes decoded alone
+        dropped = np.flatnonzero(~ok)
+        few_dropped = 2 * dropped.size <= ok.size
+        side = dropped if few_dropped else np.flatnonzero(ok)
+        codes, side_sizes = outcome.table.codes_at(side).T, sizes[side]
         product = 1.0
         q = max(enc.q, 1)
-        # the kept classes' codes and sizes, gathered once for every attribute
-        kept_codes, kept_sizes = outcome.table.codes[ok].T, sizes[ok]
         for j, lv in enumerate(outcome.levels):
-            share = ctx.shares[j][lv][kept_codes[j]]
-            total = float((kept_sizes * share).sum()) + s
-            low = n / enc.hierarchies[j].leaves.size
-            value = (total - low) / (n - low) if n > low else 0.0
+            part = int(side_sizes @ leaves[j][lv][codes[j]])
+            kept = int(totals[j][lv]) - part if few_dropped else part
+            d = int(enc.hierarchies[j].leaves.size)
+            # D_j (L_j numerator) and D_j (L_j denominator), both integers
+            value = (kept + s * d - n) / (n * d - n) if n * d > n else 0.0
+            product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
+        return product - 1.0
+
+    def suppressed_bound(
+        self, levels: tuple[int, ...], suppressed: int, ctx: SearchContext
+    ) -> float:
+        """Each suppressed record adds at least ``D_j`` minus the most leaves under one
+        value of the level to ``D_j L_j``'s numerator (what it costs over its share)."""
+        enc = ctx.enc
+        leaves, totals = _loss_totals(ctx)
+        n, q = int(enc.n), max(enc.q, 1)
+        product = 1.0
+        for j, lv in enumerate(levels):
+            d = int(enc.hierarchies[j].leaves.size)
+            gain = suppressed * (d - int(leaves[j][lv].max()))
+            value = (int(totals[j][lv]) + gain - n) / (n * d - n) if n * d > n else 0.0
             product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
         return product - 1.0
 
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
         enc, grid = ctx.enc, ctx.lattice.grid
+        _, totals = _loss_totals(ctx)
         product = np.ones(ctx.lattice.n_nodes)
-        n = float(enc.n)
+        n = int(enc.n)
         for j in range(enc.q):
-            counts = np.bincount(
-                enc.base_leaf_codes[:, j],
-                weights=enc.base_weight,
-                minlength=enc.hierarchies[j].leaves.size,
-            )
-            low = n / enc.hierarchies[j].leaves.size
-            per_level = np.array(
-                [
-                    float((counts * ctx.shares[j][lv][enc.maps[j][:, lv]]).sum())
-                    for lv in range(int(enc.heights[j]) + 1)
-                ]
-            )
+            d = int(enc.hierarchies[j].leaves.size)
+            per_level = np.asarray(totals[j], dtype=np.float64)
             value = (
-                np.clip((per_level - low) / (n - low), 0, None)
-                if n > low
+                np.clip((per_level - n) / (n * d - n), 0, None)
+                if n * d > n
                 else np.zeros(per_level.size)
             )
             product *= (value[grid[:, j]] + 1.0) ** (1.0 / enc.q)
         return product - 1.0
+
+
+def _loss_totals(ctx: SearchContext) -> tuple[list[list[np.ndarray]], list[list[int]]]:
+    """Per QI and level: the leaves under each value, and their sum over the records
+    (the loss's numerator times the leaf count with every record kept), cached."""
+    cached = ctx.cache.get("loss")
+    if cached is None:
+        enc = ctx.enc
+        leaves: list[list[np.ndarray]] = []
+        totals: list[list[int]] = []
+        for j, h in enumerate(enc.hierarchies):
+            counts = np.bincount(
+                enc.base_leaf_codes[:, j], weights=enc.base_weight, minlength=h.leaves.size
+            ).astype(np.int64)
+            per_level = [h.leaf_counts(lv).astype(np.int64) for lv in range(h.height + 1)]
+            leaves.append(per_level)
+            totals.append(
+                [int(counts @ per_level[lv][enc.maps[j][:, lv]]) for lv in range(h.height + 1)]
+            )
+        cached = (leaves, totals)
+        ctx.cache["loss"] = cached
+    return cached
 
 
 def _entropy_per_level(ctx: SearchContext) -> list[np.ndarray]:
@@ -470,6 +547,9 @@ class EntropyNonMonotonic(Entropy):
 
     name = "entropy-nonmonotonic"
     monotone_with_suppression = False
+    # S H(suppressed) = S log S - sum_w c_w log c_w never falls as records join (x log x
+    # is convex and S >= c_w)
+    grows_with_suppression = True
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         value = super().score(outcome, ctx)
@@ -537,6 +617,7 @@ class LatticeSearch:
     monotone: bool
     feasible: int
     ties: list[tuple[int, ...]] = field(default_factory=list)
+    cut_short: int = 0  # nodes whose checks stopped once their score exceeded the best
 
 
 class _Search:
@@ -557,6 +638,7 @@ class _Search:
         )
         self.lattice = _Lattice(enc.heights)
         self.outcomes: dict[int, NodeOutcome] = {}
+        self.beaten = 0  # nodes whose checks stopped as their score could not beat the best
         self._sizes_enc: EncodedTable | None = None
         self.monotone = _predicate_monotone(models, max_suppressed)
         self._min_size = max((m.min_group_size for m in self.models), default=1)
@@ -580,9 +662,49 @@ class _Search:
         if out is None:
             node = self.lattice.node(i)
             out = class_outcome(
-                self.enc.classes(node), self.models, self.domain, node, self.max_suppressed
+                self.enc.classes(node),
+                self.models,
+                self.domain,
+                node,
+                self.max_suppressed,
+                whole=self._reference,
             )
             self.outcomes[i] = out
+        return out
+
+    def evaluate_below(
+        self, i: int, model: QualityModel, ctx: SearchContext, best: float
+    ) -> NodeOutcome | None:
+        """Node ``i``'s outcome, or ``None`` when its score is proven above ``best``.
+
+        Where the quality model's score never falls as classes are suppressed
+        (:attr:`QualityModel.grows_with_suppression`), the score of the classes kept after
+        the first round against the released records bounds the node's score, which
+        later rounds (against the records kept) can only raise; when that bound exceeds
+        ``best``, the node can neither be the optimum nor tie with it, and its remaining
+        rounds are skipped (the node is not cached: it is not checked in full).
+        """
+        if not model.grows_with_suppression or not np.isfinite(best) or i in self.outcomes:
+            return self.evaluate(i)
+        node = self.lattice.node(i)
+        table = self.enc.classes(node)
+        limit = best + 1e-12 * max(1.0, abs(best))
+
+        def beaten(alive: np.ndarray, dropped: int) -> bool:
+            if model.suppressed_bound(node, dropped, ctx) > limit:
+                return True
+            ok = np.zeros(table.n_classes, dtype=bool)
+            ok[alive] = True
+            return model.score(NodeOutcome(node, table, ok, dropped), ctx) > limit
+
+        try:
+            out = class_outcome(
+                table, self.models, self.domain, node, self.max_suppressed, beaten, self._reference
+            )
+        except _Beaten:
+            self.beaten += 1
+            return None
+        self.outcomes[i] = out
         return out
 
     def feasible(self, out: NodeOutcome) -> bool:
@@ -736,8 +858,8 @@ class _Search:
             if model.lower_bound(i, ctx, tables) > best * (1 + 1e-12):
                 alive &= ~lattice.above(i)
                 continue
-            out = self.evaluate(i)
-            if self.feasible(out):
+            out = self.evaluate_below(i, model, ctx, best)
+            if out is not None and self.feasible(out):
                 scored[i] = model.score(out, ctx)
                 best = min(best, scored[i])
                 if metric_monotone:
@@ -756,8 +878,8 @@ class _Search:
             i = int(i)
             if bounds[i] > best + 1e-12 * max(1.0, abs(best)):
                 break
-            out = self.evaluate(i)
-            if self.feasible(out):
+            out = self.evaluate_below(i, model, ctx, best)
+            if out is not None and self.feasible(out):
                 scored[i] = model.score(out, ctx)
                 best = min(best, scored[i])
         return scored
@@ -815,7 +937,9 @@ class _Search:
                 status[i] = -1
                 _tag_cone(lattice, status, i, up=False, value=-1)
                 return False
-            out = self.evaluate(i)
+            out = self.evaluate_below(i, model, ctx, best)
+            if out is None:
+                return False  # its score exceeds the best: neither feasible-scored nor tagged
             if self.feasible(out):
                 status[i] = 1
                 scored[i] = model.score(out, ctx)
@@ -897,6 +1021,7 @@ class _Search:
             monotone=self.monotone,
             feasible=int((status == 1).sum()),
             ties=[lattice.node(int(i)) for i in tied],
+            cut_short=self.beaten,
         )
 
 

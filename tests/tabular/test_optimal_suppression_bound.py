@@ -316,42 +316,53 @@ def test_suppression_excess_is_offered_only_where_the_distance_allows():
 
 
 # ------------------------------------------------------------ search against exhaustive search
-def exhaustive(df, hierarchies, models, limit, metric):
-    """Every node: classes by pandas, failing classes suppressed, the reference recomputed
-    on the released records until no class fails; EMD by :func:`transport`."""
+def suppressed_by_hand(df, models, members) -> np.ndarray:
+    """The records one node suppresses: its classes (``members``, by pandas) tested, the
+    failing ones suppressed, the reference recomputed on the released records until no
+    class fails; EMD by :func:`transport`."""
     sens = df["s"].to_numpy()
-    n = len(df)
+    kept = set(members)
+    while kept:
+        released = np.concatenate([members[g] for g in sorted(kept)])
+        reference = np.array([np.sum(sens[released] == v) for v in VALUES], dtype=float)
+        reference /= reference.sum()
+        failing = set()
+        for g in kept:
+            rows = sens[members[g]]
+            share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
+            for model in models:
+                if isinstance(model, KAnonymity):
+                    ok = rows.size >= model.k
+                elif isinstance(model, TCloseness):
+                    ok = transport(share, reference, model.distance) <= model.t + 1e-9
+                else:
+                    ok = passes_by_hand(model, share * rows.size, reference)
+                if not ok:
+                    failing.add(g)
+        if not failing:
+            break
+        kept -= failing
+    suppressed = np.zeros(len(df), dtype=bool)
+    for g in set(members) - kept:
+        suppressed[members[g]] = True
+    return suppressed
+
+
+def exhaustive(df, hierarchies, models, limit, metric, score=None):
+    """Every node, its records suppressed by :func:`suppressed_by_hand`; scored by
+    ``score(levels, key, suppressed)`` when given, else by the entropy tests' reference."""
     best = None
     for levels, key, members in node_classes(df, hierarchies):
-        kept = set(members)
-        while kept:
-            released = np.concatenate([members[g] for g in sorted(kept)])
-            reference = np.array([np.sum(sens[released] == v) for v in VALUES], dtype=float)
-            reference /= reference.sum()
-            failing = set()
-            for g in kept:
-                rows = sens[members[g]]
-                share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
-                for model in models:
-                    if isinstance(model, KAnonymity):
-                        ok = rows.size >= model.k
-                    elif isinstance(model, TCloseness):
-                        ok = transport(share, reference, model.distance) <= model.t + 1e-9
-                    else:
-                        ok = passes_by_hand(model, share * rows.size, reference)
-                    if not ok:
-                        failing.add(g)
-            if not failing:
-                break
-            kept -= failing
-        suppressed = np.zeros(n, dtype=bool)
-        for g in set(members) - kept:
-            suppressed[members[g]] = True
-        if int(suppressed.sum()) > limit or not kept:
+        suppressed = suppressed_by_hand(df, models, members)
+        if int(suppressed.sum()) > limit or suppressed.all():
             continue
-        score = reference_score(metric, df, hierarchies, levels, key, suppressed)
-        if best is None or score < best[0] - 1e-9:
-            best = (score, levels)
+        value = (
+            score(levels, key, suppressed)
+            if score is not None
+            else reference_score(metric, df, hierarchies, levels, key, suppressed)
+        )
+        if best is None or value < best[0] - 1e-9:
+            best = (value, levels)
     return best
 
 
