@@ -401,7 +401,7 @@ class Loss(QualityModel):
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         enc, sizes, ok = ctx.enc, outcome.table.sizes, outcome.ok
-        leaves, totals = _loss_totals(ctx)
+        tables = _loss_tables(ctx)
         n, s = int(sizes.sum()), int(outcome.suppressed)
         # the classes on the smaller side, their codes decoded alone
         dropped = np.flatnonzero(~ok)
@@ -411,9 +411,9 @@ class Loss(QualityModel):
         product = 1.0
         q = max(enc.q, 1)
         for j, lv in enumerate(outcome.levels):
-            part = int(side_sizes @ leaves[j][lv][codes[j]])
-            kept = int(totals[j][lv]) - part if few_dropped else part
-            d = int(enc.hierarchies[j].leaves.size)
+            part = int(side_sizes @ tables.leaves[j][lv][codes[j]])
+            kept = tables.totals[j][lv] - part if few_dropped else part
+            d = tables.d[j]
             # D_j (L_j numerator) and D_j (L_j denominator), both integers
             value = (kept + s * d - n) / (n * d - n) if n * d > n else 0.0
             product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
@@ -424,20 +424,19 @@ class Loss(QualityModel):
     ) -> float:
         """Each suppressed record adds at least ``D_j`` minus the most leaves under one
         value of the level to ``D_j L_j``'s numerator (what it costs over its share)."""
-        enc = ctx.enc
-        leaves, totals = _loss_totals(ctx)
-        n, q = int(enc.n), max(enc.q, 1)
+        tables = _loss_tables(ctx)
+        n, q = int(ctx.enc.n), max(ctx.enc.q, 1)
         product = 1.0
         for j, lv in enumerate(levels):
-            d = int(enc.hierarchies[j].leaves.size)
-            gain = suppressed * (d - int(leaves[j][lv].max()))
-            value = (int(totals[j][lv]) + gain - n) / (n * d - n) if n * d > n else 0.0
-            product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
+            d = tables.d[j]
+            if n * d > n:
+                value = (tables.totals[j][lv] + suppressed * tables.gap[j][lv] - n) / (n * d - n)
+                product *= (max(value, 0.0) + 1.0) ** (1.0 / q)
         return product - 1.0
 
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
         enc, grid = ctx.enc, ctx.lattice.grid
-        _, totals = _loss_totals(ctx)
+        totals = _loss_tables(ctx).totals
         product = np.ones(ctx.lattice.n_nodes)
         n = int(enc.n)
         for j in range(enc.q):
@@ -452,24 +451,38 @@ class Loss(QualityModel):
         return product - 1.0
 
 
-def _loss_totals(ctx: SearchContext) -> tuple[list[list[np.ndarray]], list[list[int]]]:
-    """Per QI and level: the leaves under each value, and their sum over the records
-    (the loss's numerator times the leaf count with every record kept), cached."""
+@dataclass
+class _LossTables:
+    """What the loss reads per QI ``j`` and level: the leaves under each value
+    (``leaves[j][lv]``), their sum over the records (``totals[j][lv]``: the numerator of
+    ``D_j L_j`` with every record kept, plus ``n``), the hierarchy's leaf count ``D_j``
+    (``d[j]``) and the least a suppressed record adds to that numerator (``gap[j][lv]``:
+    ``D_j`` minus the most leaves under one value)."""
+
+    leaves: list[list[np.ndarray]]
+    totals: list[list[int]]
+    d: list[int]
+    gap: list[list[int]]
+
+
+def _loss_tables(ctx: SearchContext) -> _LossTables:
+    """:class:`_LossTables` of the search's table (computed once per context)."""
     cached = ctx.cache.get("loss")
     if cached is None:
         enc = ctx.enc
-        leaves: list[list[np.ndarray]] = []
-        totals: list[list[int]] = []
+        cached = _LossTables([], [], [], [])
         for j, h in enumerate(enc.hierarchies):
             counts = np.bincount(
                 enc.base_leaf_codes[:, j], weights=enc.base_weight, minlength=h.leaves.size
             ).astype(np.int64)
             per_level = [h.leaf_counts(lv).astype(np.int64) for lv in range(h.height + 1)]
-            leaves.append(per_level)
-            totals.append(
+            d = int(h.leaves.size)
+            cached.leaves.append(per_level)
+            cached.totals.append(
                 [int(counts @ per_level[lv][enc.maps[j][:, lv]]) for lv in range(h.height + 1)]
             )
-        cached = (leaves, totals)
+            cached.d.append(d)
+            cached.gap.append([d - int(under.max(initial=0)) for under in per_level])
         ctx.cache["loss"] = cached
     return cached
 
