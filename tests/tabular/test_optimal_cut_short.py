@@ -28,7 +28,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from structanon import InfeasibleError
 from structanon.models import BLikeness, KAnonymity
 from tabular import _lattice
 from tabular._optimal import (
@@ -40,7 +39,7 @@ from tabular._optimal import (
     quality_model,
 )
 from tests.tabular.test_optimal import draw_table
-from tests.tabular.test_optimal_entropy import _encode, reference_score
+from tests.tabular.test_optimal_entropy import _encode, assert_search_finds, reference_score
 from tests.tabular.test_optimal_suppression_bound import (
     CAPPED,
     _fixed_table,
@@ -160,14 +159,7 @@ def growing_problem(draw):
 def test_search_with_cut_short_checks_matches_exhaustive_search(problem):
     df, hierarchies, models, limit, metric = problem
     expected = exhaustive_by_records(df, hierarchies, models, limit, metric)
-    enc, domain = _encode(df, hierarchies)
-    if expected is None:
-        with pytest.raises(InfeasibleError):
-            optimal_generalization(enc, models, limit, metric, domain)
-        return
-    result = optimal_generalization(enc, models, limit, metric, domain)
-    assert result.score == pytest.approx(expected[0], rel=1e-9, abs=1e-9)
-    assert result.best.suppressed <= limit
+    assert_search_finds(expected, df, hierarchies, models, limit, metric)
 
 
 @pytest.mark.parametrize(
