@@ -436,12 +436,11 @@ class Loss(QualityModel):
 
     def lower_bounds(self, ctx: SearchContext) -> np.ndarray:
         enc, grid = ctx.enc, ctx.lattice.grid
-        totals = _loss_tables(ctx).totals
+        tables = _loss_tables(ctx)
         product = np.ones(ctx.lattice.n_nodes)
         n = int(enc.n)
-        for j in range(enc.q):
-            d = int(enc.hierarchies[j].leaves.size)
-            per_level = np.asarray(totals[j], dtype=np.float64)
+        for j, d in enumerate(tables.d):
+            per_level = np.asarray(tables.totals[j], dtype=np.float64)
             value = (
                 np.clip((per_level - n) / (n * d - n), 0, None)
                 if n * d > n
@@ -651,7 +650,7 @@ class _Search:
         )
         self.lattice = _Lattice(enc.heights)
         self.outcomes: dict[int, NodeOutcome] = {}
-        self.beaten = 0  # nodes whose checks stopped as their score could not beat the best
+        self.cut_short = 0  # nodes whose checks stopped as their score could not beat the best
         self._sizes_enc: EncodedTable | None = None
         self.monotone = _predicate_monotone(models, max_suppressed)
         self._min_size = max((m.min_group_size for m in self.models), default=1)
@@ -672,7 +671,9 @@ class _Search:
         # DM*'s bounds read full class tables (see sizes_table)
         self._full_bounds = bool(self._excess_models) and any(m.needs_reference for m in models)
 
-    def evaluate(self, i: int) -> NodeOutcome:
+    def evaluate(self, i: int, beaten=None) -> NodeOutcome:
+        """Node ``i``'s outcome (cached); ``beaten``: see :func:`class_outcome` (raises
+        :class:`_Beaten`, and nothing is cached, when it holds)."""
         out = self.outcomes.get(i)
         if out is None:
             node = self.lattice.node(i)
@@ -682,7 +683,8 @@ class _Search:
                 self.domain,
                 node,
                 self.max_suppressed,
-                whole=self._reference,
+                beaten,
+                self._reference,
             )
             self.outcomes[i] = out
         return out
@@ -702,25 +704,21 @@ class _Search:
         if not model.grows_with_suppression or not np.isfinite(best) or i in self.outcomes:
             return self.evaluate(i)
         node = self.lattice.node(i)
-        table = self.enc.classes(node)
         limit = best + 1e-12 * max(1.0, abs(best))
 
         def beaten(alive: np.ndarray, dropped: int) -> bool:
             if model.suppressed_bound(node, dropped, ctx) > limit:
                 return True
+            table = self.enc.classes(node)  # cached by the check that calls this
             ok = np.zeros(table.n_classes, dtype=bool)
             ok[alive] = True
             return model.score(NodeOutcome(node, table, ok, dropped), ctx) > limit
 
         try:
-            out = class_outcome(
-                table, self.models, self.domain, node, self.max_suppressed, beaten, self._reference
-            )
+            return self.evaluate(i, beaten)
         except _Beaten:
-            self.beaten += 1
+            self.cut_short += 1
             return None
-        self.outcomes[i] = out
-        return out
 
     def feasible(self, out: NodeOutcome) -> bool:
         return out.suppressed <= self.max_suppressed and out.released > 0
@@ -1045,7 +1043,7 @@ class _Search:
             monotone=self.monotone,
             feasible=int((status == 1).sum()),
             ties=[lattice.node(int(i)) for i in tied],
-            cut_short=self.beaten,
+            cut_short=self.cut_short,
         )
 
 
