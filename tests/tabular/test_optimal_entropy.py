@@ -129,38 +129,51 @@ def test_entropy_score_equals_the_record_by_record_definition(metric, seed):
         )
 
 
+def suppressed_until_stable(n: int, members: dict, failing) -> np.ndarray:
+    """The records one node suppresses, as the verifier measures it: the classes that
+    ``failing(kept, released)`` names (``kept``: the classes still released, ``released``:
+    their records) are taken out, again and again until none fails."""
+    kept = set(members)
+    while kept:
+        released = np.concatenate([members[g] for g in sorted(kept)])
+        bad = failing(kept, released)
+        if not bad:
+            break
+        kept -= bad
+    suppressed = np.zeros(n, dtype=bool)
+    for g in set(members) - kept:
+        suppressed[members[g]] = True
+    return suppressed
+
+
 def exhaustive(df, hierarchies, models, limit, metric):
     """Every node: classes by pandas, suppression repeated as the verifier measures it."""
     sens = df["s"].to_numpy()
     best = None
     for levels, _, members in node_classes(df, hierarchies):
-        kept = set(members)
-        while kept:
-            released = np.concatenate([members[g] for g in sorted(kept)])
+
+        def failing(kept, released, members=members):
             values, counts = np.unique(sens[released], return_counts=True)
             reference = dict(zip(values, counts / counts.sum()))
-            failing = set()
+            bad = set()
             for g in kept:
                 rows = sens[members[g]]
                 for model in models:
                     if isinstance(model, KAnonymity) and rows.size < model.k:
-                        failing.add(g)
+                        bad.add(g)
                     elif isinstance(model, EntropyLDiversity):
                         p = np.unique(rows, return_counts=True)[1] / rows.size
                         if np.exp(-(p * np.log(p)).sum()) < model.l - 1e-9:
-                            failing.add(g)
+                            bad.add(g)
                     elif isinstance(model, TCloseness):
                         share = {v: float((rows == v).mean()) for v in reference}
                         emd = 0.5 * sum(abs(share[v] - reference[v]) for v in reference)
                         if emd > model.t + 1e-9:
-                            failing.add(g)
-            if not failing:
-                break
-            kept -= failing
-        suppressed = np.zeros(len(df), dtype=bool)
-        for g in set(members) - kept:
-            suppressed[members[g]] = True
-        if int(suppressed.sum()) > limit or not kept:
+                            bad.add(g)
+            return bad
+
+        suppressed = suppressed_until_stable(len(df), members, failing)
+        if int(suppressed.sum()) > limit or suppressed.all():
             continue
         score = entropy_by_records(
             df, hierarchies, levels, suppressed, monotone=metric == "entropy"

@@ -52,6 +52,7 @@ from tests.tabular.test_optimal_entropy import (
     assert_search_finds,
     node_classes,
     reference_score,
+    suppressed_until_stable,
 )
 
 VALUES = ("x", "y", "z")
@@ -322,16 +323,15 @@ def test_suppression_excess_is_offered_only_where_the_distance_allows():
 
 # ------------------------------------------------------------ search against exhaustive search
 def suppressed_by_hand(df, models, members) -> np.ndarray:
-    """The records one node suppresses: its classes (``members``, by pandas) tested, the
-    failing ones suppressed, the reference recomputed on the released records until no
-    class fails; EMD by :func:`transport`."""
+    """The records one node suppresses (:func:`suppressed_until_stable`): its classes
+    (``members``, by pandas) tested against the released records; EMD by
+    :func:`transport`."""
     sens = df["s"].to_numpy()
-    kept = set(members)
-    while kept:
-        released = np.concatenate([members[g] for g in sorted(kept)])
+
+    def failing(kept, released):
         reference = np.array([np.sum(sens[released] == v) for v in VALUES], dtype=float)
         reference /= reference.sum()
-        failing = set()
+        bad = set()
         for g in kept:
             rows = sens[members[g]]
             share = np.array([np.sum(rows == v) for v in VALUES]) / rows.size
@@ -343,14 +343,10 @@ def suppressed_by_hand(df, models, members) -> np.ndarray:
                 else:
                     ok = passes_by_hand(model, share * rows.size, reference)
                 if not ok:
-                    failing.add(g)
-        if not failing:
-            break
-        kept -= failing
-    suppressed = np.zeros(len(df), dtype=bool)
-    for g in set(members) - kept:
-        suppressed[members[g]] = True
-    return suppressed
+                    bad.add(g)
+        return bad
+
+    return suppressed_until_stable(len(df), members, failing)
 
 
 def exhaustive(df, hierarchies, models, limit, metric, score=None):
