@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from structanon import CheckResult, Release
 from structanon._engine import compute, is_dask
 from structanon._finish import Timings, add_warning, finish_release
 from structanon.errors import InfeasibleError, InputError
-from structanon.io import Pseudonymizer
+from structanon.io import Pseudonymizer, remove_folder
 
 from . import risk as _risk
 from ._assign import Triples, assign_regions
@@ -1073,7 +1072,7 @@ def _spool() -> Iterator[str | None]:
                 return
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_folder(folder)
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:

@@ -542,6 +542,38 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def remove_folder(folder: str | Path) -> None:
+    """Remove ``folder`` and everything in it, even while workers are still writing into it.
+
+    Dask workers keep writing their parts after a computation has failed; a plain
+    ``rmtree`` lists the folder, removes what it found and then fails on the folder a late
+    part was just created in, leaving it behind.  The folder is first renamed into a fresh
+    private folder beside it, so a late write no longer finds its path and fails (nothing
+    writes parts by folder descriptor, and no writer creates missing parent folders), and
+    only then removed.  Errors are ignored, as ``rmtree(..., ignore_errors=True)`` does.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> os.makedirs(os.path.join(d, "parts", "sub"))
+    >>> remove_folder(os.path.join(d, "parts"))
+    >>> os.listdir(d)
+    []
+    """
+    folder = Path(folder)
+    try:
+        grave = Path(tempfile.mkdtemp(prefix=".removing-", dir=folder.parent))
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    try:
+        os.replace(folder, grave / "folder")
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(grave, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def staged_folder(
     path: str | Path, what: str = "the Parquet output of the Dask engine"
@@ -587,7 +619,7 @@ def staged_folder(
         os.replace(tmp, path)
     finally:
         if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_folder(tmp)
 
 
 @contextlib.contextmanager
@@ -909,6 +941,6 @@ def staged_outputs() -> Iterator[_Stage]:
     finally:
         for tmp, _target in stage.pending:
             if tmp.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
+                remove_folder(tmp)
             elif tmp.exists():
                 tmp.unlink()

@@ -21,7 +21,14 @@ from structanon._validation import (
     check_path,
     file_suffix,
 )
-from structanon.io import atomic_write, read_table, staged_folder, text_lines, write_table
+from structanon.io import (
+    atomic_write,
+    read_table,
+    remove_folder,
+    staged_folder,
+    text_lines,
+    write_table,
+)
 
 __all__ = [
     "read_microdata",
@@ -657,7 +664,7 @@ def write_microdata_dask(
                     with open(name, "rb") as part_file:
                         shutil.copyfileobj(part_file, out, 1 << 20)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_folder(tmp)
     sizes = [s[2] for s in summaries if s[1]]
     return {
         "rows": int(sum(s[0] for s in summaries)),

@@ -9,6 +9,7 @@ from structanon.io import (
     Pseudonymizer,
     atomic_write,
     read_table,
+    remove_folder,
     staged_folder,
     write_table,
 )
@@ -80,6 +81,36 @@ def test_staged_folder_leaves_nothing_on_failure(tmp_path, error):
             (tmp / "part.0.parquet").write_text("half")
             raise error("crash")
     assert not target.exists() and list((tmp_path / "sub").iterdir()) == []
+
+
+def _writing_parts(folder, stop):
+    """What a Dask worker does after the computation failed: keep writing its parts."""
+    i = 0
+    while not stop.is_set():
+        i += 1
+        try:
+            pd.DataFrame({"a": [i]}).to_csv(folder / f"part.{i:05d}", index=False)
+        except OSError:  # the folder has gone: the write fails, it creates nothing
+            pass
+
+
+def test_a_folder_removed_while_parts_are_still_written_leaves_nothing(tmp_path):
+    import threading
+
+    for r in range(10):  # a plain rmtree leaves a folder behind within a few rounds
+        folder = tmp_path / f"run{r}" / ".out.parquet.x.parts"
+        folder.mkdir(parents=True)
+        stop = threading.Event()
+        writers = [threading.Thread(target=_writing_parts, args=(folder, stop)) for _ in range(3)]
+        for w in writers:
+            w.start()
+        while not any(folder.iterdir()):
+            pass
+        remove_folder(folder)
+        stop.set()
+        for w in writers:
+            w.join()
+        assert list(folder.parent.iterdir()) == [], f"left behind in round {r}"
 
 
 @pytest.mark.parametrize("kind", ["file", "folder", "link"])
