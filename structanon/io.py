@@ -792,7 +792,7 @@ class Pseudonymizer:
                     f"the key file holds {len(key)} bytes; a key needs at least 16 bytes",
                     path=str(path),
                 )
-            return cls(key, length, source=f"file {path.name}")
+            return cls(key, length, source="file")  # never its name: it would link releases
         env = os.environ.get(KEY_ENV)
         if env:
             return cls(cls._parse_key(env.encode()), length, source=f"${KEY_ENV}")

@@ -56,6 +56,33 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _without_key_file(argv: list[str]) -> list[str]:
+    """``argv`` with the value of every ``--key-file`` (``--key-file F`` or
+    ``--key-file=F``) replaced by ``<key file>``.
+
+    Examples
+    --------
+    >>> _without_key_file(["structanon", "graphs", "--key-file", "/home/a/k.key", "-k", "5"])
+    ['structanon', 'graphs', '--key-file', '<key file>', '-k', '5']
+    >>> _without_key_file(["x", "--key-file=/k", "--", "--key-file"])
+    ['x', '--key-file=<key file>', '--', '--key-file']
+    """
+    out, hide = [], False
+    for i, arg in enumerate(argv):
+        if hide:
+            out.append("<key file>")
+            hide = False
+            continue
+        if arg == "--":
+            return out + argv[i:]
+        if arg == "--key-file":
+            hide = True
+        elif arg.startswith("--key-file="):
+            arg = "--key-file=<key file>"
+        out.append(arg)
+    return out
+
+
 def provenance(
     inputs: Sequence[str | Path] = (), command: Sequence[str] | None = None
 ) -> dict[str, Any]:
@@ -67,8 +94,9 @@ def provenance(
         The files read (name, size in bytes and SHA-256 of each; directories are named
         only).
     command : sequence of str, optional
-        The command line (default ``sys.argv``); values of ``--key-file`` are kept as the
-        path given, never the key.
+        The command line (default ``sys.argv``).  The value of ``--key-file`` is replaced by
+        ``<key file>``: neither the key nor where it lives is published (a key file's path
+        or name would link every release made with it).
     """
     from . import __version__
 
@@ -79,7 +107,7 @@ def provenance(
         if path.is_file():
             entry.update(size_bytes=path.stat().st_size, sha256=_sha256(path))
         files.append(entry)
-    argv = list(sys.argv if command is None else command)
+    argv = _without_key_file(list(sys.argv if command is None else command))
     if argv:
         argv[0] = Path(argv[0]).name
     return {
