@@ -481,12 +481,17 @@ def anonymize_with_mapping(
     timings = Timings()
     with timings("prepare"):
         data = _prepare_input(G, k, as_undirected, keep_attributes)
+        secret = secret.bound(data.nodes, data.edges)  # streams bound to the input
+    # the construction's choices among equals (which of several nodes of one degree is
+    # raised, the order candidate edges are tried in) decide what is published: drawn from
+    # the secret stream (the public seed is only its context), so nobody can replay them
+    choices = int(secret.rng("graph-choices", seed, k, method, construct).integers(2**63 - 1))
     edit = None
     with timings("anonymize"), _no_gc():
         if construct == "edit":
-            built, edit = _edit_construction(data.n, data.edges, k, seed, max_degree_drop)
+            built, edit = _edit_construction(data.n, data.edges, k, choices, max_degree_drop)
         else:
-            built = build_construction(data.n, data.edges, k, method, construct, seed)
+            built = build_construction(data.n, data.edges, k, method, construct, choices)
     with timings("publish"):
         rank, labels = _labels(data, relabel, (seed, k, method, construct), secret)
         final = _final_edges(data.n, data.edges, built.added, built.removed)
@@ -512,7 +517,7 @@ def anonymize_with_mapping(
         info=_release_info(data, built, final, k, relabel, keep_attributes, edit),
         source_index=mapping,
     )
-    for message in (k_warning(k), _fallback_warning(built, k, data.n)):
+    for message in (k_warning(k), _fallback_warning(built, k, data.n), _cleaned_warning(data)):
         if message is not None:
             add_warning(release, message)
     finish_release(
@@ -522,6 +527,17 @@ def anonymize_with_mapping(
         timings=timings,
     )
     return release, mapping
+
+
+def _cleaned_warning(data: _Input) -> str | None:
+    """What reading the input as a simple graph dropped, said in the release's warnings."""
+    loops, twins = int(data.report["self_loops"]), int(data.report["duplicate_edges"])
+    if not loops and not twins:
+        return None
+    return (
+        f"the input was read as a simple graph: {loops:,} self-loop(s) and {twins:,} "
+        "duplicate edge(s) removed (k-degree anonymity counts each neighbour once)"
+    )
 
 
 def k_degree_anonymize(
@@ -568,8 +584,10 @@ def k_degree_anonymize(
         (default).  With ``False`` node ids are kept (not anonymous), so a supergraph can be
         checked edge by edge.
     seed : int, optional
-        Public seed of the algorithm's own choices (ties of the construction) and the
-        sampled utility measures; it never decides the published labels or order.
+        Public seed of the sampled utility measures, and context of the secret streams; it
+        never decides the published labels or order, nor the construction's choices among
+        equals (which node of a degree is raised, the order edges are tried in), which are
+        drawn from ``key``.
     keep_attributes : sequence of str
         Node attributes to keep; all others (and all edge and graph attributes) are dropped.
     as_undirected : bool
@@ -586,7 +604,7 @@ def k_degree_anonymize(
         Secret key of the publication randomness (the node labels), see
         :func:`structanon.io.release_key`: with a key the same input, parameters and seed
         give the same published graph; without one (and no ``$STRUCTANON_PSEUDONYM_KEY``)
-        every call draws fresh labels.
+        every call draws fresh labels and choices.
     measures : bool
         The utility and risk measures (default); ``False`` skips both (verification still
         runs).

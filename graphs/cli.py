@@ -91,7 +91,10 @@ def _write_outputs(
                 fh.write("original,published\n")
                 fh.writelines(f"{u},{v}\n" for u, v in mapping.items())
         emit_release(release, report, figures, quiet=True, inputs=inputs, stage=stage)
-        write_graph(release.data, stage(output), format=out_format or guess_format(output))
+        try:
+            write_graph(release.data, stage(output), format=out_format or guess_format(output))
+        except InputError as exc:  # name the output, not its temporary file
+            raise InputError(exc.message, path=str(output)) from None
 
 
 def _run(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -132,17 +132,18 @@ def _utc_ns(time: pd.Series) -> np.ndarray:
 def _events(
     frame: pd.DataFrame,
     query_codes: np.ndarray,
-    user_order: np.random.Generator,
+    user_order: Callable[[np.ndarray], np.random.Generator],
     click_rng: np.random.Generator,
 ):
     """One query event per (user, query, time); one of its clicked URLs sampled.
 
-    Users are numbered in a secret random order (``user_order``), so the grouping's ties
-    (smallest user index first) carry nothing of the original ids; the URL published with
+    Users are numbered in a secret random order (``user_order(users)``, the users sorted),
+    so the grouping's ties (smallest user index first) carry nothing of the original ids;
+    the URL published with
     an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
     row (position)."""
     user_codes, users = encode_values(frame["user"])
-    secret = user_order.permutation(len(users))  # user code -> secret rank
+    secret = user_order(np.asarray(users, dtype=object)).permutation(len(users))
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
     user_codes = secret[user_codes]
     ns = _utc_ns(frame["time"])
@@ -416,6 +417,8 @@ def anonymize(
             )
         else:
             state = _parse(frame, secret, context, suppress_identifiers, identifier_kinds)
+        # later streams bound to the log as both engines reduce it (Pseudonymizer.bound)
+        secret = secret.bound(state.users, state.vocabulary, state.query_events)
     with timings("intents"):
         _cluster_queries(state, params)
     with timings("user_clustering"):
@@ -507,6 +510,19 @@ class _State:
         return self.intent_labels[query], self.n_intents
 
 
+def _user_order(
+    secret: Pseudonymizer, vocabulary: np.ndarray | None, context: tuple
+) -> Callable[..., np.random.Generator]:
+    """The secret stream numbering the users, bound to the log (``Pseudonymizer.bound``):
+    its users (sorted) and query vocabulary, which both engines reduce the log to alike."""
+
+    def stream(users: np.ndarray, queries: np.ndarray | None = None) -> np.random.Generator:
+        words = vocabulary if queries is None else queries
+        return secret.bound(users, words).rng("user-order", *context)
+
+    return stream
+
+
 def _parse(
     frame: pd.DataFrame,
     secret: Pseudonymizer,
@@ -517,7 +533,10 @@ def _parse(
     """Normalize the queries, form the query events, flag identifier queries."""
     query_codes, vocabulary = normalize_queries(frame["query"])
     events, users = _events(
-        frame, query_codes, secret.rng("user-order", *context), secret.rng("click-url", *context)
+        frame,
+        query_codes,
+        _user_order(secret, vocabulary, context),
+        secret.rng("click-url", *context),
     )
     state = _State(frame, query_codes, vocabulary, np.zeros(0, bool), events, users, {})
     state.query_events = np.bincount(events["query"], minlength=vocabulary.size)
@@ -538,7 +557,7 @@ def _parse_dask(
     from ._dask import dask_counts
 
     reduced = dask_counts(
-        log, k, secret.rng("user-order", *context), secret.rng("click-url", *context)
+        log, k, _user_order(secret, None, context), secret.rng("click-url", *context)
     )
     state = _State(
         None,

@@ -306,7 +306,10 @@ def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
     by_name = np.argsort(user_values, kind="stable")
     if user_values.size < k:
         raise InfeasibleError(f"k={k} exceeds the number of users in the log ({user_values.size})")
-    secret = user_order.permutation(user_values.size)  # sorted user code -> secret rank
+    # sorted user code -> secret rank (the stream bound to the users and the vocabulary)
+    secret = user_order(np.asarray(user_values[by_name], dtype=object), vocabulary).permutation(
+        user_values.size
+    )
     rank = np.empty(by_name.size, dtype=np.int64)
     rank[by_name] = secret
     users = np.empty(user_values.size, dtype=object)

@@ -365,6 +365,7 @@ def _build(fields, numbers):
     reasons = np.full(len(user), "", dtype=object)
     checks = [
         ((rank_text.ne("") & (rank.isna() | (rank % 1 != 0))).to_numpy(), "rank is not an integer"),
+        ((rank.abs() >= 2.0**63).fillna(False).to_numpy(dtype=bool), "rank is out of range"),
         (time.isna().to_numpy(), "time is not a date-time"),
         (user.eq("").to_numpy(), "user is empty"),
     ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import copy
+import csv
 import gzip
 import hashlib
 import hmac
@@ -33,6 +35,7 @@ __all__ = [
     "Pseudonymizer",
     "KEY_ENV",
     "release_key",
+    "content_digest",
     "staged_outputs",
     "open_text",
     "text_lines",
@@ -94,14 +97,9 @@ def read_table(
     categorical = _check_categorical(categorical)
     ext = file_suffix(path)
     try:
-        if ext in _PARQUET:
-            df = pd.read_parquet(path)
-            if dtype is not None:
-                df = df.astype(dtype)
-        else:
-            if sep is None:
-                sep = "\t" if ext in (".tsv", ".tab") else ","
-            df, categorical = _read_text(path, sep, dtype, categorical, kwargs)
+        df, categorical = _read_file(path, ext, sep, dtype, categorical, kwargs)
+    except InputError:
+        raise
     except pd.errors.ParserError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise InputError(
@@ -118,6 +116,10 @@ def read_table(
             f"the file is not UTF-8 text ({exc.reason}); convert it, or is it the right file?",
             path=str(path),
         ) from None
+    except (EOFError, zlib.error) as exc:  # a cut or corrupt compressed file
+        raise InputError(
+            f"cannot read the compressed file: {exc} (truncated or corrupt?)", path=str(path)
+        ) from None
     except (OSError, ValueError) as exc:
         raise InputError(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
@@ -126,6 +128,56 @@ def read_table(
     if categorical is not False:
         df = _as_categorical(df, categorical)
     return df
+
+
+def _read_file(
+    path: Path, ext: str, sep: str | None, dtype: Any, categorical: bool | list[str], kwargs: dict
+) -> tuple[pd.DataFrame, bool | list[str]]:
+    """:func:`read_table`'s reading, by format (the categoricals still to make returned)."""
+    if ext in _PARQUET:
+        df = pd.read_parquet(path)
+        return (df if dtype is None else df.astype(dtype)), categorical
+    if sep is None:
+        sep = "\t" if ext in (".tsv", ".tab") else ","
+    _check_text(path, sep)
+    return _read_text(path, sep, dtype, categorical, kwargs)
+
+
+def _check_text(path: Path, sep: str) -> None:
+    """Refuse, before parsing, a text table that the parsers would change silently: one
+    holding a NUL byte (a value is cut short at it) or whose header names a column twice
+    (pandas renames the second ``name.1``).  Plain and gzip files are scanned in full."""
+    line, head = 1, b""
+    with _open_binary(path) as raw:
+        while chunk := raw.read(1 << 20):
+            if not head:
+                head = chunk
+            at = chunk.find(b"\x00")
+            if at >= 0:
+                raise InputError(
+                    "the file holds a NUL byte (binary content?), at which a value would be "
+                    "cut short; remove it, or is it the right file?",
+                    path=str(path),
+                    line=line + chunk.count(b"\n", 0, at),
+                )
+            line += chunk.count(b"\n")
+    if len(sep) != 1 or not head:
+        return
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    try:
+        names = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    except csv.Error:
+        return  # the parser names what is wrong
+    seen: set[str] = set()
+    for name in names:
+        if name in seen and name != "":
+            raise InputError(
+                "the header names this column twice; rename one of them",
+                path=str(path),
+                column=name,
+                line=1,
+            )
+        seen.add(name)
 
 
 def _check_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:
@@ -766,6 +818,7 @@ class Pseudonymizer:
         self._key = bytes(key)
         self.length = int(length)
         self.key_source = source or "given"
+        self._binding = b""  # digest of the input the publication randomness is bound to
 
     @staticmethod
     def _parse_key(raw: bytes) -> bytes:
@@ -825,6 +878,34 @@ class Pseudonymizer:
         """True when the key was given (file, environment or bytes), so releases repeat."""
         return self.key_source != "random"
 
+    def bound(self, *content: Any) -> Pseudonymizer:
+        """This key with its publication randomness (:meth:`rng`) bound to ``content``, the
+        input being released (:func:`content_digest`); pseudonyms are unchanged.
+
+        With a given key, :meth:`rng` would otherwise give two releases of *different*
+        inputs (a corrected table, next month's log) with the same parameters the same
+        streams: the same row order, labels and noise, so the two would join row by row and
+        subtracting them would cancel the noise.  Bound to its input, a release still
+        repeats byte for byte for the same input, seed and key, while releases of different
+        inputs draw independent streams.  A fresh random key needs no binding (``self`` is
+        returned, and nothing is hashed).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> p = Pseudonymizer(b"0123456789abcdef")
+        >>> a, b = pd.DataFrame({"x": [1, 2, 3]}), pd.DataFrame({"x": [1, 2, 4]})
+        >>> def order(df):
+        ...     return p.bound(df).rng("order", 3).permutation(50).tolist()
+        >>> order(a) == order(a.copy()), order(a) == order(b)
+        (True, False)
+        """
+        if not self.reproducible:
+            return self
+        other = copy.copy(self)
+        other._binding = hashlib.sha256(self._binding + content_digest(*content)).digest()
+        return other
+
     def rng(self, purpose: str, *context: Any) -> np.random.Generator:
         """Secret publication randomness: a generator only the key holder can regenerate.
 
@@ -847,6 +928,8 @@ class Pseudonymizer:
         True
         """
         message = json.dumps([str(purpose), *map(str, context)]).encode("utf-8")
+        if self._binding:  # see bound()
+            message = self._binding + b"\0" + message
         digest = hmac.new(self._key, b"structanon/publication\0" + message, hashlib.sha256).digest()
         return np.random.Generator(
             np.random.PCG64(np.random.SeedSequence(int.from_bytes(digest, "big")))
@@ -854,6 +937,66 @@ class Pseudonymizer:
 
     def __repr__(self) -> str:
         return f"Pseudonymizer(key_source={self.key_source!r}, length={self.length})"
+
+
+def content_digest(*parts: Any) -> bytes:
+    """SHA-256 of the content of ``parts``: DataFrames and Series (column names and every
+    cell, in order; a categorical column hashes as its values), numpy arrays, sequences
+    and scalars.  Equal content gives equal
+    digests in every process (set values are hashed with their elements sorted).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> df = pd.DataFrame({"a": ["x", "y"], "b": [1, 2]})
+    >>> content_digest(df) == content_digest(df.copy())
+    True
+    >>> content_digest(df) == content_digest(df.iloc[::-1])  # order counts
+    False
+    >>> content_digest(np.arange(3)) == content_digest(np.arange(3)), len(content_digest(1))
+    (True, 32)
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        _digest_into(digest, part)
+    return digest.digest()
+
+
+def _canonical_text(value: Any) -> str:
+    if isinstance(value, (set, frozenset)):
+        return json.dumps(sorted(map(_canonical_text, value)))
+    if isinstance(value, (list, tuple)):
+        return json.dumps([_canonical_text(v) for v in value])
+    return repr(value)
+
+
+def _digest_into(digest: Any, part: Any) -> None:
+    if isinstance(part, pd.Series):
+        part = part.to_frame()
+    if isinstance(part, pd.DataFrame):
+        # names and values, not dtypes: a categorical or Arrow-string column holding the same
+        # text as an object column is the same input
+        digest.update(b"frame")
+        digest.update(json.dumps([len(part), [str(c) for c in part.columns]]).encode("utf-8"))
+        for _, column in part.items():
+            try:
+                hashed = pd.util.hash_pandas_object(column, index=False)
+            except TypeError:  # unhashable cells (sets, lists)
+                hashed = pd.util.hash_pandas_object(column.map(_canonical_text), index=False)
+            digest.update(hashed.to_numpy().tobytes())
+        return
+    if isinstance(part, (list, tuple)):
+        part = np.array([_canonical_text(v) for v in part], dtype=object)
+    if isinstance(part, np.ndarray):
+        if part.dtype.kind in "OUS":  # values as text: equal values, equal digest
+            digest.update(f"array text {part.shape}".encode())
+            text = np.array([_canonical_text(v) for v in part.reshape(-1).tolist()], dtype=object)
+            digest.update(pd.util.hash_array(text).tobytes())
+        else:
+            digest.update(f"array {part.dtype.str} {part.shape}".encode())
+            digest.update(np.ascontiguousarray(part).tobytes())
+        return
+    digest.update(b"value " + _canonical_text(part).encode("utf-8"))
 
 
 def release_key(
@@ -892,10 +1035,13 @@ class _Stage:
 
     def __init__(self) -> None:
         self.pending: list[tuple[Path, Path]] = []
+        self.made: list[Path] = []  # folders made for the outputs, removed on failure
 
     def __call__(self, path: str | Path) -> Path:
         path = Path(path)
+        missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.made += missing  # deepest first
         fd, tmp = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent
         )
@@ -926,8 +1072,17 @@ def staged_outputs() -> Iterator[_Stage]:
     ...     pass
     >>> os.listdir(d)
     []
+    >>> try:  # folders made for the outputs go too
+    ...     with staged_outputs() as stage:
+    ...         _ = open(stage(os.path.join(d, "new", "sub", "out.csv")), "w").write("x")
+    ...         raise RuntimeError("failed")
+    ... except RuntimeError:
+    ...     pass
+    >>> os.listdir(d)
+    []
     """
     stage = _Stage()
+    done = False
     try:
         yield stage
         umask = os.umask(0)
@@ -938,9 +1093,14 @@ def staged_outputs() -> Iterator[_Stage]:
         for tmp, target in stage.pending:
             if tmp.exists():
                 os.replace(tmp, target)
+        done = True
     finally:
         for tmp, _target in stage.pending:
             if tmp.is_dir():
                 remove_folder(tmp)
             elif tmp.exists():
                 tmp.unlink()
+        if not done:  # a folder made for an output that never came is removed (if empty)
+            for folder in sorted(stage.made, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()

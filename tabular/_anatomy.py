@@ -202,7 +202,7 @@ def anatomize(
     l = check_int(l, "l", min_value=2)
     if seed is not None:
         seed = check_int(seed, "seed", min_value=0)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     with timings("bucketize"):
         codes, domain = encode_values(df[sensitive].to_numpy())
         public = repr({"scheme": "anatomy", "qi": qis, "sensitive": sensitive, "l": l})

@@ -473,7 +473,7 @@ def anonymize(
         seed = check_int(seed, "seed", min_value=0)
     if key is not None and pseudonymizer is not None:
         raise InputError("give the release key as key= or as pseudonymizer=, not both")
-    secret = release_key(key if key is not None else pseudonymizer)
+    secret = release_key(key if key is not None else pseudonymizer).bound(df)
     data, id_info = _replace_identifiers(df, identifiers, drop_identifiers, secret)
     from ._safepub import DifferentialPrivacy, check_dp_models, safepub
 

@@ -177,7 +177,7 @@ def microaggregate(
         block = None
     else:
         block = check_int(block_size, "block_size", min_value=2 * k)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     data = df.reset_index(drop=True)
     with timings("microaggregate"):
         space = _embed(data, columns, nominal, ordinal)

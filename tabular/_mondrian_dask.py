@@ -41,7 +41,7 @@ from structanon._finish import Timings, finish_release
 from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
-from structanon.io import release_key
+from structanon.io import content_digest, release_key
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._input import hierarchy_codes
@@ -472,10 +472,17 @@ def _leaf_mondrian(
     return out.sort_values(list(out.columns), kind="stable").reset_index(drop=True)
 
 
-def _shuffled(pdf: pd.DataFrame, seeds: np.ndarray, partition_info: Any = None) -> pd.DataFrame:
-    """One output partition in the secret order of its stream ``seeds[number]``."""
+def _shuffled(
+    pdf: pd.DataFrame, seeds: np.ndarray, bind: bool = False, partition_info: Any = None
+) -> pd.DataFrame:
+    """One output partition in the secret order of its stream ``seeds[number]``; with
+    ``bind`` (a given key), the stream also depends on the partition's rows, so releases of
+    different tables under one key are shuffled independently (``Pseudonymizer.bound``)."""
     number = 0 if partition_info is None else int(partition_info["number"])
-    order = np.random.default_rng(int(seeds[number])).permutation(len(pdf))
+    entropy = [int(seeds[number])]
+    if bind:
+        entropy += np.frombuffer(content_digest(pdf), dtype=np.uint32).tolist()
+    order = np.random.default_rng(entropy).permutation(len(pdf))
     return pdf.iloc[order].reset_index(drop=True)
 
 
@@ -602,6 +609,8 @@ def mondrian_dask(
         top = _TopCutter(tree, models, options)
         tree.n_codes = top.n_codes
         sizes, in_memory = _top_cuts(ddf, tree, top, root, max_rows, n)
+        # the leaf order depends on the tree cut from this table, not on the key alone
+        secret = secret.bound(np.asarray(sizes), n)
     with timings("leaves"):
         options["width_scale"] = dict(zip(tree.names, top.cutter.width_scale))
         meta_in = ddf._meta.assign(**{_LEAF: np.int64(0)})
@@ -628,7 +637,7 @@ def mondrian_dask(
         seeds = secret.rng("row-order", seed, public).integers(
             0, 2**63 - 1, size=data.npartitions, dtype=np.int64
         )
-        data = data.map_partitions(_shuffled, seeds, meta=meta)
+        data = data.map_partitions(_shuffled, seeds, secret.reproducible, meta=meta)
     # the original values of the non-hierarchical QIs (for the GCP), from the first pass
     reference = None
     if measures:

@@ -133,7 +133,7 @@ def add_noise(
     seed = check_int(seed, "seed", min_value=0)
     columns = check_names(columns, "columns")
     x = numeric_frame(df, columns)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     n = len(df)
     public = repr({"method": method, "columns": columns, "alpha": alpha})
     with timings("noise"):

@@ -259,7 +259,7 @@ def pram(
         raise InputError(f"invariant must be True or False, got {invariant!r}")
     columns = categorical_columns(df, columns)
     n = len(df)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     public = repr({"columns": columns, "invariant": invariant, "keep": keep})
     masked = df.reset_index(drop=True).copy()
     published: dict[str, Any] = {}

@@ -179,7 +179,7 @@ def recode(
         raise InputError("the table has no rows")
     if sample is not None:
         sample = check_float(sample, "sample", min_value=0, max_value=1, include_min=False)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     n = len(df)
     public = repr({"top": top, "bottom": bottom, "mapping": mapping, "sample": sample})
     with timings("recode"):

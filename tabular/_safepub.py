@@ -305,7 +305,7 @@ def safepub(
     strong privacy guarantees. PoPETs 2018(1).
     """
     timings = Timings()
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     qis = list(quasi_identifiers)
     hierarchies = [quasi_identifiers[c] for c in qis]
     for c, h in zip(qis, hierarchies):

@@ -355,7 +355,7 @@ def slice_table(
         )
     if seed is not None:
         seed = check_int(seed, "seed", min_value=0)
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     attributes = [*qis, sensitive]
     with timings("attributes"):
         groups = (

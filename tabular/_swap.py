@@ -118,7 +118,7 @@ def rank_swap(
     x = numeric_frame(df, columns)
     n = len(df)
     window = int(np.floor(p * n / 100 + 1e-9))
-    secret = release_key(key)
+    secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     public = repr({"columns": columns, "p": p})
     masked = df.reset_index(drop=True).copy()
     with timings("swap"):

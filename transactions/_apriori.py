@@ -545,6 +545,7 @@ def km_anonymize(
 
     transactions = maybe_long(transactions, transaction_col, item_col)
     b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings, check=wide)
+    key = key.bound(b.indptr, b.codes, b.domain)  # streams bound to the input
     check_key_space(tax.n_nodes, m)
     with timings("anonymize"):
         occ_nodes, cut, found = _generalize(b, tax, k, m, method)

@@ -546,6 +546,7 @@ def band_matrix(
         b = encode_baskets(transactions)
         sensitive_mask, wanted = _sensitive_mask(b, sensitive_items)
         _check_feasible(b, sensitive_mask, p, max_basket_size)
+    key = key.bound(b.indptr, b.codes, b.domain)  # streams bound to the input
     context = (seed, p, alpha, repr(sorted(wanted)))
     with timings("anonymize"):
         group, stats = cahd_groups(b, sensitive_mask, p, alpha, key.rng("band-members", *context))

@@ -618,6 +618,7 @@ def disassociate(
             check_basket_width(b, m, max_basket_size, f"disassociation with m={m}")
     if k > b.n:
         raise InfeasibleError(f"k={k} exceeds the number of transactions ({b.n})")
+    key = key.bound(b.indptr, b.codes, b.domain)  # streams bound to the input
     with timings("anonymize"):
         nodes, top, stats, owner = _partition(b, k, m, max_cluster_size)
     publisher = _Publisher(b, nodes, owner, key, (seed, k, m, max_cluster_size))

@@ -264,6 +264,7 @@ def k_anonymize(
     timings = Timings()
     transactions = maybe_long(transactions, transaction_col, item_col)
     b, tax = prepare_generalization(transactions, k, hierarchy, fanout, order, timings)
+    key = key.bound(b.indptr, b.codes, b.domain)  # streams bound to the input
     with timings("anonymize"):
         cur, _group, stats = partition_groups(b, tax, k, seed)
     suppressed = np.zeros(b.n, dtype=bool)

@@ -174,6 +174,11 @@ def test_edge_list_output_refuses_to_drop_isolated_nodes(tmp_path):
     )
     assert result.exit_code == 2 and "2 isolated" in result.output and ".graphml" in result.output
     assert sorted(os.listdir(tmp_path)) == ["g.graphml"]
+    # outputs in folders to be made: the error names the output; no folder is left
+    out, report = tmp_path / "new" / "sub" / "o.txt", tmp_path / "new" / "r.json"
+    result = _run("anonymize", src, "-k", "2", "-o", out, "--report", report)
+    assert result.exit_code == 2 and f"(file '{out}')" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.graphml"]
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
     assert result.exit_code == 0, result.output
     assert graphs.read_graph(tmp_path / "o.graphml").number_of_nodes() == 8
@@ -220,3 +225,11 @@ def test_no_measures_and_utility_none(tmp_path):
         )
         assert result.exit_code == 0, result.output
         assert json.loads((tmp_path / "r.json").read_text())["utility"] == {}
+
+
+def test_self_loops_and_duplicate_edges_dropped_are_said(tmp_path):
+    src = tmp_path / "g.txt"
+    src.write_text("1 2\n2 3\n3 4\n4 1\n1 1\n2 2\n1 2\n2 1\n")
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
+    assert result.exit_code == 0, result.output
+    assert "2 self-loop(s) and 2 duplicate edge(s) removed" in result.output

@@ -94,7 +94,7 @@ def test_deterministic_with_a_key_and_relabelled(grqc):
     fresh = graphs.k_degree_anonymize(grqc, 5, seed=3, utility=False)
     assert sorted(fresh.data.edges()) != sorted(a.data.edges())
     assert a.source_index is not None and len(a.source_index) == grqc.number_of_nodes()
-    plain = graphs.k_degree_anonymize(grqc, 5, seed=3, relabel=False, utility=False)
+    plain = graphs.k_degree_anonymize(grqc, 5, seed=3, relabel=False, utility=False, key=key)
     assert sorted(d for _, d in a.data.degree()) == sorted(d for _, d in plain.data.degree())
 
 

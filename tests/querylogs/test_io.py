@@ -71,6 +71,17 @@ def test_malformed_lines_reported_by_number(tmp_path):
     assert info.value.line == 3
 
 
+@pytest.mark.parametrize("rank", ["9223372036854775808", "-99999999999999999999999", "1e30"])
+def test_a_rank_beyond_64_bits_is_a_malformed_line(tmp_path, rank):
+    line = f"9\tq\t2006-03-01 00:00:00\t{rank}\thttp://u\n"
+    path = write(tmp_path, HEADER + ROWS[3] + line + ROWS[1])
+    with pytest.warns(UserWarning, match="1 malformed"):
+        log = read_log(path)
+    assert len(log) == 2 and dict(parse_report(log)["malformed_lines"]) == {
+        3: "rank is out of range"
+    }
+
+
 def test_encoding_errors_counted_not_fatal(tmp_path):
     raw = (
         (HEADER + ROWS[0]).encode()

@@ -183,3 +183,38 @@ def test_text_inputs_fail_clearly(tmp_path):
         open_text(tmp_path)
     with pytest.raises(InputError, match="unknown text encoding"):
         open_text(good, encoding="klingon")
+
+
+@pytest.mark.parametrize(
+    ("content", "line"),
+    [(b"a,b\n1,Ly\x00on\n2,Nice\n", 2), (b"a,b\n" + b"1,x\n" * 300_000 + b"2,\x00\n", 300_002)],
+)
+def test_a_nul_byte_is_refused_with_its_line_not_cut_short(tmp_path, content, line):
+    import gzip
+
+    for name, data in (("t.csv", content), ("t.csv.gz", gzip.compress(content))):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(InputError, match="NUL byte") as info:
+            read_table(tmp_path / name)
+        assert info.value.line == line and info.value.path.endswith(name)
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path):
+    (tmp_path / "t.csv").write_text("sex,age,age\nM,30,Paris\n")
+    with pytest.raises(InputError, match="names this column twice") as info:
+        read_table(tmp_path / "t.csv")
+    assert info.value.column == "age"
+    (tmp_path / "q.csv").write_text('sex,"age,x",age\nM,1,2\n')  # quoted: distinct names
+    assert list(read_table(tmp_path / "q.csv").columns) == ["sex", "age,x", "age"]
+
+
+@pytest.mark.parametrize("cut", [True, False])
+def test_a_cut_or_corrupt_gzip_table_names_the_file(tmp_path, cut):
+    import gzip
+
+    whole = gzip.compress(b"a,b\n" + b"1,2\n" * 10_000)
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(whole[: len(whole) // 2] if cut else whole[:10] + b"junk" * 20)
+    with pytest.raises(InputError, match="truncated or corrupt") as info:
+        read_table(path)
+    assert info.value.path.endswith("t.csv.gz")
