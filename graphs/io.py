@@ -242,6 +242,13 @@ def _read_csv(path: Path) -> nx.Graph:
         for lineno, row in enumerate(reader, start=2):
             if not row or all(not c.strip() for c in row):
                 continue
+            if len(row) > len(header):
+                raise InputError(
+                    f"the row has {len(row)} fields, the header {len(header)}",
+                    line=lineno,
+                    path=str(path),
+                    value=",".join(row)[:80],
+                )
             if len(row) <= max(i, j) or not row[i].strip() or not row[j].strip():
                 raise InputError(
                     "missing source or target",

@@ -139,17 +139,21 @@ def _read_file(
         return (df if dtype is None else df.astype(dtype)), categorical
     if sep is None:
         sep = "\t" if ext in (".tsv", ".tab") else ","
-    _check_text(path, sep)
+    _check_text(path, sep, scan="nrows" not in kwargs)
     return _read_text(path, sep, dtype, categorical, kwargs)
 
 
-def _check_text(path: Path, sep: str) -> None:
+def _check_text(path: Path, sep: str, scan: bool = True) -> None:
     """Refuse, before parsing, a text table that the parsers would change silently: one
-    holding a NUL byte (a value is cut short at it) or whose header names a column twice
-    (pandas renames the second ``name.1``).  Plain and gzip files are scanned in full."""
+    holding a NUL byte (a value is cut short at it), a line with fewer fields than the
+    header (pandas fills them in as missing; checked while no quote has been met, as a
+    quoted field may hold the separator), or a header naming a column twice (pandas
+    renames the second ``name.1``).  Plain and gzip files are read in full (``scan``;
+    else the header alone)."""
     line, head = 1, b""
+    fields = _FieldCount(sep) if len(sep) == 1 else None
     with _open_binary(path) as raw:
-        while chunk := raw.read(1 << 20):
+        while chunk := raw.read(1 << 20 if scan else 1 << 16):
             if not head:
                 head = chunk
             at = chunk.find(b"\x00")
@@ -160,7 +164,25 @@ def _check_text(path: Path, sep: str) -> None:
                     path=str(path),
                     line=line + chunk.count(b"\n", 0, at),
                 )
+            short = fields.feed(chunk) if fields is not None and scan else None
+            if short is not None:
+                raise InputError(
+                    f"the line has fewer fields than the header ({fields.expected + 1}); "
+                    "a missing value is an empty field (as in a,,c), or is --sep right?",
+                    path=str(path),
+                    line=short,
+                )
             line += chunk.count(b"\n")
+            if not scan:
+                break
+    short = fields.finish() if fields is not None and scan else None
+    if short is not None and fields is not None:
+        raise InputError(
+            f"the line has fewer fields than the header ({fields.expected + 1}); "
+            "a missing value is an empty field (as in a,,c), or is --sep right?",
+            path=str(path),
+            line=short,
+        )
     if len(sep) != 1 or not head:
         return
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -178,6 +200,54 @@ def _check_text(path: Path, sep: str) -> None:
                 line=1,
             )
         seen.add(name)
+
+
+class _FieldCount:
+    """Separators per line of a text table read in chunks, against the header's: the
+    first line with fewer (blank lines aside), while the file has shown no quote."""
+
+    def __init__(self, sep: str) -> None:
+        self.sep = ord(sep) if ord(sep) < 128 else -1
+        self.expected: int | None = None  # separators in the header
+        self.line = 1  # number of the line the next chunk starts in
+        self.seps = 0  # separators, and bytes other than CR, of that unfinished line
+        self.size = 0
+        self.off = self.sep < 0
+
+    def feed(self, chunk: bytes) -> int | None:
+        if self.off:
+            return None
+        if b'"' in chunk:  # quoted fields may hold the separator: leave it to the parser
+            self.off = True
+            return None
+        data = np.frombuffer(chunk, dtype=np.uint8)
+        ends = np.flatnonzero(data == 10)
+        seps = np.cumsum(data == self.sep, dtype=np.int64)
+        size = np.cumsum(data != 13, dtype=np.int64)  # bytes but CR (and LF, below)
+        if ends.size == 0:
+            self.seps += int(seps[-1]) if seps.size else 0
+            self.size += int(size[-1]) if size.size else 0
+            return None
+        at_end = seps[ends]
+        per_line = np.diff(at_end, prepend=0)
+        per_line[0] += self.seps
+        length = np.diff(size[ends], prepend=0) - 1  # not counting the LF
+        length[0] += self.size
+        first = self.line
+        self.line += ends.size
+        self.seps = int(seps[-1] - at_end[-1])
+        self.size = int(size[-1] - size[ends[-1]])
+        if self.expected is None:
+            self.expected = int(per_line[0])
+            per_line, length, first = per_line[1:], length[1:], first + 1
+        short = np.flatnonzero((per_line < self.expected) & (length > 0))
+        return first + int(short[0]) if short.size else None
+
+    def finish(self) -> int | None:
+        """The last line, when it has no line break and too few fields."""
+        if self.off or self.expected is None or self.size == 0:
+            return None
+        return self.line if self.seps < self.expected else None
 
 
 def _check_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:

@@ -233,3 +233,11 @@ def test_self_loops_and_duplicate_edges_dropped_are_said(tmp_path):
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
     assert result.exit_code == 0, result.output
     assert "2 self-loop(s) and 2 duplicate edge(s) removed" in result.output
+
+
+def test_a_csv_row_longer_than_its_header_is_refused_with_its_line(tmp_path):
+    src = tmp_path / "g.csv"
+    src.write_text("source,target\n1,2\n2,3\n3,4\n4,1\n1,3,99\n")
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
+    assert result.exit_code == 2 and "3 fields, the header 2" in result.output
+    assert "line 6" in result.output and not (tmp_path / "o.txt").exists()

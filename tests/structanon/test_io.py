@@ -1,5 +1,6 @@
 import hashlib
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -218,3 +219,51 @@ def test_a_cut_or_corrupt_gzip_table_names_the_file(tmp_path, cut):
     with pytest.raises(InputError, match="truncated or corrupt") as info:
         read_table(path)
     assert info.value.path.endswith("t.csv.gz")
+
+
+def test_a_line_with_fewer_fields_than_the_header_is_refused(tmp_path):
+    import gzip
+
+    content = b"sex,age,city\nM,30,Paris\n\nF,31\nM,32,Nice\n"
+    for name, data in (("t.csv", content), ("t.csv.gz", gzip.compress(content))):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(InputError, match="fewer fields than the header") as info:
+            read_table(tmp_path / name)
+        assert info.value.line == 4
+    # the last line without a line break; CRLF; an empty field is a value, not a short row
+    (tmp_path / "e.csv").write_bytes(b"a,b\r\n1,2\r\n3")
+    with pytest.raises(InputError, match="fewer fields") as info:
+        read_table(tmp_path / "e.csv")
+    assert info.value.line == 3
+    (tmp_path / "ok.csv").write_bytes(b"a,b,c\r\n1,,3\r\n\r\n4,5,\r\n")
+    assert read_table(tmp_path / "ok.csv")["b"].isna().tolist() == [True, False]
+
+
+def test_the_field_count_matches_a_line_by_line_count_whatever_the_chunks():
+    from structanon.io import _FieldCount
+
+    def first_short(data: bytes, size: int):
+        count = _FieldCount(",")
+        for i in range(0, len(data), size):
+            if (found := count.feed(data[i : i + size])) is not None:
+                return found
+        return count.finish()
+
+    def by_lines(text: str):
+        lines = text.replace("\r\n", "\n").split("\n")
+        lines = lines[:-1] if text.endswith("\n") else lines
+        for number, line in enumerate(lines[1:], start=2):
+            if line.rstrip("\r") and line.count(",") < lines[0].count(","):
+                return number
+        return None
+
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        rows = ["a,b,c"] + [
+            str(rng.choice(["", "x,y", "1,2,3", "1,2,3", "1,2,3,4", "\r"]))
+            for _ in range(int(rng.integers(1, 8)))
+        ]
+        text = ("\r\n" if rng.random() < 0.3 else "\n").join(rows)
+        text += "\n" if rng.random() < 0.5 else ""
+        for size in (1, 2, 5, 64):
+            assert first_short(text.encode(), size) == by_lines(text), (text, size)
