@@ -164,25 +164,13 @@ def _check_text(path: Path, sep: str, scan: bool = True) -> None:
                     path=str(path),
                     line=line + chunk.count(b"\n", 0, at),
                 )
-            short = fields.feed(chunk) if fields is not None and scan else None
-            if short is not None:
-                raise InputError(
-                    f"the line has fewer fields than the header ({fields.expected + 1}); "
-                    "a missing value is an empty field (as in a,,c), or is --sep right?",
-                    path=str(path),
-                    line=short,
-                )
+            if fields is not None and scan:
+                fields.check(fields.feed(chunk), path)
             line += chunk.count(b"\n")
             if not scan:
                 break
-    short = fields.finish() if fields is not None and scan else None
-    if short is not None and fields is not None:
-        raise InputError(
-            f"the line has fewer fields than the header ({fields.expected + 1}); "
-            "a missing value is an empty field (as in a,,c), or is --sep right?",
-            path=str(path),
-            line=short,
-        )
+    if fields is not None and scan:
+        fields.check(fields.finish(), path)
     if len(sep) != 1 or not head:
         return
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -242,6 +230,16 @@ class _FieldCount:
             per_line, length, first = per_line[1:], length[1:], first + 1
         short = np.flatnonzero((per_line < self.expected) & (length > 0))
         return first + int(short[0]) if short.size else None
+
+    def check(self, short: int | None, path: Path) -> None:
+        """Raise naming line ``short`` (if any) of ``path``."""
+        if short is not None:
+            raise InputError(
+                f"the line has fewer fields than the header ({(self.expected or 0) + 1}); "
+                "a missing value is an empty field (as in a,,c), or is --sep right?",
+                path=str(path),
+                line=short,
+            )
 
     def finish(self) -> int | None:
         """The last line, when it has no line break and too few fields."""
