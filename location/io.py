@@ -11,10 +11,17 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from structanon._engine import compute, is_dask, require_dask
+from structanon._engine import compute, is_dask, parse_size, require_dask
 from structanon._validation import check_input_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_write, read_table, staged_folder, write_table
+from structanon.io import (
+    atomic_write,
+    raise_block_fault,
+    read_table,
+    staged_folder,
+    text_block_checks,
+    write_table,
+)
 
 from .metrics import region_areas
 
@@ -285,6 +292,13 @@ def read_fixes_dask(
                 column=column,
                 path=str(path),
             )
+    if kind != "parquet":
+        # what a parsed partition no longer shows (a NUL byte cuts a value short, a short
+        # line is padded): one pass of the workers over the bytes, as read_fixes refuses
+        names = files if isinstance(files, list) else [str(files)]
+        size = None if compressed else parse_size(blocksize, "blocksize", 2**10)
+        checks = text_block_checks(names, sep or ",", len(ddf.columns), compressed, size)
+        raise_block_fault(names, compute(checks)[0])
     return ddf[list(columns)]
 
 

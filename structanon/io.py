@@ -36,6 +36,8 @@ __all__ = [
     "KEY_ENV",
     "release_key",
     "content_digest",
+    "text_block_checks",
+    "raise_block_fault",
     "staged_outputs",
     "open_text",
     "text_lines",
@@ -158,12 +160,7 @@ def _check_text(path: Path, sep: str, scan: bool = True) -> None:
                 head = chunk
             at = chunk.find(b"\x00")
             if at >= 0:
-                raise InputError(
-                    "the file holds a NUL byte (binary content?), at which a value would be "
-                    "cut short; remove it, or is it the right file?",
-                    path=str(path),
-                    line=line + chunk.count(b"\n", 0, at),
-                )
+                raise InputError(NUL_BYTE, path=str(path), line=line + chunk.count(b"\n", 0, at))
             if fields is not None and scan:
                 fields.check(fields.feed(chunk), path)
             line += chunk.count(b"\n")
@@ -188,6 +185,81 @@ def _check_text(path: Path, sep: str, scan: bool = True) -> None:
                 line=1,
             )
         seen.add(name)
+
+
+NUL_BYTE = (
+    "the file holds a NUL byte (binary content?), at which a value would be cut short; "
+    "remove it, or is it the right file?"
+)
+
+
+def block_faults(
+    block: bytes, sep: str, header_fields: int | None, last: bool
+) -> tuple[int, tuple[str, int] | None]:
+    r"""The checks of :func:`read_table` on one block of whole lines of a text table (a
+    block of a file read in parallel): its number of line breaks, and its first fault --
+    a NUL byte, or a line with fewer fields than the header -- as ``(message, line)``,
+    the line counted from 1 at the block's start.  ``header_fields``: the header's number
+    of fields, or ``None`` when the block starts with the header; ``last``: the block ends
+    the file (its last line may lack a line break).
+
+    Examples
+    --------
+    >>> block_faults(b"a,b\n1,2\n3\n", ",", None, True)[1][1]
+    3
+    >>> block_faults(b"1,2\n3,4", ",", 2, True)
+    (1, None)
+    """
+    faults = []
+    at = block.find(b"\x00")
+    if at >= 0:
+        faults.append((NUL_BYTE, block.count(b"\n", 0, at) + 1))
+    if len(sep) == 1:
+        count = _FieldCount(sep)
+        count.expected = None if header_fields is None else header_fields - 1
+        short = count.feed(block)
+        if short is None and last:
+            short = count.finish()
+        if short is not None:
+            faults.append((count.message(), short))
+    return block.count(b"\n"), min(faults, key=lambda f: f[1], default=None)
+
+
+def text_block_checks(
+    files: list[str], sep: str, fields: int, compressed: bool, blocksize: int | None
+) -> list[list[Any]]:
+    """Dask tasks of :func:`block_faults`, per file, per block of whole lines (``blocksize``
+    bytes; a compressed file is one block): the checks of :func:`read_table` that a
+    partition parsed by Dask can no longer show (a NUL byte cuts a value short; a short
+    line is padded).  Compute them with the parse; :func:`raise_block_fault` names the
+    first fault's file and line.  ``fields``: the header's number of fields."""
+    import dask
+    from dask.bytes import read_bytes
+
+    _, blocks = read_bytes(
+        files,
+        delimiter=b"\n",
+        blocksize=None if compressed else blocksize,
+        sample=False,
+        compression="infer" if compressed else None,
+    )
+    return [
+        [
+            dask.delayed(block_faults)(b, sep, None if i == 0 else fields, i == len(file) - 1)
+            for i, b in enumerate(file)
+        ]
+        for file in blocks
+    ]
+
+
+def raise_block_fault(files: list[str], faults: list[list[Any]]) -> None:
+    """The first fault :func:`text_block_checks` found, with its file and line."""
+    for name, blocks in zip(files, faults):
+        line = 1
+        for breaks, fault in blocks:
+            if fault is not None:
+                raise InputError(fault[0], path=name, line=line + fault[1] - 1)
+            line += breaks
 
 
 class _FieldCount:
@@ -234,12 +306,13 @@ class _FieldCount:
     def check(self, short: int | None, path: Path) -> None:
         """Raise naming line ``short`` (if any) of ``path``."""
         if short is not None:
-            raise InputError(
-                f"the line has fewer fields than the header ({(self.expected or 0) + 1}); "
-                "a missing value is an empty field (as in a,,c), or is --sep right?",
-                path=str(path),
-                line=short,
-            )
+            raise InputError(self.message(), path=str(path), line=short)
+
+    def message(self) -> str:
+        return (
+            f"the line has fewer fields than the header ({(self.expected or 0) + 1}); "
+            "a missing value is an empty field (as in a,,c), or is --sep right?"
+        )
 
     def finish(self) -> int | None:
         """The last line, when it has no line break and too few fields."""

@@ -23,9 +23,11 @@ from structanon._validation import (
 )
 from structanon.io import (
     atomic_write,
+    raise_block_fault,
     read_table,
     remove_folder,
     staged_folder,
+    text_block_checks,
     text_lines,
     write_table,
 )
@@ -480,10 +482,14 @@ def read_microdata_dask(
     if kind == "text":
         import dask
 
+        checks = text_block_checks(files, sep or ",", len(header.columns), compressed, blocksize)
         try:
-            parts = compute(*[dask.delayed(_column_kinds)(p) for p in ddf.to_delayed()])
+            *parts, faults = compute(
+                *[dask.delayed(_column_kinds)(p) for p in ddf.to_delayed()], checks
+            )
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
             raise _locate_parse_error(files, sep or ",", exc) from None
+        raise_block_fault(files, faults)
         if not sum(p.pop(_ROWS)[0] for p in parts):
             raise InputError(
                 f"the file has a header but no data rows{hint or '; wrong --sep?'}",

@@ -196,3 +196,14 @@ def test_cli_dask_bad_inputs(log, tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no .parquet file"):
         read_fixes_dask(tmp_path / "empty", ["user", "time", "lat", "lon"])
+
+
+@pytest.mark.parametrize(
+    ("line", "message"), [("u1,t,48.85,2.3\x0050", "NUL byte"), ("u1,t,48.85", "fewer fields")]
+)
+def test_lines_a_parsed_partition_would_hide_are_named(tmp_path, line, message):
+    rows = ["user,time,lat,lon"] + ["u1,2020-01-01T10:00:00,48.85,2.35"] * 2000 + [line]
+    (tmp_path / "log.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(InputError, match=message) as info:
+        read_fixes_dask(tmp_path / "log.csv", ["user", "time", "lat", "lon"], blocksize=4096)
+    assert info.value.line == 2002 and info.value.path == str(tmp_path / "log.csv")

@@ -101,6 +101,23 @@ def test_bad_inputs_name_file_and_line(tmp_path):
         read_microdata_dask(str(tmp_path / "[bo]*.csv"))
 
 
+@pytest.mark.parametrize(
+    ("line", "message"), [("1,Ly\x00on", "NUL byte"), ("1", "fewer fields than the header")]
+)
+@pytest.mark.parametrize("name", ["t.csv", "t.csv.gz"])
+def test_lines_a_parsed_partition_would_hide_are_named_like_pandas(tmp_path, line, message, name):
+    import gzip
+
+    text = ("a,b\n" + "1,2\n" * 3000 + line + "\n" + "3,4\n" * 10).encode()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    with pytest.raises(InputError, match=message) as lazy:
+        read_microdata_dask(path, blocksize=5000)  # the line is in a later block
+    with pytest.raises(InputError, match=message) as eager:
+        read_microdata(path)
+    assert lazy.value.line == eager.value.line == 3002 and lazy.value.path == str(path)
+
+
 def _published(path: Path) -> Counter:
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     return Counter(map(tuple, df.to_numpy().tolist()))
