@@ -141,19 +141,19 @@ def _read_file(
         return (df if dtype is None else df.astype(dtype)), categorical
     if sep is None:
         sep = "\t" if ext in (".tsv", ".tab") else ","
-    _check_text(path, sep, scan="nrows" not in kwargs)
+    _check_text(path, sep, scan="nrows" not in kwargs, fields=False)
     return _read_text(path, sep, dtype, categorical, kwargs)
 
 
-def _check_text(path: Path, sep: str, scan: bool = True) -> None:
+def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) -> None:
     """Refuse, before parsing, a text table that the parsers would change silently: one
     holding a NUL byte (a value is cut short at it), a line with fewer fields than the
-    header (pandas fills them in as missing; checked while no quote has been met, as a
-    quoted field may hold the separator), or a header naming a column twice (pandas
-    renames the second ``name.1``).  Plain and gzip files are read in full (``scan``;
-    else the header alone)."""
+    header (``fields``: pandas fills them in as missing, where Arrow refuses the file;
+    checked while no quote has been met, as a quoted field may hold the separator), or a
+    header naming a column twice (pandas renames the second ``name.1``).  Plain and gzip
+    files are read in full (``scan``; else the header alone)."""
     line, head = 1, b""
-    fields = _FieldCount(sep) if len(sep) == 1 else None
+    count = _FieldCount(sep) if len(sep) == 1 and fields and scan else None
     with _open_binary(path) as raw:
         while chunk := raw.read(1 << 20 if scan else 1 << 16):
             if not head:
@@ -161,13 +161,13 @@ def _check_text(path: Path, sep: str, scan: bool = True) -> None:
             at = chunk.find(b"\x00")
             if at >= 0:
                 raise InputError(NUL_BYTE, path=str(path), line=line + chunk.count(b"\n", 0, at))
-            if fields is not None and scan:
-                fields.check(fields.feed(chunk), path)
+            if count is not None:
+                count.check(count.feed(chunk), path)
             line += chunk.count(b"\n")
             if not scan:
                 break
-    if fields is not None and scan:
-        fields.check(fields.finish(), path)
+    if count is not None:
+        count.check(count.finish(), path)
     if len(sep) != 1 or not head:
         return
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
@@ -264,44 +264,55 @@ def raise_block_fault(files: list[str], faults: list[list[Any]]) -> None:
 
 class _FieldCount:
     """Separators per line of a text table read in chunks, against the header's: the
-    first line with fewer (blank lines aside), while the file has shown no quote."""
+    first line with fewer (blank lines, empty or carriage returns alone, aside), while the
+    file has shown no quote."""
 
     def __init__(self, sep: str) -> None:
         self.sep = ord(sep) if ord(sep) < 128 else -1
         self.expected: int | None = None  # separators in the header
         self.line = 1  # number of the line the next chunk starts in
-        self.seps = 0  # separators, and bytes other than CR, of that unfinished line
+        self.seps = 0  # separators and bytes other than CR of that unfinished line
         self.size = 0
         self.off = self.sep < 0
 
     def feed(self, chunk: bytes) -> int | None:
-        if self.off:
+        if self.off or not chunk:
             return None
         if b'"' in chunk:  # quoted fields may hold the separator: leave it to the parser
             self.off = True
             return None
         data = np.frombuffer(chunk, dtype=np.uint8)
         ends = np.flatnonzero(data == 10)
-        seps = np.cumsum(data == self.sep, dtype=np.int64)
-        size = np.cumsum(data != 13, dtype=np.int64)  # bytes but CR (and LF, below)
+        tail = data[int(ends[-1]) + 1 :] if ends.size else data  # an unfinished line
+        tail_size = tail.size - (
+            chunk.count(b"\r", len(chunk) - tail.size) if b"\r" in chunk else 0
+        )
+        tail_seps = int(np.count_nonzero(tail == self.sep))
         if ends.size == 0:
-            self.seps += int(seps[-1]) if seps.size else 0
-            self.size += int(size[-1]) if size.size else 0
+            self.seps, self.size = self.seps + tail_seps, self.size + tail_size
             return None
-        at_end = seps[ends]
-        per_line = np.diff(at_end, prepend=0)
+        body = data[: int(ends[-1]) + 1]
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        per_line = np.add.reduceat(body == self.sep, starts, dtype=np.int64)
         per_line[0] += self.seps
-        length = np.diff(size[ends], prepend=0) - 1  # not counting the LF
-        length[0] += self.size
+        size = np.diff(ends, prepend=-1) - 1  # bytes before each line break, CR aside
+        if b"\r" in chunk:
+            size -= np.add.reduceat(body == 13, starts, dtype=np.int64)
+        size[0] += self.size
         first = self.line
         self.line += ends.size
-        self.seps = int(seps[-1] - at_end[-1])
-        self.size = int(size[-1] - size[ends[-1]])
+        self.seps, self.size = tail_seps, tail_size
         if self.expected is None:
             self.expected = int(per_line[0])
-            per_line, length, first = per_line[1:], length[1:], first + 1
-        short = np.flatnonzero((per_line < self.expected) & (length > 0))
+            per_line, size, first = per_line[1:], size[1:], first + 1
+        short = np.flatnonzero((per_line < self.expected) & (size > 0))
         return first + int(short[0]) if short.size else None
+
+    def finish(self) -> int | None:
+        """The last line, when it has no line break and too few fields."""
+        if self.off or self.expected is None or self.size == 0:
+            return None
+        return self.line if self.seps < self.expected else None
 
     def check(self, short: int | None, path: Path) -> None:
         """Raise naming line ``short`` (if any) of ``path``."""
@@ -313,12 +324,6 @@ class _FieldCount:
             f"the line has fewer fields than the header ({(self.expected or 0) + 1}); "
             "a missing value is an empty field (as in a,,c), or is --sep right?"
         )
-
-    def finish(self) -> int | None:
-        """The last line, when it has no line break and too few fields."""
-        if self.off or self.expected is None or self.size == 0:
-            return None
-        return self.line if self.seps < self.expected else None
 
 
 def _check_columns(df: pd.DataFrame, columns: list[str], path: Path) -> None:
@@ -353,7 +358,8 @@ def _read_text(
     """A text table read by Arrow where it can (categoricals made on the way; ``False``
     returned in their place) or by pandas (``categorical`` returned for the caller)."""
     fast = None if dtype is not None or kwargs else _read_text_arrow(path, sep)
-    if fast is None:
+    if fast is None:  # Arrow refuses a short line; pandas pads it: refused here
+        _check_text(path, sep, scan="nrows" not in kwargs)
         return pd.read_csv(path, sep=sep, dtype=dtype, **kwargs), categorical
     df = _text_frame(fast, categorical)
     del fast
