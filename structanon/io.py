@@ -1059,11 +1059,12 @@ class Pseudonymizer:
         Everything that decides how a published artefact looks beyond the algorithm's
         result (row order, node labels, group ids, choices among equals) draws from this,
         never from the public ``seed``.  The generator is seeded with
-        ``HMAC-SHA256(key, purpose, *context)``: with the default fresh random key it is
-        fresh operating-system entropy; with a given key the same ``purpose`` and
-        ``context`` give the same stream, so a key holder reproduces a release byte for
-        byte and nobody else can.  Pass the public parameters (and the seed) as
-        ``context`` so that two releases with different parameters do not share an order.
+        ``HMAC-SHA256(key, binding, purpose, *context)``: with the default fresh random key
+        it is fresh operating-system entropy; with a given key the same input (the
+        ``binding`` of :meth:`bound`), ``purpose`` and ``context`` give the same stream, so
+        a key holder reproduces a release byte for byte and nobody else can.  Pass the
+        public parameters (and the seed) as ``context`` so that two releases with
+        different parameters do not share an order, and bind the key to the input.
 
         Examples
         --------
@@ -1089,8 +1090,8 @@ class Pseudonymizer:
 def content_digest(*parts: Any) -> bytes:
     """SHA-256 of the content of ``parts``: DataFrames and Series (column names and every
     cell, in order; a categorical column hashes as its values), numpy arrays, sequences
-    and scalars.  Equal content gives equal
-    digests in every process (set values are hashed with their elements sorted).
+    and scalars.  Equal content gives equal digests in every process (set values are
+    hashed with their elements sorted).
 
     Examples
     --------
