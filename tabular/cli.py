@@ -505,6 +505,7 @@ def anonymize_command(
         classifier=classifier,
         measures=not no_measures,
         mondrian_options=options,
+        input_sep=sep,
     )
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
@@ -656,10 +657,14 @@ def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> 
     return data[member.to_numpy()].drop(columns=[sensitive]).reset_index(drop=True)
 
 
-def _run_anonymize(input_path: str, df: pd.DataFrame, *args: Any, **kwargs: Any) -> Release:
+def _run_anonymize(
+    input_path: str, df: pd.DataFrame, *args: Any, input_sep: str | None = None, **kwargs: Any
+) -> Release:
     """:func:`tabular.anonymize`, with a data row in an error turned into its file line."""
 
-    return _run_scheme(input_path, _without_warnings(anonymize), df, *args, **kwargs)
+    return _run_scheme(
+        input_path, _without_warnings(anonymize), df, *args, input_sep=input_sep, **kwargs
+    )
 
 
 def _without_warnings(function: Any) -> Any:
@@ -867,9 +872,15 @@ def _bucket_command_start(
 
 
 def _run_scheme(
-    input_path: str, function: Any, df: pd.DataFrame, *args: Any, **kwargs: Any
+    input_path: str,
+    function: Any,
+    df: pd.DataFrame,
+    *args: Any,
+    input_sep: str | None = None,
+    **kwargs: Any,
 ) -> Release:
-    """``function(df, ...)``, with a data row in an error turned into its file line."""
+    """``function(df, ...)``, with a data row in an error turned into its file line (of
+    the input read with the separator ``input_sep``)."""
     try:
         return function(df, *args, **kwargs)
     except InputError as exc:
@@ -877,7 +888,7 @@ def _run_scheme(
             raise InputError(
                 exc.message, column=exc.column, value=exc.value, path=str(input_path)
             ) from None
-        line = None if exc.row is None else tab_io.file_line(input_path, exc.row)
+        line = None if exc.row is None else tab_io.file_line(input_path, exc.row, input_sep)
         if line is None:
             raise
         raise InputError(
@@ -948,6 +959,7 @@ def anatomize_command(
         seed=seed,
         key=secret,
         measures=not no_measures,
+        input_sep=sep,
     )
     assert isinstance(release, BucketRelease)
     _bucket_provenance(release, inputs, key_file)
@@ -1050,6 +1062,7 @@ def slice_command(
         sensitive_size=sensitive_size,
         key=secret,
         measures=not no_measures,
+        input_sep=sep,
     )
     _bucket_provenance(release, inputs, key_file)
     with staged_outputs() as stage:
@@ -1106,7 +1119,7 @@ def _sdc_run(
     steps = Timings()
     with steps("read"):
         df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
-    release = _run_scheme(input_path, _without_warnings(run), df, secret)
+    release = _run_scheme(input_path, _without_warnings(run), df, secret, input_sep=sep)
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     release.provenance = provenance(inputs[:1])
@@ -1430,7 +1443,7 @@ def safepub_command(
         )
     release = _run_anonymize(
         input_path, df, specs, sensitive, [model], seed=seed, key=secret,
-        measures=not no_measures,
+        measures=not no_measures, input_sep=sep,
     )  # fmt: skip
     release.provenance = provenance(
         [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]

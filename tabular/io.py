@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import glob
 import re
 import shutil
@@ -125,20 +126,21 @@ def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
     return ""
 
 
-def file_line(path: str | Path, row: int) -> int | None:
+def file_line(path: str | Path, row: int, sep: str | None = None) -> int | None:
     """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
 
-    The header is line 1; blank lines, which the reader skips, are counted; gzip text is
-    read through (:func:`structanon.io.text_lines`).  Parquet files have no lines
-    (``None``).
+    The header is line 1; blank lines, which the reader skips, are counted, and so are the
+    line breaks inside quoted values (``sep``: the field separator, default ``,`` or tab
+    for ``.tsv``); gzip text is read through (:func:`structanon.io.text_lines`).  Parquet
+    files have no lines (``None``).
 
     Examples
     --------
     >>> import tempfile, os
     >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
-    >>> _ = f.write("a,b\\n1,2\\n\\n3,4\\n"); f.close()
+    >>> _ = f.write('a,b\\n1,"x\\ny"\\n\\n3,4\\n'); f.close()
     >>> file_line(f.name, 0), file_line(f.name, 1)
-    (2, 4)
+    (2, 5)
     >>> os.unlink(f.name)
     """
     path = Path(path)
@@ -146,14 +148,20 @@ def file_line(path: str | Path, row: int) -> int | None:
         return None
     if file_suffix(path) not in (".csv", ".tsv", ".tab", ".txt"):
         return row + 2
-    seen = -1  # the header is the first non-blank line
+    if sep is None:
+        sep = "\t" if file_suffix(path) in (".tsv", ".tab") else ","
+    if len(sep) != 1:
+        return row + 2
+    seen, start = -1, 1  # the header is the first record; a record's first line
     try:
-        for number, text in text_lines(path):
-            if text.strip("\r\n"):
+        records = csv.reader((text for _, text in text_lines(path)), delimiter=sep)
+        for record in records:
+            if record:  # a blank line is no record
                 seen += 1
                 if seen == row + 1:
-                    return number
-    except (OSError, InputError):
+                    return start
+            start = records.line_num + 1
+    except (OSError, InputError, csv.Error):
         pass
     return row + 2
 

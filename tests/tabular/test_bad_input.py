@@ -351,3 +351,18 @@ def test_transformation_is_said_in_words_with_hierarchy_labels(
         measures=False,
     )
     assert "Mondrian" in mondrian.info["transformation_text"]
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_the_line_named_counts_the_line_breaks_inside_quoted_values(tmp_path, sep):
+    rows = ["sex,age,city", 'M,30,"Pa\nris"', "F,31,Lyon", "M,,Nice"] + [
+        f"{s},{a},Lille" for s, a in zip("FMFMF", range(33, 38))
+    ]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(rows).replace(",", sep) + "\n")
+    result = CliRunner().invoke(
+        tab_cli.cli,
+        ["anonymize", str(path), "--sep", sep, "--qi", "sex,age", "--set-qi", "sex"]
+        + ["--numeric", "age", "--algorithm", "mondrian", "-k", "2", "-o", str(tmp_path / "o.csv")],
+    )
+    assert result.exit_code == 2 and "column 'age', line 5" in result.output, result.output
