@@ -139,9 +139,8 @@ def _events(
 
     Users are numbered in a secret random order (``user_order(users)``, the users sorted),
     so the grouping's ties (smallest user index first) carry nothing of the original ids;
-    the URL published with
-    an event is drawn among its clicks by ``click_rng``.  ``row`` is each event's input
-    row (position)."""
+    the URL published with an event is drawn among its clicks by ``click_rng``.  ``row``
+    is each event's input row (position)."""
     user_codes, users = encode_values(frame["user"])
     secret = user_order(np.asarray(users, dtype=object)).permutation(len(users))
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
