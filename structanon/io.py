@@ -141,7 +141,6 @@ def _read_file(
         return (df if dtype is None else df.astype(dtype)), categorical
     if sep is None:
         sep = "\t" if ext in (".tsv", ".tab") else ","
-    _check_text(path, sep, scan="nrows" not in kwargs, fields=False)
     return _read_text(path, sep, dtype, categorical, kwargs)
 
 
@@ -358,8 +357,10 @@ def _read_text(
     """A text table read by Arrow where it can (categoricals made on the way; ``False``
     returned in their place) or by pandas (``categorical`` returned for the caller)."""
     fast = None if dtype is not None or kwargs else _read_text_arrow(path, sep)
-    if fast is None:  # Arrow refuses a short line; pandas pads it: refused here
-        _check_text(path, sep, scan="nrows" not in kwargs)
+    # one pass over the bytes; the fields counted only for pandas (Arrow refuses a short
+    # line, pandas pads it)
+    _check_text(path, sep, scan="nrows" not in kwargs, fields=fast is None)
+    if fast is None:
         return pd.read_csv(path, sep=sep, dtype=dtype, **kwargs), categorical
     df = _text_frame(fast, categorical)
     del fast
