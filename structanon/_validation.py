@@ -116,6 +116,18 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     return value
 
 
+def duplicate_names(names: Iterable[str]) -> list[str]:
+    """The names that repeat an earlier one, in order of their repetition.
+
+    Examples
+    --------
+    >>> duplicate_names(["a", "b", "a", "c", "b", "a"])
+    ['a', 'b', 'a']
+    """
+    seen: set[str] = set()
+    return [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
+
+
 def check_columns(frame: Any, columns: Iterable[str], *, what: str = "table") -> list[str]:
     """Check that ``frame`` has unique column names and holds every name in ``columns``.
 
@@ -130,8 +142,7 @@ def check_columns(frame: Any, columns: Iterable[str], *, what: str = "table") ->
     structanon.errors.InputError: the table has duplicate column names: 'a' (column 'a')
     """
     names = [str(c) for c in frame.columns]
-    seen: set[str] = set()
-    duplicates = [c for c in names if c in seen or seen.add(c)]  # type: ignore[func-returns-value]
+    duplicates = duplicate_names(names)
     if duplicates:
         raise InputError(
             f"the {what} has duplicate column names: "

@@ -24,7 +24,7 @@ from typing import IO, Any, Literal, cast
 import numpy as np
 import pandas as pd
 
-from ._validation import file_suffix
+from ._validation import duplicate_names, file_suffix
 from .errors import InputError
 
 __all__ = [
@@ -174,16 +174,14 @@ def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) ->
         names = next(csv.reader(io.StringIO(text), delimiter=sep), [])
     except csv.Error:
         return  # the parser names what is wrong
-    seen: set[str] = set()
-    for name in names:
-        if name in seen and name != "":
-            raise InputError(
-                "the header names this column twice; rename one of them",
-                path=str(path),
-                column=name,
-                line=1,
-            )
-        seen.add(name)
+    twice = [name for name in duplicate_names(names) if name]  # pandas names empty ones
+    if twice:
+        raise InputError(
+            "the header names this column twice; rename one of them",
+            path=str(path),
+            column=twice[0],
+            line=1,
+        )
 
 
 NUL_BYTE = (

@@ -521,8 +521,6 @@ def read_microdata_header(files: list[str], sep: str) -> pd.DataFrame:
             raise InputError(
                 "the file is empty (no header, no rows); wrong file or wrong --sep?", path=name
             ) from None
-        if head.columns.duplicated().any():
-            check_columns(head, [])  # names the duplicated column
         if header is not None and list(head.columns) != list(header.columns):
             raise InputError(
                 f"the header differs from {files[0]}'s ({list(map(str, header.columns))})",

@@ -99,6 +99,10 @@ def test_bad_inputs_name_file_and_line(tmp_path):
     (tmp_path / "other.csv").write_text("a,c\n1,2\n")
     with pytest.raises(InputError, match="header differs"):
         read_microdata_dask(str(tmp_path / "[bo]*.csv"))
+    (tmp_path / "dup.csv").write_text("a,b,a\n1,2,3\n")
+    with pytest.raises(InputError, match="names this column twice") as twice:
+        read_microdata_dask(tmp_path / "dup.csv")
+    assert twice.value.column == "a" and twice.value.path == str(tmp_path / "dup.csv")
 
 
 @pytest.mark.parametrize(
