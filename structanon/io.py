@@ -1132,8 +1132,11 @@ def _digest_into(digest: Any, part: Any) -> None:
                 hashed = pd.util.hash_pandas_object(column.map(_canonical_text), index=False)
             digest.update(hashed.to_numpy().tobytes())
         return
-    if isinstance(part, (list, tuple)):
-        part = np.array([_canonical_text(v) for v in part], dtype=object)
+    if isinstance(part, (list, tuple)):  # each item as one value, whatever its shape
+        items = np.empty(len(part), dtype=object)
+        for i, value in enumerate(part):
+            items[i] = value
+        part = items
     if isinstance(part, np.ndarray):
         if part.dtype.kind in "OUS":  # values as text: equal values, equal digest
             digest.update(f"array text {part.shape}".encode())
