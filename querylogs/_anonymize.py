@@ -132,17 +132,18 @@ def _utc_ns(time: pd.Series) -> np.ndarray:
 def _events(
     frame: pd.DataFrame,
     query_codes: np.ndarray,
-    user_order: Callable[[np.ndarray], np.random.Generator],
-    click_rng: np.random.Generator,
+    log_secret: Callable[..., Callable[[str], np.random.Generator]],
 ):
     """One query event per (user, query, time); one of its clicked URLs sampled.
 
-    Users are numbered in a secret random order (``user_order(users)``, the users sorted),
-    so the grouping's ties (smallest user index first) carry nothing of the original ids;
-    the URL published with an event is drawn among its clicks by ``click_rng``.  ``row``
-    is each event's input row (position)."""
+    Users are numbered in a secret random order (the ``user-order`` stream of
+    ``log_secret(users)``, the users sorted), so the grouping's ties (smallest user index
+    first) carry nothing of the original ids; the URL published with an event is drawn
+    among its clicks by the ``click-url`` stream.  ``row`` is each event's input row
+    (position)."""
     user_codes, users = encode_values(frame["user"])
-    secret = user_order(np.asarray(users, dtype=object)).permutation(len(users))
+    streams = log_secret(np.asarray(users, dtype=object))
+    secret = streams("user-order").permutation(len(users))
     users = np.asarray(users, dtype=object)[np.argsort(secret)]
     user_codes = secret[user_codes]
     ns = _utc_ns(frame["time"])
@@ -151,7 +152,7 @@ def _events(
     n_events = int(event.max()) + 1 if event.size else 0
     # sample one clicked URL per event (rows with a click preferred over click-less rows)
     has_url = frame["url"].notna().to_numpy()
-    order = np.lexsort((click_rng.random(event.size), ~has_url, event))
+    order = np.lexsort((streams("click-url").random(event.size), ~has_url, event))
     first = order[np.r_[True, event[order][1:] != event[order][:-1]]] if event.size else order
     return {
         "user": user_codes[first].astype(np.int64),
@@ -509,17 +510,19 @@ class _State:
         return self.intent_labels[query], self.n_intents
 
 
-def _user_order(
+def _log_secret(
     secret: Pseudonymizer, vocabulary: np.ndarray | None, context: tuple
-) -> Callable[..., np.random.Generator]:
-    """The secret stream numbering the users, bound to the log (``Pseudonymizer.bound``):
-    its users (sorted) and query vocabulary, which both engines reduce the log to alike."""
+) -> Callable[..., Callable[[str], np.random.Generator]]:
+    """The secret streams of a log (``"user-order"``, the users' numbering, and
+    ``"click-url"``, the clicked URL each event publishes), bound to the log
+    (``Pseudonymizer.bound``): to its users (sorted) and query vocabulary, which both
+    engines reduce the log to alike."""
 
-    def stream(users: np.ndarray, queries: np.ndarray | None = None) -> np.random.Generator:
-        words = vocabulary if queries is None else queries
-        return secret.bound(users, words).rng("user-order", *context)
+    def bind(users: np.ndarray, queries: np.ndarray | None = None):
+        bound = secret.bound(users, vocabulary if queries is None else queries)
+        return lambda purpose: bound.rng(purpose, *context)
 
-    return stream
+    return bind
 
 
 def _parse(
@@ -534,8 +537,7 @@ def _parse(
     events, users = _events(
         frame,
         query_codes,
-        _user_order(secret, vocabulary, context),
-        secret.rng("click-url", *context),
+        _log_secret(secret, vocabulary, context),
     )
     state = _State(frame, query_codes, vocabulary, np.zeros(0, bool), events, users, {})
     state.query_events = np.bincount(events["query"], minlength=vocabulary.size)
@@ -555,9 +557,7 @@ def _parse_dask(
     (``querylogs._dask``): no event row reaches the client."""
     from ._dask import dask_counts
 
-    reduced = dask_counts(
-        log, k, _user_order(secret, None, context), secret.rng("click-url", *context)
-    )
+    reduced = dask_counts(log, k, _log_secret(secret, None, context))
     state = _State(
         None,
         np.zeros(0, np.int64),

@@ -4,13 +4,15 @@ Each partition must hold whole users; where a user's rows lie in several partiti
 checked rows (with their global row numbers and draws) are first shuffled by user.
 
 * First pass, per partition: each row is checked (user, query and time present, time a
-  date-time), its query normalized, its URL cleaned, and given the secret random draw the
-  pandas path gives the same row (the ``click-url`` generator advanced to the row's global
-  position); rows are reduced to query events (one per user, normalized query and time)
-  and the partition returns only aggregates: its distinct users, queries (with their first
-  rows) and URLs, the click graph's (query, URL) counts, and the number of events of each
-  (user, query) pair.  The client merges them into the sparse user x query counts the
-  grouping needs: its memory grows with users x distinct queries per user, not with lines.
+  date-time), its query normalized and its URL cleaned; rows are reduced to query events
+  (one per user, normalized query and time) and the partition returns only aggregates:
+  its distinct users, queries (with their first rows) and URLs, the click graph's (query,
+  URL) counts, and the number of events of each (user, query) pair.  The client merges
+  them into the sparse user x query counts the grouping needs: its memory grows with
+  users x distinct queries per user, not with lines.  From the users and the vocabulary
+  found, the client derives the secret streams bound to the log; every later pass gives
+  each row the draw the pandas path gives it (the ``click-url`` generator advanced to the
+  row's global position), before any shuffle by user.
 * Second pass, per partition, after the grouping: the cluster of each user, the published
   count of each (cluster, item) and the (cluster, query) event counts are broadcast; each
   partition rebuilds its events, gives each the ``event-choice`` draw of its position in
@@ -176,22 +178,22 @@ def _coded(frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, n
             "t": frame["t"].to_numpy(np.int64),
             "url": url.astype(np.int64),
             "row": frame["row"].to_numpy(np.int64),
-            "draw": frame["draw"].to_numpy(np.float64),
         }
     )
+    if "draw" in frame:
+        coded["draw"] = frame["draw"].to_numpy(np.float64)
     as_object = [np.asarray(v, dtype=object) for v in (users, queries, urls)]
     return coded, as_object[0], as_object[1], as_object[2]
 
 
-def _aggregate(
-    part: Any, offset: int | None, state: dict[str, Any], cleaned: bool
-) -> dict[str, Any]:
+def _aggregate(part: Any, offset: int | None, cleaned: bool) -> dict[str, Any]:
     """First pass over a partition: its users, queries (with their first rows), URLs,
-    click counts and per (user, query) event counts, all in local codes.  With
+    click counts and per (user, query) event counts, all in local codes (no draw: the
+    ``click-url`` stream is bound to the users and vocabulary this pass finds).  With
     ``offset=None`` (the rows before the partition not yet counted) the row numbers are
     local and bad input is only flagged (the client names the row)."""
     try:
-        frame = _rows(part, offset or 0, state, cleaned)
+        frame = part if cleaned else _clean(part, offset or 0)
     except InputError:
         if offset is not None:
             raise
@@ -262,18 +264,20 @@ def _by_user(drawn: list[Any]) -> list[Any]:
     return list(rows.shuffle(on="user").to_delayed())
 
 
-def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
-    """Reduce a Dask log to per-user query event counts (see the module docstring)."""
+def dask_counts(ddf: Any, k: int, log_secret: Any) -> DaskLog:
+    """Reduce a Dask log to per-user query event counts (see the module docstring).
+
+    ``log_secret(users, vocabulary)`` gives the secret streams bound to the log (its users,
+    sorted, and its vocabulary, which the first pass finds)."""
     import dask
 
     parts = list(ddf.to_delayed())
     known = _KNOWN_LENGTHS.get(str(ddf._name))
     if known is not None and len(known) != len(parts):
         known = None
-    state = dict(click_rng.bit_generator.state)
     # one pass gives the aggregates and the partitions' lengths (unless already known)
     results = _first_pass(
-        _Plan(parts, _offsets(known) if known else [None] * len(parts), False, state)
+        _Plan(parts, _offsets(known) if known else [None] * len(parts), False, {})
     )
     offsets = _offsets([r["rows"] for r in results])
     if known is None:
@@ -286,30 +290,25 @@ def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
     n_rows = int(sum(r["rows"] for r in results))
     if n_rows == 0:
         raise InputError("the log is empty (no query rows)")
-    plan = _Plan(parts, offsets, False, state)
     user_maps, user_values = _global_codes(results, "users")
+    if user_values.size < k:
+        raise InfeasibleError(f"k={k} exceeds the number of users in the log ({user_values.size})")
+    query_maps, code_of, vocabulary = _vocabulary(results)
+    by_name = np.argsort(user_values, kind="stable")
+    named = np.asarray(user_values[by_name], dtype=object)
+    streams = log_secret(named, vocabulary)
+    state = dict(streams("click-url").bit_generator.state)
+    plan = _Plan(parts, offsets, False, state)
     if sum(m.size for m in user_maps) > user_values.size:  # a user in several partitions
         plan = _Plan(_whole_users(parts, offsets, state, results, user_maps), [], True, state)
         plan.offsets = [0] * len(plan.parts)
         results = _first_pass(plan)
         user_maps, user_values = _global_codes(results, "users")
-    query_maps, query_values = _global_codes(results, "queries")
+        query_maps, code_of, vocabulary = _vocabulary(results)
+        by_name = np.argsort(user_values, kind="stable")
     url_maps, url_values = _global_codes(results, "urls")
-    # the vocabulary in order of first row, the users sorted (as the pandas path numbers them)
-    first = np.full(query_values.size, np.iinfo(np.int64).max, dtype=np.int64)
-    for r, lookup in zip(results, query_maps):
-        np.minimum.at(first, lookup, r["first_query"])
-    by_first = np.argsort(first, kind="stable")
-    vocabulary = query_values[by_first]
-    code_of = np.empty(by_first.size, dtype=np.int64)
-    code_of[by_first] = np.arange(by_first.size)
-    by_name = np.argsort(user_values, kind="stable")
-    if user_values.size < k:
-        raise InfeasibleError(f"k={k} exceeds the number of users in the log ({user_values.size})")
     # sorted user code -> secret rank (the stream bound to the users and the vocabulary)
-    secret = user_order(np.asarray(user_values[by_name], dtype=object), vocabulary).permutation(
-        user_values.size
-    )
+    secret = streams("user-order").permutation(user_values.size)
     rank = np.empty(by_name.size, dtype=np.int64)
     rank[by_name] = secret
     users = np.empty(user_values.size, dtype=object)
@@ -345,6 +344,20 @@ def dask_counts(ddf: Any, k: int, user_order: Any, click_rng: Any) -> DaskLog:
         pair_count=pair_count[order],
         plan=plan,
     )
+
+
+def _vocabulary(results: list[dict[str, Any]]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Per partition, the vocabulary code of each local query; the vocabulary code of each
+    global query code; the vocabulary (the normalized queries in order of first row, as the
+    pandas path numbers them)."""
+    query_maps, query_values = _global_codes(results, "queries")
+    first = np.full(query_values.size, np.iinfo(np.int64).max, dtype=np.int64)
+    for r, lookup in zip(results, query_maps):
+        np.minimum.at(first, lookup, r["first_query"])
+    by_first = np.argsort(first, kind="stable")
+    code_of = np.empty(by_first.size, dtype=np.int64)
+    code_of[by_first] = np.arange(by_first.size)
+    return query_maps, code_of, query_values[by_first]
 
 
 def _offsets(lengths: list[int]) -> list[int]:
@@ -410,7 +423,7 @@ def _first_pass(plan: _Plan) -> list[dict[str, Any]]:
     return list(
         compute(
             *[
-                dask.delayed(_aggregate)(p, o, plan.click_state, plan.cleaned)
+                dask.delayed(_aggregate)(p, o, plan.cleaned)
                 for p, o in zip(plan.parts, plan.offsets)
             ]
         )
