@@ -170,12 +170,23 @@ def _sum_counts(parts: list[list[tuple[np.ndarray, np.ndarray]]], d: int) -> lis
     return out
 
 
-def _domains(ddf: Any, qis: Mapping[str, Hierarchy | str]) -> tuple[list[Any], list, int]:
-    """One pass: every QI's values and counts over the table (the root node's marginals)."""
+def _domains(
+    ddf: Any, qis: Mapping[str, Hierarchy | str], digests: list[bytes] | None = None
+) -> tuple[list[Any], list, int]:
+    """One pass: every QI's values and counts over the table (the root node's marginals).
+    Given a list ``digests``, the same pass appends each partition's content digest to it
+    (what a given key binds the publication streams to)."""
     import dask
 
     names = list(qis)
-    parts = compute(*[dask.delayed(_column_counts)(p, names) for p in ddf.to_delayed()])
+    delayed = ddf.to_delayed()
+    tasks = [dask.delayed(_column_counts)(p, names) for p in delayed]
+    if digests is not None:
+        tasks += [dask.delayed(content_digest)(p) for p in delayed]
+    found = compute(*tasks)
+    parts = found[: len(delayed)]
+    if digests is not None:
+        digests.extend(found[len(delayed) :])
     domains: list[Any] = []
     counts = []
     n = 0
@@ -602,15 +613,16 @@ def mondrian_dask(
     secret = release_key(key)
     timings = Timings()
     with timings("top_cuts"):
-        domains, root, n = _domains(ddf, qis)
+        digests: list[bytes] | None = [] if secret.reproducible else None
+        domains, root, n = _domains(ddf, qis, digests)
         if n < k:
             raise InfeasibleError(f"the table holds {n} records, fewer than k={k}")
         tree = _Tree(list(qis), list(qis.values()), domains)
         top = _TopCutter(tree, models, options)
         tree.n_codes = top.n_codes
         sizes, in_memory = _top_cuts(ddf, tree, top, root, max_rows, n)
-        # the leaf order depends on the tree cut from this table, not on the key alone
-        secret = secret.bound(np.asarray(sizes), n)
+        # the leaf order depends on every row of this table, not on the key alone
+        secret = secret.bound(digests or [], np.asarray(sizes), n)
     with timings("leaves"):
         options["width_scale"] = dict(zip(tree.names, top.cutter.width_scale))
         meta_in = ddf._meta.assign(**{_LEAF: np.int64(0)})
