@@ -34,7 +34,7 @@ from structanon.report import REPORT_EXTENSIONS, format_summary
 from ._figures import release_figures
 from ._kdegree import CONSTRUCTIONS, UTILITY_CHOICES, anonymize_with_mapping
 from ._sequence import _METHODS
-from .io import _EXTENSIONS, FORMATS, guess_format, read_graph, write_graph
+from .io import _EXTENSIONS, FORMATS, check_writable, guess_format, read_graph, write_graph
 from .metrics import graph_utility
 from .risk import assess_risk, structural_risk
 
@@ -118,6 +118,9 @@ def _run(
     max_degree_drop: float | None = None,
 ) -> Release:
     """Anonymize ``graph``, print its warnings, write every output, print the summary."""
+    # isolated nodes bound for an edge list: refused before the work (the constructions
+    # keep the input's isolated nodes; those an edit makes are refused when written)
+    check_writable(graph, out_format or guess_format(output), output)
     with warnings.catch_warnings():  # printed below as "warning: ...", once each
         warnings.simplefilter("ignore", UserWarning)
         release, mapping = anonymize_with_mapping(

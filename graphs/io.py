@@ -373,6 +373,33 @@ def read_graph(
     return simple
 
 
+def check_writable(graph: nx.Graph, fmt: str, path: str | Path) -> None:
+    """Refuse a graph with isolated nodes for an edge-list or CSV file ``path`` (``fmt``),
+    which would lose them (an :class:`InputError` saying how many).
+
+    Examples
+    --------
+    >>> g = nx.path_graph(3)
+    >>> check_writable(g, "csv", "g.csv")
+    >>> g.add_node(9)
+    >>> check_writable(g, "graphml", "g.graphml")
+    >>> check_writable(g, "csv", "g.csv")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: the graph has 1 isolated node(s) (no edges), ...
+    """
+    if fmt not in ("edgelist", "csv"):
+        return
+    isolated = sum(1 for _, d in graph.degree() if d == 0)
+    if isolated:
+        raise InputError(
+            f"the graph has {isolated:,} isolated node(s) (no edges), which "
+            f"{'an edge-list' if fmt == 'edgelist' else 'a CSV'} file cannot hold: they would "
+            "be lost; write .graphml, .gexf or .json instead",
+            path=str(path),
+        )
+
+
 def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) -> None:  # noqa: A002
     """Write a graph atomically in the format named by ``format`` or the extension.
 
@@ -397,13 +424,7 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     clean.add_nodes_from(graph.nodes(data=True))
     clean.add_edges_from(graph.edges(data=True))
     if fmt in ("edgelist", "csv"):
-        isolated = sum(1 for _, d in clean.degree() if d == 0)
-        if isolated:
-            raise InputError(
-                f"the graph has {isolated:,} isolated node(s) (no edges), which an {fmt} file "
-                "cannot hold: they would be lost; write .graphml, .gexf or .json instead",
-                path=str(path),
-            )
+        check_writable(clean, fmt, path)
         sep = " " if fmt == "edgelist" else ","
         lines = [] if fmt == "edgelist" else ["source,target"]
         lines += [f"{u}{sep}{v}" for u, v in clean.edges()]

@@ -164,6 +164,21 @@ def test_empty_or_malformed_input_is_bad_input_with_a_hint(tmp_path, name, conte
     assert not (tmp_path / "o.graphml").exists()
 
 
+def test_isolated_nodes_for_an_edge_list_are_refused_before_anonymizing(tmp_path, monkeypatch):
+    graph = nx.cycle_graph(6)
+    graph.add_nodes_from([10, 11])
+    src = tmp_path / "g.graphml"
+    nx.write_graphml(graph, src)
+
+    def never(*args, **kwargs):
+        raise AssertionError("anonymized a graph its output cannot hold")
+
+    monkeypatch.setattr(graphs.cli, "anonymize_with_mapping", never)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.csv")
+    assert result.exit_code == 2 and "2 isolated" in result.output, result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.graphml"]
+
+
 def test_edge_list_output_refuses_to_drop_isolated_nodes(tmp_path):
     graph = nx.cycle_graph(6)
     graph.add_nodes_from([10, 11])  # two isolated nodes: degree class 0 holds k = 2
