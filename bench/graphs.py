@@ -86,8 +86,16 @@ EDIT_KEYS = (
 )
 
 
-def _summary(release) -> dict:
-    info, util, risk = release.info, release.utility, release.risk
+def _max_degrees(graph, release) -> list[int]:
+    """The input's and the release's largest degree (a release's measures leave the
+    input's out: it is one hub's own)."""
+    return [max(d for _, d in g.degree()) for g in (graph, release.data)]
+
+
+def _summary(release, graph=None) -> dict:
+    info, util, risk = release.info, dict(release.utility), release.risk
+    if graph is not None:
+        util["max_degree"] = _max_degrees(graph, release)
     out = {
         k: info[k]
         for k in (
@@ -130,7 +138,7 @@ def run_facebook(path: Path, k: int, method: str, construct: str, utility, max_d
         max_degree_drop=max_drop,
     )
     cpu = time.process_time() - cpu
-    out = _summary(release)
+    out = _summary(release, graph)
     out["read"], out["cpu"] = read, cpu
     out["cpu_total"] = time.process_time()  # the forked child's CPU from its start
     return out
@@ -151,7 +159,7 @@ def run_generated(n_edges: int, k: int, construct: str = "supergraph") -> dict:
     out = _summary(release)
     out["end_to_end"] = time.perf_counter() - start
     out["generate"], out["build_nx"] = generate, build
-    out["max_degree"] = release.utility["max_degree"][0]
+    out["max_degree"] = _max_degrees(graph, release)[0]
     return out
 
 

@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Release
-from structanon.report import ReportFigure
+from structanon.report import ReportFigure, small_count_floor
 
 __all__ = ["release_figures", "degree_figure", "edits_figure"]
 
@@ -28,23 +28,29 @@ def _pyplot() -> Any:
     return plt
 
 
-def _degree_counts(graph: nx.Graph) -> tuple[np.ndarray, np.ndarray]:
+def _degree_counts(graph: nx.Graph, floor: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The degrees (above 0) held by at least ``floor`` nodes, and how many hold each."""
     deg = np.fromiter((d for _, d in graph.degree()), dtype=np.int64, count=graph.number_of_nodes())
-    return np.unique(deg[deg > 0], return_counts=True)
+    values, counts = np.unique(deg[deg > 0], return_counts=True)
+    shown = counts >= floor
+    return values[shown], counts[shown]
 
 
 def degree_figure(original: nx.Graph, anonymized: nx.Graph, k: int) -> Any:
     """How many nodes have each degree, in the input and in the release (log-log).
 
-    The legend sits outside the axes, so it never covers a point.
+    The input's degrees held by fewer than ``k`` nodes are left out: a hub's unique degree
+    is what k-degree anonymity hides (and, next to the release, it would tell how many
+    edges each member of a published degree class gained).  The legend sits outside the
+    axes, so it never covers a point.
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4))
-    for graph, label, marker in (
-        (original, "input graph", "o"),
-        (anonymized, "anonymized graph", "x"),
+    for graph, label, marker, floor in (
+        (original, f"input graph (degrees held by {k}+ nodes)", "o", k),
+        (anonymized, "anonymized graph", "x", 1),
     ):
-        values, counts = _degree_counts(graph)
+        values, counts = _degree_counts(graph, floor)
         ax.loglog(values, counts, marker, label=label, alpha=0.7, markersize=4)
     ax.axhline(
         k, color="grey", linestyle="--", linewidth=1, label=f"k = {k} (least nodes per degree)"
@@ -97,11 +103,12 @@ def release_figures(original: nx.Graph, release: Release) -> list[ReportFigure |
     release : Release
         A graphs release (its published graph, ``k`` and edit counts).
     """
-    k = release.parameters["k"]
+    k = small_count_floor(release)
     alt = (
         f"{DEGREE_TITLE}: points give how many nodes have each degree, circles for the "
-        f"input graph and crosses for the anonymized one, with a dashed line at k = {k}; "
-        "every published degree is held by at least k nodes."
+        f"input graph (only its degrees held by at least {k} nodes) and crosses for the "
+        f"anonymized one, with a dashed line at k = {k}; every published degree is held by "
+        "at least k nodes."
     )
     return [
         ReportFigure(DEGREE_TITLE, degree_figure(original, release.data, k), alt, view=True),

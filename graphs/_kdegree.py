@@ -448,6 +448,9 @@ def _measure(
                 measured = utility_from_edges(
                     n, edges, np.sort(final, axis=1), seed=0 if seed is None else seed, level=level
                 )
+            # the input's largest degree is one node's own (a hub's): reports publish the
+            # release's measures, so it is left out (graph_utility keeps it for the owner)
+            measured.pop("max_degree", None)
             release.utility = _readable(measured)
             release.utility["level"] = level
 

@@ -87,7 +87,7 @@ def _write_outputs(
     """All outputs or none: side files staged first, the main output last."""
     with staged_outputs() as stage:
         if mapping_out is not None:
-            with open(stage(mapping_out), "w", encoding="utf-8", newline="") as fh:
+            with open(stage(mapping_out, private=True), "w", encoding="utf-8", newline="") as fh:
                 fh.write("original,published\n")
                 fh.writelines(f"{u},{v}\n" for u, v in mapping.items())
         emit_release(release, report, figures, quiet=True, inputs=inputs, stage=stage)
@@ -228,7 +228,7 @@ def cli() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Write the original -> published node id mapping here (keep it secret: "
-    "it undoes the anonymization).",
+    "it undoes the anonymization; written readable by you only).",
 )
 @click.option(
     "--utility",

@@ -378,7 +378,8 @@ def graph_utility(
     -------
     dict
         Pairs are ``[before, after]``.  ``degree_emd`` (Wasserstein-1) and ``degree_ks``
-        between degree distributions; ``avg_clustering``, ``transitivity``;
+        between degree distributions; ``max_degree`` (not in a release's measures: the
+        input's largest degree is one node's own); ``avg_clustering``, ``transitivity``;
         ``avg_shortest_path`` and ``effective_diameter`` (90th percentile) over sampled
         sources; ``assortativity``; Spearman correlations of ``closeness`` (sampled
         sources), ``pagerank``, ``eigenvector`` and ``betweenness`` (sampled) centralities;

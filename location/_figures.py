@@ -2,7 +2,8 @@
 user count, region areas, unicity.
 
 The input's density is drawn on a coarse grid and every cell visited by fewer than ``k``
-distinct users is hidden: such a cell would show where someone the release protects went.
+distinct users is left blank, exactly like a cell nobody visited: such a cell would show
+where someone the release protects went (marking it in any colour of its own would too).
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ def _extent(regions: pd.DataFrame) -> tuple[float, float, float, float]:
 
 def _input_density(
     points: tuple[np.ndarray, np.ndarray, np.ndarray], edges: tuple[np.ndarray, np.ndarray], k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Fixes per grid cell of the input, and the mask of cells with fewer than k users."""
+) -> np.ndarray:
+    """Fixes per grid cell of the input; 0 (as unvisited) where fewer than k users went."""
     lon, lat, users = points
     ix = np.searchsorted(edges[0], lon, side="right") - 1
     iy = np.searchsorted(edges[1], lat, side="right") - 1
@@ -111,9 +112,8 @@ def _input_density(
     n_codes = int(users.max()) + 1 if len(users) else 1
     pairs = np.unique(cell.astype(np.int64) * n_codes + users[inside])
     n_users = np.bincount(pairs // n_codes, minlength=GRID * GRID)
-    hidden = (n_users > 0) & (n_users < k)
-    fixes[hidden] = np.nan
-    return fixes.reshape(GRID, GRID), hidden.reshape(GRID, GRID)
+    fixes[n_users < k] = 0.0
+    return fixes.reshape(GRID, GRID)
 
 
 def _overlap(lo: np.ndarray, hi: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -140,21 +140,21 @@ def _published_density(regions: pd.DataFrame, edges: tuple[np.ndarray, np.ndarra
 def _density_views(
     release: Release, regions: pd.DataFrame, points: tuple[np.ndarray, np.ndarray, np.ndarray]
 ) -> ReportFigure:
-    from matplotlib.colors import ListedColormap, LogNorm
+    from matplotlib.colors import LogNorm
 
     k = small_count_floor(release)
     west, south, east, north = _extent(regions)
     edges = (np.linspace(west, east, GRID + 1), np.linspace(south, north, GRID + 1))
-    before, hidden = _input_density(points, edges, k)
+    before = _input_density(points, edges, k)
     after = _published_density(regions, edges)
-    top = max(np.nanmax(before) if np.isfinite(before).any() else 1.0, after.max(), 2.0)
+    top = max(before.max(), after.max(), 2.0)
     norm = LogNorm(vmin=0.1, vmax=top)
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), sharex=True, sharey=True)
     box = (west, east, south, north)
     image = None
     for ax, grid, name in (
-        (axes[0], before, "input fixes (cells with < k users hidden, grey)"),
+        (axes[0], before, f"input fixes (cells fewer than {k} users visited left blank)"),
         (axes[1], after, "release: each region's fixes spread over it"),
     ):
         image = ax.imshow(
@@ -169,23 +169,14 @@ def _density_views(
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("longitude (degrees east)")
         ax.tick_params(axis="x", labelrotation=30)
-    axes[0].imshow(
-        np.where(hidden, 1.0, np.nan),
-        origin="lower",
-        extent=box,
-        cmap=ListedColormap(["#bbbbbb"]),
-        aspect="auto",
-        interpolation="nearest",
-    )
     axes[0].set_ylabel("latitude (degrees north)")
     fig.colorbar(image, ax=list(axes), label="fixes per grid cell (log scale)")
     title = "Fix density: input and release side by side"
-    visited = int(np.isfinite(before).sum() - (before == 0).sum() + hidden.sum())
     alt = (
         f"{title}. Two heat maps on one {GRID} x {GRID} grid over the 90% smallest published "
-        f"regions: left the input's fixes per cell, with the {hidden.sum() / max(visited, 1):.0%} "
-        f"of visited cells that fewer than {k} users visited hidden in grey; right the "
-        "release's fixes spread evenly over their regions."
+        f"regions: left the input's fixes per cell, the cells fewer than {k} users visited "
+        "left blank like the cells nobody visited; right the release's fixes spread evenly "
+        "over their regions."
     )
     return ReportFigure(title, fig, alt, view=True)
 

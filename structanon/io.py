@@ -1185,9 +1185,12 @@ class _Stage:
 
     def __init__(self) -> None:
         self.pending: list[tuple[Path, Path]] = []
+        self.private: set[Path] = set()  # temporary paths of outputs only the owner may read
         self.made: list[Path] = []  # folders made for the outputs, removed on failure
 
-    def __call__(self, path: str | Path) -> Path:
+    def __call__(self, path: str | Path, private: bool = False) -> Path:
+        """A temporary path beside ``path``; ``private``: the output undoes the release (a
+        link to the input) and is made readable by its owner only (mode 0600)."""
         path = Path(path)
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -1198,6 +1201,8 @@ class _Stage:
         os.close(fd)
         os.unlink(tmp)  # writers create it; a writer that writes nothing leaves nothing
         self.pending.append((Path(tmp), path))
+        if private:
+            self.private.add(Path(tmp))
         return Path(tmp)
 
 
@@ -1239,7 +1244,7 @@ def staged_outputs() -> Iterator[_Stage]:
         os.umask(umask)
         for tmp, _target in stage.pending:
             if tmp.is_file():
-                os.chmod(tmp, 0o666 & ~umask)
+                os.chmod(tmp, 0o600 if tmp in stage.private else 0o666 & ~umask)
         for tmp, target in stage.pending:
             if tmp.exists():
                 os.replace(tmp, target)

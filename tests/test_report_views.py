@@ -14,7 +14,7 @@ import querylogs
 import tabular
 import transactions
 from graphs._figures import release_figures as graph_figures
-from location._figures import GRID, _input_density
+from location._figures import GRID, INPUT_POINTS, _input_density
 from location._figures import report_figures as location_figures
 from querylogs._figures import release_figures as query_figures
 from structanon.models import KAnonymity
@@ -101,13 +101,20 @@ def test_graphs_view_is_the_degree_distribution():
     release = graphs.k_degree_anonymize(graph, 5, key=KEY, measures=False)
     (view,) = _views(graph_figures(graph, release))
     assert "k = 5" in view.alt and view.figure.axes[0].get_xlabel().startswith("degree")
+    # the input's degrees held by fewer than k nodes (a hub's own degree) are not drawn
+    degrees = np.array([d for _, d in graph.degree()])
+    values, counts = np.unique(degrees, return_counts=True)
+    assert (counts < 5).any()
+    line = next(ln for ln in view.figure.axes[0].get_lines() if "input" in ln.get_label())
+    drawn = dict(zip(line.get_xdata(), line.get_ydata()))
+    assert drawn == {v: c for v, c in zip(values, counts) if c >= 5}
 
 
 def test_location_view_hides_cells_fewer_than_k_users_visited():
     df = location.synthetic_log(6000, 60, seed=3)
     release = location.cloak(df, 5, key=KEY, measures=False)
     (view,) = _views(location_figures(release))
-    assert "hidden" in view.alt and len(view.figure.axes) >= 2
+    assert "left blank" in view.alt and len(view.figure.axes) >= 2
     # the same view from the input DataFrame given explicitly
     (again,) = _views(location_figures(release, original=df))
     assert again.alt == view.alt
@@ -115,8 +122,21 @@ def test_location_view_hides_cells_fewer_than_k_users_visited():
     lon = np.array([0.1, 0.1, 0.1, 0.9])
     lat = np.array([0.1, 0.1, 0.1, 0.9])
     users = np.array([0, 1, 2, 3])  # three users in one cell, one alone in another
-    fixes, hidden = _input_density((lon, lat, users), edges, k=3)
-    assert hidden.sum() == 1 and np.isnan(fixes).sum() == 1 and np.nansum(fixes) == 3
+    fixes = _input_density((lon, lat, users), edges, k=3)
+    assert fixes.sum() == 3 and (fixes > 0).sum() == 1  # the lone user's cell: as unvisited
+    # as the attacker reads the picture: one layer (no other marks them), in which every
+    # cell fewer than k users visited is blank (no data), exactly like a cell nobody visited
+    (layer,) = view.figure.axes[0].get_images()
+    values = layer.get_array()
+    blank = np.ma.getmaskarray(values) | ~np.isfinite(np.ma.filled(values, np.nan))
+    lon, lat, users = getattr(release, INPUT_POINTS)
+    x = np.searchsorted(np.linspace(*layer.get_extent()[:2], GRID + 1), lon, side="right") - 1
+    y = np.searchsorted(np.linspace(*layer.get_extent()[2:], GRID + 1), lat, side="right") - 1
+    inside = (x >= 0) & (x < GRID) & (y >= 0) & (y < GRID)
+    per_cell = pd.DataFrame({"c": (y * GRID + x)[inside], "u": users[inside]})
+    n_users = per_cell.groupby("c")["u"].nunique()
+    few = n_users.index[n_users < 5].to_numpy()
+    assert few.size and blank.reshape(-1)[few].all()
 
 
 @pytest.mark.parametrize("legacy", [True, False])

@@ -156,3 +156,39 @@ def test_the_seed_does_not_decide_which_of_equal_nodes_are_raised(sample):
     assert first and first != second
     key = b"0123456789abcdef0123"
     assert raised(seed=0, key=key) == raised(seed=0, key=key)
+
+
+def test_the_report_does_not_give_the_hubs_input_degree(tmp_path, sample):
+    """k-degree anonymity hides a hub's own degree; a report listing the input's largest
+    degree would give it back (and, beside the release, how many edges the hub gained)."""
+    import json
+
+    import networkx as nx
+
+    graph = sample[0]
+    hub_degree = max(d for _, d in graph.degree())
+    release = graphs.k_degree_anonymize(graph, k=5, utility="fast", key=b"0123456789abcdef")
+    assert "max_degree" not in release.utility
+    report = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(SAMPLE),
+            "-k",
+            "5",
+            "-o",
+            str(tmp_path / "o.txt"),
+            "--report",
+            str(report),
+            "--utility",
+            "fast",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "max_degree" not in json.dumps(json.loads(report.read_text()))
+    # the owner, holding both graphs, still compares them in full
+    assert graphs.graph_utility(graph, nx.Graph(graph), level="fast")["max_degree"] == [
+        hub_degree,
+        hub_degree,
+    ]

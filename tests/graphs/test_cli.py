@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections import Counter
 
 import networkx as nx
@@ -63,6 +65,15 @@ def test_mapping_only_when_asked(tmp_path):
     original, anon = nx.karate_club_graph(), read_graph(out)
     for u, v in original.edges():  # supergraph, through the mapping
         assert anon.has_edge(int(pairs[str(u)]), int(pairs[str(v)]))
+    # the mapping undoes the release: readable by its owner only, whatever the umask
+    assert stat.S_IMODE(mapping.stat().st_mode) == 0o600
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_html_report_has_figures(tmp_path):
