@@ -124,7 +124,7 @@ def main() -> None:
         run(f"{label} {args.extra}".strip(), [*commands[label], *ARGS, *key, *report, *extra])
     if args.before is not None:
         before = [str(data / "parts" / "*.csv"), "-o", str(out / "b.csv"), "--engine", "dask"]
-        run("dask-csv, before (collects)", [*before, *ARGS, *key], args.before)
+        run(f"dask-csv, checkout {args.before.name}", [*before, *ARGS, *key], args.before)
     for a, b in (("p.csv", "d.csv"), ("p.parquet", "d.parquet"), ("p.csv", "b.csv")):
         if (out / a).exists() and (out / b).exists():
             print(f"{a} and {b} hold the same rows: {same_rows(out / a, out / b)}", flush=True)

@@ -7,6 +7,8 @@ it got and what it accepts, and raises :class:`~structanon.errors.InputError` (a
 
 from __future__ import annotations
 
+import fnmatch
+import glob
 import numbers
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -234,7 +236,9 @@ def check_output_paths(
         Option name (as the user typed it, e.g. ``"--output"``) to path; ``None`` is skipped.
     inputs : sequence of paths
         Every file the command reads; an output that resolves to one of them (same inode,
-        or the same path) is refused, so an input is never overwritten.
+        or the same path) is refused, so an input is never overwritten.  A folder or a glob
+        pattern (a lazy reader's INPUT) stands for the files in it: an output inside the
+        folder, or matching the pattern, is refused too.
     extensions : mapping, optional
         Option name to the accepted suffixes (lower case, with the dot); compressed
         suffixes (``.gz``) are looked through.
@@ -247,6 +251,8 @@ def check_output_paths(
     """
     checked: dict[str, Path] = {}
     input_paths = [Path(p) for p in inputs if p is not None]
+    # a lazy reader's INPUT may be a folder or a glob pattern: the files in it are inputs
+    input_paths += [Path(f) for p in input_paths if _is_pattern(p) for f in glob.glob(str(p))]
     for option, value in outputs.items():
         if value is not None:
             path = Path(value)
@@ -265,11 +271,7 @@ def _check_output_path(
     """One output of :func:`check_output_paths`."""
     if path.is_dir():
         raise InputError(f"{option} names a directory, not a file", path=str(path))
-    for source in inputs:
-        if _same_file(path, source) or path.resolve() == source.resolve():
-            raise InputError(
-                f"{option} names an input file; it would be overwritten", path=str(path)
-            )
+    _check_not_an_input(option, path, inputs)
     for other, seen in checked.items():
         if seen.resolve() == path.resolve():
             raise InputError(f"{option} and {other} name the same file", path=str(path))
@@ -287,6 +289,36 @@ def _check_output_path(
         raise InputError(f"{option}: folder {str(existing)!r} is not writable", path=str(path))
     if path.exists() and not os.access(path, os.W_OK):
         raise InputError(f"{option}: file is not writable", path=str(path))
+
+
+def _check_not_an_input(option: str, path: Path, inputs: Sequence[Path]) -> None:
+    """Refuse an output that is an input file, lies in an INPUT folder or matches an INPUT
+    pattern (:func:`check_output_paths`)."""
+    for source in inputs:
+        if _same_file(path, source) or path.resolve() == source.resolve():
+            raise InputError(
+                f"{option} names an input file; it would be overwritten", path=str(path)
+            )
+    for source in inputs:
+        if source.is_dir() and path.resolve().is_relative_to(source.resolve()):
+            raise InputError(
+                f"{option} lies inside the INPUT folder {str(source)!r}, which is read as "
+                "the input (it could overwrite a part of it, or be read as one next time)",
+                path=str(path),
+            )
+        if _is_pattern(source) and fnmatch.fnmatchcase(
+            str(path.resolve()), str(source.parent.resolve() / source.name)
+        ):
+            raise InputError(
+                f"{option} matches the INPUT pattern {str(source)!r}: it would overwrite an "
+                "input file, or be read as one next time",
+                path=str(path),
+            )
+
+
+def _is_pattern(path: Path) -> bool:
+    """A glob pattern (a lazy reader's INPUT) rather than a file that exists."""
+    return any(c in str(path) for c in "*?[") and not path.exists()
 
 
 def file_suffix(path: str | Path) -> str:

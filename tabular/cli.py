@@ -449,7 +449,7 @@ def anonymize_command(
     )
     check_output_paths(
         {"--output": output, "--report": report},
-        inputs=inputs,
+        inputs=[*inputs, Path(input_path)],  # a folder or pattern too: see check_output_paths
         extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
     )
     _check_dask_output(engine, output)

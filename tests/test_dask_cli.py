@@ -108,3 +108,56 @@ def test_tabular_dask_needs_mondrian(files, tmp_path):
     assert r.exit_code == 2, r.output
     assert "mondrian only" in r.output and "--engine" in r.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("package", ["querylogs", "location", "tabular"])
+def test_an_output_among_the_lazy_inputs_is_refused(tmp_path, package):
+    """A folder or glob INPUT stands for its files: an output naming one of them, lying in
+    the folder or matching the pattern is refused before anything is read or written."""
+    import location
+    from location.cli import cli as location_cli
+
+    cli = {"querylogs": querylogs_cli, "location": location_cli, "tabular": tabular_cli}[package]
+    extra = {
+        "querylogs": [],
+        "location": [],
+        "tabular": ["--qi", "age", "--numeric", "age", "--algorithm", "mondrian"],
+    }[package]
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    if package == "querylogs":
+        frame = synthetic_log(30, 400, seed=1)
+    elif package == "location":
+        frame = location.synthetic_log(400, 30, seed=1)
+    else:
+        frame = pd.DataFrame({"age": np.arange(400) % 70 + 18})
+    for i in range(2):
+        frame.to_csv(parts / f"part{i}.csv", index=False)
+    before = {p.name: p.read_bytes() for p in parts.iterdir()}
+    cases = [
+        (parts / "*.csv", parts / "part0.csv", "names an input file"),
+        (parts / "*.csv", parts / "new.csv", "matches the INPUT pattern"),
+    ]
+    if package != "tabular":  # a tabular folder INPUT is a Parquet dataset
+        cases += [
+            (parts, parts / "part1.csv", "inside the INPUT folder"),
+            (parts, parts / "new.csv", "inside the INPUT folder"),
+        ]
+    for source, output, message in cases:
+        result = CliRunner().invoke(
+            cli,
+            [
+                "anonymize",
+                str(source),
+                "-o",
+                str(output),
+                "-k",
+                "2",
+                "--engine",
+                "dask",
+                "--quiet",
+                *extra,
+            ],
+        )
+        assert result.exit_code == 2 and message in result.output, (source, result.output)
+        assert {p.name: p.read_bytes() for p in parts.iterdir()} == before
