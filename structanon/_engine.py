@@ -153,7 +153,9 @@ def dask_client(
     for name in ("distributed", "distributed.nanny", "distributed.worker"):
         logger = logging.getLogger(name)
         quiet.callback(logger.setLevel, logger.level)
-        logger.setLevel(logging.ERROR)
+        # a task's failure reaches the client, which reports it (bad input: the message
+        # naming file and line); the worker's own "Compute Failed" dump is noise
+        logger.setLevel(logging.CRITICAL if name == "distributed.worker" else logging.ERROR)
     limit = parse_memory_limit(memory_limit)
     cores = os.cpu_count() or 1
     n = workers or 1

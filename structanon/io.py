@@ -401,8 +401,11 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
         return None
     if head[:4] == b"\x28\xb5\x2f\xfd":  # zstandard
         return None
+    first_line = head.split(b"\n", 1)[0]
+    if b"\r" in first_line.rstrip(b"\r"):  # lone CR line ends: pandas reads them
+        return None
     try:
-        first = head.split(b"\n", 1)[0].decode("utf-8-sig")
+        first = first_line.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
     names = next(iter(_csv_rows(first, sep)), [])
@@ -668,7 +671,16 @@ class TextLines:
                     decoder.reset()
                     text = line.decode(self.encoding, errors="replace")
                     self.undecodable_lines.append(number)
-                yield number, text.rstrip("\r\n")
+                text = text.rstrip("\r\n")
+                if "\r" in text:
+                    raise InputError(
+                        "a carriage return (CR) inside the line: the file ends its lines "
+                        "with a lone CR (old Mac) or mixes line ends, which would join "
+                        "lines; convert its line ends to LF or CRLF",
+                        path=str(self.path),
+                        line=number,
+                    )
+                yield number, text
         except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
             raise InputError(f"cannot read the file: {exc}", path=str(self.path)) from None
         finally:

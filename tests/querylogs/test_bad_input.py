@@ -235,3 +235,48 @@ def test_corrupt_or_cut_gzip_is_bad_input(tmp_path, cut):
         read_log(path)
     result = run(path, "-k", 2, "-o", out)
     assert result.exit_code == 2 and "gzip" in result.output and not out.exists()
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_lone_carriage_returns_are_named_not_read_as_one_line(tmp_path, engine):
+    """A log with lone CR line ends was read as a header with no data line (CR only) or
+    as pairs of records joined into malformed lines (mixed line ends)."""
+    source = tmp_path / "log.tsv"
+    write_log(synthetic_log(20, 300, seed=2), source, aol=True)
+    lines = source.read_bytes().split(b"\n")
+    source.write_bytes(b"\n".join(lines[:5]) + b"\r" + b"\n".join(lines[5:]))
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(source), "-k", "2", "-o", str(tmp_path / "o.tsv"), "--engine", engine],
+    )
+    assert result.exit_code == 2, result.output
+    assert "line 5" in result.output and "line ends" in result.output
+    assert not (tmp_path / "o.tsv").exists()
+
+
+def test_a_worker_raised_input_error_prints_the_message_alone(tmp_path):
+    """With the command's own Dask cluster a bad line found by a worker is reported like the
+    pandas engine's: the message, no worker log dump with its traceback."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    source = tmp_path / "log.tsv"
+    write_log(synthetic_log(20, 300, seed=2), source, aol=True)
+    lines = source.read_bytes().split(b"\n")
+    source.write_bytes(b"\n".join(lines[:5]) + b"\r" + b"\n".join(lines[5:]))
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    args = ["querylogs", "anonymize", str(source), "-k", "2", "-o", str(tmp_path / "o.tsv")]
+    done = subprocess.run(
+        [sys.executable, "-m", "structanon", *args, "--engine", "dask", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "line ends" in done.stderr
+    assert "Traceback" not in done.stderr and "Compute Failed" not in done.stderr, done.stderr

@@ -182,3 +182,12 @@ def test_a_file_larger_than_the_sample_reads_as_pandas_reads_it(tmp_path):
     assert path.stat().st_size > 1 << 20
     assert _read_text_arrow(path, ",") is not None
     pd.testing.assert_frame_equal(read_table(path), pd.read_csv(path))
+
+
+def test_lone_carriage_return_line_ends_read_as_lines(tmp_path):
+    """An old Mac table (CR line ends) reads as the same table as its LF copy."""
+    text = "a;b\n1;x\n2;y\n3;x\n"
+    lf, cr = tmp_path / "lf.csv", tmp_path / "cr.csv"
+    lf.write_text(text)
+    cr.write_bytes(text.replace("\n", "\r").encode())
+    pd.testing.assert_frame_equal(read_table(cr, sep=";"), read_table(lf, sep=";"))

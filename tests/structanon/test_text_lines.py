@@ -56,3 +56,18 @@ def test_bad_errors_value_and_corrupt_gzip(tmp_path):
     bad.write_bytes(good[:20] + bytes(x ^ 0x55 for x in good[20:60]) + good[60:])
     with pytest.raises(InputError, match="cannot read the file"):
         list(text_lines(bad, errors="replace"))
+
+
+@pytest.mark.parametrize(
+    ("raw", "line"),
+    [(b"a b\rc d\re f\r", 1), (b"a b\r\nc d\re f\n", 2), (b"a b\nc d\n\re f\n", 3)],
+)
+def test_a_lone_carriage_return_is_refused_naming_its_line(tmp_path, raw, line):
+    """Lone CR line ends (old Mac files, or mixed ends) would join lines into one."""
+    path = tmp_path / "old_mac.txt"
+    path.write_bytes(raw)
+    with pytest.raises(InputError) as info:
+        list(text_lines(path))
+    assert info.value.line == line and "line ends" in str(info.value)
+    path.write_bytes(raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r").replace(b"\r", b"\r\n"))
+    assert [t for _, t in text_lines(path) if t] == ["a b", "c d", "e f"]  # as CRLF: read

@@ -352,3 +352,13 @@ def test_sampled_queries_stay_small_on_a_wide_basket():
         tracemalloc.stop()
     assert q.shape == (200, 2) and (q[:, 0] < q[:, 1]).all()
     assert peak < 100 * 1024**2, peak
+
+
+def test_lone_carriage_returns_do_not_join_baskets(tmp_path):
+    """Baskets separated by a lone CR (old Mac or mixed line ends) would be read as one."""
+    path = tmp_path / "mixed.dat"
+    path.write_bytes(b"1 2 3\n4 5\r6 7\n8 9\n")
+    _bad(_run("anonymize", path, "-k", "2", "-o", tmp_path / "o.dat"), "line 2", "line ends")
+    assert not (tmp_path / "o.dat").exists()
+    with pytest.raises(InputError, match="line ends"):
+        read_transactions(path)
