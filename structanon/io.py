@@ -401,15 +401,8 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
         return None
     if head[:4] == b"\x28\xb5\x2f\xfd":  # zstandard
         return None
-    first_line = head.split(b"\n", 1)[0]
-    if b"\r" in first_line.rstrip(b"\r"):  # lone CR line ends: pandas reads them
-        return None
-    try:
-        first = first_line.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return None
-    names = next(iter(_csv_rows(first, sep)), [])
-    if not names or any(not n for n in names) or len(set(names)) != len(names):
+    names = _arrow_header(head, sep)
+    if names is None:
         return None
     text = pa.dictionary(pa.int32(), pa.string())
     # a value can hold a line break only inside quotes: without any quote the reader
@@ -435,6 +428,22 @@ def _read_text_arrow(path: Path, sep: str) -> Any:
     if not all(pa.types.is_dictionary(f.type) for f in table.schema):
         return None
     return table
+
+
+def _arrow_header(head: bytes, sep: str) -> list[str] | None:
+    """The column names on the first line of ``head``, or ``None`` where pandas must read
+    the file (lone CR line ends, undecodable bytes, an empty or repeated name)."""
+    first_line = head.split(b"\n", 1)[0]
+    if b"\r" in first_line.rstrip(b"\r"):  # lone CR line ends: pandas reads them
+        return None
+    try:
+        first = first_line.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    names = next(iter(_csv_rows(first, sep)), [])
+    if not names or any(not n for n in names) or len(set(names)) != len(names):
+        return None
+    return names
 
 
 def _few_distinct(sample: Any) -> bool:
