@@ -68,7 +68,11 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--lat", default="lat", show_default=True, help="Latitude column."),
         click.option("--lon", default="lon", show_default=True, help="Longitude column."),
         click.option(
-            "--sep", default=None, help="Field separator of text input (default: by extension)."
+            "--sep",
+            default=None,
+            callback=lambda _ctx, _param, value: "\t" if value == "\\t" else value,
+            help="Field separator of text input (default: by extension; \\t: tab; several "
+            "characters are taken literally).",
         ),
         click.option(
             "--drop-invalid",

@@ -275,6 +275,11 @@ def read_fixes_dask(
             first = Path(files[0] if isinstance(files, list) else files)
             if sep is None:
                 sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+            if len(sep) != 1:
+                raise InputError(
+                    "the Dask engine reads one-character field separators, not "
+                    f"{sep!r} (use the pandas engine)"
+                )
             compressed = first.suffix.lower() in (".gz", ".bz2", ".xz", ".zip", ".zst")
             ddf = dd.read_csv(
                 files,
@@ -282,6 +287,8 @@ def read_fixes_dask(
                 dtype=dict.fromkeys(columns, str),
                 blocksize=None if compressed else blocksize,
             )
+    except InputError:
+        raise
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read the log: {exc}", path=str(path)) from None
     for column in columns:

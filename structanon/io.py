@@ -167,13 +167,16 @@ def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) ->
                 break
     if count is not None:
         count.check(count.finish(), path)
-    if len(sep) != 1 or not head:
+    if not head:
         return
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    try:
-        names = next(csv.reader(io.StringIO(text), delimiter=sep), [])
-    except csv.Error:
-        return  # the parser names what is wrong
+    if len(sep) > 1:
+        names = re.split(r"\r?\n|\r", text, maxsplit=1)[0].split(sep)
+    else:
+        try:
+            names = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+        except csv.Error:
+            return  # the parser names what is wrong
     twice = [name for name in duplicate_names(names) if name]  # pandas names empty ones
     if twice:
         raise InputError(
@@ -359,6 +362,10 @@ def _read_text(
     # line, pandas pads it)
     _check_text(path, sep, scan="nrows" not in kwargs, fields=fast is None)
     if fast is None:
+        if len(sep) > 1:  # a separator of several characters is taken literally, never as
+            # the regular expression pandas would make of it (' | ' split at every space)
+            kwargs = {**kwargs, "engine": "python"}
+            return pd.read_csv(path, sep=re.escape(sep), dtype=dtype, **kwargs), categorical
         return pd.read_csv(path, sep=sep, dtype=dtype, **kwargs), categorical
     df = _text_frame(fast, categorical)
     del fast

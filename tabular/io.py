@@ -477,6 +477,11 @@ def read_microdata_dask(
         first = Path(files[0])
         if sep is None:
             sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+        if len(sep) != 1:
+            raise InputError(
+                "the Dask engine reads one-character field separators, not "
+                f"{sep!r} (use the pandas engine)"
+            )
         header = read_microdata_header(files, sep)
         compressed = first.suffix.lower() in _COMPRESSED
         try:  # Dask parses a sample of the first file here

@@ -429,3 +429,38 @@ def test_assess_bad_input_and_options_exit_2(fixes_csv, tmp_path):
         assert "structanon: read" not in res.stderr  # refused before reading
     res = CliRunner().invoke(cli, ["assess", str(fixes_csv), "--user", "nobody"])
     assert res.exit_code == 2 and "nobody" in res.output
+
+
+def test_cli_separator_as_typed(tmp_path):
+    """--sep '\\t' is a tab (as for tabular and querylogs), several characters are taken
+    literally, and the Dask engine, which reads one-character separators only, says so."""
+    df = synthetic_log(1500, 30, seed=5)
+    tabbed, piped = tmp_path / "fixes.txt", tmp_path / "piped.txt"
+    df.to_csv(tabbed, sep="\t", index=False)
+    piped.write_text(tabbed.read_text().replace("\t", " | "))
+    key = tmp_path / "key"
+    key.write_text("00112233445566778899aabbccddeeff")
+    outputs = []
+    for path, sep in ((tabbed, "\\t"), (piped, " | ")):
+        out = tmp_path / f"{path.stem}.csv"
+        args = ["anonymize", str(path), "--sep", sep, "-k", "3", "--window", "1h"]
+        res = CliRunner().invoke(cli, [*args, "-o", str(out), "--quiet", "--key-file", str(key)])
+        assert res.exit_code == 0, res.output
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    res = CliRunner().invoke(
+        cli,
+        [
+            "anonymize",
+            str(piped),
+            "--sep",
+            " | ",
+            "-k",
+            "3",
+            "-o",
+            str(tmp_path / "d.csv"),
+            "--engine",
+            "dask",
+        ],
+    )
+    assert res.exit_code == 2 and "one-character" in res.output, res.output

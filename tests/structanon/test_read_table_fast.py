@@ -191,3 +191,17 @@ def test_lone_carriage_return_line_ends_read_as_lines(tmp_path):
     lf.write_text(text)
     cr.write_bytes(text.replace("\n", "\r").encode())
     pd.testing.assert_frame_equal(read_table(cr, sep=";"), read_table(lf, sep=";"))
+
+
+def test_a_separator_of_several_characters_is_literal(tmp_path):
+    """' | ' is the text between fields, not the regular expression 'space or space'
+    (which split every value and published the pipes as columns '|', '|.1' ...)."""
+    path = tmp_path / "pipes.csv"
+    path.write_text("sex | age | city\nM | 56 | Paris\nF | 31 | Saint Denis\n")
+    df = read_table(path, sep=" | ")
+    assert list(df.columns) == ["sex", "age", "city"]
+    assert df["city"].tolist() == ["Paris", "Saint Denis"] and df["age"].tolist() == [56, 31]
+    path.write_text("a::b::a\n1::2::3\n")
+    with pytest.raises(InputError, match="twice") as info:
+        read_table(path, sep="::")
+    assert info.value.column == "a"

@@ -153,3 +153,13 @@ def test_cli_dask_engine_bad_line_exits_2_naming_the_file(files, tmp_path):
     assert result.exit_code == 2
     assert "line 3" in result.output and "in.csv" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_separator_of_several_characters_is_refused_on_dask(tmp_path):
+    """The pandas engine takes ' | ' literally; the Dask reader takes one character only
+    and says so rather than splitting at a regular expression."""
+    path = tmp_path / "pipes.csv"
+    path.write_text("sex | age\nM | 56\nF | 31\n")
+    with pytest.raises(InputError, match="one-character"):
+        read_microdata_dask(path, sep=" | ")
+    assert list(read_microdata(path, sep=" | ").columns) == ["sex", "age"]
