@@ -173,6 +173,17 @@ class Hierarchy:
             raise InputError("hierarchy file not found", path=str(path))
         lines = [text for _number, text in text_lines(path, "utf-8-sig", name="hierarchy file")]
         rows = list(csv.reader(lines, delimiter=sep))
+        if rows and all(len(row) <= 1 for row in rows):
+            other = next(
+                (c for c in ",;\t|" if c != sep and any(c in line for line in lines)), None
+            )
+            if other is not None:
+                raise InputError(
+                    f"the hierarchy file is one column when split at {sep!r}, and its lines "
+                    f"hold {other!r}: wrong separator? (sep={other!r}, "
+                    f"--hierarchy-sep {other!r})",
+                    path=str(path),
+                )
         try:
             return cls(rows, name=name or path.stem)
         except InputError as exc:
@@ -332,7 +343,7 @@ class Hierarchy:
             if v is None:
                 raise InputError("missing value", column=col, row=i)
             raise InputError(
-                f"value not in the hierarchy ({bad.size} value(s) in all)",
+                f"value not in the hierarchy {self.name!r} ({bad.size} value(s) in all)",
                 column=col,
                 row=i,
                 value=v,

@@ -302,4 +302,12 @@ def resolve_taxonomy(
         return Taxonomy.balanced(domain, 5 if fanout is None else fanout, counts, order)
     if fanout is not None:
         raise InputError("give either a hierarchy or a fanout, not both", value=fanout)
-    return Taxonomy.from_hierarchy(_load_hierarchy(hierarchy), domain)
+    loaded = _load_hierarchy(hierarchy)
+    try:
+        return Taxonomy.from_hierarchy(loaded, domain)
+    except InputError as exc:
+        if not isinstance(hierarchy, (str, Path)) or exc.path is not None:
+            raise
+        raise InputError(  # an item the data holds and the taxonomy file lacks: name the file
+            exc.message, path=str(hierarchy), value=exc.value, column=exc.column, row=exc.row
+        ) from None

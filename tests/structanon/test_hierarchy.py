@@ -123,3 +123,17 @@ def test_every_leaf_round_trips(tree):
     parents = [p for p, children in tree.items() for _ in children]
     assert h.generalize(leaves, 1).tolist() == parents
     assert (h.generalize(leaves, h.height) == "*").all()
+
+
+def test_a_hierarchy_file_split_at_the_wrong_separator_is_named(tmp_path):
+    """'Male,*' read at ';' is a one-column hierarchy: every data value then failed as
+    'not in the hierarchy', an error naming the data file, not this one."""
+    path = tmp_path / "sex.csv"
+    path.write_text("Male,*\nFemale,*\n")
+    with pytest.raises(InputError, match="wrong separator") as info:
+        Hierarchy.from_csv(path)
+    assert info.value.path == str(path) and "','" in str(info.value)
+    assert Hierarchy.from_csv(path, sep=",").height == 1
+    # a value missing from a hierarchy names the hierarchy
+    with pytest.raises(InputError, match="not in the hierarchy 'sex'"):
+        Hierarchy.from_csv(path, sep=",").encode(["Male", "Other"], column="gender")

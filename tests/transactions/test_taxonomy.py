@@ -77,3 +77,14 @@ def test_bad_fanout():
         item_taxonomy([{1, 2}], fanout=1)
     with pytest.raises(InputError):
         Taxonomy.balanced(np.array([1, 2], dtype=object), 2, order="size")
+
+
+def test_an_item_missing_from_a_taxonomy_file_names_the_file(tmp_path):
+    import transactions
+
+    path = tmp_path / "tax.csv"
+    path.write_text("1;a;*\n2;a;*\n3;b;*\n")
+    data = [{1, 2, 3}, {2, 3}, {1, 3, 4}, {1, 2}, {2, 4}]
+    with pytest.raises(InputError, match="not in the taxonomy") as info:
+        transactions.km_anonymize(data, k=2, m=2, hierarchy=str(path), measures=False)
+    assert info.value.path == str(path) and info.value.value == 4
