@@ -92,6 +92,45 @@ def _check_log_options(
     check_float(cell_size, "--cell-size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE)
 
 
+def _check_roles(user: str, time_col: str, lat: str, lon: str) -> None:
+    """--user, --time, --lat and --lon name four different columns."""
+    roles = {"--user": user, "--time": time_col, "--lat": lat, "--lon": lon}
+    seen: dict[str, str] = {}
+    for option, column in roles.items():
+        if column in seen:
+            raise InputError(
+                f"{seen[column]} and {option} name the same column; each names its own",
+                column=column,
+            )
+        seen[column] = option
+
+
+def _check_linkage_options(
+    linkage: str, engine: str, aggregate: bool, levels: int | None, max_suppression: float | None
+) -> float:
+    """The options that depend on --linkage (and --levels); the --max-suppression to use."""
+    if max_suppression is None:
+        max_suppression = DEFAULT_MAX_SUPPRESSION
+    elif linkage != "trajectory":
+        raise InputError(
+            "--max-suppression applies to --linkage trajectory only", value="--max-suppression"
+        )
+    check_float(max_suppression, "--max-suppression", min_value=0.0, max_value=1.0)
+    if engine == "dask" and linkage == "trajectory":
+        raise InputError(
+            "--linkage trajectory runs in memory only; use --engine pandas",
+            value="--engine",
+        )
+    if aggregate and linkage == "trajectory":
+        raise InputError(
+            "--aggregate does not apply to --linkage trajectory (its rows carry no fix counts)",
+            value="--aggregate",
+        )
+    if levels is not None:
+        check_int(levels, "--levels", min_value=0)
+    return float(max_suppression)
+
+
 def _anonymize_command(name: str, hidden: bool) -> click.Command:
     """``anonymize`` (and its former name ``cloak``, hidden): one command, two names."""
 
@@ -158,8 +197,8 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     @click.option(
         "--max-suppression",
         type=float,
-        default=DEFAULT_MAX_SUPPRESSION,
-        show_default=True,
+        default=None,
+        show_default=str(DEFAULT_MAX_SUPPRESSION),
         help="With --linkage trajectory: largest share of users left out as too far "
         "from any cluster.",
     )
@@ -204,19 +243,10 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         if key_file is not None:
             check_input_path(key_file, "--key-file")
         check_int(k, "-k", min_value=1)
-        check_float(max_suppression, "--max-suppression", min_value=0.0, max_value=1.0)
-        if engine == "dask" and linkage == "trajectory":
-            raise InputError(
-                "--linkage trajectory runs in memory only; use --engine pandas",
-                value="--engine",
-            )
-        if aggregate and linkage == "trajectory":
-            raise InputError(
-                "--aggregate does not apply to --linkage trajectory (its rows carry no fix counts)",
-                value="--aggregate",
-            )
-        if levels is not None:
-            check_int(levels, "--levels", min_value=0)
+        max_suppression = _check_linkage_options(
+            linkage, engine, aggregate, levels, max_suppression
+        )
+        _check_roles(user, time_col, lat, lon)
         check_output_paths(
             {"--output": output, "--geojson": geojson, "--report": report},
             inputs=[input_path, key_file],
@@ -322,6 +352,7 @@ def assess_command(
     of users with a unique home place."""
     show_progress(quiet)
     _check_log_options(input_path, window, cell_size)
+    _check_roles(user, time_col, lat, lon)
     check_int(seed, "--seed", min_value=0)
     check_output_paths(
         {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}

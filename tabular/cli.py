@@ -430,9 +430,9 @@ def anonymize_command(
     written all-or-nothing.  Rows are published in an order drawn from the secret key.
     """
     show_progress(quiet)
-    columns = _split(qi)
-    if not columns:
-        raise InputError("--qi names no column")
+    columns = _qi_columns(qi)
+    if drop_identifiers and not identifiers:
+        raise InputError("--drop-identifiers drops the --identifier columns; none is given")
     check_float(suppression_limit, "--suppression-limit", min_value=0, max_value=1)
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
@@ -678,6 +678,17 @@ def _without_warnings(function: Any) -> Any:
     return run
 
 
+def _qi_columns(qi: str) -> list[str]:
+    """The ``--qi`` columns: at least one, none twice."""
+    columns = _split(qi)
+    if not columns:
+        raise InputError("--qi names no column")
+    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+    if twice:
+        raise InputError("--qi names a column twice", column=twice[0])
+    return columns
+
+
 def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
     """A field separator as typed (``\\t`` is a tab); empty, or longer than one character
     where only one is allowed, is an :class:`InputError`."""
@@ -781,12 +792,7 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     it as JSON to --report.
     """
     show_progress(quiet)
-    columns = _split(qi)
-    if not columns:
-        raise InputError("--qi names no column")
-    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
-    if twice:
-        raise InputError("--qi names a column twice", column=twice[0])
+    columns = _qi_columns(qi)
     check_float(threshold, "--threshold", min_value=0, max_value=1)
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
@@ -854,12 +860,7 @@ def _bucket_command_start(
     extensions: dict[str, tuple[str, ...]],
 ) -> tuple[list[str], str | None, list[Path], Any]:
     """The shared first steps of ``anatomize`` and ``slice``: options, paths, key, in order."""
-    columns = _split(qi)
-    if not columns:
-        raise InputError("--qi names no column")
-    twice = [c for i, c in enumerate(columns) if c in columns[:i]]
-    if twice:
-        raise InputError("--qi names a column twice", column=twice[0])
+    columns = _qi_columns(qi)
     check_int(seed, "--seed", min_value=0)
     sep = _separator(sep, "--sep", single=False)
     inputs = _check_inputs(input_path, {}, None, columns, None, key_file)
@@ -1410,9 +1411,7 @@ def safepub_command(
     from ._safepub import DifferentialPrivacy
 
     show_progress(quiet)
-    columns = _split(qi)
-    if not columns:
-        raise InputError("--qi names no column")
+    columns = _qi_columns(qi)
     if numeric or set_qi:
         raise InputError("safepub needs a hierarchy for every --qi (no --numeric / --set-qi)")
     check_int(seed, "--seed", min_value=0)

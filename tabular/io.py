@@ -306,12 +306,18 @@ def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
     >>> parse_assignments(["age=h_age.csv", "sex = h_sex.csv"], "--hierarchy")
     {'age': 'h_age.csv', 'sex': 'h_sex.csv'}
     """
-    out = {}
+    out: dict[str, str] = {}
     for item in items:
         if "=" not in item:
             raise InputError(f"{option} expects COLUMN=VALUE, got {item!r}")
         key, value = item.split("=", 1)
-        out[key.strip()] = value.strip()
+        key = key.strip()
+        if key in out and out[key] != value.strip():
+            raise InputError(
+                f"{option} given twice for one column ({out[key]!r} and {value.strip()!r})",
+                column=key,
+            )
+        out[key] = value.strip()
     return out
 
 

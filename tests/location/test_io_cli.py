@@ -464,3 +464,17 @@ def test_cli_separator_as_typed(tmp_path):
         ],
     )
     assert res.exit_code == 2 and "one-character" in res.output, res.output
+
+
+def test_contradictory_options_are_refused(fixes_csv, tmp_path):
+    out = tmp_path / "o.csv"
+    for extra, message in (
+        (["--max-suppression", "0.5"], "applies to --linkage trajectory only"),
+        (["--lat", "ts"], "--time and --lat name the same column"),
+    ):
+        res = CliRunner().invoke(cli, _args(fixes_csv, out, *extra))
+        assert res.exit_code == 2 and message in res.output, res.output
+        assert not out.exists()
+    args = ["assess", str(fixes_csv), "--user", "uid", "--time", "ts", "--lat", "ts"]
+    res = CliRunner().invoke(cli, [*args, "--lon", "lng"])
+    assert res.exit_code == 2 and "same column" in res.output, res.output

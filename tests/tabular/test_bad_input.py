@@ -366,3 +366,20 @@ def test_the_line_named_counts_the_line_breaks_inside_quoted_values(tmp_path, se
         + ["--numeric", "age", "--algorithm", "mondrian", "-k", "2", "-o", str(tmp_path / "o.csv")],
     )
     assert result.exit_code == 2 and "column 'age', line 5" in result.output, result.output
+
+
+def test_contradictory_options_are_refused_before_reading(small, tmp_path):
+    out = tmp_path / "o.csv"
+    sex = str(DATA / "adult_hierarchy_sex.csv")
+    age = str(DATA / "adult_hierarchy_age.csv")
+    for args, qi, words in (
+        (["-k", "2"], "sex,age,sex", ("--qi names a column twice", "'sex'")),
+        (
+            ["-k", "2", "--hierarchy", f"sex={sex}", "--hierarchy", f"sex={age}"],
+            "sex,age",
+            ("--hierarchy given twice", "'sex'"),
+        ),
+        (["-k", "2", "--drop-identifiers"], "sex,age", ("--drop-identifiers", "none is given")),
+    ):
+        assert_input_error(anonymize(small, *args, "-o", str(out), qi=qi), *words)
+        assert not out.exists()
