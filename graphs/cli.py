@@ -34,7 +34,15 @@ from structanon.report import REPORT_EXTENSIONS, format_summary
 from ._figures import release_figures
 from ._kdegree import CONSTRUCTIONS, UTILITY_CHOICES, anonymize_with_mapping
 from ._sequence import _METHODS
-from .io import _EXTENSIONS, FORMATS, check_writable, guess_format, read_graph, write_graph
+from .io import (
+    _EXTENSIONS,
+    FORMATS,
+    check_output_format,
+    check_writable,
+    guess_format,
+    read_graph,
+    write_graph,
+)
 from .metrics import graph_utility
 from .risk import assess_risk, structural_risk
 
@@ -66,6 +74,8 @@ def _check_options(
     extensions: dict[str, tuple[str, ...]] = {"--report": REPORT_EXTENSIONS}
     if out_format is None:
         extensions["--output"] = OUTPUT_EXTENSIONS
+    else:  # an extension of another format would mislabel the output
+        check_output_format(output, out_format, "-o/--output", "--out-format")
     inputs = [input] + ([key_file] if key_file is not None else [])
     check_output_paths(
         {"--output": output, "--report": report, "--mapping-out": mapping_out},
@@ -183,8 +193,9 @@ def cli() -> None:
     "--out-format",
     type=click.Choice(FORMATS),
     default=None,
-    help="Output format (default: from the extension of --output). Edge lists and "
-    "CSV cannot hold isolated nodes: use .graphml, .gexf or .json then.",
+    help="Output format (default: from the extension of --output; an extension of "
+    "another format is refused). Edge lists and CSV cannot hold isolated nodes: use "
+    ".graphml, .gexf or .json then.",
 )
 @click.option(
     "--method",
@@ -258,7 +269,7 @@ def anonymize(
     mapping_out: Path | None,
     utility: str,
 ) -> None:
-    """Make INPUT k-degree anonymous and write it to OUTPUT."""
+    """Make INPUT k-degree anonymous and write the result to -o/--output."""
     if max_degree_drop is not None and construct != "edit":
         raise InputError("--max-degree-drop applies to --construct edit only")
     show_progress(quiet)

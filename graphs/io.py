@@ -10,6 +10,7 @@ import io
 import json
 import re
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from structanon._validation import check_choice, check_input_path, check_path
 from structanon.errors import InputError
 from structanon.io import atomic_path, atomic_write, open_text, text_lines
 
-__all__ = ["FORMATS", "read_graph", "write_graph", "guess_format"]
+__all__ = ["FORMATS", "read_graph", "write_graph", "guess_format", "check_output_format"]
 
 FORMATS = ("edgelist", "csv", "graphml", "gexf", "json")
 _EXTENSIONS = {
@@ -37,20 +38,61 @@ _EXTENSIONS = {
 INPUT_REPORT = "input_report"
 
 
-def guess_format(path: str | Path, format: str | None = None) -> str:  # noqa: A002
-    """The format named by ``format``, else by the file extension (``.gz`` ignored)."""
-    if format is not None:
-        return check_choice(format, "format", FORMATS)
+def _named_format(path: str | Path) -> tuple[str, str | None]:
+    """The extension of ``path`` (``.gz`` ignored) and the format it names, if any."""
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     ext = suffixes[-1] if suffixes else ""
-    if ext not in _EXTENSIONS:
+    return ext, _EXTENSIONS.get(ext)
+
+
+def guess_format(path: str | Path, format: str | None = None) -> str:  # noqa: A002
+    """The format named by ``format``, else by the file extension (``.gz`` ignored)."""
+    if format is not None:
+        return check_choice(format, "format", FORMATS)
+    ext, named = _named_format(path)
+    if named is None:
         raise InputError(
             f"cannot tell the graph format from the extension {ext!r}; give one of {FORMATS}",
             path=str(path),
         )
-    return _EXTENSIONS[ext]
+    return named
+
+
+def check_output_format(
+    path: str | Path,
+    format: str | None,  # noqa: A002
+    path_name: str = "path",
+    format_name: str = "format",
+) -> str:
+    """The format to write ``path`` in: ``format`` if given, else the extension's.
+
+    A ``format`` that contradicts the extension of a known format (an edge list bound for
+    ``out.graphml``) is an :class:`InputError` naming both; a path without a known
+    extension takes ``format`` as given.
+
+    Examples
+    --------
+    >>> check_output_format("out.bin", "edgelist")
+    'edgelist'
+    >>> check_output_format("out.graphml", "edgelist")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: path ends in '.graphml' (graphml) but format is 'edgelist'; ...
+    """
+    if format is None:
+        return guess_format(path)
+    format = check_choice(format, format_name, FORMATS)  # noqa: A001
+    ext, named = _named_format(path)
+    if named is not None and named != format:
+        raise InputError(
+            f"{path_name} ends in {ext!r} ({named}) but {format_name} is {format!r}; drop "
+            f"{format_name}, or give {path_name} a name ending in "
+            f"{', '.join(e for e, f in _EXTENSIONS.items() if f == format)}",
+            path=str(path),
+        )
+    return format
 
 
 _HINT = "wrong --format, or not a graph file?"
@@ -133,8 +175,28 @@ def _simple_graph(src: np.ndarray, dst: np.ndarray, nodes) -> nx.Graph:
 _DIRECTED = re.compile(r"(?<!un)directed(?! *=? *false)", re.IGNORECASE)
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def _refuse_lone_cr(text: str, path: Path) -> None:
+    """A carriage return not followed by a line feed (old Mac or mixed line ends) is an
+    :class:`InputError` naming the line that holds the first one: read as a space, it
+    would join the lines it ends into one."""
+    if "\r" not in text:
+        return
+    lone = _LONE_CR.search(text)
+    if lone is not None:
+        raise InputError(
+            "the file's line ends include a carriage return (CR) alone, as in old Mac files "
+            "or files with mixed line ends; convert its line ends to LF or CRLF",
+            path=str(path),
+            line=text.count("\n", 0, lone.start()) + 1,
+        )
+
+
 def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
     text = _read_text(path)
+    _refuse_lone_cr(text, path)
     pairs = _plain_pairs(text)
     if pairs is not None:
         return _simple_from_pairs(pairs[:, 0], pairs[:, 1])
@@ -148,7 +210,7 @@ _PLAIN = re.compile(r"[0-9 \t\r\n+-]*")
 
 def _plain_pairs(text: str) -> np.ndarray | None:
     """The (m, 2) node ids of an edge list with no comment, every line blank or a pair of
-    integers (more columns on every line: the first two), parsed by numpy; ``None`` for
+    integers (more columns, the same on every line: the first two), parsed by numpy; ``None`` for
     anything else, which :func:`_checked_edgelist` reads line by line (and names the line
     of any error)."""
     if not text.strip() or _PLAIN.fullmatch(text) is None:
@@ -168,6 +230,7 @@ def _plain_pairs(text: str) -> np.ndarray | None:
 def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
     src: list[int] = []
     dst: list[int] = []
+    width, first = 0, 0  # the number of fields of the first edge line, and its number
     for lineno, line in enumerate(text.split("\n"), start=1):
         text = line.strip()
         if not text or text[0] in "#%":
@@ -186,6 +249,17 @@ def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
         if len(parts) < 2:
             raise InputError(
                 f"expected two node ids on the line{hint}",
+                line=lineno,
+                path=str(path),
+                value=text[:80],
+            )
+        if not width:
+            width, first = len(parts), lineno
+        elif len(parts) != width:
+            raise InputError(
+                f"the line has {len(parts)} fields where the first edge line (line {first}) "
+                f"has {width}; every line of an edge list has the same columns, the first two "
+                "being the edge's nodes",
                 line=lineno,
                 path=str(path),
                 value=text[:80],
@@ -215,11 +289,23 @@ def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
     return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
 
 
-def _as_id(value: str) -> Any:
+def _csv_id(field: str, lineno: int, path: Path, row: list[str]) -> Any:
+    """The node id a CSV field names: an integer (spaces around it allowed), else the text
+    as written; a text id with leading or trailing spaces is an :class:`InputError` naming
+    the line, as "bob " and "bob" would otherwise be one node or two by a guess."""
     try:
-        return int(value)
+        return int(field)
     except ValueError:
-        return value
+        pass
+    if field != field.strip():
+        raise InputError(
+            f"the node id {field!r} has leading or trailing spaces; text ids are matched "
+            "exactly, so remove the spaces (a space after each comma?)",
+            line=lineno,
+            path=str(path),
+            value=",".join(row)[:80],
+        )
+    return field
 
 
 def _read_csv(path: Path) -> nx.Graph:
@@ -256,8 +342,8 @@ def _read_csv(path: Path) -> nx.Graph:
                     path=str(path),
                     value=",".join(row)[:80],
                 )
-            src.append(_as_id(row[i].strip()))
-            dst.append(_as_id(row[j].strip()))
+            src.append(_csv_id(row[i], lineno, path, row))
+            dst.append(_csv_id(row[j], lineno, path, row))
     if not src:
         raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})", path=str(path))
     kinds = {type(x) for x in src + dst}
@@ -267,17 +353,86 @@ def _read_csv(path: Path) -> nx.Graph:
     return _simple_from_pairs(np.asarray(src, dtype=dtype), np.asarray(dst, dtype=dtype))
 
 
+def _check_node_link(data: Any, key: str, path: Path) -> None:
+    """Refuse a node-link document that declares a node twice, or whose ``key`` list
+    (``edges`` or ``links``) names a node the ``nodes`` list does not declare: networkx
+    would merge the first and create the second silently.  Malformed documents are left
+    to networkx's reader, whose errors name them."""
+    nodes, links = data.get("nodes"), data.get(key)
+    if not isinstance(nodes, list) or not isinstance(links, list):
+        return
+    declared: dict[Any, int] = {}
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict) or "id" not in node:
+            return
+        before = declared.setdefault(node["id"], index)
+        if before != index:
+            raise InputError(
+                f"a node is declared twice (nodes[{before}] and nodes[{index}]); each node "
+                "must be declared once",
+                path=str(path),
+                node=node["id"],
+            )
+    for index, link in enumerate(links):
+        if not isinstance(link, dict):
+            return
+        for end in ("source", "target"):
+            if end in link and link[end] not in declared:
+                raise InputError(
+                    f"{key}[{index}] ({link.get('source')!r} - {link.get('target')!r}) names "
+                    "a node the nodes list does not declare; declare every node an edge joins",
+                    path=str(path),
+                    node=link[end],
+                )
+
+
+@nx.utils.open_file(0, mode="rb")
+def _xml_root(source: Any) -> ET.Element:
+    return ET.parse(source).getroot()
+
+
+def _check_xml_nodes(path: Path, fmt: str) -> None:
+    """Refuse a GraphML or GEXF file that declares a node twice, or one of whose edges names
+    a node no ``<node>`` declares: networkx merges the first and creates the second
+    silently.  Elements of the document's own namespace are read, as networkx does."""
+    root = _xml_root(path)
+    namespace = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+    declared: set[str] = set()
+    for node in root.iter(f"{namespace}node"):
+        node_id = node.get("id")
+        if node_id in declared:
+            raise InputError(
+                f"a <node> is declared twice in the {fmt} file; each node must be declared once",
+                path=str(path),
+                node=node_id,
+            )
+        if node_id is not None:
+            declared.add(node_id)
+    for edge in root.iter(f"{namespace}edge"):
+        for end in ("source", "target"):
+            if edge.get(end) not in declared:
+                raise InputError(
+                    f"the edge {edge.get('source')!r} - {edge.get('target')!r} names a node no "
+                    "<node> declares; declare every node an edge joins",
+                    path=str(path),
+                    node=edge.get(end),
+                )
+
+
 def _read_structured(path: Path, fmt: str) -> nx.Graph:
     try:
         if fmt == "graphml":
             graph = nx.read_graphml(path)
+            _check_xml_nodes(path, fmt)
         elif fmt == "gexf":
             graph = nx.read_gexf(path)
+            _check_xml_nodes(path, fmt)
         else:
             with io.StringIO(_read_text(path), newline="") as fh:
                 data = json.load(fh)
             key = "edges" if "edges" in data else "links"
             graph = nx.node_link_graph(data, edges=key)
+            _check_node_link(data, key, path)
     except InputError:
         raise
     except (
@@ -314,7 +469,8 @@ def read_graph(
         The file (``.gz`` is read transparently for edge lists, CSV and JSON).
     format : {"edgelist", "csv", "graphml", "gexf", "json"}, optional
         Default: from the extension (``.txt``/``.edges``/``.tsv``: whitespace edge list with
-        ``#`` or ``%`` comments and integer ids; ``.csv``: header with ``source,target``;
+        ``#`` or ``%`` comments and integer ids, the same number of columns on every line,
+        the first two the edge; ``.csv``: header with ``source,target``;
         ``.graphml``; ``.gexf``; ``.json``: node-link).
     as_undirected : bool
         Accept a directed graph by dropping edge directions: a directed GraphML / GEXF /
@@ -330,8 +486,12 @@ def read_graph(
     Raises
     ------
     InputError
-        Unknown format, malformed or non-integer line (with its number), no edges,
-        directed input without ``as_undirected``.
+        Unknown format, malformed or non-integer line (with its number), an edge-list line
+        with more or fewer fields than the first edge line (with its number), line ends
+        that are a carriage return alone (the line of the first), a CSV text id with
+        leading or trailing spaces (its line), a node declared twice or an edge naming an
+        undeclared node (GraphML, GEXF, JSON: the node), no edges, directed input without
+        ``as_undirected``.
 
     Examples
     --------
@@ -403,6 +563,10 @@ def check_writable(graph: nx.Graph, fmt: str, path: str | Path) -> None:
 def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) -> None:  # noqa: A002
     """Write a graph atomically in the format named by ``format`` or the extension.
 
+    A ``format`` contradicting the extension of another format (``format="edgelist"`` for
+    ``out.graphml``) is an :class:`InputError`; with an extension of no known format,
+    ``format`` decides.
+
     Edge lists and CSV carry the edges only, so a graph with isolated nodes is refused
     there (an :class:`InputError` saying how many nodes would be lost) rather than written
     without them: use GraphML, GEXF or JSON, which keep them and node attributes.  Edges
@@ -419,7 +583,7 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     if not isinstance(graph, nx.Graph):
         raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
     path = check_path(path, "path")
-    fmt = guess_format(path, format)
+    fmt = check_output_format(path, format)
     clean: nx.Graph = nx.Graph()
     clean.add_nodes_from(graph.nodes(data=True))
     clean.add_edges_from(graph.edges(data=True))

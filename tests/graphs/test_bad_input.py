@@ -256,3 +256,172 @@ def test_a_csv_row_longer_than_its_header_is_refused_with_its_line(tmp_path):
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
     assert result.exit_code == 2 and "3 fields, the header 2" in result.output
     assert "line 6" in result.output and not (tmp_path / "o.txt").exists()
+
+
+def _ring_lines(n=300):
+    """``n`` distinct edges of a ring with chords, one ``"u v"`` per item."""
+    return [f"{i} {(i + 1 + i % 7) % n}" for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "ends, line",
+    [(["\r"], 1), (["\r\n", "\r", "\n"], 2), (["\n"] * 9 + ["\r"], 10)],
+    ids=["cr-only", "mixed", "one-cr"],
+)
+def test_lone_cr_line_ends_are_refused_with_the_first_line(tmp_path, ends, line):
+    # read as spaces they joined lines: a CR-only file was one edge, a mixed one lost a third
+    lines = _ring_lines()
+    src = tmp_path / "g.txt"
+    src.write_bytes("".join(x + ends[i % len(ends)] for i, x in enumerate(lines)).encode())
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
+    assert result.exit_code == 2, result.output
+    _no_traceback(result)
+    assert f"(file '{src}', line {line})" in result.output
+    assert "carriage return (CR) alone" in result.output and "LF or CRLF" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.txt"]
+    with pytest.raises(InputError, match="carriage return") as info:
+        graphs.read_graph(src)
+    assert info.value.line == line
+
+
+def test_crlf_edge_lists_and_cr_csv_files_keep_every_edge(tmp_path):
+    lines = _ring_lines()
+    src = tmp_path / "g.txt"
+    src.write_bytes("\r\n".join(lines).encode())
+    assert graphs.read_graph(src).number_of_edges() == 300
+    csv = tmp_path / "g.csv"  # the csv module ends a row at a lone CR too
+    csv.write_bytes("\r".join(["source,target"] + [x.replace(" ", ",") for x in lines]).encode())
+    assert graphs.read_graph(csv).number_of_edges() == 300
+
+
+def test_an_edge_list_line_with_another_number_of_fields_is_refused(tmp_path):
+    # "1 6 2 7" published edge 1-6 and dropped 2-7
+    src = tmp_path / "g.txt"
+    src.write_text("1 2\n2 3\n3 4\n4 1\n1 3\n2 4\n5 6\n6 7\n7 5\n5 1\n1 6 2 7\n")
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.txt")
+    assert result.exit_code == 2, result.output
+    _no_traceback(result)
+    assert "4 fields where the first edge line (line 1) has 2" in result.output
+    assert f"(file '{src}', line 11, value '1 6 2 7')" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.txt"]
+    # every line with the same extra column (SNAP's "u v timestamp"): the first two
+    src.write_text("# u v t\n1 2 10\n2 3 11\n3 1 12\n")
+    assert sorted(graphs.read_graph(src).edges()) == [(1, 2), (1, 3), (2, 3)]
+    src.write_text("# u v t\n1 2 10\n2 3 11\n3 1\n")
+    with pytest.raises(InputError, match="line 2") as info:
+        graphs.read_graph(src)
+    assert info.value.line == 4
+
+
+def test_csv_text_ids_with_spaces_are_refused_not_merged(tmp_path):
+    # "bob " and "bob" were stripped into one node
+    src = tmp_path / "g.csv"
+    src.write_text("source,target\nann,bob\nbob,cat\ncat,ann\nbob ,dan\ndan,ann\n")
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.csv")
+    assert result.exit_code == 2, result.output
+    _no_traceback(result)
+    assert "'bob ' has leading or trailing spaces" in result.output
+    assert f"(file '{src}', line 5" in result.output
+    assert sorted(os.listdir(tmp_path)) == ["g.csv"]
+    # integer ids may be padded: " 2" is node 2
+    src.write_text("source, target\n1, 2\n2, 3\n3, 1\n")
+    assert sorted(graphs.read_graph(src).edges()) == [(1, 2), (1, 3), (2, 3)]
+
+
+def _node_link(nodes, links):
+    return json.dumps(
+        {"directed": False, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
+    )
+
+
+@pytest.mark.parametrize(
+    "name, content, node, what",
+    [
+        (
+            "g.json",
+            _node_link(
+                [{"id": i} for i in range(1, 5)],
+                [
+                    {"source": 1, "target": 2},
+                    {"source": 2, "target": 3},
+                    {"source": 3, "target": 99},
+                ],
+            ),
+            "node 99",
+            "links[2] (3 - 99) names a node the nodes list does not declare",
+        ),
+        (
+            "g.json",
+            _node_link([{"id": i} for i in (1, 2, 3, 4, 2)], [{"source": 1, "target": 2}]),
+            "node 2",
+            "declared twice (nodes[1] and nodes[4])",
+        ),
+        (
+            "g.graphml",
+            '<?xml version="1.0" encoding="UTF-8"?>\n<graphml xmlns="http://graphml.'
+            'graphdrawing.org/xmlns"><graph edgedefault="undirected"><node id="n1"/>'
+            '<node id="n2"/><node id="n3"/><edge source="n1" target="n2"/>'
+            '<edge source="n2" target="n3"/><edge source="n1" target="n99"/></graph></graphml>',
+            "node 'n99'",
+            "the edge 'n1' - 'n99' names a node no <node> declares",
+        ),
+        (
+            "g.graphml",
+            '<?xml version="1.0" encoding="UTF-8"?>\n<graphml xmlns="http://graphml.'
+            'graphdrawing.org/xmlns"><graph edgedefault="undirected"><node id="n1"/>'
+            '<node id="n2"/><node id="n1"/><edge source="n1" target="n2"/></graph></graphml>',
+            "node 'n1'",
+            "a <node> is declared twice",
+        ),
+        (
+            "g.gexf",
+            '<?xml version="1.0" encoding="UTF-8"?>\n<gexf xmlns="http://gexf.net/1.3" '
+            'version="1.3"><graph defaultedgetype="undirected"><nodes><node id="1"/>'
+            '<node id="2"/><node id="3"/></nodes><edges><edge id="0" source="1" target="2"/>'
+            '<edge id="1" source="2" target="7"/></edges></graph></gexf>',
+            "node '7'",
+            "the edge '2' - '7' names a node no <node> declares",
+        ),
+    ],
+    ids=["json-unknown", "json-twice", "graphml-unknown", "graphml-twice", "gexf-unknown"],
+)
+def test_undeclared_or_twice_declared_nodes_are_refused(tmp_path, name, content, node, what):
+    # networkx created the undeclared node (published as a person) and merged the repeated one
+    src = tmp_path / name
+    src.write_text(content)
+    result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
+    assert result.exit_code == 2, result.output
+    _no_traceback(result)
+    assert what in result.output and f"(file '{src}', {node})" in result.output
+    assert sorted(os.listdir(tmp_path)) == [name]
+    with pytest.raises(InputError, match="declare"):
+        graphs.read_graph(src)
+
+
+def test_an_out_format_contradicting_the_output_extension_is_refused_before_reading(tmp_path):
+    # an edge list was written into out.graphml, exit 0
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 x\n")  # would be an error on line 1 if it were read
+    for output, fmt in (("out.graphml", "edgelist"), ("out.txt.gz", "json"), ("o.csv", "gexf")):
+        result = _run("anonymize", bad, "-k", "2", "-o", tmp_path / output, "--out-format", fmt)
+        assert result.exit_code == 2, result.output
+        _no_traceback(result)
+        assert "-o/--output ends in" in result.output and "--out-format" in result.output
+        assert f"is '{fmt}'" in result.output and "line 1" not in result.output
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
+    with pytest.raises(InputError, match="format is 'edgelist'"):
+        graphs.write_graph(nx.path_graph(3), tmp_path / "api.graphml", format="edgelist")
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt"]
+    # an output without a known extension takes the format given; an agreeing one too
+    src = _edges(tmp_path)
+    for output, fmt in (("out.dat", "graphml"), ("out", "edgelist"), ("out.edges", "edgelist")):
+        result = _run("anonymize", src, "-k", "2", "-o", tmp_path / output, "--out-format", fmt)
+        assert result.exit_code == 0, result.output
+    assert nx.read_graphml(tmp_path / "out.dat").number_of_nodes() == 34
+    assert graphs.read_graph(tmp_path / "out", format="edgelist").number_of_edges() >= 78
+
+
+def test_anonymize_help_names_the_output_option():
+    result = _run("anonymize", "--help")
+    assert result.exit_code == 0
+    assert "OUTPUT" not in result.output and "-o" in result.output

@@ -20,7 +20,10 @@ def _write(path, text):
 
 
 def test_snap_edge_list_with_comments(tmp_path):
-    p = _write(tmp_path / "g.txt", "# SNAP export\n% other comment\n1 2\n2 1\n2\t3 7\n4 4\n\n")
+    # a third column on every line (SNAP's "u v timestamp"): the first two are the edge
+    p = _write(
+        tmp_path / "g.txt", "# SNAP export\n% other comment\n1 2 5\n2 1 6\n2\t3 7\n4 4 8\n\n"
+    )
     g = read_graph(p)
     assert sorted(g.edges()) == [(1, 2), (2, 3)]
     assert sorted(g.nodes()) == [1, 2, 3, 4]
@@ -75,13 +78,17 @@ _LINE = st.one_of(
 
 def _plain_read(text):
     """Edges, nodes and report of an edge list without comments, read one line at a time
-    in plain Python; ``None`` where a line is not two (or more) 64-bit integers."""
-    rows = []
+    in plain Python; ``None`` where a line is not two (or more) 64-bit integers, holds
+    another number of fields than the first, or a line ends in a carriage return alone."""
+    if "\r" in text.replace("\r\n", ""):
+        return None
+    rows, widths = [], set()
     for line in text.split("\n"):
         parts = line.split()
         if not parts:
             continue
-        if len(parts) < 2:
+        widths.add(len(parts))
+        if len(parts) < 2 or len(widths) > 1:
             return None
         try:
             u, v = int(parts[0]), int(parts[1])
@@ -96,13 +103,13 @@ def _plain_read(text):
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(_LINE, min_size=1, max_size=12),
-    st.sampled_from(["\n", "\r\n"]),
+    st.sampled_from(["\n", "\r\n", "\r"]),
     st.booleans(),
 )
 def test_edge_list_read_as_a_plain_line_by_line_parse(tmp_path_factory, lines, eol, last):
     # every line blank, two integers, or anything else (1 or 3-4 columns, floats, words,
-    # ids beyond 64 bits), in any mix: read_graph gives what a line-by-line parse gives,
-    # or refuses the file where that parse finds a bad line
+    # ids beyond 64 bits), in any mix, with LF, CRLF or CR line ends: read_graph gives what
+    # a line-by-line parse gives, or refuses the file where that parse finds a bad line
     text = eol.join(lead + sep.join(tokens) for tokens, sep, lead in lines) + (eol if last else "")
     path = tmp_path_factory.mktemp("edges") / "g.txt"
     path.write_bytes(text.encode())
