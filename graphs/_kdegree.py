@@ -463,7 +463,7 @@ def anonymize_with_mapping(
     method: str = "dp",
     construct: str = "supergraph",
     relabel: bool = True,
-    seed: int | None = None,
+    seed: int | None = 0,
     *,
     keep_attributes: Sequence[str] = (),
     as_undirected: bool = False,
@@ -549,7 +549,7 @@ def k_degree_anonymize(
     method: str = "dp",
     construct: str = "supergraph",
     relabel: bool = True,
-    seed: int | None = None,
+    seed: int | None = 0,
     *,
     keep_attributes: Sequence[str] = (),
     as_undirected: bool = False,
@@ -586,7 +586,7 @@ def k_degree_anonymize(
         Relabel nodes to a secret random permutation of ``0..n-1`` drawn from ``key``
         (default).  With ``False`` node ids are kept (not anonymous), so a supergraph can be
         checked edge by edge.
-    seed : int, optional
+    seed : int, default 0
         Public seed of the sampled utility measures, and context of the secret streams; it
         never decides the published labels or order, nor the construction's choices among
         equals (which node of a degree is raised, the order edges are tried in), which are

@@ -204,7 +204,7 @@ def anonymize(
     log: pd.DataFrame,
     k: int,
     time_granularity: str = "day",
-    seed: int | None = None,
+    seed: int | None = 0,
     *,
     key: Pseudonymizer | bytes | str | Any = None,
     pseudonymizer: Pseudonymizer | None = None,
@@ -238,7 +238,7 @@ def anonymize(
         Minimum number of users sharing each published query multiset.
     time_granularity : {"second", "minute", "hour", "day", "week", "month"}
         Published query times are floored to it.
-    seed : int or None
+    seed : int, default 0
         Public seed of the measures (the random-query attacks).  It never decides what
         is published among equals, nor the order: see ``key``.
     key : Pseudonymizer, bytes or key-file path, optional

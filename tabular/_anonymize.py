@@ -321,7 +321,7 @@ def anonymize(
     algorithm: str = "optimal",
     suppression_limit: float = 0.0,
     metric: str = "discernibility",
-    seed: int | None = None,
+    seed: int | None = 0,
     *,
     key: Pseudonymizer | bytes | str | Path | None = None,
     identifiers: Sequence[str] = (),
@@ -357,7 +357,7 @@ def anonymize(
         Largest share of records that may be suppressed (``optimal`` and ``datafly``).
     metric : {"discernibility", "loss", "precision", "height"}
         Quality model the ``optimal`` search minimizes.
-    seed : int, optional
+    seed : int, default 0
         Public seed of the algorithm's own choices and of the measures (the sampled
         COUNT queries, the classifier).  It never decides the published row order.
     key : Pseudonymizer, bytes, str or path, optional

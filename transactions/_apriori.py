@@ -432,7 +432,7 @@ def km_anonymize(
     hierarchy: Any = None,
     method: str = "apriori",
     fanout: int | None = None,
-    seed: int | None = None,
+    seed: int | None = 0,
     order: str = "id",
     evaluate: bool | None = None,
     *,
@@ -471,7 +471,7 @@ def km_anonymize(
         own, where that lowers the NCP.  Never loses more than ``"apriori"``.
     fanout : int, optional
         Fan-out of the automatic taxonomy (default 5); only without ``hierarchy``.
-    seed : int, optional
+    seed : int, default 0
         Public seed of the measures' random queries; the anonymization is deterministic.
         It never decides the published order.
     order : {"id", "frequency"}

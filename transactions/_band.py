@@ -446,7 +446,7 @@ def band_matrix(
     transactions: Any,
     sensitive_items: Iterable[Any],
     p: int,
-    seed: int | None = None,
+    seed: int | None = 0,
     alpha: int = 3,
     evaluate: bool | None = None,
     *,
@@ -466,7 +466,7 @@ def band_matrix(
         The sensitive items; each must occur in the data (compared by their text).
     p : int
         Privacy degree (>= 2).
-    seed : int, optional
+    seed : int, default 0
         Public seed of the measures' random queries.  It never decides the grouping's
         random choices, the published order or the group ids.
     alpha : int

@@ -174,7 +174,7 @@ def k_anonymize(
     transactions: Any,
     k: int,
     hierarchy: Any = None,
-    seed: int | None = None,
+    seed: int | None = 0,
     fanout: int | None = None,
     order: str = "id",
     m: int = 2,
@@ -201,7 +201,7 @@ def k_anonymize(
     hierarchy : Hierarchy, dict, path or None
         Item taxonomy (see :func:`transactions.km_anonymize`); ``None`` builds a balanced
         tree with ``fanout`` children per node (default 5).
-    seed : int, optional
+    seed : int, default 0
         Public seed of the random signatures used to group transactions and of the
         measures.  It never decides the published order.
     fanout, order : optional
