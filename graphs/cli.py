@@ -183,7 +183,7 @@ def cli() -> None:
 @click.option(
     "-k",
     "k",
-    type=click.IntRange(min=1),
+    type=int,
     required=True,
     help="Least number of nodes sharing each degree.",
 )
@@ -273,6 +273,7 @@ def anonymize(
     if max_degree_drop is not None and construct != "edit":
         raise InputError("--max-degree-drop applies to --construct edit only")
     show_progress(quiet)
+    check_int(k, "-k", min_value=1)
     _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
     key = release_key(key_file)
     graph = _read(input, in_format, as_undirected)

@@ -243,6 +243,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         if key_file is not None:
             check_input_path(key_file, "--key-file")
         check_int(k, "-k", min_value=1)
+        check_int(seed, "--seed", min_value=0)
         max_suppression = _check_linkage_options(
             linkage, engine, aggregate, levels, max_suppression
         )

@@ -100,6 +100,12 @@ OUTPUT_SUFFIXES = (".dat", ".txt", ".fimi", ".csv", ".tsv", ".jsonl", ".json", "
 REPORT_SUFFIXES = (".json", ".html", ".htm")
 
 
+def _option(name: str) -> str:
+    """The command-line spelling of a parameter: ``k`` -> ``-k``, ``max_basket_size`` ->
+    ``--max-basket-size``."""
+    return f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-")
+
+
 def _check_options(
     input_path: str | Path,
     output: str | Path | None,
@@ -112,8 +118,8 @@ def _check_options(
     """Every option and output path, before the input is read (InputError, exit 2)."""
     for name, (value, low, high) in ints.items():
         if value is not None:
-            check_int(value, name, min_value=low, max_value=high)
-    check_input_path(input_path, "input file")
+            check_int(value, _option(name), min_value=low, max_value=high)
+    check_input_path(input_path, "INPUT")
     for extra in inputs:
         if extra is not None:
             check_input_path(extra, "input file")
@@ -498,10 +504,10 @@ def assess_input(data: list, k: int, m: int, seed: int) -> tuple[dict[str, Any],
 def _assess(input_path, k, m, report, as_json, seed, quiet, fmt, item_type, encoding):
     """Sizes and the risk of INPUT before anonymization (one document: --json, --report)."""
     show_progress(quiet and not as_json)
-    check_int(k, "k", min_value=1)
-    check_int(m, "m", min_value=1, max_value=MAX_M)
-    check_int(seed, "seed", min_value=0)
-    check_input_path(input_path, "input file")
+    check_int(k, "-k", min_value=1)
+    check_int(m, "-m", min_value=1, max_value=MAX_M)
+    check_int(seed, "--seed", min_value=0)
+    check_input_path(input_path, "INPUT")
     if report is not None:
         check_output_paths(
             {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}

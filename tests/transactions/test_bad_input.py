@@ -150,7 +150,7 @@ def test_binary_input_and_hierarchy(tmp_path, baskets):
 def test_m_out_of_range_is_an_input_error(tmp_path, baskets):
     _bad(
         _run("anonymize", baskets, "-k", "2", "-m", "1000", "-o", tmp_path / "o.dat"),
-        "m must be an integer in [1, 8]",
+        "-m must be an integer in [1, 8]",
     )
     with pytest.raises(InputError, match=r"m must be an integer in \[1, 8\]"):
         transactions.km_anonymize([{1, 2}, {1, 2}], k=2, m=1000)
@@ -362,3 +362,12 @@ def test_lone_carriage_returns_do_not_join_baskets(tmp_path):
     assert not (tmp_path / "o.dat").exists()
     with pytest.raises(InputError, match="line ends"):
         read_transactions(path)
+
+
+def test_option_errors_name_the_option_as_typed(tmp_path, baskets):
+    """The same words as the other commands: -k, --seed, INPUT."""
+    out = ["-o", tmp_path / "o.dat"]
+    _bad(_run("anonymize", baskets, "-k", "0", *out), "-k must be an integer >= 1")
+    _bad(_run("anonymize", baskets, "-k", "2", "--seed", "-1", *out), "--seed must be")
+    _bad(_run("anonymize", tmp_path / "none.dat", "-k", "2", *out), "INPUT not found")
+    _bad(_run("assess", baskets, "-k", "0"), "-k must be an integer >= 1")

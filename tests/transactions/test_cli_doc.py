@@ -95,7 +95,7 @@ def test_exit_codes(tmp_path, basket_file):
     res = CliRunner().invoke(
         cli, ["anonymize", str(basket_file), "-k", "0", "-o", str(tmp_path / "o.dat")]
     )
-    assert res.exit_code == 2 and "k must be an integer >= 1, got 0" in res.output
+    assert res.exit_code == 2 and "-k must be an integer >= 1, got 0" in res.output
     res = CliRunner().invoke(
         cli, ["anonymize", str(basket_file), "-k", "500", "-o", str(tmp_path / "o.dat")]
     )

@@ -89,11 +89,11 @@ def test_key_file_makes_bytes_repeat_and_no_key_differs(tmp_path, head):
 @pytest.mark.parametrize(
     "args,needle",
     [
-        (["-k", "0"], "k"),
-        (["-k", "3", "-m", "0"], "m"),
-        (["-k", "3", "-m", "9"], "m"),
-        (["-k", "3", "--max-cluster-size", "0"], "max_cluster_size"),
-        (["-k", "3", "--seed", "-1"], "seed"),
+        (["-k", "0"], "-k must"),
+        (["-k", "3", "-m", "0"], "-m must"),
+        (["-k", "3", "-m", "9"], "-m must"),
+        (["-k", "3", "--max-cluster-size", "0"], "--max-cluster-size must"),
+        (["-k", "3", "--seed", "-1"], "--seed must"),
     ],
 )
 def test_bad_options_exit_2_before_reading(tmp_path, baskets, args, needle):
