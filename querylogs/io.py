@@ -13,6 +13,7 @@ import csv
 import glob
 import gzip
 import io as _io
+import re
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,7 +25,7 @@ import pandas as pd
 from structanon._engine import compute, is_dask, parse_size
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
-from structanon.io import atomic_path, staged_folder, text_lines
+from structanon.io import LONE_CR, atomic_path, staged_folder, text_lines
 
 __all__ = [
     "LOG_COLUMNS",
@@ -620,6 +621,9 @@ def _block_lines(path: str, start: int, stop: int, encoding: str) -> tuple[list[
         data = fh.read(max(stop - position, 0)) if position < stop else b""
         if data and not data.endswith(b"\n"):
             data += fh.readline()
+    lone = re.search(rb"\r(?!\n)", data[:-1] if data.endswith(b"\r") else data)
+    if lone is not None:  # the block's line numbers are not known here: its byte offset
+        raise InputError(f"{LONE_CR} (at byte {position + lone.start():,})", path=str(path))
     raw = data.split(b"\n")
     if raw and raw[-1] == b"":
         raw.pop()

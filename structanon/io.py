@@ -187,6 +187,11 @@ def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) ->
         )
 
 
+LONE_CR = (
+    "a carriage return (CR) inside the line: the file ends its lines with a lone CR (old "
+    "Mac) or mixes line ends, which would join lines; convert its line ends to LF or CRLF"
+)
+
 NUL_BYTE = (
     "the file holds a NUL byte (binary content?), at which a value would be cut short; "
     "remove it, or is it the right file?"
@@ -689,13 +694,7 @@ class TextLines:
                     self.undecodable_lines.append(number)
                 text = text.rstrip("\r\n")
                 if "\r" in text:
-                    raise InputError(
-                        "a carriage return (CR) inside the line: the file ends its lines "
-                        "with a lone CR (old Mac) or mixes line ends, which would join "
-                        "lines; convert its line ends to LF or CRLF",
-                        path=str(self.path),
-                        line=number,
-                    )
+                    raise InputError(LONE_CR, path=str(self.path), line=number)
                 yield number, text
         except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
             raise InputError(f"cannot read the file: {exc}", path=str(self.path)) from None

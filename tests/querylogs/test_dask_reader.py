@@ -231,3 +231,15 @@ def test_cli_dask_spool_is_removed(aol, tmp_path, monkeypatch):
     assert eager.exit_code == 0 and lazy.exit_code == 0, lazy.output
     assert (tmp_path / "d.tsv").read_bytes() == (tmp_path / "p.tsv").read_bytes()
     assert not list(spool_root.glob("structanon-querylogs-*"))  # the spool, removed
+
+
+def test_a_lone_carriage_return_in_a_block_names_its_byte(tmp_path):
+    """Plain AOL files are cut into blocks read apart: a lone CR in one is refused too."""
+    path = tmp_path / "log.txt"
+    write_log(querylogs.synthetic_log(40, 2000, seed=3), path, aol=True)
+    data = path.read_bytes()
+    at = data.index(b"\n", len(data) // 2)
+    path.write_bytes(data[:at] + b"\r" + data[at + 1 :])
+    with pytest.raises(InputError, match="line ends") as info:  # the parse-report pass
+        read_log_dask(path, block_bytes=4096)
+    assert f"at byte {at:,}" in str(info.value)
