@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_columns
 from structanon.errors import InputError
 
@@ -58,8 +59,8 @@ def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
 
 
 def _parse_times(col: pd.Series) -> np.ndarray:
-    """UTC epoch nanoseconds (int64), or NaN-marked as ``np.iinfo(int64).min``."""
-    nat = np.iinfo(np.int64).min
+    """UTC epoch nanoseconds (int64), :data:`NAT` where missing or unparseable; each ISO
+    8601 string by its own UTC offset, naive ones as UTC."""
     if isinstance(col.dtype, pd.DatetimeTZDtype):
         return pd.DatetimeIndex(col).tz_convert("UTC").as_unit("ns").asi8.copy()
     if pd.api.types.is_datetime64_dtype(col.dtype):  # naive: taken as UTC
@@ -70,12 +71,11 @@ def _parse_times(col: pd.Series) -> np.ndarray:
         not text or numeric.notna().sum() == col.notna().sum()
     ):
         secs = numeric.to_numpy(dtype=np.float64, na_value=np.nan)
-        out = np.full(len(secs), nat, dtype=np.int64)
+        out = np.full(len(secs), NAT, dtype=np.int64)
         ok = np.isfinite(secs) & (np.abs(secs) < 9.2e9)
         out[ok] = np.round(secs[ok] * 1e9).astype(np.int64)
         return out
-    parsed = pd.to_datetime(col, utc=True, errors="coerce", format="ISO8601")
-    return pd.DatetimeIndex(parsed).as_unit("ns").asi8.copy()
+    return iso_utc_ns(col)
 
 
 def parse_fixes(
@@ -89,8 +89,8 @@ def parse_fixes(
 ) -> Fixes:
     """Check and convert the four columns; reject or drop invalid rows.
 
-    Times: numbers (or numeric strings) are epoch seconds; strings are ISO 8601, with
-    their UTC offsets respected; naive times are taken as UTC.  Row positions are reported
+    Times: numbers (or numeric strings) are epoch seconds; strings are ISO 8601, each
+    with its own UTC offset respected; naive times are taken as UTC.  Row positions are reported
     as file lines (header = line 1) when ``source`` names the file the rows came from.
     """
     if not isinstance(df, pd.DataFrame):
@@ -112,7 +112,7 @@ def parse_fixes(
     if users.dtype == object or pd.api.types.is_string_dtype(users.dtype):
         bad_user |= (users.astype(str).str.strip() == "").to_numpy()
     t_ns = _parse_times(df[time])
-    bad_time = t_ns == np.iinfo(np.int64).min
+    bad_time = t_ns == NAT
     la = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     lo = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad_num = ~(np.isfinite(la) & np.isfinite(lo))
