@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._engine import compute, is_dask, parse_size
+from structanon._times import iso_utc_ns
 from structanon._validation import check_choice, check_input_path, check_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import LONE_CR, atomic_path, staged_folder, text_lines
@@ -149,7 +150,8 @@ def read_log(
     Returns
     -------
     pandas.DataFrame
-        Columns ``user`` (str), ``query`` (str), ``time`` (datetime64), ``rank``
+        Columns ``user`` (str), ``query`` (str), ``time`` (naive datetime64: a time
+        with a UTC offset converted to UTC, each line on its own), ``rank``
         (nullable Int64) and ``url`` (str, missing where there was no click), one row per
         input line.  ``log.attrs["parse"]`` (see :func:`parse_report`) holds the counts of
         lines, rows, malformed lines and encoding errors, with the first line numbers of
@@ -229,7 +231,11 @@ def _split_aol(path: Path, encoding: str):
 def _aol_fields(
     lines: pd.Series, numbers: np.ndarray, undecodable_lines: list[int], header_possible: bool
 ):
-    """The five fields of AOL lines (numbered ``numbers``), and the parse report."""
+    """The five fields of AOL lines (numbered ``numbers``), and the parse report;
+    ``header_possible``: the lines start a file (a UTF-8 byte order mark is dropped)."""
+    if header_possible and len(lines) and lines.iloc[0].startswith("\ufeff"):
+        lines = lines.copy()
+        lines.iloc[0] = lines.iloc[0][1:]
     nonblank = (lines.str.len() > 0).to_numpy() & (lines.str.strip() != "").to_numpy()
     report: dict[str, Any] = {
         "format": "aol",
@@ -325,7 +331,7 @@ def _read_table(path, format, columns, sep, encoding):
             )
         values = frame[source]
         if name == "time" and pd.api.types.is_datetime64_any_dtype(values):
-            fields[name] = values.to_numpy()
+            fields[name] = _naive_utc(values)
         else:
             fields[name] = (
                 values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
@@ -347,6 +353,13 @@ def _read_table(path, format, columns, sep, encoding):
     return fields, np.arange(2, len(frame) + 2), report
 
 
+def _naive_utc(times: pd.Series) -> np.ndarray:
+    """Date-times as naive datetime64 values, tz-aware ones converted to UTC."""
+    if isinstance(times.dtype, pd.DatetimeTZDtype):
+        times = times.dt.tz_convert("UTC").dt.tz_localize(None)
+    return times.to_numpy()
+
+
 def _build(fields, numbers):
     """Validate the split fields; return the log, the first (line, reason) and the bad count."""
     user = pd.Series(fields["user"], dtype=object).str.strip()
@@ -354,12 +367,9 @@ def _build(fields, numbers):
     raw_time = fields["time"]
     if np.issubdtype(np.asarray(raw_time).dtype, np.datetime64):
         time = pd.Series(pd.to_datetime(raw_time))
-    else:
-        time = pd.Series(
-            pd.to_datetime(
-                pd.Series(raw_time, dtype=object).str.strip(), format="ISO8601", errors="coerce"
-            )
-        )
+    else:  # each time by its own UTC offset, converted to UTC; naive times as written
+        text = pd.Series(raw_time, dtype=object).str.strip()
+        time = pd.Series(iso_utc_ns(text).view("datetime64[ns]"))
     rank_text = pd.Series(fields["rank"], dtype=object).str.strip()
     rank = pd.to_numeric(rank_text.where(rank_text != ""), errors="coerce")
     url = pd.Series(fields["url"], dtype=object).str.strip()

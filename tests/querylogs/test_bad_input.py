@@ -280,3 +280,27 @@ def test_a_worker_raised_input_error_prints_the_message_alone(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "line ends" in done.stderr
     assert "Traceback" not in done.stderr and "Compute Failed" not in done.stderr, done.stderr
+
+
+def test_a_time_with_an_offset_is_converted_on_both_engines(tmp_path, engine):
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    lines = [
+        "479\tfamily guy\t2006-03-01 16:01:20\t\t",
+        "479\tmovies\t2006-03-01T16:01:20+02:00\t1\thttp://movieweb.com",  # line 3
+        "479\tcar decals\t2006-03-03 22:42:42\t2\thttp://www.imdb.com",
+        "507\tweather\t2006-03-03 23:20:12\t\t",
+    ]
+    source = tmp_path / "log.tsv"
+    source.write_bytes(b"\xef\xbb\xbf" + (HEADER + "\n".join(lines) + "\n").encode())
+    out = tmp_path / "out.tsv"
+    result = run(source, "-k", "1", "-o", out, "--time-granularity", "second", "--engine", engine)
+    assert result.exit_code == 0, result.output
+    assert "malformed" not in result.output  # neither the header nor the offset line
+    published = pd.read_csv(out, sep="\t")["time"]
+    assert sorted(published) == [
+        "2006-03-01 14:01:20",
+        "2006-03-01 16:01:20",
+        "2006-03-03 22:42:42",
+        "2006-03-03 23:20:12",
+    ]

@@ -243,3 +243,19 @@ def test_a_lone_carriage_return_in_a_block_names_its_byte(tmp_path):
     with pytest.raises(InputError, match="line ends") as info:  # the parse-report pass
         read_log_dask(path, block_bytes=4096)
     assert f"at byte {at:,}" in str(info.value)
+
+
+def test_times_with_offsets_and_a_byte_order_mark_read_as_the_pandas_reader(client, tmp_path):
+    lines = [f"{i % 7}\tquery {i}\t2006-03-01 10:{i % 60:02d}:00\t\t" for i in range(400)]
+    lines[250] = "3\tquery 250\t2006-03-01T12:10:00+02:00\t1\thttp://a.com"
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + (HEADER + "\n".join(lines) + "\n").encode())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eager = read_log(path, on_bad_lines="raise")
+        lazy, report = read_log_dask(path, on_bad_lines="raise", block_bytes=4_000)
+        assert lazy.npartitions > 2
+        same_log(lazy, eager)
+    assert report["malformed"] == 0 and report["header"] and report["rows"] == 400
+    assert eager["time"].iloc[250] == pd.Timestamp("2006-03-01 10:10")
+    assert (eager["time"].dt.hour == 10).all()

@@ -1,4 +1,5 @@
 import gzip
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -183,3 +184,51 @@ def test_real_aol_head_through_column_mapping(h):
     assert len(log) == 92_856 and report["malformed"] == 0
     assert log["user"].nunique() == 1_017
     assert log["url"].isna().all() and log["rank"].notna().all()
+
+
+# a time with a UTC offset among naive ones: line 3 of the file
+TZ_ROWS = [
+    "479\tfamily guy\t2006-03-01 16:01:20\t\t\n",
+    "479\tmovies\t2006-03-01T16:01:20+02:00\t1\thttp://movieweb.com\n",
+    "479\tmovies\t2006-03-03 22:42:42\t2\thttp://www.imdb.com\n",
+    "507\tcar decals\t2006-03-03 23:20:12\t\t\n",
+]
+TZ_TIMES = [
+    "2006-03-01 16:01:20",
+    "2006-03-01 14:01:20",
+    "2006-03-03 22:42:42",
+    "2006-03-03 23:20:12",
+]
+
+
+def test_a_time_with_an_offset_is_converted_and_shifts_no_other(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no pandas warning about mixed time zones
+        log = read_log(write(tmp_path, HEADER + "".join(TZ_ROWS)), on_bad_lines="raise")
+    assert log["time"].dtype == "datetime64[ns]"
+    assert log["time"].tolist() == pd.to_datetime(TZ_TIMES).tolist()
+    assert parse_report(log)["malformed"] == 0
+
+
+def test_times_of_a_csv_or_parquet_log_with_offsets(tmp_path):
+    times = ["2006-03-01 10:00", "2006-03-01T10:00-05:00", "2006-03-01 11:00"]
+    frame = pd.DataFrame({"user": ["a", "b", "c"], "query": ["x", "y", "z"], "time": times})
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    log = read_log(tmp_path / "log.csv", "csv", on_bad_lines="raise")
+    utc = pd.to_datetime(["2006-03-01 10:00", "2006-03-01 15:00", "2006-03-01 11:00"])
+    assert log["time"].tolist() == utc.tolist()
+    # a tz-aware Parquet column is read as its UTC times
+    paris = utc.tz_localize("UTC").tz_convert("Europe/Paris")
+    frame.assign(time=paris).to_parquet(tmp_path / "log.parquet")
+    log = read_log(tmp_path / "log.parquet", "parquet")
+    assert log["time"].dtype == "datetime64[ns]" and log["time"].tolist() == utc.tolist()
+
+
+def test_a_byte_order_mark_before_the_header_or_the_first_line(tmp_path):
+    for text in (HEADER + "".join(ROWS), "".join(ROWS)):
+        path = write(tmp_path, b"\xef\xbb\xbf" + text.encode(), binary=True)
+        log = read_log(path, on_bad_lines="raise")
+        report = parse_report(log)
+        assert report["malformed"] == 0 and report["lines"] == 4
+        assert report["header"] == text.startswith("AnonID")
+        assert log["user"].tolist() == ["142", "142", "142", "217"]
