@@ -17,6 +17,7 @@ from tqdm import tqdm
 from structanon import Partition, Release, _progress
 from structanon._engine import compute, is_dask, resolve_engine
 from structanon._finish import Timings, add_warning, finish_release, k_warning
+from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_choice, check_columns, check_float, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
@@ -94,6 +95,32 @@ def _check_parameters(params: dict[str, Any]) -> dict[str, Any]:
     return p
 
 
+def log_times(values: np.ndarray, offset: int = 0) -> Any:
+    """The times of a log's rows: text read as ISO 8601, each value by its own UTC offset
+    and a naive one as UTC (``structanon._times.iso_utc_ns``: one ``+02:00`` never shifts
+    its naive neighbours), given as naive UTC date-times; date-time values as they are.
+    A text that is no date-time is an :class:`InputError` naming its row (``offset`` +
+    position); a missing value stays missing (the caller names it)."""
+    text = pd.Series(values, dtype=object)
+    strings = text.map(lambda v: isinstance(v, str), na_action="ignore").fillna(False)
+    if not strings.to_numpy(dtype=bool).any():
+        try:
+            return pd.to_datetime(values)
+        except (ValueError, TypeError) as exc:
+            raise InputError(f"time is not a date-time: {exc}", column="time") from None
+    text = text.map(str, na_action="ignore")  # a date-time among texts: as its ISO text
+    ns = iso_utc_ns(text.to_numpy(dtype=object))
+    bad = np.flatnonzero((ns == NAT) & text.notna().to_numpy())
+    if bad.size:
+        raise InputError(
+            "time is not a date-time",
+            column="time",
+            row=offset + int(bad[0]),
+            value=text.iloc[int(bad[0])],
+        )
+    return pd.DatetimeIndex(np.where(ns == NAT, np.datetime64("NaT"), ns.view("datetime64[ns]")))
+
+
 def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
@@ -105,10 +132,7 @@ def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
         missing = frame[column].isna().to_numpy()
         if missing.any():
             raise InputError("missing value", column=column, row=int(np.flatnonzero(missing)[0]))
-    try:
-        frame["time"] = pd.to_datetime(log["time"].to_numpy())
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"time is not a date-time: {exc}", column="time") from exc
+    frame["time"] = log_times(log["time"].to_numpy())
     missing = frame["time"].isna().to_numpy()
     if missing.any():
         raise InputError("missing value", column="time", row=int(np.flatnonzero(missing)[0]))

@@ -63,10 +63,9 @@ def _clean(pdf: pd.DataFrame, offset: int) -> pd.DataFrame:
         if missing.any():
             row = offset + int(np.flatnonzero(missing)[0])
             raise InputError("missing value", column=column, row=row)
-    try:
-        time = pd.to_datetime(pdf["time"].to_numpy())
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"time is not a date-time: {exc}", column="time") from None
+    from ._anonymize import log_times
+
+    time = log_times(pdf["time"].to_numpy(), offset)
     missing = np.asarray(pd.isna(time))
     if missing.any():
         raise InputError(
@@ -455,7 +454,8 @@ def _events_of(part: Any, where: tuple[Any, ...], maps: tuple[Any, ...]) -> dict
     q = query_code[best["query"].to_numpy()]
     t = best["t"].to_numpy(np.int64)
     local_url = best["url"].to_numpy()
-    url = np.where(local_url >= 0, url_code[np.maximum(local_url, 0)], -1)
+    known = url_code[np.maximum(local_url, 0)] if url_code.size else np.full(local_url.size, -1)
+    url = np.where(local_url >= 0, known, -1)  # no URL in the partition: none known
     order = np.lexsort((t, q, u))
     return {
         "user": u[order],

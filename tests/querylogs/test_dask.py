@@ -129,3 +129,29 @@ def test_dask_bad_row_is_named_by_its_global_position(client, log):
     with pytest.raises(InputError, match="missing value") as found:
         querylogs.anonymize(dd.from_pandas(bad, npartitions=4), 3, key=KEY)
     assert found.value.row == 2500
+
+
+def test_a_frame_of_text_times_reads_each_offset_alone_and_needs_no_url(client):
+    """A DataFrame given to ``anonymize`` (not read by ``read_log``): one time with an
+    offset among naive ones is converted alone on both engines, and a log without any
+    clicked URL runs on Dask too (it failed with an IndexError)."""
+    times = ["2020-01-01 10:04", "2020-01-01T10:05+02:00", "2020-01-01 10:06"]
+    log = pd.DataFrame(
+        {
+            "user": [u for u in "aabbcc"],
+            "query": ["x", "y"] * 3,
+            "time": times + ["2020-01-01 10:07", "2020-01-01 10:08", "2020-01-01 10:09"],
+        }
+    )
+    kwargs = dict(seed=0, key=KEY, measures=False, time_granularity="second")
+    want = querylogs.anonymize(log, 2, **kwargs)
+    got = querylogs.anonymize(dd.from_pandas(log, npartitions=2), 2, **kwargs)
+    pd.testing.assert_frame_equal(computed(got.data), computed_like(want.data))
+    alone = querylogs.anonymize(log.head(2).assign(user=["a", "b"]), 1, **kwargs).data
+    assert sorted(alone["time"]) == [
+        pd.Timestamp("2020-01-01 08:05"),
+        pd.Timestamp("2020-01-01 10:04"),
+    ]
+    with pytest.raises(InputError, match="not a date-time") as info:
+        querylogs.anonymize(log.assign(time=["nope"] + times[1:] * 2 + [times[0]]), 2, **kwargs)
+    assert info.value.row == 0
