@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InputError, Partition, Release
@@ -885,16 +886,40 @@ def _run_scheme(
     try:
         return function(df, *args, **kwargs)
     except InputError as exc:
-        if is_dask(df) and exc.row is not None:  # a row of one partition: not a file line
-            raise InputError(
-                exc.message, column=exc.column, value=exc.value, path=str(input_path)
-            ) from None
+        if is_dask(df):  # a row of one partition, or no row: found in the files again
+            _raise_located(exc, input_path, input_sep)
         line = None if exc.row is None else tab_io.file_line(input_path, exc.row, input_sep)
         if line is None:
             raise
         raise InputError(
             exc.message, column=exc.column, line=line, value=exc.value, path=str(input_path)
         ) from None
+
+
+def _raise_located(exc: InputError, input_path: str, sep: str | None) -> None:
+    """Raise ``exc`` (an error of a Dask computation) with the input file and line where
+    its column holds its value, when the text input files hold it; else as it is (a row
+    of one partition is no file line: dropped)."""
+    if exc.path is not None or exc.column is None:
+        raise exc
+    if isinstance(exc.value, np.generic):  # shown as the plain number or text
+        exc.value = exc.value.item()
+    missing = exc.value is None or (np.ndim(exc.value) == 0 and bool(pd.isna(exc.value)))
+    if exc.value is not None or exc.message.startswith("missing"):
+        found = tab_io.locate_value(
+            tab_io.lazy_input_files(input_path), sep, exc.column, exc.value
+        )
+        if found is not None:
+            raise InputError(
+                exc.message,
+                column=exc.column,
+                line=found[1],
+                value=None if missing else exc.value,
+                path=found[0],
+            ) from None
+    raise InputError(
+        exc.message, column=exc.column, value=None if missing else exc.value, path=str(input_path)
+    ) from None
 
 
 def _bucket_provenance(release: Release, inputs: list[Path], key_file: str | None) -> None:

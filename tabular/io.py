@@ -126,6 +126,33 @@ def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
     return ""
 
 
+def locate_value(
+    files: Iterable[str | Path], sep: str | None, column: str, value: Any
+) -> tuple[str, int | None] | None:
+    """The first text file of ``files`` and its line where ``column`` holds ``value`` (a
+    missing value for ``None`` / NaN), as the Dask reader reads the column (text, the
+    usual missing-value tokens); ``None`` when no file holds it.  For errors found by a
+    Dask computation, which knows the value but not where it came from: reads the column
+    again, on the error path only."""
+    missing = value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
+    for name in files:
+        if file_suffix(name) in (".parquet", ".pq"):
+            continue
+        here = sep or ("\t" if file_suffix(name) in (".tsv", ".tab") else ",")
+        start = 0
+        try:
+            chunks = pd.read_csv(name, sep=here, usecols=[column], dtype=str, chunksize=1 << 20)
+            for chunk in chunks:
+                found = chunk[column].isna() if missing else chunk[column] == str(value)
+                hits = np.flatnonzero(found.to_numpy(dtype=bool))
+                if hits.size:
+                    return str(name), file_line(name, start + int(hits[0]), here)
+                start += len(chunk)
+        except (ValueError, OSError, pd.errors.ParserError):
+            continue  # the reader's own checks name what is wrong with such a file
+    return None
+
+
 def file_line(path: str | Path, row: int, sep: str | None = None) -> int | None:
     """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
 

@@ -163,3 +163,29 @@ def test_a_separator_of_several_characters_is_refused_on_dask(tmp_path):
     with pytest.raises(InputError, match="one-character"):
         read_microdata_dask(path, sep=" | ")
     assert list(read_microdata(path, sep=" | ").columns) == ["sex", "age"]
+
+
+@pytest.mark.parametrize(("bad", "shown"), [("?", "value '?'"), ("", None), ("inf", None)])
+def test_a_bad_value_found_on_dask_names_its_file_and_line(tmp_path, bad, shown):
+    """The Dask engine finds a bad numeric value in its aggregates (which hold no row): the
+    command names the file and line as the pandas engine does."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rows = [f"{'F' if i % 2 else 'M'},{20 + i % 50}" for i in range(400)]
+    (folder / "a.csv").write_text("sex,age\n" + "\n".join(rows) + "\n")
+    rows[123] = f"M,{bad}"
+    (folder / "b.csv").write_text("sex,age\n" + "\n".join(rows) + "\n")
+    args = ["anonymize", str(folder / "*.csv"), "--qi", "sex,age", "--set-qi", "sex"]
+    args += ["--numeric", "age", "--algorithm", "mondrian", "-k", "2", "--quiet"]
+    for engine in ("pandas", "dask"):
+        if engine == "pandas":
+            source = folder / "b.csv"
+            run = [*args[:1], str(source), *args[2:]]
+        else:
+            run = [*args, "--engine", "dask"]
+        result = CliRunner().invoke(cli, [*run, "-o", str(tmp_path / f"{engine}.csv")])
+        assert result.exit_code == 2, result.output
+        assert f"file '{folder / 'b.csv'}'" in result.output and "line 125" in result.output
+        assert "np.float64" not in result.output
+        if shown is not None:
+            assert shown in result.output, result.output
