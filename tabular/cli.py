@@ -906,9 +906,7 @@ def _raise_located(exc: InputError, input_path: str, sep: str | None) -> None:
         exc.value = exc.value.item()
     missing = exc.value is None or (np.ndim(exc.value) == 0 and bool(pd.isna(exc.value)))
     if exc.value is not None or exc.message.startswith("missing"):
-        found = tab_io.locate_value(
-            tab_io.lazy_input_files(input_path), sep, exc.column, exc.value
-        )
+        found = tab_io.locate_value(tab_io.lazy_input_files(input_path), sep, exc.column, exc.value)
         if found is not None:
             raise InputError(
                 exc.message,
