@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
 from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
-from .io import read_fixes, read_fixes_dask, write_cloaked, write_geojson
+from .io import locate_invalid, read_fixes, read_fixes_dask, write_cloaked, write_geojson
 from .risk import log_risk
 from .synthetic import synthetic_log
 
@@ -90,6 +91,22 @@ def _check_log_options(
         check_input_path(input_path, "INPUT")
     parse_window(window, "--window")
     check_float(cell_size, "--cell-size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE)
+
+
+@contextlib.contextmanager
+def _located(engine: str, input_path: Path, columns: list[str], sep: str | None) -> Iterator[None]:
+    """On the Dask engine, invalid fixes (counted by partition, with no file line) are
+    raised as the pandas engine raises them: the first one's file, line, column, value."""
+    try:
+        yield
+    except InputError as exc:
+        if engine == "dask" and exc.line is None and _INVALID.match(exc.message):
+            summary = exc.message.split("; first:")[0]
+            locate_invalid(input_path, columns, sep, summary)
+        raise
+
+
+_INVALID = re.compile(r"\d+ invalid fix")
 
 
 def _check_roles(user: str, time_col: str, lat: str, lon: str) -> None:
@@ -269,8 +286,9 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                 df = read_fixes_dask(input_path, columns=[user, time_col, lat, lon], sep=sep)
             else:
                 df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
-        with warnings.catch_warnings():  # the CLI prints the release's warnings itself
-            warnings.simplefilter("ignore", UserWarning)
+        columns = [user, time_col, lat, lon]
+        with warnings.catch_warnings(), _located(engine, input_path, columns, sep):
+            warnings.simplefilter("ignore", UserWarning)  # the CLI prints them itself
             release = cloak(
                 df,
                 k,

@@ -23,6 +23,7 @@ from structanon.io import (
     write_table,
 )
 
+from ._input import parse_fixes
 from .metrics import region_areas
 
 __all__ = [
@@ -224,6 +225,36 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
 # -- Dask: lazy input, outputs written partition by partition ---------------------------
 
 _GLOB_CHARS = ("*", "?", "[")
+
+
+def locate_invalid(path: str | Path, columns: list[str], sep: str | None, summary: str) -> None:
+    """Raise the first invalid fix of the text files of ``path`` (a lazy read's INPUT) as
+    the pandas engine names it: its file, line, column and value, after ``summary`` (the
+    Dask engine's count of invalid fixes, which knows no file line).  Reads the columns
+    again, a chunk at a time, on the error path only; returns when no file shows one."""
+    files, kind = _dask_files(path)
+    if kind == "parquet":
+        return
+    for name in [files] if isinstance(files, str) else files:
+        here = sep or ("\t" if file_suffix(Path(name)) in (".tsv", ".tab") else ",")
+        try:
+            chunks = pd.read_csv(name, sep=here, usecols=columns, dtype=str, chunksize=1 << 20)
+            for chunk in chunks:
+                user, time, lat, lon = columns
+                parse_fixes(chunk, user, time, lat, lon, drop_invalid=False)
+        except InputError as exc:
+            if exc.row is None:
+                continue
+            first = exc.message.split("; first: ", 1)[-1]  # the reason, and the hint
+            raise InputError(
+                f"{summary}; first: {first}",
+                column=exc.column,
+                value=exc.value,
+                path=str(name),
+                line=int(exc.row) + 2,  # the chunks' labels count the rows of the file
+            ) from None
+        except (ValueError, OSError, pd.errors.ParserError):
+            continue
 
 
 def _dask_files(path: str | Path) -> tuple[str | list[str], str]:

@@ -478,3 +478,35 @@ def test_contradictory_options_are_refused(fixes_csv, tmp_path):
     args = ["assess", str(fixes_csv), "--user", "uid", "--time", "ts", "--lat", "ts"]
     res = CliRunner().invoke(cli, [*args, "--lon", "lng"])
     assert res.exit_code == 2 and "same column" in res.output, res.output
+
+
+def test_dask_engine_names_the_first_invalid_fix_by_file_and_line(tmp_path):
+    """The Dask engine counts invalid fixes per partition; the command names the first
+    one's file and line as the pandas engine does."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    df = synthetic_log(600, 20, seed=6)
+    df.iloc[:300].to_csv(parts / "a.csv", index=False)
+    later = df.iloc[300:].copy()
+    later.iloc[41, later.columns.get_loc("lat")] = 123.0  # line 43 of b.csv
+    later.to_csv(parts / "b.csv", index=False)
+    messages = []
+    for engine, source in (("pandas", parts / "b.csv"), ("dask", parts / "*.csv")):
+        res = CliRunner().invoke(
+            cli,
+            [
+                "anonymize",
+                str(source),
+                "-k",
+                "2",
+                "-o",
+                str(tmp_path / f"{engine}.csv"),
+                "--engine",
+                engine,
+                "--quiet",
+            ],
+        )
+        assert res.exit_code == 2, res.output
+        assert f"file '{parts / 'b.csv'}'" in res.output and "line 43" in res.output
+        messages.append(res.output.split("first:")[1])
+    assert messages[0] == messages[1]
