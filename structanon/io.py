@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import contextlib
 import copy
@@ -11,11 +12,13 @@ import hashlib
 import hmac
 import io
 import json
+import lzma
 import os
 import re
 import secrets
 import shutil
 import tempfile
+import zipfile
 import zlib
 from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
@@ -118,7 +121,7 @@ def read_table(
             f"the file is not UTF-8 text ({exc.reason}); convert it, or is it the right file?",
             path=str(path),
         ) from None
-    except (EOFError, zlib.error) as exc:  # a cut or corrupt compressed file
+    except (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:  # cut or corrupt
         raise InputError(
             f"cannot read the compressed file: {exc} (truncated or corrupt?)", path=str(path)
         ) from None
@@ -584,10 +587,33 @@ def _pandas_types(values: Any) -> np.ndarray:
 
 
 def _open_binary(path: Path) -> IO[bytes]:
-    """``path`` opened for reading bytes, gunzipped when it starts with the gzip magic."""
+    """``path`` opened for reading bytes, decompressed when it starts with the magic bytes
+    of gzip, bzip2, xz or a zip archive of one file (what pandas reads by the extension);
+    a zip of several files or a zstandard file is an :class:`InputError` saying so."""
     with open(path, "rb") as fh:
-        magic = fh.read(2)
-    return cast(IO[bytes], gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb"))
+        magic = fh.read(6)
+    if magic[:2] == b"\x1f\x8b":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    if magic[:3] == b"BZh":
+        return cast(IO[bytes], bz2.open(path, "rb"))
+    if magic == b"\xfd7zXZ\x00":
+        return cast(IO[bytes], lzma.open(path, "rb"))
+    if magic[:4] == b"PK\x03\x04":
+        archive = zipfile.ZipFile(path)
+        members = [m for m in archive.namelist() if not m.endswith("/")]
+        if len(members) != 1:
+            archive.close()
+            raise InputError(
+                f"a zip archive of {len(members)} files: extract the one to read",
+                path=str(path),
+            )
+        return cast(IO[bytes], archive.open(members[0]))
+    if magic[:4] == b"\x28\xb5\x2f\xfd":
+        raise InputError(
+            "a zstandard-compressed file, which is not read here: decompress it (or gzip it)",
+            path=str(path),
+        )
+    return open(path, "rb")
 
 
 def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[bytes]]:
@@ -602,7 +628,7 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
     try:
         with _open_binary(path) as raw:
             head = raw.read(1 << 16)
-    except (OSError, EOFError, zlib.error) as exc:
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     wide = "16" in encoding or "32" in encoding
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
@@ -696,7 +722,13 @@ class TextLines:
                 if "\r" in text:
                     raise InputError(LONE_CR, path=str(self.path), line=number)
                 yield number, text
-        except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip stream
+        except (
+            OSError,
+            EOFError,
+            zlib.error,
+            lzma.LZMAError,
+            zipfile.BadZipFile,
+        ) as exc:  # a truncated or corrupt gzip stream
             raise InputError(f"cannot read the file: {exc}", path=str(self.path)) from None
         finally:
             raw.close()

@@ -205,3 +205,23 @@ def test_a_separator_of_several_characters_is_literal(tmp_path):
     with pytest.raises(InputError, match="twice") as info:
         read_table(path, sep="::")
     assert info.value.column == "a"
+
+
+@pytest.mark.parametrize("kind", ["bz2", "xz", "zip"])
+def test_compressed_tables_are_read_like_the_plain_file(tmp_path, kind):
+    """The byte checks (NUL, short lines) look through the compression pandas reads."""
+    import bz2
+    import lzma
+    import zipfile
+
+    plain = tmp_path / "t.csv"
+    plain.write_text("a;b\n1;x\n2;y\n")
+    packed = tmp_path / f"t.csv.{kind}"
+    if kind == "bz2":
+        packed.write_bytes(bz2.compress(plain.read_bytes()))
+    elif kind == "xz":
+        packed.write_bytes(lzma.compress(plain.read_bytes()))
+    else:
+        with zipfile.ZipFile(packed, "w") as archive:
+            archive.write(plain, "t.csv")
+    pd.testing.assert_frame_equal(read_table(packed, sep=";"), read_table(plain, sep=";"))

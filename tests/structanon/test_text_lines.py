@@ -71,3 +71,30 @@ def test_a_lone_carriage_return_is_refused_naming_its_line(tmp_path, raw, line):
     assert info.value.line == line and "line ends" in str(info.value)
     path.write_bytes(raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r").replace(b"\r", b"\r\n"))
     assert [t for _, t in text_lines(path) if t] == ["a b", "c d", "e f"]  # as CRLF: read
+
+
+@pytest.mark.parametrize("kind", ["bz2", "xz", "zip"])
+def test_bzip2_xz_and_one_file_zip_are_read_like_gzip(tmp_path, kind):
+    import bz2
+    import lzma
+    import zipfile
+
+    plain = b"first\nsecond\nthird\n"
+    path = tmp_path / f"log.txt.{kind}"
+    if kind == "bz2":
+        path.write_bytes(bz2.compress(plain))
+    elif kind == "xz":
+        path.write_bytes(lzma.compress(plain))
+    else:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr("log.txt", plain)
+    assert [t for _, t in text_lines(path)] == ["first", "second", "third"]
+    if kind == "zip":
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr("other.txt", plain)
+        with pytest.raises(InputError, match="zip archive of 2 files"):
+            list(text_lines(path))
+    else:
+        path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])  # cut short
+        with pytest.raises(InputError, match="cannot read"):
+            list(text_lines(path))
