@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ._json import to_jsonable
-from .errors import VerificationError
+from .errors import InputError, VerificationError
 from .summary import format_summary
 
 __all__ = ["CheckResult", "Verification", "Release", "to_jsonable"]
@@ -187,6 +188,46 @@ class Release:
             )
             raise VerificationError(f"release fails its privacy model: {failed}")
         return result
+
+    def write(self, path: str | Path, **options: Any) -> Path:
+        """Write the published data to ``path`` with its data type's writer, atomically
+        (the format from the extension, as on the command line); returns ``path``.
+
+        One call for the five data types: ``tabular.io.write_microdata`` (a Dask release:
+        ``write_microdata_dask``), ``transactions.write_transactions``,
+        ``location.io.write_cloaked``, ``graphs.write_graph`` and ``querylogs.write_log``
+        (``write_log_dask``); ``options`` go to it (``sep=``, ``format=``, ``aol=``).
+        :attr:`source_index` is never written.
+
+        Examples
+        --------
+        >>> import tempfile, os, tabular
+        >>> from structanon.models import KAnonymity
+        >>> import pandas as pd
+        >>> df = pd.DataFrame({"age": [30, 31, 32, 33], "zip": ["a", "a", "b", "b"]})
+        >>> r = tabular.anonymize(df, {"age": "numeric"}, None, [KAnonymity(2)], "mondrian",
+        ...                       measures=False)
+        >>> out = r.write(os.path.join(tempfile.mkdtemp(), "release.csv"))
+        >>> pd.read_csv(out).shape
+        (4, 2)
+        """
+        import importlib
+
+        from ._engine import is_dask
+
+        lazy = is_dask(self.data)
+        modules = {
+            "tabular": ("tabular.io", "write_microdata_dask" if lazy else "write_microdata"),
+            "transactions": ("transactions.io", "write_transactions"),
+            "location": ("location.io", "write_cloaked"),
+            "graphs": ("graphs.io", "write_graph"),
+            "querylogs": ("querylogs.io", "write_log_dask" if lazy else "write_log"),
+        }
+        if self.datatype not in modules:
+            raise InputError(f"no writer for a {self.datatype!r} release")
+        module, name = modules[self.datatype]
+        getattr(importlib.import_module(module), name)(self.data, path, **options)
+        return Path(path)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything but the data, as plain JSON-ready values."""
