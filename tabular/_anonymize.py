@@ -313,6 +313,18 @@ def _mondrian_options(options: Mapping[str, Any] | None, algorithm: str) -> dict
     return out
 
 
+def _with_k(models: Any, k: Any) -> Any:
+    """``models`` with ``KAnonymity(k)`` first when ``k`` is given (once: not beside a
+    k-anonymity model of ``models``)."""
+    if k is None:
+        return models
+    k = check_int(k, "k", min_value=1)
+    listed = [models] if isinstance(models, PrivacyModel) else list(models or ())
+    if any(isinstance(m, KAnonymity) for m in listed):
+        raise InputError("give k either as k= or as KAnonymity in models, not both")
+    return [KAnonymity(k), *listed]
+
+
 def anonymize(
     df: pd.DataFrame,
     quasi_identifiers: Mapping[str, Hierarchy | str],
@@ -333,6 +345,7 @@ def anonymize(
     linkage: bool = False,
     mondrian_options: Mapping[str, Any] | None = None,
     utility: bool | str | None = None,
+    k: int | None = None,
 ) -> TabularRelease:
     """Anonymize a microdata table so it satisfies every given privacy model.
 
@@ -350,6 +363,9 @@ def anonymize(
         The sensitive column (required by l-diversity and t-closeness).
     models : sequence of structanon.models.PrivacyModel
         E.g. ``[KAnonymity(5), DistinctLDiversity(3)]``; all must hold.
+    k : int, optional
+        Shorthand for ``KAnonymity(k)`` among ``models`` (keyword only, as ``k`` of the
+        other data types' anonymizers): ``anonymize(df, qis, k=5, algorithm="mondrian")``.
     algorithm : {"optimal", "mondrian", "datafly"}
         ``optimal``: globally optimal full-domain generalization (lattice search);
         ``mondrian``: multidimensional partitioning; ``datafly``: Sweeney's greedy baseline.
@@ -465,6 +481,7 @@ def anonymize(
     timings = Timings()
     measures, classifier = _measure_switch(measures, classifier, utility)
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
+    models = _with_k(models, k)
     models = validate(
         df, quasi_identifiers, sensitive, models, algorithm, suppression_limit, metric, identifiers
     )
@@ -555,6 +572,8 @@ def anonymize(
         partition=Partition(labels),
         parameters={
             "algorithm": algorithm,
+            # the least group size the models ask for, as the other data types report k
+            "k": max((m.min_group_size for m in models), default=1),
             "quasi_identifiers": qis,
             "qi_kinds": qi_kinds(quasi_identifiers),
             "sensitive": sensitive,

@@ -56,3 +56,19 @@ def test_a_writer_refusal_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="isolated"):
         release.write(tmp_path / "g.txt")
     assert not (tmp_path / "g.txt").exists()
+
+
+def test_tabular_takes_k_as_the_other_anonymizers_do():
+    table = pd.DataFrame({"age": [30, 31, 32, 33, 40, 41], "zip": list("aabbcc")})
+    by_k = tabular.anonymize(
+        table, {"age": "numeric"}, k=2, algorithm="mondrian", key=KEY, measures=False
+    )
+    by_model = tabular.anonymize(
+        table, {"age": "numeric"}, None, [KAnonymity(2)], "mondrian", key=KEY, measures=False
+    )
+    pd.testing.assert_frame_equal(by_k.data, by_model.data)
+    assert by_k.verify().passed and by_k.parameters["k"] == by_model.parameters["k"] == 2
+    with pytest.raises(InputError, match="not both"):
+        tabular.anonymize(table, {"age": "numeric"}, None, [KAnonymity(3)], "mondrian", k=2)
+    with pytest.raises(InputError, match="k must be an integer >= 1"):
+        tabular.anonymize(table, {"age": "numeric"}, k=0, algorithm="mondrian")
