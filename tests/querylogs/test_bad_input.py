@@ -282,6 +282,7 @@ def test_a_worker_raised_input_error_prints_the_message_alone(tmp_path):
     assert "Traceback" not in done.stderr and "Compute Failed" not in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
 def test_a_time_with_an_offset_is_converted_on_both_engines(tmp_path, engine):
     if engine == "dask":
         pytest.importorskip("distributed")
