@@ -233,6 +233,7 @@ def _check_parameters(
 def _measure_switches(measures: bool, utility: Any, measure_risk: bool | None) -> tuple[Any, bool]:
     """The utility level and the risk switch, from ``measures`` and the deprecated
     ``measure_risk`` (which still works, with a :class:`DeprecationWarning`)."""
+    check_choice(measures, "measures", (True, False))
     risk = True
     if measure_risk is not None:
         warnings.warn(

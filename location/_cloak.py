@@ -73,6 +73,7 @@ def _check_params(
 
 def _measures_flag(measures: bool, measure: bool | None) -> bool:
     """``measures``, or the deprecated ``measure`` alias (with a DeprecationWarning)."""
+    check_choice(measures, "measures", (True, False))
     if measure is None:
         return bool(measures)
     warnings.warn(

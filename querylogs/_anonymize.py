@@ -474,6 +474,7 @@ def anonymize(
 
 def _measures_switch(measures: bool, assess: bool | None) -> bool:
     """``measures``, or the deprecated ``assess`` when given."""
+    check_choice(measures, "measures", (True, False))
     if assess is None:
         return bool(measures)
     warnings.warn(

@@ -72,3 +72,24 @@ def test_tabular_takes_k_as_the_other_anonymizers_do():
         tabular.anonymize(table, {"age": "numeric"}, None, [KAnonymity(3)], "mondrian", k=2)
     with pytest.raises(InputError, match="k must be an integer >= 1"):
         tabular.anonymize(table, {"age": "numeric"}, k=0, algorithm="mondrian")
+
+
+def test_measures_must_be_true_or_false_everywhere():
+    """measures="no" was truthy (measures computed) for four of the five anonymizers."""
+    calls = [
+        lambda m: tabular.anonymize(
+            pd.DataFrame({"age": [1, 2, 3, 4]}),
+            {"age": "numeric"},
+            k=2,
+            algorithm="mondrian",
+            measures=m,
+        ),
+        lambda m: transactions.km_anonymize([{1}, {1}], k=2, m=1, measures=m),
+        lambda m: transactions.disassociate([{1}, {1}], k=2, m=1, measures=m),
+        lambda m: location.cloak(location.synthetic_log(200, 10, seed=1), 2, measures=m),
+        lambda m: graphs.k_degree_anonymize(nx.cycle_graph(6), 2, measures=m),
+        lambda m: querylogs.anonymize(querylogs.synthetic_log(10, 200, seed=1), 2, measures=m),
+    ]
+    for call in calls:
+        with pytest.raises(InputError, match="measures"):
+            call("no")

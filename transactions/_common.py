@@ -13,7 +13,7 @@ import pandas as pd
 
 from structanon import Partition, Release
 from structanon._finish import Timings, add_warning, finish_release, k_warning
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
 
 from . import metrics, risk
@@ -96,6 +96,7 @@ def resolve_measures(measures: bool, **aliases: bool | None) -> bool:
     ...     resolve_measures(True, evaluate=False), seen[0].category.__name__
     (False, 'DeprecationWarning')
     """
+    check_choice(measures, "measures", (True, False))
     for name, value in aliases.items():
         if value is not None:
             warnings.warn(

@@ -31,7 +31,7 @@ from scipy import sparse
 
 from structanon import Release
 from structanon._finish import Timings, add_warning, finish_release, k_warning
-from structanon._validation import check_int
+from structanon._validation import check_choice, check_int
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import release_key
 
@@ -608,6 +608,7 @@ def disassociate(
     disassociation. PVLDB 5(10), 2012.
     """
     k, m, max_cluster_size, seed = _check_parameters(k, m, max_cluster_size, seed, max_basket_size)
+    check_choice(measures, "measures", (True, False))
     key = release_key(key)
     timings = Timings()
     with timings("encode"):
