@@ -116,7 +116,7 @@ def _prepare(
         raise no_fixes_error(fixes.n_input, fixes.dropped, source)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
-        raise InfeasibleError(f"the log holds {len(user_values)} distinct users, fewer than k={k}")
+        raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(user_values)})")
     grid = CloakingGrid.fit(
         fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, levels
     )

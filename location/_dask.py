@@ -241,7 +241,7 @@ def _reduce_triples(ddf: Any, frame: _Frame, k: int) -> _Reduced:
     u_codes, users = pd.factorize(per_part["user"], sort=True)
     n_users = len(users)
     if n_users < k:
-        raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={k}")
+        raise InfeasibleError(f"k={k} exceeds the number of users in the log ({n_users})")
     if frame.grid.nx * frame.grid.ny * frame.n_windows * n_users >= _KEY_LIMIT:
         raise InputError(
             "too many cells x windows x users to index the dask path: increase "
@@ -1396,7 +1396,7 @@ def _run_batches(
             n_users = int(compute(users)[0])
             if n_users < spec.k:
                 raise InfeasibleError(
-                    f"the log holds {n_users} distinct users, fewer than k={spec.k}"
+                    f"k={spec.k} exceeds the number of users in the log ({n_users})"
                 )
             summaries = list(compute(*persisted[n_b:]))
         except BaseException:

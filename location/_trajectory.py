@@ -280,7 +280,7 @@ def cluster_trajectories(
     """
     n_users = features.shape[0]
     if n_users < k:
-        raise InfeasibleError(f"the log holds {n_users} distinct users, fewer than k={k}")
+        raise InfeasibleError(f"k={k} exceeds the number of users in the log ({n_users})")
     size = max(block_size, 2 * k)
     suppressed = np.zeros(n_users, dtype=bool)
     if max_suppression > 0:

@@ -169,7 +169,7 @@ def cloak_trajectories(
         user, users = pd.factorize(user_keys(fixes.user), sort=True)
         user = user.astype(np.int64)
         if len(users) < k:
-            raise InfeasibleError(f"the log holds {len(users)} distinct users, fewer than k={k}")
+            raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(users)})")
         grid = CloakingGrid.fit(
             fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, None
         )

@@ -473,6 +473,7 @@ def anonymize(
     L. Sweeney. Achieving k-anonymity privacy protection using generalization and
     suppression. IJUFKS 10(5), 2002.
     """
+    models = _with_k(models, k)
     if is_dask(df):  # out of core: Mondrian's top cuts on Dask, then in memory per leaf
         return _anonymize_dask(
             df, quasi_identifiers, sensitive, models, algorithm, seed, key, measures,
@@ -481,7 +482,6 @@ def anonymize(
     timings = Timings()
     measures, classifier = _measure_switch(measures, classifier, utility)
     identifiers = [identifiers] if isinstance(identifiers, str) else list(identifiers)
-    models = _with_k(models, k)
     models = validate(
         df, quasi_identifiers, sensitive, models, algorithm, suppression_limit, metric, identifiers
     )

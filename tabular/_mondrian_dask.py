@@ -616,7 +616,7 @@ def mondrian_dask(
         digests: list[bytes] | None = [] if secret.reproducible else None
         domains, root, n = _domains(ddf, qis, digests)
         if n < k:
-            raise InfeasibleError(f"the table holds {n} records, fewer than k={k}")
+            raise InfeasibleError(f"k={k} exceeds the number of records ({n})")
         tree = _Tree(list(qis), list(qis.values()), domains)
         top = _TopCutter(tree, models, options)
         tree.n_codes = top.n_codes

@@ -42,3 +42,37 @@ def test_the_same_mistake_gets_the_same_words(tmp_path, package):
         result = run(*args)
         assert result.exit_code == 2 and words in result.output, (package, args, result.output)
         assert not out.exists()
+
+
+def test_k_above_the_population_gets_the_same_words(tmp_path):
+    """Exit 3 with "k=K exceeds the number of <individuals> (N)" for every data type and
+    engine (the Dask engines and location said "the log holds N distinct users, fewer
+    than k=K")."""
+    import networkx as nx
+    import pandas as pd
+
+    import graphs
+    import location
+    import querylogs
+    import tabular
+    import transactions
+    from structanon.errors import InfeasibleError
+
+    dd = pytest.importorskip("dask.dataframe")
+    fixes = location.synthetic_log(300, 5, seed=1)
+    log = querylogs.synthetic_log(5, 200, seed=1)
+    table = pd.DataFrame({"age": range(5)})
+    calls = {
+        "records": lambda: tabular.anonymize(table, {"age": "numeric"}, k=9, algorithm="mondrian"),
+        "records ": lambda: tabular.anonymize(
+            dd.from_pandas(table, npartitions=2), {"age": "numeric"}, k=9, algorithm="mondrian"
+        ),
+        "transactions": lambda: transactions.km_anonymize([{1}, {2}], k=9, m=1),
+        "users in the log": lambda: location.cloak(fixes, 9),
+        "users in the log ": lambda: location.cloak(dd.from_pandas(fixes, npartitions=2), 9),
+        "nodes": lambda: graphs.k_degree_anonymize(nx.cycle_graph(5), 9),
+        "users in the log  ": lambda: querylogs.anonymize(log, 9),
+    }
+    for what, call in calls.items():
+        with pytest.raises(InfeasibleError, match=rf"^k=9 exceeds the number of {what.strip()} \("):
+            call()

@@ -125,7 +125,7 @@ def test_no_suppression_when_not_allowed(log):
 
 def test_fewer_than_k_users_is_infeasible(log):
     small = log[log["user"].isin([0, 1, 2])]
-    with pytest.raises(InfeasibleError, match="fewer than k"):
+    with pytest.raises(InfeasibleError, match="exceeds the number of users"):
         location.cloak(small, 4, linkage="trajectory")
 
 
