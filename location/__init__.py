@@ -9,7 +9,8 @@ Public API: :func:`cloak` (pandas, GeoDataFrame or dask; it returns a
 :class:`LocationRelease`, whose ``to_geodataframe()`` gives the regions in WGS84),
 :func:`to_geodataframe`, :func:`verify_cloaked`, :func:`verify_trajectories` and the privacy
 models :class:`WindowKAnonymity`, :class:`TrajectoryKAnonymity` and
-:class:`OnePolygonPerRegion`, :func:`synthetic_log`, and the
+:class:`OnePolygonPerRegion`, :func:`synthetic_log`, :func:`read_fixes`
+(:func:`read_fixes_dask`) and :func:`write_cloaked` (as :mod:`location.io`), and the
 modules :mod:`location.io`, :mod:`location.metrics`, :mod:`location.risk`.
 """
 
@@ -23,6 +24,7 @@ from ._verify import (
     verify_cloaked,
     verify_trajectories,
 )
+from .io import read_fixes, read_fixes_dask, write_cloaked
 from .synthetic import synthetic_log
 
 __all__ = [
@@ -35,6 +37,9 @@ __all__ = [
     "TrajectoryKAnonymity",
     "OnePolygonPerRegion",
     "synthetic_log",
+    "read_fixes",
+    "read_fixes_dask",
+    "write_cloaked",
     "io",
     "metrics",
     "risk",

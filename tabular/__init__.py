@@ -6,7 +6,8 @@ core's (:mod:`structanon.models`); :class:`TabularVerifier` re-checks them on a 
 table; :func:`microaggregate` (MDAV), :func:`add_noise`, :func:`rank_swap`, :func:`pram`, recoding
 and sampling are statistical disclosure control by perturbation, each a verified release;
 :func:`anatomize` (Anatomy) and :func:`slice_table` (slicing) publish l-diverse buckets
-instead of generalized values.
+instead of generalized values.  :func:`read_microdata` (:func:`read_microdata_dask`) and
+:func:`write_microdata` read and write tables as the command line does.
 """
 
 from ._anatomy import AnatomyVerifier, BucketRelease, anatomize
@@ -20,6 +21,7 @@ from ._safepub import DifferentialPrivacy, dp_counts, implied_k
 from ._slicing import SlicingVerifier, sensitive_probabilities, slice_table
 from ._swap import rank_swap
 from ._verify import TabularVerifier
+from .io import read_microdata, read_microdata_dask, write_microdata
 
 __all__ = [
     "anonymize",
@@ -46,4 +48,7 @@ __all__ = [
     "DifferentialPrivacy",
     "implied_k",
     "dp_counts",
+    "read_microdata",
+    "read_microdata_dask",
+    "write_microdata",
 ]

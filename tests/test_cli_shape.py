@@ -76,3 +76,22 @@ def test_k_above_the_population_gets_the_same_words(tmp_path):
     for what, call in calls.items():
         with pytest.raises(InfeasibleError, match=rf"^k=9 exceeds the number of {what.strip()} \("):
             call()
+
+
+def test_every_package_reads_and_writes_at_its_top_level():
+    import graphs
+    import location
+    import querylogs
+    import tabular
+    import transactions
+
+    pairs = {
+        tabular: ("read_microdata", "write_microdata"),
+        transactions: ("read_transactions", "write_transactions"),
+        location: ("read_fixes", "write_cloaked"),
+        graphs: ("read_graph", "write_graph"),
+        querylogs: ("read_log", "write_log"),
+    }
+    for package, names in pairs.items():
+        for name in names:
+            assert callable(getattr(package, name)) and name in package.__all__, name
