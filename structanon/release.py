@@ -147,6 +147,22 @@ class Release:
     checks: Verification | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     source_index: Any = field(default=None, repr=False, compare=False)
+    withheld: tuple[str, ...] = ()
+
+    def shown(self, name: str) -> Any:
+        """The figure ``name`` (an attribute, else an ``info`` key) as outputs show it:
+        ``None`` when the release withholds it (:attr:`withheld`: an exact input figure,
+        such as the input size, that a differentially private release cannot publish
+        without breaking its guarantee; it stays readable in Python for the publisher)."""
+        if name in self.withheld:
+            return None
+        return getattr(self, name) if hasattr(self, name) else self.info.get(name)
+
+    def _counts_text(self, what: str) -> str:
+        """``"N <what> in, S suppressed"``, or that the counts are withheld."""
+        if self.shown("n_individuals") is None:
+            return f"{what} in and suppressed: withheld (exact input counts, differential privacy)"
+        return f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
 
     def __repr__(self) -> str:
         from ._engine import is_dask
@@ -161,8 +177,8 @@ class Release:
         models = ", ".join(m.describe() if hasattr(m, "describe") else str(m) for m in self.models)
         return (
             f"<Release {self.datatype}: {models or 'no model'}; {status}; "
-            f"{size if size is not None else '?'} published, {self.suppressed} suppressed "
-            f"of {self.n_individuals}>"
+            f"{size if size is not None else '?'} published, {self.shown('suppressed')} "
+            f"suppressed of {self.shown('n_individuals')}>"
         )
 
     def verify(self, strict: bool = False) -> Verification:
@@ -238,8 +254,9 @@ class Release:
                 "models": [m.to_dict() if hasattr(m, "to_dict") else str(m) for m in self.models],
                 "parameters": self.parameters,
                 "verification": checks.to_dict(),
-                "n_individuals": self.n_individuals,
-                "suppressed": self.suppressed,
+                "n_individuals": self.shown("n_individuals"),
+                "suppressed": self.shown("suppressed"),
+                "withheld": list(self.withheld),
                 "partition": None
                 if self.partition is None
                 else {
@@ -247,12 +264,14 @@ class Release:
                     "min_group_size": int(self.partition.sizes.min())
                     if self.partition.n_groups
                     else 0,
-                    "n_suppressed": self.partition.n_suppressed,
+                    "n_suppressed": None
+                    if "suppressed" in self.withheld
+                    else self.partition.n_suppressed,
                 },
                 "utility": self.utility,
                 "risk": self.risk,
                 "timings": self.timings,
-                "info": self.info,
+                "info": {k: v for k, v in self.info.items() if k not in self.withheld},
                 "provenance": self.provenance,
             }
         )
@@ -298,7 +317,7 @@ class Release:
         )
         return (
             f"<div><b>structanon {html.escape(self.datatype)} release</b>: "
-            f"{self.n_individuals:,} {what} in, {self.suppressed:,} suppressed"
+            f"{html.escape(self._counts_text(what))}"
             f"<p>{html.escape(headline(self))}</p><ul style='padding-left:0'>{flag_html}"
             f"</ul><table><tr><th>result</th><th>model</th><th>worst</th>"
             f"<th>threshold</th></tr>{rows}</table></div>"

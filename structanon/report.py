@@ -269,8 +269,12 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[Figure]) -> 
         f"<style>{_STYLE}</style></head><body>",
         f"<h1>structanon {esc(release.datatype)} release</h1>",
         f"<p class='verdict{'' if passed else ' fail'}' id='headline'>{esc(data['headline'])}</p>",
-        f"<p><b>{data['n_individuals']:,}</b> {esc(what)} in the input, "
-        f"<b>{data['suppressed']:,}</b> {esc(what)} suppressed.</p>",
+        (
+            f"<p><b>{data['n_individuals']:,}</b> {esc(what)} in the input, "
+            f"<b>{data['suppressed']:,}</b> {esc(what)} suppressed.</p>"
+            if data["n_individuals"] is not None
+            else f"<p>{esc(release._counts_text(what))}.</p>"
+        ),
         *(
             [
                 f"<p id='transformation'><b>Transformation:</b> "

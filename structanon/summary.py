@@ -62,8 +62,7 @@ def format_summary(release: Release) -> str:
 
     what = unit(release)
     lines = [
-        f"structanon {release.datatype} release: {release.n_individuals:,} {what} in, "
-        f"{release.suppressed:,} {what} suppressed",
+        f"structanon {release.datatype} release: {release._counts_text(what)}",
         "",
         headline(release),
         *(

@@ -210,8 +210,8 @@ def _level(value: float, amber: float, red: float, higher_is_worse: bool = True)
 
 
 def _suppression_flags(release: Release) -> list[Flag]:
-    n, suppressed = release.n_individuals, release.suppressed
-    if not n:
+    n, suppressed = release.shown("n_individuals"), release.shown("suppressed")
+    if not n or suppressed is None:
         return []
     share = suppressed / n
     level = _level(share, *THRESHOLDS["suppression"])

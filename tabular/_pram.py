@@ -223,7 +223,10 @@ def pram(
     -------
     TabularRelease
         ``info["transition"][column]``: the categories and the matrix applied, so users
-        can correct their estimates (``p_hat = q_published @ inv(P)``).
+        can correct their estimates (``p_hat = q_published @ inv(P)``).  Reports show it
+        without ``invariant`` only: an invariant matrix is built from the input's exact
+        category shares (times ``n``, its exact counts), so it stays in Python
+        (``release.withheld``).
 
     Raises
     ------
@@ -283,7 +286,7 @@ def pram(
                 "invariant": invariant,
             }
     model = Perturbation("pram", invariant=invariant)
-    return publish_perturbed(
+    release = publish_perturbed(
         df,
         masked,
         model=model,
@@ -302,3 +305,9 @@ def pram(
         measures=measures,
         categorical=columns,
     )
+    if invariant:
+        # invariant matrices are built from the input's exact shares (times n: its exact
+        # counts, which the randomized release hides): readable in Python
+        # (release.info["transition"]), never written to a report
+        release.withheld = ("transition",)
+    return release

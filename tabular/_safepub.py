@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, Partition
-from structanon import metrics as core_metrics
 from structanon import risk as core_risk
 from structanon._finish import Timings, finish_release
 from structanon._validation import check_float, check_int
@@ -379,20 +378,23 @@ def safepub(
             "pivots": len(set(pivots)),
         },
         source_index=df.index[rows[order]],
+        # an exact input figure (the input's size, what sampling and suppression left out)
+        # tells two neighbouring inputs apart: outputs withhold them (Release.withheld)
+        withheld=("n_individuals", "suppressed", "sampled", "suppressed_after_sampling"),
     )
 
     def measure(release: Release) -> None:
-        partition = release.partition
+        # measured on the published table alone: measures of the input (its risk, or a
+        # GCP whose suppressed records count against the input's size) would break the
+        # differential-privacy guarantee the report states
+        kept = Partition.from_keys(published[qis])
         release.utility = {
-            "gcp": tab_metrics.gcp(published[qis], {c: quasi_identifiers[c] for c in qis}, n, data),
-            "discernibility": core_metrics.discernibility(partition),
-            "suppression_ratio": core_metrics.suppression_ratio(partition),
-            "n_classes": partition.n_groups,
+            "gcp_published": tab_metrics.gcp(
+                published[qis], {c: quasi_identifiers[c] for c in qis}, len(published)
+            ),
+            "n_classes": kept.n_groups,
         }
-        release.risk = {
-            "before": core_risk.reidentification_risk(Partition.from_keys(data[qis])),
-            "after": core_risk.reidentification_risk(partition),
-        }
+        release.risk = {"after": core_risk.reidentification_risk(kept)}
 
     finish_release(release, measure, measures=measures, timings=timings)
     return release

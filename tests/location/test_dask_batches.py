@@ -104,7 +104,10 @@ def test_no_client_side_triples(small_batches, log, key, monkeypatch):
 
 
 def test_batches_refuse_too_few_users(small_batches, log, key):
-    with dask.config.set(scheduler="sync"), pytest.raises(InfeasibleError, match="exceeds the number of users"):
+    with (
+        dask.config.set(scheduler="sync"),
+        pytest.raises(InfeasibleError, match="exceeds the number of users"),
+    ):
         location.cloak(dd.from_pandas(log, npartitions=3), k=91, key=key, measures=False)
 
 

@@ -234,7 +234,10 @@ def test_safepub_and_dp_counts_commands(tmp_path):
     published = pd.read_csv(out)
     sizes = published.groupby(["age", "sex"]).size()
     assert sizes.empty or sizes.min() >= k
-    assert len(published) + doc["suppressed"] == len(df)
+    # the input's size and what was left out are exact input figures: withheld
+    assert doc["n_individuals"] is None and doc["suppressed"] is None
+    assert "before" not in doc["risk"] and "sampled" not in doc["info"]
+    assert "withheld" in report.read_text()
     result = CliRunner().invoke(
         cli, ["dp-counts", str(path), "--column", "sex", "--categories", "M,F", "--epsilon", "1"]
     )
@@ -272,3 +275,28 @@ def test_node_scores_count_classes_exactly_on_wide_keys():
         )
         sizes = frame.groupby(list(frame.columns)).size()
         assert got == int(sizes[sizes < k].sum())
+
+
+def test_attack_reports_of_neighbouring_inputs_tell_them_apart_only_by_the_release(tmp_path):
+    """(epsilon, delta)-DP holds for the release; a report listing exact input figures
+    (the input size, its sample uniques, the sample drawn) told an input from the same
+    input less one record with certainty.  Every number a report gives about the input
+    side must be absent: all that differs is what the release itself shows."""
+    df, hierarchies = _table(600, 5)
+    neighbour = df.drop(index=df.index[7])
+
+    def numbers(frame):
+        release = _safepub.safepub(frame, hierarchies, DifferentialPrivacy(2.0, 1e-3))
+        doc = json.loads(release.to_json())
+        published = {"risk": doc["risk"], "utility": doc["utility"]}
+        return doc, published, release
+
+    doc, _, release = numbers(df)
+    assert release.n_individuals == 600  # the publisher still reads it in Python
+    for text in (release.summary(), release._repr_html_(), repr(release)):
+        assert "600" not in text.split("\n")[0]
+    assert "withheld" in release.summary() and "of None>" in repr(release)
+    other, _, _ = numbers(neighbour)
+    for name in ("n_individuals", "suppressed"):
+        assert doc[name] is None and other[name] is None
+    assert set(doc["risk"]) == set(other["risk"]) == {"after"}
