@@ -16,6 +16,7 @@ from structanon._validation import check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import (
     atomic_write,
+    default_separator,
     raise_block_fault,
     read_table,
     staged_folder,
@@ -236,7 +237,7 @@ def locate_invalid(path: str | Path, columns: list[str], sep: str | None, summar
     if kind == "parquet":
         return
     for name in [files] if isinstance(files, str) else files:
-        here = sep or ("\t" if file_suffix(Path(name)) in (".tsv", ".tab") else ",")
+        here = default_separator(name, sep)
         try:
             chunks = pd.read_csv(name, sep=here, usecols=columns, dtype=str, chunksize=1 << 20)
             for chunk in chunks:
@@ -305,7 +306,7 @@ def read_fixes_dask(
         else:
             first = Path(files[0] if isinstance(files, list) else files)
             if sep is None:
-                sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+                sep = default_separator(first)
             if len(sep) != 1:
                 raise InputError(
                     "the Dask engine reads one-character field separators, not "

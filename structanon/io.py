@@ -40,6 +40,7 @@ __all__ = [
     "release_key",
     "content_digest",
     "text_block_checks",
+    "default_separator",
     "raise_block_fault",
     "staged_outputs",
     "open_text",
@@ -188,6 +189,20 @@ def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) ->
             column=twice[0],
             line=1,
         )
+
+
+def default_separator(path: str | Path, sep: str | None = None) -> str:
+    r"""``sep``, else the separator a text table's name implies: a tab for ``.tsv`` /
+    ``.tab`` (compression suffixes looked through), else a comma.
+
+    Examples
+    --------
+    >>> default_separator("t.tsv.gz"), default_separator("t.csv"), default_separator("t", ";")
+    ('\t', ',', ';')
+    """
+    from ._validation import file_suffix
+
+    return sep or ("\t" if file_suffix(path) in (".tsv", ".tab") else ",")
 
 
 LONE_CR = (

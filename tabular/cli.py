@@ -904,7 +904,7 @@ def _raise_located(exc: InputError, input_path: str, sep: str | None) -> None:
         raise exc
     if isinstance(exc.value, np.generic):  # shown as the plain number or text
         exc.value = exc.value.item()
-    missing = exc.value is None or (np.ndim(exc.value) == 0 and bool(pd.isna(exc.value)))
+    missing = tab_io.is_missing(exc.value)
     if exc.value is not None or exc.message.startswith("missing"):
         found = tab_io.locate_value(tab_io.lazy_input_files(input_path), sep, exc.column, exc.value)
         if found is not None:

@@ -24,6 +24,7 @@ from structanon._validation import (
 )
 from structanon.io import (
     atomic_write,
+    default_separator,
     raise_block_fault,
     read_table,
     remove_folder,
@@ -126,6 +127,11 @@ def _separator_hint(df: pd.DataFrame, sep: str | None) -> str:
     return ""
 
 
+def is_missing(value: Any) -> bool:
+    """Whether an error's ``value`` stands for a missing cell (``None`` or NaN)."""
+    return value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
+
+
 def locate_value(
     files: Iterable[str | Path], sep: str | None, column: str, value: Any
 ) -> tuple[str, int | None] | None:
@@ -134,11 +140,11 @@ def locate_value(
     usual missing-value tokens); ``None`` when no file holds it.  For errors found by a
     Dask computation, which knows the value but not where it came from: reads the column
     again, on the error path only."""
-    missing = value is None or (np.ndim(value) == 0 and bool(pd.isna(value)))
+    missing = is_missing(value)
     for name in files:
         if file_suffix(name) in (".parquet", ".pq"):
             continue
-        here = sep or ("\t" if file_suffix(name) in (".tsv", ".tab") else ",")
+        here = default_separator(name, sep)
         start = 0
         try:
             chunks = pd.read_csv(name, sep=here, usecols=[column], dtype=str, chunksize=1 << 20)
@@ -176,7 +182,7 @@ def file_line(path: str | Path, row: int, sep: str | None = None) -> int | None:
     if file_suffix(path) not in (".csv", ".tsv", ".tab", ".txt"):
         return row + 2
     if sep is None:
-        sep = "\t" if file_suffix(path) in (".tsv", ".tab") else ","
+        sep = default_separator(path)
     if len(sep) != 1:
         return row + 2
     seen, start = -1, 1  # the header is the first record; a record's first line
@@ -509,7 +515,7 @@ def read_microdata_dask(
     else:
         first = Path(files[0])
         if sep is None:
-            sep = "\t" if file_suffix(first) in (".tsv", ".tab") else ","
+            sep = default_separator(first)
         if len(sep) != 1:
             raise InputError(
                 "the Dask engine reads one-character field separators, not "
