@@ -106,6 +106,15 @@ _STATS_META = pd.DataFrame(
 )
 
 
+class InvalidFixes(InputError):
+    """Invalid fixes counted per partition (no file line known): ``summary`` is the count
+    by reason, for a caller that finds the first one in the files again."""
+
+    def __init__(self, message: str, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
 @dataclass
 class _Counts:
     """First pass: input and valid fixes, reasons for the invalid ones, bounds."""
@@ -141,10 +150,12 @@ def _first_pass(
             dropped[reason] = dropped.get(reason, 0) + count
     if n_valid < n_input and not drop_invalid:
         part = int(np.flatnonzero(stats["first_bad"].to_numpy() >= 0)[0])
-        raise InputError(
-            f"{n_input - n_valid} invalid fix(es): {dropped}; first: the row labelled "
+        summary = f"{n_input - n_valid} invalid fix(es): {dropped}"
+        raise InvalidFixes(
+            f"{summary}; first: the row labelled "
             f"{stats['first_bad_label'].iloc[part]} in partition {part} "
-            "(use drop_invalid / --drop-invalid to drop and count them)"
+            "(use drop_invalid / --drop-invalid to drop and count them)",
+            summary=summary,
         )
     if n_valid == 0:
         raise no_fixes_error(n_input, dropped)

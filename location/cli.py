@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ from structanon.io import release_key, staged_outputs
 from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
+from ._dask import InvalidFixes
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
@@ -100,13 +100,9 @@ def _located(engine: str, input_path: Path, columns: list[str], sep: str | None)
     try:
         yield
     except InputError as exc:
-        if engine == "dask" and exc.line is None and _INVALID.match(exc.message):
-            summary = exc.message.split("; first:")[0]
-            locate_invalid(input_path, columns, sep, summary)
+        if engine == "dask" and isinstance(exc, InvalidFixes):
+            locate_invalid(input_path, columns, sep, exc.summary)
         raise
-
-
-_INVALID = re.compile(r"\d+ invalid fix")
 
 
 def _check_roles(user: str, time_col: str, lat: str, lon: str) -> None:
