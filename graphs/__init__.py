@@ -13,8 +13,12 @@ from .io import read_graph, write_graph
 from .metrics import graph_utility
 from .risk import assess_risk, candidate_sets, structural_risk
 
+#: what ``structanon graphs anonymize`` runs: every package's ``anonymize(data, k, ...)``
+anonymize = k_degree_anonymize
+
 __all__ = [
     "DegreeKAnonymity",
+    "anonymize",
     "anonymize_degree_sequence",
     "assess_risk",
     "candidate_sets",

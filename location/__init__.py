@@ -5,7 +5,7 @@ users; with ``linkage="trajectory"``, every published trajectory is shared by at
 ``k`` pseudonyms.  Regions are cells of a pyramid of equal-area grids (fixed) or quadtree cells and
 Casper half-cells (adaptive), published as shapely polygons in WGS84.
 
-Public API: :func:`cloak` (pandas, GeoDataFrame or dask; it returns a
+Public API: :func:`cloak`, also named :func:`anonymize` as in every package (pandas, GeoDataFrame or dask; it returns a
 :class:`LocationRelease`, whose ``to_geodataframe()`` gives the regions in WGS84),
 :func:`to_geodataframe`, :func:`verify_cloaked`, :func:`verify_trajectories` and the privacy
 models :class:`WindowKAnonymity`, :class:`TrajectoryKAnonymity` and
@@ -27,7 +27,11 @@ from ._verify import (
 from .io import read_fixes, read_fixes_dask, write_cloaked
 from .synthetic import synthetic_log
 
+#: what ``structanon location anonymize`` runs: every package's ``anonymize(data, k, ...)``
+anonymize = cloak
+
 __all__ = [
+    "anonymize",
     "cloak",
     "LocationRelease",
     "to_geodataframe",

@@ -141,7 +141,7 @@ def anatomize(
     quasi_identifiers: Sequence[str],
     sensitive: str,
     l: int,
-    seed: int | None = None,
+    seed: int = 0,
     *,
     key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
@@ -158,7 +158,7 @@ def anatomize(
         Published in the sensitive table as ``(bucket, value, count)``.
     l : int >= 2
         Every bucket holds ``l`` or ``l + 1`` records with distinct sensitive values.
-    seed : int, optional
+    seed : int, default 0
         Public seed; it is only context of the secret draws (Anatomy makes no other choice).
     key : Pseudonymizer, bytes, str or path, optional
         The release's secret key (:func:`structanon.io.release_key`): it draws which records
@@ -200,8 +200,7 @@ def anatomize(
     timings = Timings()
     qis = _check_bucket_input(df, quasi_identifiers, sensitive)
     l = check_int(l, "l", min_value=2)
-    if seed is not None:
-        seed = check_int(seed, "seed", min_value=0)
+    seed = check_int(seed, "seed", min_value=0)
     secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     with timings("bucketize"):
         codes, domain = encode_values(df[sensitive].to_numpy())

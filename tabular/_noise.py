@@ -60,8 +60,8 @@ def add_noise(
     alpha: float,
     method: str = "uncorrelated",
     seed: int = 0,
-    key: Pseudonymizer | bytes | str | Path | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
 ) -> TabularRelease:
     """Mask numeric columns with additive Gaussian noise: ``y = x + e``.

@@ -192,8 +192,8 @@ def pram(
     invariant: bool = True,
     keep: float = 0.8,
     seed: int = 0,
-    key: Pseudonymizer | bytes | str | Path | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
 ) -> TabularRelease:
     """Post-randomization (PRAM): each category is replaced by a random draw from its row

@@ -119,8 +119,8 @@ def recode(
     mapping: Mapping[str, Mapping[Any, Any]] | None = None,
     sample: float | None = None,
     seed: int = 0,
-    key: Pseudonymizer | bytes | str | Path | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
 ) -> TabularRelease:
     """Global recoding, top and bottom coding, and optional random sampling, as a release.

@@ -278,7 +278,7 @@ def slice_table(
     sensitive: str,
     l: int,
     n_columns: int = 2,
-    seed: int | None = None,
+    seed: int = 0,
     *,
     columns: Sequence[Sequence[str]] | None = None,
     sensitive_size: int | None = None,
@@ -298,7 +298,7 @@ def slice_table(
         the sensitive column's other values.
     n_columns : int
         Number of columns ``c`` of the attribute partition (default 2).
-    seed : int, optional
+    seed : int, default 0
         Public seed; only context of the secret draws.
     columns : list of lists of str, optional
         The attribute partition, instead of the phi^2 clustering.
@@ -353,8 +353,7 @@ def slice_table(
         sensitive_size = check_int(
             sensitive_size, "sensitive_size", min_value=1, max_value=len(qis) + 1
         )
-    if seed is not None:
-        seed = check_int(seed, "seed", min_value=0)
+    seed = check_int(seed, "seed", min_value=0)
     secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     attributes = [*qis, sensitive]
     with timings("attributes"):

@@ -56,8 +56,8 @@ def rank_swap(
     columns: Sequence[str],
     p: float,
     seed: int = 0,
-    key: Pseudonymizer | bytes | str | Path | None = None,
     *,
+    key: Pseudonymizer | bytes | str | Path | None = None,
     measures: bool = True,
 ) -> TabularRelease:
     """Rank swapping: each value trades places with one at most ``p`` % of the records away

@@ -2,7 +2,7 @@
 
 Public functions
 ----------------
-km_anonymize
+anonymize, km_anonymize
     k^m-anonymity by item generalization (Apriori Anonymization, or local recoding).
 k_anonymize
     k-anonymity of whole transactions (He & Naughton's Partition, top-down local
@@ -49,6 +49,9 @@ from .io import (
     write_transactions,
 )
 
+#: what ``structanon transactions anonymize`` runs: every package's ``anonymize(data, k, ...)``
+anonymize = km_anonymize
+
 __all__ = [
     "ChunkKmAnonymity",
     "Cluster",
@@ -57,6 +60,7 @@ __all__ = [
     "Taxonomy",
     "TransactionKAnonymity",
     "TransactionsRelease",
+    "anonymize",
     "band_matrix",
     "disassociate",
     "from_long",
