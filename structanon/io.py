@@ -1260,23 +1260,30 @@ class _Stage:
     def __init__(self) -> None:
         self.pending: list[tuple[Path, Path]] = []
         self.private: set[Path] = set()  # temporary paths of outputs only the owner may read
+        self.private_dirs: list[Path] = []  # the owner-only (0700) folders that hold them
         self.made: list[Path] = []  # folders made for the outputs, removed on failure
 
     def __call__(self, path: str | Path, private: bool = False) -> Path:
         """A temporary path beside ``path``; ``private``: the output undoes the release (a
-        link to the input) and is made readable by its owner only (mode 0600)."""
+        link to the input) and is made readable by its owner only (mode 0600), and while it
+        is written it lies in a folder only its owner can enter (mode 0700), whatever mode
+        the writer creates it with."""
         path = Path(path)
         missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
         self.made += missing  # deepest first
+        if private:
+            folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+            self.private_dirs.append(folder)
+            self.pending.append((folder / path.name, path))
+            self.private.add(folder / path.name)
+            return folder / path.name
         fd, tmp = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".tmp" + "".join(path.suffixes), dir=path.parent
         )
         os.close(fd)
         os.unlink(tmp)  # writers create it; a writer that writes nothing leaves nothing
         self.pending.append((Path(tmp), path))
-        if private:
-            self.private.add(Path(tmp))
         return Path(tmp)
 
 
@@ -1329,6 +1336,8 @@ def staged_outputs() -> Iterator[_Stage]:
                 remove_folder(tmp)
             elif tmp.exists():
                 tmp.unlink()
+        for folder in stage.private_dirs:
+            remove_folder(folder)
         if not done:  # a folder made for an output that never came is removed (if empty)
             for folder in sorted(stage.made, key=lambda p: len(p.parts), reverse=True):
                 with contextlib.suppress(OSError):

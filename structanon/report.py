@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import hashlib
 import html
 import io
 import json
@@ -46,14 +45,6 @@ __all__ = [
 ]
 
 REPORT_EXTENSIONS = (".json", ".html", ".htm")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _without_key_file(argv: list[str]) -> list[str]:
@@ -91,8 +82,9 @@ def provenance(
     Parameters
     ----------
     inputs : sequence of paths
-        The files read (name, size in bytes and SHA-256 of each; directories are named
-        only).
+        The files read, by name only: a file's size or hash would be a fact of the input
+        itself (one record more or less changes both; a bare hash confirms any guess of
+        the whole file, and so of one unknown record in it).
     command : sequence of str, optional
         The command line (default ``sys.argv``).  The value of ``--key-file`` is replaced by
         ``<key file>``: neither the key nor where it lives is published (a key file's path
@@ -103,10 +95,7 @@ def provenance(
     files = []
     for item in inputs:
         path = Path(item)
-        entry: dict[str, Any] = {"name": path.name}
-        if path.is_file():
-            entry.update(size_bytes=path.stat().st_size, sha256=_sha256(path))
-        files.append(entry)
+        files.append({"name": path.name})
     argv = _without_key_file(list(sys.argv if command is None else command))
     if argv:
         argv[0] = Path(argv[0]).name
@@ -333,13 +322,7 @@ def _html(release: Release, data: dict[str, Any], figures: Sequence[Figure]) -> 
         "<h2 id='provenance'>Provenance</h2>",
         _html_table(
             [[k, v] for k, v in flatten(data.get("provenance") or {}).items() if k != "inputs"]
-            + [
-                [
-                    f"input {e.get('name')}",
-                    f"{e.get('size_bytes', '-')} bytes, SHA-256 {e.get('sha256', '-')}",
-                ]
-                for e in (data.get("provenance") or {}).get("inputs", [])
-            ],
+            + [["input", e.get("name")] for e in (data.get("provenance") or {}).get("inputs", [])],
             ["item", "value"],
         ),
         "<h3>Parameters</h3>",

@@ -70,6 +70,42 @@ def test_mapping_only_when_asked(tmp_path):
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~_umask()
 
 
+def test_attack_the_mapping_is_owner_only_while_it_is_written(tmp_path, monkeypatch):
+    """A local user polling the output folder copied the whole mapping: it was written 0644
+    under a temporary name while the report and the graph were written, and made 0600 only
+    at the end.  While the graph is written, every copy of the mapping must be closed to
+    other users (its own mode, or a folder on its path they cannot enter)."""
+    import graphs.cli as graphs_cli
+
+    src = tmp_path / "k.txt"
+    nx.write_edgelist(nx.karate_club_graph(), src, data=False)
+    seen = []
+    write = graphs_cli.write_graph
+
+    def spying_write(*args, **kwargs):
+        for path in tmp_path.rglob("*"):
+            if path.is_file() and path.read_text(errors="replace").startswith("original,"):
+                modes = [stat.S_IMODE(path.stat().st_mode)] + [
+                    stat.S_IMODE(p.stat().st_mode) & 0o011
+                    for p in path.parents
+                    if p != tmp_path and tmp_path in p.parents
+                ]
+                closed = modes[0] & 0o077 == 0 or any(m == 0 for m in modes[1:])
+                seen.append((path, closed))
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(graphs_cli, "write_graph", spying_write)
+    mapping = tmp_path / "mapping.csv"
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(src), "-k", "2", "-o", str(tmp_path / "a.txt")]
+        + ["--mapping-out", str(mapping), "--utility", "none", "--quiet"],
+    )
+    assert result.exit_code == 0, result.output
+    assert seen and all(closed for _, closed in seen), seen
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "k.txt", "mapping.csv"]
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -171,7 +207,7 @@ def test_assess_emits_the_shared_shape(tmp_path):
         "duplicate_edges_removed": 0,
     }
     assert any("degree no other node has" in w for w in doc["warnings"])
-    assert doc["provenance"]["inputs"][0]["sha256"]
+    assert doc["provenance"]["inputs"] == [{"name": src.name}]
     table = CliRunner().invoke(cli, ["assess", str(src)])
     assert table.exit_code == 0 and "degree.nodes_unique" in table.stdout
 
@@ -220,7 +256,7 @@ def test_report_names_the_input_and_the_edits(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(report.read_text())
     assert data["provenance"]["inputs"][0]["name"] == "karate.txt"
-    assert len(data["provenance"]["inputs"][0]["sha256"]) == 64
+    assert set(data["provenance"]["inputs"][0]) == {"name"}
     assert data["models"] == [{"model": "k-degree-anonymity", "k": 3}]
     text = data["info"]["transformation_text"]
     assert f"{data['info']['edges_added']:,} edges added" in text and "at least 3 nodes" in text

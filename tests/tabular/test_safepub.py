@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -238,6 +239,12 @@ def test_safepub_and_dp_counts_commands(tmp_path):
     assert doc["n_individuals"] is None and doc["suppressed"] is None
     assert "before" not in doc["risk"] and "sampled" not in doc["info"]
     assert "withheld" in report.read_text()
+    # provenance names the input and nothing of it: its size told the number of records and
+    # its SHA-256 whether any one record was in it (hash both candidate inputs)
+    assert doc["provenance"]["inputs"][0] == {"name": "in.csv"}
+    for text in (report.read_text(), result.output):
+        assert str(path.stat().st_size) not in text
+        assert hashlib.sha256(path.read_bytes()).hexdigest() not in text
     result = CliRunner().invoke(
         cli, ["dp-counts", str(path), "--column", "sex", "--categories", "M,F", "--epsilon", "1"]
     )

@@ -57,17 +57,16 @@ def test_unsupported_report_extension_exits_2_before_any_file(
 
 
 @pytest.mark.parametrize("cmd,extra,suffix", COMMANDS)
-def test_report_provenance_names_the_input_with_its_sha256(
-    tmp_path, basket_file, cmd, extra, suffix
-):
+def test_report_provenance_names_the_input_by_name_only(tmp_path, basket_file, cmd, extra, suffix):
     rep = tmp_path / "r.json"
     res = _invoke(
         cmd, basket_file, *extra, "-o", tmp_path / f"o{suffix}", "--report", rep, "--quiet"
     )
     assert res.exit_code == 0, res.output
     inputs = json.loads(rep.read_text())["provenance"]["inputs"]
-    assert [e["name"] for e in inputs] == ["b.dat"]
-    assert inputs[0]["sha256"] == hashlib.sha256(basket_file.read_bytes()).hexdigest()
+    # neither the file's size nor its hash: either is a fact of the input itself
+    assert inputs == [{"name": "b.dat"}]
+    assert hashlib.sha256(basket_file.read_bytes()).hexdigest() not in rep.read_text()
 
 
 def test_band_privacy_degree_long_name(tmp_path, basket_file):
