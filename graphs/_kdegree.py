@@ -488,8 +488,10 @@ def anonymize_with_mapping(
         secret = secret.bound(data.nodes, data.edges)  # streams bound to the input
     # the construction's choices among equals (which of several nodes of one degree is
     # raised, the order candidate edges are tried in) decide what is published: drawn from
-    # the secret stream (the public seed is only its context), so nobody can replay them
-    choices = int(secret.rng("graph-choices", seed, k, method, construct).integers(2**63 - 1))
+    # the secret stream, so nobody can replay them; the public seed is left out, so one key
+    # and one input give one graph whatever the seed (two supergraphs drawn with different
+    # choices would intersect to the input's edges)
+    choices = int(secret.rng("graph-choices", k, method, construct).integers(2**63 - 1))
     edit = None
     with timings("anonymize"), _no_gc():
         if construct == "edit":

@@ -206,7 +206,7 @@ def anatomize(
         codes, domain = encode_values(df[sensitive].to_numpy())
         public = repr({"scheme": "anatomy", "qi": qis, "sensitive": sensitive, "l": l})
         bucket, n_buckets = l_diverse_buckets(
-            codes, l, secret.rng("anatomy-buckets", seed, len(df), public)
+            codes, l, secret.rng("anatomy-buckets", len(df), public)
         )
         ids, order = publish_buckets(bucket, n_buckets, secret.rng("bucket-ids", seed, public))
     with timings("publish"):

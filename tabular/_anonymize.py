@@ -551,7 +551,7 @@ def anonymize(
             models,
             algorithm,
             info,
-            secret.rng("local-suppression", seed, n, public),
+            secret.rng("local-suppression", n, public),
         )
     with timings("shuffle"):
         order = secret.rng("row-order", seed, n, public).permutation(np.flatnonzero(labels >= 0))

@@ -81,9 +81,10 @@ def add_noise(
         which brings the expected covariance matrix back to ``Sigma`` (means and
         covariances preserved; ``Var(z) = Var(x)`` in expectation).
     seed : int
-        Public seed, part of the context of the noise draw and of the measures.
+        Public seed: the measures and the row order only: the masking draws leave it out, so one key and one input
+        give one mask whatever the seed (re-releases cannot be averaged).
     key : Pseudonymizer, bytes, str or path, optional
-        The release key.  The noise itself is drawn from it (``key.rng("noise", seed,
+        The release key.  The noise itself is drawn from it (``key.rng("noise",
         ...)``): anyone who could regenerate the noise could subtract it, so it never
         comes from the public seed alone.  Default: a fresh random key (two releases
         differ); the same input, seed and key give the same bytes.
@@ -138,7 +139,7 @@ def add_noise(
     public = repr({"method": method, "columns": columns, "alpha": alpha})
     with timings("noise"):
         covariance = noise_covariance(x, alpha, method)
-        noise = _draw_noise(secret.rng("noise", seed, n, public), n, covariance)
+        noise = _draw_noise(secret.rng("noise", n, public), n, covariance)
         masked = df.reset_index(drop=True).copy()
         y = x + noise
         if method == "kim":

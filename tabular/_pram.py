@@ -214,7 +214,8 @@ def pram(
     keep : float in (0, 1]
         Diagonal of the default matrix.
     seed : int
-        Public seed: part of the context of the draws and of the measures.
+        Public seed: the measures and the row order only: the masking draws leave it out, so one key and one input
+        give one mask whatever the seed (re-releases cannot be averaged).
     key : Pseudonymizer, bytes, str or path, optional
         The release key: every draw comes from it, never from the public seed.
     measures : bool
@@ -277,7 +278,7 @@ def pram(
                 matrix = invariant_transition(matrix, marginal)
             cumulative = np.cumsum(matrix, axis=1)
             cumulative[:, -1] = 1.0
-            u = secret.rng("pram", seed, n, public, col).random(n)
+            u = secret.rng("pram", n, public, col).random(n)
             drawn = (cumulative[codes] < u[:, None]).sum(axis=1)
             masked[col] = categories[np.minimum(drawn, categories.size - 1)]
             published[col] = {

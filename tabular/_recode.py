@@ -138,7 +138,8 @@ def recode(
         published is drawn from the release key.  The number left out is
         ``release.suppressed``.
     seed : int
-        Public seed (context of the draws; the measures).
+        Public seed: the measures and the row order; the sample drawn leaves it out (one key
+        and one input give one sample whatever the seed).
     key : Pseudonymizer, bytes, str or path, optional
         The release key (published order, sampled records).
     measures : bool
@@ -186,7 +187,7 @@ def recode(
         masked = _apply(df.reset_index(drop=True), top, bottom, mapping)
     keep = None
     if sample is not None:
-        keep = secret.rng("sample", seed, n, public).random(n) < sample
+        keep = secret.rng("sample", n, public).random(n) < sample
     allowed = {c: sorted(set(masked[c].tolist()), key=str) for c in columns}
     model = Perturbation("recoding", sample=sample)
     return publish_perturbed(

@@ -316,7 +316,7 @@ def safepub(
     with timings("encode"):
         codes = [hierarchy_codes(data[c], h, c) for c, h in zip(qis, hierarchies)]
     with timings("sample"):
-        drawn = np.flatnonzero(secret.rng("safepub-sample", seed, n, public).random(n) < model.beta)
+        drawn = np.flatnonzero(secret.rng("safepub-sample", n, public).random(n) < model.beta)
     with timings("search"):
         sample_codes = [c[drawn] for c in codes]
         cache: dict[tuple[int, ...], float] = {}
@@ -329,7 +329,7 @@ def safepub(
             return [cache[v] for v in nodes]
 
         top = tuple(int(h.height) for h in hierarchies)
-        rng = secret.rng("safepub-search", seed, n, public)
+        rng = secret.rng("safepub-search", n, public)
         levels, pivots = _walk(score, top, model, rng)
     generalized = {
         c: np.asarray(h.labels(int(lv)), dtype=object)[h.node_codes[code[drawn], int(lv)]]

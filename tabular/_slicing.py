@@ -367,12 +367,10 @@ def slice_table(
     public = repr({"scheme": "slicing", "columns": groups, "sensitive": sensitive, "l": l})
     with timings("buckets"):
         bucket = _buckets(
-            df, qis, sensitive, groups, l, secret.rng("slicing-buckets", seed, len(df), public)
+            df, qis, sensitive, groups, l, secret.rng("slicing-buckets", len(df), public)
         )
     with timings("publish"):
-        sliced, n_buckets = _permute(
-            df, groups, bucket, secret.rng("slicing", seed, len(df), public)
-        )
+        sliced, n_buckets = _permute(df, groups, bucket, secret.rng("slicing", len(df), public))
     release = Release(
         data=sliced,
         datatype="tabular",

@@ -72,7 +72,8 @@ def rank_swap(
         Largest rank distance of a swap, in percent of the number of records
         (``floor(p * n / 100)`` ranks).
     seed : int
-        Public seed: part of the context of the draws and of the measures.
+        Public seed: the measures and the row order only: the masking draws leave it out, so one key and one input
+        give one mask whatever the seed (re-releases cannot be averaged).
     key : Pseudonymizer, bytes, str or path, optional
         The release key: swap partners are drawn from it, never from the public seed
         (whoever could replay the partners could undo the swaps).
@@ -123,7 +124,7 @@ def rank_swap(
     masked = df.reset_index(drop=True).copy()
     with timings("swap"):
         for j, col in enumerate(columns):
-            rng = secret.rng("rank-swap", seed, n, public, col)
+            rng = secret.rng("rank-swap", n, public, col)
             swapped = swap_ranks(x[:, j], window, rng)
             masked[col] = pd.Series(swapped).astype(df[col].dtype).to_numpy()
     model = Perturbation("rank-swapping", p=p)
