@@ -203,17 +203,48 @@ def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
     return _checked_edgelist(text, path, as_undirected)
 
 
-# digits, signs, spaces, tabs and line ends only: numpy would also read "1.5" as an
-# integer, which the line-by-line reader refuses
-_PLAIN = re.compile(r"[0-9 \t\r\n+-]*")
+# digits, minus signs, spaces, tabs and line ends only: numpy would also read "1.5" as an
+# integer, which the line-by-line reader refuses, and "+7" as 7
+_PLAIN = re.compile(r"[0-9 \t\r\n-]*")
+# an id with a leading zero ("07", "-07") or "-0", each pattern searched where its first
+# character occurs (a lone CR is refused before, so an id starts the text or follows a
+# space, a tab or a line feed): numpy would read it as an integer another spelling may
+# share (7, 0), so such a file is read line by line
+_LEADING_ZERO = {
+    c: re.compile(re.escape(c) + p)
+    for c, p in ((" ", "0[0-9]"), ("\t", "0[0-9]"), ("\n", "0[0-9]"), ("-", "0"))
+}
+
+
+def _no_leading_zero(text: str) -> bool:
+    """No token of ``text`` (split at spaces, tabs and line ends) starts with a zero
+    followed by a digit, or with "-0"."""
+    if text[:1] == "0" and text[1:2].isdigit():
+        return False
+    return not any(c in text and p.search(text) for c, p in _LEADING_ZERO.items())
+
+
+def _spelled_plainly(text: str) -> bool:
+    """Whether every integer id of an edge list is surely written as Python writes it
+    (no "+", "_", non-ASCII digit, leading zero or "-0"), told from the whole text at once,
+    comments included: ``False`` may be said of a file whose ids are all plain (a comment
+    holding "+"), which is then checked id by id; ``True`` never of one whose ids are not."""
+    if not text.isascii() or "+" in text or "_" in text:
+        return False
+    # other characters str.split() splits at: an id could start after them
+    if any(c in text for c in "\x0b\x0c\x1c\x1d\x1e\x1f"):
+        return False
+    return _no_leading_zero(text)
 
 
 def _plain_pairs(text: str) -> np.ndarray | None:
     """The (m, 2) node ids of an edge list with no comment, every line blank or a pair of
-    integers (more columns, the same on every line: the first two), parsed by numpy; ``None`` for
-    anything else, which :func:`_checked_edgelist` reads line by line (and names the line
-    of any error)."""
+    canonical integers (more columns, the same on every line: the first two), parsed by
+    numpy; ``None`` for anything else, which :func:`_checked_edgelist` reads line by line
+    (and names the line of any error)."""
     if not text.strip() or _PLAIN.fullmatch(text) is None:
+        return None
+    if not _no_leading_zero(text):
         return None
     try:
         with warnings.catch_warnings():
@@ -227,31 +258,60 @@ def _plain_pairs(text: str) -> np.ndarray | None:
     return table[:, :2]
 
 
+class _Spellings:
+    """The first spelling, and its line, of each integer a file of text node ids names:
+    a second spelling of one integer ("007" after "7", "+7", "1_000" after "1000") is an
+    :class:`InputError` naming both and their lines, as the file does not say whether they
+    are one node or two."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.first: dict[int, tuple[str, int]] = {}
+
+    def check(self, spelling: str, lineno: int) -> None:
+        try:
+            value = int(spelling)
+        except ValueError:  # a text id that names no integer
+            return
+        first, first_line = self.first.setdefault(value, (spelling, lineno))
+        if first != spelling:
+            raise InputError(
+                f"the node ids {first!r} (line {first_line}) and {spelling!r} (line {lineno}) "
+                f"are two spellings of the integer {value}: as written they are two nodes, as "
+                "numbers one, and the file does not say which; write each node's id one way",
+                line=lineno,
+                path=str(self.path),
+                node=spelling,
+            )
+
+
 def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
     src: list[int] = []
     dst: list[int] = []
     width, first = 0, 0  # the number of fields of the first edge line, and its number
+    plain = _spelled_plainly(text)  # surely no id to check one by one
+    canonical = True  # every id written as Python writes its integer ("7", "-3")
     for lineno, line in enumerate(text.split("\n"), start=1):
-        text = line.strip()
-        if not text or text[0] in "#%":
-            if text and not src and not as_undirected and _DIRECTED.search(text):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#%":
+            if stripped and not src and not as_undirected and _DIRECTED.search(stripped):
                 raise InputError(
                     "the file declares a directed graph; k-degree anonymity is defined "
                     "for undirected graphs (pass as_undirected=True / --as-undirected to "
                     "drop directions)",
                     line=lineno,
                     path=str(path),
-                    value=text[:80],
+                    value=stripped[:80],
                 )
             continue
-        parts = text.split()
+        parts = stripped.split()
         hint = "" if src else f" ({_HINT})"
         if len(parts) < 2:
             raise InputError(
                 f"expected two node ids on the line{hint}",
                 line=lineno,
                 path=str(path),
-                value=text[:80],
+                value=stripped[:80],
             )
         if not width:
             width, first = len(parts), lineno
@@ -262,7 +322,7 @@ def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
                 "being the edge's nodes",
                 line=lineno,
                 path=str(path),
-                value=text[:80],
+                value=stripped[:80],
             )
         try:
             u, v = int(parts[0]), int(parts[1])
@@ -271,32 +331,59 @@ def _checked_edgelist(text: str, path: Path, as_undirected: bool) -> nx.Graph:
                 f"node ids of an edge list must be integers{hint}",
                 line=lineno,
                 path=str(path),
-                value=text[:80],
+                value=stripped[:80],
             ) from None
         if not (-(2**63) <= u < 2**63 and -(2**63) <= v < 2**63):
             raise InputError(
                 "node id out of the 64-bit integer range",
                 line=lineno,
                 path=str(path),
-                value=text[:80],
+                value=stripped[:80],
             )
+        if not plain and canonical and (str(u) != parts[0] or str(v) != parts[1]):
+            canonical = False
         src.append(u)
         dst.append(v)
     if not src:
         raise InputError(
             f"the edge list holds no edges (empty, or only comments; {_HINT})", path=str(path)
         )
+    if not canonical:
+        return _text_edgelist(text, path)
     return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
 
 
-def _csv_id(field: str, lineno: int, path: Path, row: list[str]) -> Any:
-    """The node id a CSV field names: an integer (spaces around it allowed), else the text
-    as written; a text id with leading or trailing spaces is an :class:`InputError` naming
-    the line, as "bob " and "bob" would otherwise be one node or two by a guess."""
-    try:
-        return int(field)
-    except ValueError:
-        pass
+def _text_edgelist(text: str, path: Path) -> nx.Graph:
+    """An edge list that :func:`_checked_edgelist` found valid but with an integer id not
+    written as Python writes it ("007", "+7", "1_000", "-0"), read again with every id kept
+    as its text: none is merged with another spelling by a guess, and two spellings of one
+    integer are an :class:`InputError` naming both (:class:`_Spellings`)."""
+    spellings = _Spellings(path)
+    src: list[str] = []
+    dst: list[str] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        parts = line.split()
+        if not parts or parts[0][0] in "#%":
+            continue
+        spellings.check(parts[0], lineno)
+        spellings.check(parts[1], lineno)
+        src.append(parts[0])
+        dst.append(parts[1])
+    return _simple_from_pairs(np.asarray(src, dtype=object), np.asarray(dst, dtype=object))
+
+
+# an integer as Python writes it: no sign "+", no leading zero, no "_", no "-0"
+_CANONICAL = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def _csv_id(field: str, lineno: int, path: Path, row: list[str]) -> int | str:
+    """The node id a CSV field names: an integer when it is one written as Python writes
+    it within 64 bits (spaces or tabs around it allowed: " 2" is node 2), else the text as
+    written; a text id with leading or trailing spaces is an :class:`InputError` naming the
+    line, as "bob " and "bob" would otherwise be one node or two by a guess."""
+    core = field.strip(" \t")
+    if _CANONICAL.fullmatch(core) and -(2**63) <= (value := int(core)) < 2**63:
+        return value
     if field != field.strip():
         raise InputError(
             f"the node id {field!r} has leading or trailing spaces; text ids are matched "
@@ -308,49 +395,65 @@ def _csv_id(field: str, lineno: int, path: Path, row: list[str]) -> Any:
     return field
 
 
-def _read_csv(path: Path) -> nx.Graph:
-    with io.StringIO(_read_text(path), newline="") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError(f"the CSV file is empty ({_HINT})", path=str(path))
-        names = [h.strip().lower() for h in header]
-        if "source" in names and "target" in names:
-            i, j = names.index("source"), names.index("target")
-        else:
+def _csv_rows(reader: Any, path: Path) -> tuple[list[int | str], list[int | str], list[int]]:
+    """The source and target ids of every edge row of a CSV edge list (the header read),
+    and the line of each row."""
+    header = next(reader, None)
+    if header is None:
+        raise InputError(f"the CSV file is empty ({_HINT})", path=str(path))
+    names = [h.strip().lower() for h in header]
+    if "source" not in names or "target" not in names:
+        raise InputError(
+            "a CSV edge list needs a header naming 'source' and 'target' "
+            f"columns; found {header[:10]} ({_HINT})",
+            path=str(path),
+            line=1,
+        )
+    i, j = names.index("source"), names.index("target")
+    src: list[int | str] = []
+    dst: list[int | str] = []
+    lines: list[int] = []
+    for lineno, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) > len(header):
             raise InputError(
-                "a CSV edge list needs a header naming 'source' and 'target' "
-                f"columns; found {header[:10]} ({_HINT})",
+                f"the row has {len(row)} fields, the header {len(header)}",
+                line=lineno,
                 path=str(path),
-                line=1,
+                value=",".join(row)[:80],
             )
-        src, dst = [], []
-        for lineno, row in enumerate(reader, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
-            if len(row) > len(header):
-                raise InputError(
-                    f"the row has {len(row)} fields, the header {len(header)}",
-                    line=lineno,
-                    path=str(path),
-                    value=",".join(row)[:80],
-                )
-            if len(row) <= max(i, j) or not row[i].strip() or not row[j].strip():
-                raise InputError(
-                    "missing source or target",
-                    line=lineno,
-                    path=str(path),
-                    value=",".join(row)[:80],
-                )
-            src.append(_csv_id(row[i], lineno, path, row))
-            dst.append(_csv_id(row[j], lineno, path, row))
+        if len(row) <= max(i, j) or not row[i].strip() or not row[j].strip():
+            raise InputError(
+                "missing source or target",
+                line=lineno,
+                path=str(path),
+                value=",".join(row)[:80],
+            )
+        src.append(_csv_id(row[i], lineno, path, row))
+        dst.append(_csv_id(row[j], lineno, path, row))
+        lines.append(lineno)
+    return src, dst, lines
+
+
+def _read_csv(path: Path) -> nx.Graph:
+    """A CSV edge list: integer ids when every id is an integer written as Python writes
+    it, else every id as its text (an integer written plainly as its digits), with two
+    spellings of one integer ("007" and "7") refused (:class:`_Spellings`)."""
+    with io.StringIO(_read_text(path), newline="") as fh:
+        src, dst, lines = _csv_rows(csv.reader(fh), path)
     if not src:
         raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})", path=str(path))
-    kinds = {type(x) for x in src + dst}
-    dtype = np.int64 if kinds == {int} else object
-    if dtype is object:
-        src, dst = [str(x) for x in src], [str(x) for x in dst]
-    return _simple_from_pairs(np.asarray(src, dtype=dtype), np.asarray(dst, dtype=dtype))
+    if all(type(x) is int for x in src) and all(type(x) is int for x in dst):
+        return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
+    src_text, dst_text = [str(x) for x in src], [str(x) for x in dst]
+    spellings = _Spellings(path)
+    for u, v, lineno in zip(src_text, dst_text, lines):
+        spellings.check(u, lineno)
+        spellings.check(v, lineno)
+    return _simple_from_pairs(
+        np.asarray(src_text, dtype=object), np.asarray(dst_text, dtype=object)
+    )
 
 
 def _check_node_link(data: Any, key: str, path: Path) -> None:
@@ -469,8 +572,8 @@ def read_graph(
         The file (``.gz`` is read transparently for edge lists, CSV and JSON).
     format : {"edgelist", "csv", "graphml", "gexf", "json"}, optional
         Default: from the extension (``.txt``/``.edges``/``.tsv``: whitespace edge list with
-        ``#`` or ``%`` comments and integer ids, the same number of columns on every line,
-        the first two the edge; ``.csv``: header with ``source,target``;
+        ``#`` or ``%`` comments and integer ids (see Notes), the same number of columns on
+        every line, the first two the edge; ``.csv``: header with ``source,target``;
         ``.graphml``; ``.gexf``; ``.json``: node-link).
     as_undirected : bool
         Accept a directed graph by dropping edge directions: a directed GraphML / GEXF /
@@ -489,9 +592,16 @@ def read_graph(
         Unknown format, malformed or non-integer line (with its number), an edge-list line
         with more or fewer fields than the first edge line (with its number), line ends
         that are a carriage return alone (the line of the first), a CSV text id with
-        leading or trailing spaces (its line), a node declared twice or an edge naming an
-        undeclared node (GraphML, GEXF, JSON: the node), no edges, directed input without
-        ``as_undirected``.
+        leading or trailing spaces (its line), one integer id written two ways in an edge
+        list or CSV file (``007`` and ``7``: both, with their lines), a node declared twice
+        or an edge naming an undeclared node (GraphML, GEXF, JSON: the node), no edges,
+        directed input without ``as_undirected``.
+
+    Notes
+    -----
+    Node ids are never merged by a guess.  Edge-list and CSV ids are integers when every
+    one is written as Python writes its integer (``7``, ``-3``: no ``+``, leading zero or
+    ``_``), else each id is its text as written.  GraphML and GEXF ids are text.
 
     Examples
     --------

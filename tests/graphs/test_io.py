@@ -63,7 +63,10 @@ def test_edge_list_recounted(tmp_path_factory, case):
 
 _TOKEN = st.one_of(
     st.integers(-(2**63), 2**63 - 1).map(str),
-    st.sampled_from(["1.5", "a", "2" * 20, "-" + "9" * 19, "+7", "0x1", "1e3"]),
+    st.sampled_from(
+        ["1.5", "a", "2" * 20, "-" + "9" * 19, "+7", "0x1", "1e3", "7", "07", "007", "-0", "0"]
+        + ["1_000", "1000", "-07", "+0", "\uff17"]
+    ),
 )
 _LINE = st.one_of(
     st.lists(st.integers(-50, 50).map(str), min_size=2, max_size=2),
@@ -79,7 +82,9 @@ _LINE = st.one_of(
 def _plain_read(text):
     """Edges, nodes and report of an edge list without comments, read one line at a time
     in plain Python; ``None`` where a line is not two (or more) 64-bit integers, holds
-    another number of fields than the first, or a line ends in a carriage return alone."""
+    another number of fields than the first, or a line ends in a carriage return alone.
+    Ids are integers when every one is written as Python writes its integer, else their
+    text, and ``None`` where two spellings name one integer ("07" and "7")."""
     if "\r" in text.replace("\r\n", ""):
         return None
     rows, widths = [], set()
@@ -96,7 +101,14 @@ def _plain_read(text):
             return None
         if not all(-(2**63) <= x < 2**63 for x in (u, v)):
             return None
-        rows.append((u, v))
+        rows.append((parts[0], parts[1]))
+    tokens = [t for row in rows for t in row]
+    if all(str(int(t)) == t for t in tokens):
+        return [(int(u), int(v)) for u, v in rows] or None
+    spellings = {}
+    for t in tokens:
+        if spellings.setdefault(int(t), t) != t:
+            return None
     return rows or None
 
 
