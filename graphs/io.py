@@ -11,11 +11,15 @@ import json
 import re
 import warnings
 import xml.etree.ElementTree as ET
+import xml.parsers.expat
+import zlib
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import numpy as np
+from networkx.readwrite.gexf import GEXFReader
+from networkx.readwrite.graphml import GraphMLReader
 
 from structanon._validation import check_choice, check_input_path, check_path
 from structanon.errors import InputError
@@ -456,37 +460,311 @@ def _read_csv(path: Path) -> nx.Graph:
     )
 
 
-def _check_node_link(data: Any, key: str, path: Path) -> None:
-    """Refuse a node-link document that declares a node twice, or whose ``key`` list
-    (``edges`` or ``links``) names a node the ``nodes`` list does not declare: networkx
-    would merge the first and create the second silently.  Malformed documents are left
-    to networkx's reader, whose errors name them."""
+class _PositionDecoder(json.JSONDecoder):
+    """A JSON decoder that records where each object it builds starts (``starts``, keyed by
+    the object's ``id``), through the json module's Python scanner: slow, so it is used on
+    the error path only."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: dict[int, int] = {}
+        self.parse_object = self._parse_object
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]
+
+    def _parse_object(self, s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+        obj, end = json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined]
+        self.starts[id(obj)] = s_and_end[1] - 1  # the "{"
+        return obj, end
+
+
+class _JsonLines:
+    """The line of each entry of a JSON document's lists, found when an error asks for
+    one: the text is then parsed again by :class:`_PositionDecoder`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.decoder: _PositionDecoder | None = None
+        self.data: Any = None
+
+    def line(self, key: str, index: int) -> int | None:
+        """The line where ``data[key][index]`` starts, if it is an object."""
+        if self.decoder is None:
+            self.decoder = _PositionDecoder()
+            self.data = self.decoder.decode(self.text)
+        try:
+            item = self.data[key][index]
+        except (KeyError, IndexError, TypeError):
+            return None
+        start = self.decoder.starts.get(id(item))
+        return None if start is None else self.text.count("\n", 0, start) + 1
+
+
+def _json_kind(value: Any) -> str:
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _check_node_ids(
+    nodes: list[Any], path: Path, lines: _JsonLines
+) -> tuple[dict[Any, int], dict[str, int]]:
+    """The index of each node a node-link ``nodes`` list declares, keyed by its id and by
+    its text.  A node that is no object with an ``id``, an id that is no string or number,
+    an id declared twice, or one id written two ways (``7`` and ``"7"``, which every text
+    output writes alike; ``7`` and ``7.0``, which networkx merges) is an
+    :class:`InputError` naming the entries and their lines."""
+    by_value: dict[Any, int] = {}
+    by_text: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict) or "id" not in node:
+            raise InputError(
+                f'nodes[{index}] is not an object with an "id"',
+                path=str(path),
+                line=lines.line("nodes", index),
+            )
+        node_id = node["id"]
+        if not isinstance(node_id, str | int | float):
+            raise InputError(
+                f"nodes[{index}] has the id {node_id!r}; a node id is a string or a number",
+                path=str(path),
+                line=lines.line("nodes", index),
+            )
+        before = by_value.get(node_id, by_text.get(str(node_id)))
+        if before is not None:
+            other = nodes[before]["id"]
+            where = f"nodes[{before}], line {lines.line('nodes', before)}, and nodes[{index}]"
+            if type(other) is type(node_id) and other == node_id:
+                message = f"a node is declared twice ({where}); each node must be declared once"
+            else:
+                message = (
+                    f"one id is written two ways, {other!r} ({_json_kind(other)}) and "
+                    f"{node_id!r} ({_json_kind(node_id)}) ({where}): read as one node or two "
+                    "by a guess; write each node's id one way"
+                )
+            raise InputError(message, path=str(path), line=lines.line("nodes", index), node=node_id)
+        by_value[node_id] = by_text[str(node_id)] = index
+    return by_value, by_text
+
+
+def _check_node_link(data: Any, key: str, path: Path, text: str) -> None:
+    """Refuse a node-link document that declares a node twice or writes one id two ways
+    (:func:`_check_node_ids`), or whose ``key`` list (``edges`` or ``links``) names a node
+    the ``nodes`` list does not declare, or declares with another type (``"7"`` or ``7.0``
+    for ``7``): networkx would merge the first, create the second and match the third by a
+    guess, silently.  Errors name the entry and its line; documents of another shape are
+    left to networkx's reader, whose errors name them."""
     nodes, links = data.get("nodes"), data.get(key)
     if not isinstance(nodes, list) or not isinstance(links, list):
         return
-    declared: dict[Any, int] = {}
-    for index, node in enumerate(nodes):
-        if not isinstance(node, dict) or "id" not in node:
-            return
-        before = declared.setdefault(node["id"], index)
-        if before != index:
-            raise InputError(
-                f"a node is declared twice (nodes[{before}] and nodes[{index}]); each node "
-                "must be declared once",
-                path=str(path),
-                node=node["id"],
-            )
+    lines = _JsonLines(text)
+    declared, by_text = _check_node_ids(nodes, path, lines)
     for index, link in enumerate(links):
         if not isinstance(link, dict):
             return
         for end in ("source", "target"):
-            if end in link and link[end] not in declared:
+            if end not in link:
                 raise InputError(
-                    f"{key}[{index}] ({link.get('source')!r} - {link.get('target')!r}) names "
-                    "a node the nodes list does not declare; declare every node an edge joins",
+                    f"{key}[{index}] has no {end!r}; every edge names two nodes",
                     path=str(path),
-                    node=link[end],
+                    line=lines.line(key, index),
                 )
+            named = link[end]
+            try:
+                at = declared.get(named)
+            except TypeError:  # an unhashable id (a list, an object)
+                at = None
+            if at is not None and type(nodes[at]["id"]) is type(named):
+                continue
+            if at is None:
+                at = by_text.get(str(named))
+            said = "" if at is None else f", where nodes[{at}] declares {nodes[at]['id']!r}"
+            raise InputError(
+                f"{key}[{index}] ({link.get('source')!r} - {link.get('target')!r}) names "
+                f"a node the nodes list does not declare{said}; declare every node an edge "
+                "joins, and write each id as its node declares it",
+                path=str(path),
+                line=lines.line(key, index),
+                node=named,
+            )
+
+
+def _read_node_link(path: Path) -> nx.Graph:
+    text = _read_text(path)
+    with io.StringIO(text, newline="") as fh:
+        data = json.load(fh)
+    key = "edges" if "edges" in data else "links"
+    _check_node_link(data, key, path, text)
+    return nx.node_link_graph(data, edges=key)
+
+
+class _XmlFault(Exception):
+    """What is wrong with an element of a GraphML or GEXF file: the message, the element
+    and the node it names; :func:`_read_xml` turns it into an :class:`InputError` naming
+    the element's line (and ``first``'s, the element it repeats)."""
+
+    def __init__(
+        self, message: str, element: ET.Element, node: Any = None, first: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.message, self.element, self.node, self.first = message, element, node, first
+
+
+# what networkx's readers raise on a bad value, a missing key or a bad structure
+_READER_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    IndexError,
+    RuntimeError,
+    nx.NetworkXError,
+)
+
+
+@contextlib.contextmanager
+def _at(element: ET.Element) -> Any:
+    """Name ``element`` in any error networkx's reader raises while it reads it."""
+    try:
+        yield
+    except _XmlFault:
+        raise
+    except _READER_ERRORS as exc:
+        raise _XmlFault(
+            f"cannot read the <{_local(element.tag)}>: {str(exc)[:200]}", element
+        ) from None
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+class _Declared:
+    """The ``<node>`` elements a GraphML or GEXF reader has read, by id, and the edges that
+    named a node not yet declared: networkx merges a node declared twice and creates one an
+    edge names, silently; here the first is a fault at once, the second once every node of
+    the file is read (a yEd group's inner graph may name an outer node declared later)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, ET.Element] = {}
+        self.pending: list[ET.Element] = []
+
+    def node(self, node_xml: ET.Element) -> None:
+        node_id = node_xml.get("id")
+        if node_id is None:
+            raise _XmlFault("a <node> has no id; every node needs one", node_xml)
+        first = self.nodes.setdefault(node_id, node_xml)
+        if first is not node_xml:
+            raise _XmlFault(
+                "a <node> is declared twice in the file (first on line {first_line}); each "
+                "node must be declared once",
+                node_xml,
+                node=node_id,
+                first=first,
+            )
+
+    def edge(self, edge_xml: ET.Element) -> None:
+        for end in ("source", "target"):
+            node_id = edge_xml.get(end)
+            if node_id is None:
+                raise _XmlFault(f"an <edge> has no {end}; every edge names two nodes", edge_xml)
+            if node_id not in self.nodes:
+                self.pending.append(edge_xml)
+
+    def check_edges(self) -> None:
+        for edge_xml in self.pending:
+            for end in ("source", "target"):
+                if edge_xml.get(end) not in self.nodes:
+                    raise _XmlFault(
+                        f"the edge {edge_xml.get('source')!r} - {edge_xml.get('target')!r} "
+                        "names a node no <node> declares; declare every node an edge joins",
+                        edge_xml,
+                        node=edge_xml.get(end),
+                    )
+
+
+class _GraphMLReader(GraphMLReader):
+    """networkx's GraphML reader (as :func:`networkx.read_graphml` calls it) over a tree
+    parsed once, with every node and edge checked (:class:`_Declared`) and any error of
+    its own tied to the element it read."""
+
+    NS_GRAPHML: str  # networkx's namespace, or none for a file without one
+
+    def __init__(self) -> None:
+        super().__init__(node_type=str)
+        self.declared = _Declared()
+
+    def read(self, root: ET.Element) -> nx.Graph:
+        graphs = root.findall(f"{{{self.NS_GRAPHML}}}graph")
+        if not graphs and root.tag == "graphml":  # no namespace, which networkx also takes
+            self.NS_GRAPHML = ""
+            graphs = root.findall("{}graph")
+        if not graphs:
+            raise _XmlFault(f"no <graph> element in the GraphML file ({_HINT})", root)
+        if len(graphs) > 1:
+            raise _XmlFault(
+                f"the file holds {len(graphs)} graphs, and one is read: the others would be "
+                "lost; write each graph to its own file",
+                graphs[1],
+            )
+        keys, defaults = self._keys(root)
+        with _at(graphs[0]):
+            graph = self.make_graph(graphs[0], keys, defaults)
+        self.declared.check_edges()
+        return graph
+
+    def _keys(self, root: ET.Element) -> tuple[dict, dict]:
+        try:
+            return self.find_graphml_keys(root)
+        except _READER_ERRORS:
+            for key in root.findall(f"{{{self.NS_GRAPHML}}}key"):
+                alone = ET.Element("graphml")
+                alone.append(key)
+                with _at(key):
+                    self.find_graphml_keys(alone)
+            raise
+
+    def add_node(self, G: Any, node_xml: Any, graphml_keys: Any, defaults: Any) -> None:
+        self.declared.node(node_xml)
+        with _at(node_xml):
+            super().add_node(G, node_xml, graphml_keys, defaults)
+
+    def add_edge(self, G: Any, edge_element: Any, graphml_keys: Any) -> None:
+        self.declared.edge(edge_element)
+        with _at(edge_element):
+            super().add_edge(G, edge_element, graphml_keys)
+
+
+class _GEXFReader(GEXFReader):
+    """networkx's GEXF reader (as :func:`networkx.read_gexf` calls it) over a tree parsed
+    once, checked as :class:`_GraphMLReader` is."""
+
+    def __init__(self) -> None:
+        super().__init__(node_type=None, version="1.2draft")
+        self.declared = _Declared()
+
+    def read(self, root: ET.Element) -> nx.Graph:
+        graph_xml = root.find(f"{{{self.NS_GEXF}}}graph")
+        for version in self.versions:
+            if graph_xml is not None:
+                break
+            self.set_version(version)
+            graph_xml = root.find(f"{{{self.NS_GEXF}}}graph")
+        if graph_xml is None:
+            raise _XmlFault(f"no <graph> element in the GEXF file ({_HINT})", root)
+        with _at(graph_xml):
+            graph = self.make_graph(graph_xml)
+        self.declared.check_edges()
+        return graph
+
+    def add_node(self, G: Any, node_xml: Any, node_attr: Any, node_pid: Any = None) -> None:
+        self.declared.node(node_xml)
+        with _at(node_xml):
+            super().add_node(G, node_xml, node_attr, node_pid)
+
+    def add_edge(self, G: Any, edge_element: Any, edge_attr: Any) -> None:
+        self.declared.edge(edge_element)
+        with _at(edge_element):
+            super().add_edge(G, edge_element, edge_attr)
 
 
 @nx.utils.open_file(0, mode="rb")
@@ -494,48 +772,62 @@ def _xml_root(source: Any) -> ET.Element:
     return ET.parse(source).getroot()
 
 
-def _check_xml_nodes(path: Path, fmt: str) -> None:
-    """Refuse a GraphML or GEXF file that declares a node twice, or one of whose edges names
-    a node no ``<node>`` declares: networkx merges the first and creates the second
-    silently.  Elements of the document's own namespace are read, as networkx does."""
-    root = _xml_root(path)
-    namespace = root.tag[: root.tag.index("}") + 1] if root.tag.startswith("{") else ""
-    declared: set[str] = set()
-    for node in root.iter(f"{namespace}node"):
-        node_id = node.get("id")
-        if node_id in declared:
-            raise InputError(
-                f"a <node> is declared twice in the {fmt} file; each node must be declared once",
-                path=str(path),
-                node=node_id,
-            )
-        if node_id is not None:
-            declared.add(node_id)
-    for edge in root.iter(f"{namespace}edge"):
-        for end in ("source", "target"):
-            if edge.get(end) not in declared:
-                raise InputError(
-                    f"the edge {edge.get('source')!r} - {edge.get('target')!r} names a node no "
-                    "<node> declares; declare every node an edge joins",
-                    path=str(path),
-                    node=edge.get(end),
-                )
+class _Found(Exception):
+    pass
+
+
+@nx.utils.open_file(0, mode="rb")
+def _start_tag_line(source: Any, index: int) -> int | None:
+    """The line of the ``index``-th start tag (0-based, in document order) of an XML file,
+    read again with expat: ElementTree keeps no line numbers, so errors look them up."""
+    parser = xml.parsers.expat.ParserCreate()
+    seen = [-1]
+    found: list[int] = []
+
+    def start(*_: Any) -> None:
+        seen[0] += 1
+        if seen[0] == index:
+            found.append(parser.CurrentLineNumber)
+            raise _Found
+
+    parser.StartElementHandler = start
+    # ElementTree read the file with expat: it cannot fail before the element it holds
+    with contextlib.suppress(_Found, xml.parsers.expat.ExpatError):
+        parser.ParseFile(source)
+    return found[0] if found else None
+
+
+def _element_line(path: Path, root: ET.Element, element: Any) -> int | None:
+    """The line of ``element`` of the tree ``root`` parsed from ``path``."""
+    index = next((i for i, e in enumerate(root.iter()) if e is element), None)
+    return None if index is None else _start_tag_line(path, index)
+
+
+def _read_xml(path: Path, fmt: str) -> nx.Graph:
+    """A GraphML or GEXF file, parsed once and read by networkx's reader; an error names
+    the line of the element it is about."""
+    try:
+        root = _xml_root(path)
+    except ET.ParseError as exc:
+        raise InputError(
+            f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path), line=exc.position[0]
+        ) from None
+    reader = _GraphMLReader() if fmt == "graphml" else _GEXFReader()
+    try:
+        return reader.read(root)
+    except _XmlFault as fault:
+        line = _element_line(path, root, fault.element)
+        message = fault.message
+        if fault.first is not None:  # a message of ours, naming the first element's line
+            message = message.format(first_line=_element_line(path, root, fault.first))
+        raise InputError(message, path=str(path), line=line, node=fault.node) from None
 
 
 def _read_structured(path: Path, fmt: str) -> nx.Graph:
     try:
-        if fmt == "graphml":
-            graph = nx.read_graphml(path)
-            _check_xml_nodes(path, fmt)
-        elif fmt == "gexf":
-            graph = nx.read_gexf(path)
-            _check_xml_nodes(path, fmt)
-        else:
-            with io.StringIO(_read_text(path), newline="") as fh:
-                data = json.load(fh)
-            key = "edges" if "edges" in data else "links"
-            graph = nx.node_link_graph(data, edges=key)
-            _check_node_link(data, key, path)
+        if fmt in ("graphml", "gexf"):
+            return _read_xml(path, fmt)
+        return _read_node_link(path)
     except InputError:
         raise
     except (
@@ -546,17 +838,15 @@ def _read_structured(path: Path, fmt: str) -> nx.Graph:
         AttributeError,
         IndexError,
         UnicodeError,
+        nx.NetworkXError,
     ) as exc:
-        raise InputError(f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=str(path)) from None
-    except Exception as exc:  # XML parse errors of the several XML backends
-        if type(exc).__name__ in ("ParseError", "XMLSyntaxError", "NetworkXError", "ExpatError"):
-            raise InputError(
-                f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path)
-            ) from None
-        raise
-    return graph
+        line = exc.lineno if isinstance(exc, json.JSONDecodeError) else None
+        raise InputError(
+            f"cannot read {fmt}: {str(exc)[:200]} ({_HINT})", path=str(path), line=line
+        ) from None
+    except (OSError, EOFError, zlib.error) as exc:  # EOFError, zlib.error: a cut gzip file
+        msg = getattr(exc, "strerror", None) or exc
+        raise InputError(f"cannot read the file: {msg}", path=str(path)) from None
 
 
 def read_graph(
@@ -593,15 +883,17 @@ def read_graph(
         with more or fewer fields than the first edge line (with its number), line ends
         that are a carriage return alone (the line of the first), a CSV text id with
         leading or trailing spaces (its line), one integer id written two ways in an edge
-        list or CSV file (``007`` and ``7``: both, with their lines), a node declared twice
-        or an edge naming an undeclared node (GraphML, GEXF, JSON: the node), no edges,
-        directed input without ``as_undirected``.
+        list or CSV file (``007`` and ``7``: both, with their lines), a node declared twice,
+        without an id, or named by an edge and undeclared (GraphML, GEXF, JSON: its line
+        and the node), one JSON id written two ways (``7`` and ``"7"``), malformed XML (its
+        line), no edges, directed input without ``as_undirected``.
 
     Notes
     -----
     Node ids are never merged by a guess.  Edge-list and CSV ids are integers when every
     one is written as Python writes its integer (``7``, ``-3``: no ``+``, leading zero or
-    ``_``), else each id is its text as written.  GraphML and GEXF ids are text.
+    ``_``), else each id is its text as written.  GraphML and GEXF ids are text; JSON ids
+    are the strings and numbers the file holds.
 
     Examples
     --------

@@ -329,13 +329,25 @@ def test_csv_text_ids_with_spaces_are_refused_not_merged(tmp_path):
 
 
 def _node_link(nodes, links):
-    return json.dumps(
-        {"directed": False, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
+    """A node-link document with one node or link per line, nodes from line 3 on."""
+    return (
+        '{"directed": false, "multigraph": false, "graph": {},\n"nodes": [\n'
+        + ",\n".join(json.dumps(n) for n in nodes)
+        + '\n],\n"links": [\n'
+        + ",\n".join(json.dumps(x) for x in links)
+        + "\n]}\n"
     )
 
 
+_GRAPHML = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<graphml xmlns="http://graphml.graphdrawing.org/xmlns">\n'
+    '<graph edgedefault="undirected">\n{}\n</graph>\n</graphml>\n'
+)
+
+
 @pytest.mark.parametrize(
-    "name, content, node, what",
+    "name, content, where, what",
     [
         (
             "g.json",
@@ -347,55 +359,61 @@ def _node_link(nodes, links):
                     {"source": 3, "target": 99},
                 ],
             ),
-            "node 99",
+            "line 11, node 99",
             "links[2] (3 - 99) names a node the nodes list does not declare",
         ),
         (
             "g.json",
             _node_link([{"id": i} for i in (1, 2, 3, 4, 2)], [{"source": 1, "target": 2}]),
-            "node 2",
-            "declared twice (nodes[1] and nodes[4])",
+            "line 7, node 2",
+            "declared twice (nodes[1], line 4, and nodes[4])",
         ),
         (
             "g.graphml",
-            '<?xml version="1.0" encoding="UTF-8"?>\n<graphml xmlns="http://graphml.'
-            'graphdrawing.org/xmlns"><graph edgedefault="undirected"><node id="n1"/>'
-            '<node id="n2"/><node id="n3"/><edge source="n1" target="n2"/>'
-            '<edge source="n2" target="n3"/><edge source="n1" target="n99"/></graph></graphml>',
-            "node 'n99'",
+            _GRAPHML.format(
+                '<node id="n1"/>\n<node id="n2"/>\n<node id="n3"/>\n'
+                '<edge source="n1" target="n2"/>\n<edge source="n2" target="n3"/>\n'
+                '<edge source="n1" target="n99"/>'
+            ),
+            "line 9, node 'n99'",
             "the edge 'n1' - 'n99' names a node no <node> declares",
         ),
         (
             "g.graphml",
-            '<?xml version="1.0" encoding="UTF-8"?>\n<graphml xmlns="http://graphml.'
-            'graphdrawing.org/xmlns"><graph edgedefault="undirected"><node id="n1"/>'
-            '<node id="n2"/><node id="n1"/><edge source="n1" target="n2"/></graph></graphml>',
-            "node 'n1'",
-            "a <node> is declared twice",
+            _GRAPHML.format(
+                '<node id="n1"/>\n<node id="n2"/>\n<node id="n1"/>\n<edge source="n1" target="n2"/>'
+            ),
+            "line 6, node 'n1'",
+            "a <node> is declared twice in the file (first on line 4)",
         ),
         (
             "g.gexf",
             '<?xml version="1.0" encoding="UTF-8"?>\n<gexf xmlns="http://gexf.net/1.3" '
-            'version="1.3"><graph defaultedgetype="undirected"><nodes><node id="1"/>'
-            '<node id="2"/><node id="3"/></nodes><edges><edge id="0" source="1" target="2"/>'
-            '<edge id="1" source="2" target="7"/></edges></graph></gexf>',
-            "node '7'",
+            'version="1.3">\n<graph defaultedgetype="undirected">\n<nodes>\n<node id="1"/>\n'
+            '<node id="2"/>\n<node id="3"/>\n</nodes>\n<edges>\n'
+            '<edge id="0" source="1" target="2"/>\n<edge id="1" source="2" target="7"/>\n'
+            "</edges>\n</graph>\n</gexf>\n",
+            "line 11, node '7'",
             "the edge '2' - '7' names a node no <node> declares",
         ),
     ],
     ids=["json-unknown", "json-twice", "graphml-unknown", "graphml-twice", "gexf-unknown"],
 )
-def test_undeclared_or_twice_declared_nodes_are_refused(tmp_path, name, content, node, what):
-    # networkx created the undeclared node (published as a person) and merged the repeated one
+def test_undeclared_or_twice_declared_nodes_are_refused(tmp_path, name, content, where, what):
+    # networkx created the undeclared node (published as a person) and merged the repeated
+    # one; the error named the node but not its line
     src = tmp_path / name
     src.write_text(content)
+    line = int(where.split(",")[0].split()[1])
+    assert content.splitlines()[line - 1].startswith(("<node", "<edge", "{"))
     result = _run("anonymize", src, "-k", "2", "-o", tmp_path / "o.graphml")
     assert result.exit_code == 2, result.output
     _no_traceback(result)
-    assert what in result.output and f"(file '{src}', {node})" in result.output
+    assert what in result.output and f"(file '{src}', {where})" in result.output
     assert sorted(os.listdir(tmp_path)) == [name]
-    with pytest.raises(InputError, match="declare"):
+    with pytest.raises(InputError, match="declare") as info:
         graphs.read_graph(src)
+    assert info.value.line == line
 
 
 def test_an_out_format_contradicting_the_output_extension_is_refused_before_reading(tmp_path):

@@ -1,6 +1,9 @@
-"""Node ids are read as written: never two spellings merged into one node by a guess."""
+"""Node ids are read as written: never two spellings merged into one node by a guess,
+and every error reading a graph names its line (GraphML and GEXF included)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from click.testing import CliRunner
@@ -141,3 +144,225 @@ def test_the_command_names_both_spellings_and_writes_nothing(tmp_path):
     assert "'007' (line 9) and '7' (line 10) are two spellings of the integer 7" in result.output
     assert f"(file '{src}', line 10, node '7')" in result.output
     assert not (tmp_path / "o.txt").exists()
+
+
+# ---------------------------------------------------------------------------------- JSON
+
+
+def _node_link(nodes, links):
+    """A node-link document with one node or link per line, from line 4 on."""
+    return (
+        '{"directed": false, "multigraph": false, "graph": {},\n'
+        '"nodes": [\n'
+        + ",\n".join(json.dumps(n) for n in nodes)
+        + '\n],\n"links": [\n'
+        + ",\n".join(json.dumps(x) for x in links)
+        + "\n]}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "nodes, links, line, what",
+    [
+        # 7 and "7" were two nodes every text output (edge list, CSV, GraphML, mapping)
+        # writes alike
+        (
+            [{"id": 7}, {"id": 1}, {"id": "7"}],
+            [{"source": 7, "target": 1}, {"source": "7", "target": 1}],
+            5,
+            "one id is written two ways, 7 (a number) and '7' (a string) (nodes[0], line 3",
+        ),
+        # 7.0 named node 7: networkx matched it silently
+        (
+            [{"id": 7}, {"id": 1}, {"id": 2}],
+            [{"source": 7, "target": 1}, {"source": 1, "target": 2}, {"source": 7.0, "target": 2}],
+            10,
+            "links[2] (7.0 - 2) names a node the nodes list does not declare, where nodes[0] "
+            "declares 7",
+        ),
+        # 7 and 7.0 declared: networkx merged them into one node
+        (
+            [{"id": 7}, {"id": 1}, {"id": 7.0}],
+            [{"source": 7, "target": 1}],
+            5,
+            "one id is written two ways, 7 (a number) and 7.0 (a number)",
+        ),
+        (
+            [{"id": 7}, {"id": 1}, {"id": 2}],
+            [{"source": 7, "target": 1}, {"source": "1", "target": 2}],
+            9,
+            "links[1] ('1' - 2) names a node the nodes list does not declare, where nodes[1] "
+            "declares 1",
+        ),
+        (
+            [{"id": 7}, {"id": 1}, {"name": 2}],
+            [{"source": 7, "target": 1}],
+            5,
+            'nodes[2] is not an object with an "id"',
+        ),
+        (
+            [{"id": 7}, {"id": 1}],
+            [{"source": 7, "target": 1}, {"source": 1}],
+            8,
+            "links[1] has no 'target'",
+        ),
+    ],
+    ids=["int-and-str", "link-float", "int-and-float", "link-str", "no-id", "no-target"],
+)
+def test_node_link_ids_written_two_ways_are_refused_with_their_line(
+    tmp_path, nodes, links, line, what
+):
+    src = _write(tmp_path / "g.json", _node_link(nodes, links))
+    with pytest.raises(InputError) as info:
+        graphs.read_graph(src)
+    assert what in str(info.value) and info.value.line == line, str(info.value)
+
+
+def test_node_link_lines_are_looked_up_on_the_error_path_only(tmp_path, monkeypatch):
+    import graphs.io
+
+    def never():
+        raise AssertionError("a valid document parsed twice")
+
+    monkeypatch.setattr(graphs.io, "_PositionDecoder", never)
+    nodes = [{"id": i} for i in range(1, 5)] + [{"id": "ann"}]
+    links = [{"source": i, "target": i + 1} for i in range(1, 4)] + [{"source": 4, "target": "ann"}]
+    g = graphs.read_graph(_write(tmp_path / "g.json", _node_link(nodes, links)))
+    assert list(g.nodes()) == [1, 2, 3, 4, "ann"] and g.number_of_edges() == 4
+
+
+# ---------------------------------------------------------------------------- GraphML, GEXF
+
+_GRAPHML = """<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="d0" for="node" attr.name="age" attr.type="int"/>
+  <graph edgedefault="undirected">
+{body}
+  </graph>
+</graphml>
+"""
+_GEXF = """<?xml version="1.0" encoding="UTF-8"?>
+<gexf xmlns="http://gexf.net/1.3" version="1.3">
+  <graph defaultedgetype="undirected">
+{body}
+  </graph>
+</gexf>
+"""
+
+
+@pytest.mark.parametrize(
+    "fmt, body, line, what",
+    [
+        (
+            "graphml",
+            '<node id="n1"/>\n<node id="n2"/>\n<edge source="n1" target="n2"/>\n'
+            '<edge source="n2" target="n9"/>',
+            8,
+            "the edge 'n2' - 'n9' names a node no <node> declares",
+        ),
+        (
+            "graphml",
+            '<node id="n1"/>\n<node id="n2"/>\n<node id="n1"/>\n<edge source="n1" target="n2"/>',
+            7,
+            "a <node> is declared twice in the file (first on line 5)",
+        ),
+        ("graphml", '<node id="n1"/>\n<node/>\n<edge source="n1" target="n1"/>', 6, "no id"),
+        (
+            "graphml",
+            '<node id="n1"/>\n<node id="n2">\n  <data key="d0">old</data>\n</node>',
+            6,
+            "cannot read the <node>: invalid literal for int()",
+        ),
+        (
+            "graphml",
+            '<node id="n1"/>\n<edge target="n1"/>',
+            6,
+            "an <edge> has no source",
+        ),
+        (
+            "gexf",
+            '<nodes>\n<node id="1"/>\n<node id="2"/>\n</nodes>\n<edges>\n'
+            '<edge id="0" source="1" target="2"/>\n<edge id="1" source="2" target="7"/>\n'
+            "</edges>",
+            10,
+            "the edge '2' - '7' names a node no <node> declares",
+        ),
+        (
+            "gexf",
+            '<nodes>\n<node id="1"/>\n<node id="2"/>\n<node id="1"/>\n</nodes>\n<edges>\n'
+            '<edge id="0" source="1" target="2"/>\n</edges>',
+            7,
+            "a <node> is declared twice in the file (first on line 5)",
+        ),
+        ("gexf", '<nodes>\n<node id="1"/>\n<node label="x"/>\n</nodes>', 6, "no id"),
+    ],
+    ids=[
+        "graphml-undeclared",
+        "graphml-twice",
+        "graphml-no-id",
+        "graphml-bad-value",
+        "graphml-no-source",
+        "gexf-undeclared",
+        "gexf-twice",
+        "gexf-no-id",
+    ],
+)
+def test_xml_errors_name_the_line(tmp_path, fmt, body, line, what):
+    src = _write(tmp_path / f"g.{fmt}", (_GRAPHML if fmt == "graphml" else _GEXF).format(body=body))
+    assert src.read_text().splitlines()[line - 1].lstrip().startswith("<")
+    with pytest.raises(InputError) as info:
+        graphs.read_graph(src)
+    assert what in str(info.value) and info.value.line == line, str(info.value)
+    assert f"line {line}" in str(info.value)
+
+
+def test_a_graphml_file_of_two_graphs_is_refused(tmp_path):
+    # networkx read the first graph and dropped the second, people included
+    text = _GRAPHML.format(
+        body='<node id="1"/>\n<node id="2"/>\n<edge source="1" target="2"/>\n</graph>\n'
+        '<graph edgedefault="undirected">\n<node id="3"/>\n<node id="4"/>\n'
+        '<edge source="3" target="4"/>'
+    )
+    with pytest.raises(InputError, match="holds 2 graphs") as info:
+        graphs.read_graph(_write(tmp_path / "g.graphml", text))
+    assert info.value.line == 9
+
+
+def test_malformed_xml_names_its_line(tmp_path):
+    src = _write(tmp_path / "g.graphml", _GRAPHML.format(body='<node id="1">\n<node id="2"/>'))
+    with pytest.raises(InputError, match="mismatched tag") as info:
+        graphs.read_graph(src)
+    assert info.value.line == 7
+
+
+def test_xml_is_parsed_once(tmp_path, monkeypatch):
+    # it was parsed by networkx, then again to check its nodes
+    import xml.etree.ElementTree as ET
+
+    parses = []  # ET.parse and ElementTree(file=...) both parse through ElementTree.parse
+    real_tree = ET.ElementTree.parse
+    monkeypatch.setattr(
+        ET.ElementTree, "parse", lambda self, *a, **k: parses.append(a) or real_tree(self, *a, **k)
+    )
+    for fmt in ("graphml", "gexf"):
+        parses.clear()
+        body = '<node id="1"/>\n<node id="2"/>\n<edge source="1" target="2"/>'
+        if fmt == "gexf":
+            body = f"<nodes>\n{body.rsplit(chr(10), 1)[0]}\n</nodes>\n<edges>\n"
+            body += '<edge id="0" source="1" target="2"/>\n</edges>'
+        src = _write(
+            tmp_path / f"g.{fmt}", (_GRAPHML if fmt == "graphml" else _GEXF).format(body=body)
+        )
+        assert graphs.read_graph(src).number_of_edges() == 1
+        assert len(parses) == 1, (fmt, parses)
+
+
+def test_a_cut_gzip_xml_file_is_bad_input(tmp_path):
+    # a traceback (EOFError) before
+    import gzip
+
+    text = _GRAPHML.format(body="".join(f'<node id="{i}"/>\n' for i in range(300)))
+    src = tmp_path / "g.graphml.gz"
+    src.write_bytes(gzip.compress(text.encode())[:200])
+    with pytest.raises(InputError, match="cannot read the file"):
+        graphs.read_graph(src)
