@@ -57,6 +57,7 @@ def read_table(
     dtype: Any = None,
     columns: list[str] | None = None,
     categorical: bool | Collection[str] = False,
+    typed: Collection[str] | None = None,
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Read a CSV / TSV (optionally compressed) or Parquet file.
@@ -86,6 +87,11 @@ def read_table(
         numeric (booleans keep their type; names absent from the file are ignored).  The
         categories are the values present, sorted, so they tell nothing of the order of
         the rows.
+    typed : list of str, optional
+        Text input only: the columns typed as ``pandas.read_csv`` types them; every other
+        column is kept as text exactly as written (``01000``, ``TRUE``, ``0.10``, ``NA``
+        and ``null`` unchanged), only empty cells missing.  ``None`` (default): every
+        column typed.  Parquet keeps its stored types.
 
     Raises
     ------
@@ -103,7 +109,7 @@ def read_table(
     categorical = _check_categorical(categorical)
     ext = file_suffix(path)
     try:
-        df, categorical = _read_file(path, ext, sep, dtype, categorical, kwargs)
+        df, categorical = _read_file(path, ext, sep, dtype, categorical, kwargs, typed)
     except InputError:
         raise
     except pd.errors.ParserError as exc:
@@ -137,7 +143,13 @@ def read_table(
 
 
 def _read_file(
-    path: Path, ext: str, sep: str | None, dtype: Any, categorical: bool | list[str], kwargs: dict
+    path: Path,
+    ext: str,
+    sep: str | None,
+    dtype: Any,
+    categorical: bool | list[str],
+    kwargs: dict,
+    typed: Collection[str] | None = None,
 ) -> tuple[pd.DataFrame, bool | list[str]]:
     """:func:`read_table`'s reading, by format (the categoricals still to make returned)."""
     if ext in _PARQUET:
@@ -145,7 +157,9 @@ def _read_file(
         return (df if dtype is None else df.astype(dtype)), categorical
     if sep is None:
         sep = "\t" if ext in (".tsv", ".tab") else ","
-    return _read_text(path, sep, dtype, categorical, kwargs)
+    if typed is not None and (dtype is not None or kwargs):
+        raise TypeError("read_table: typed= does not combine with dtype= or pandas options")
+    return _read_text(path, sep, dtype, categorical, kwargs, typed)
 
 
 def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) -> None:
@@ -376,7 +390,12 @@ def _check_categorical(categorical: Any) -> bool | list[str]:
 
 
 def _read_text(
-    path: Path, sep: str, dtype: Any, categorical: bool | list[str], kwargs: dict
+    path: Path,
+    sep: str,
+    dtype: Any,
+    categorical: bool | list[str],
+    kwargs: dict,
+    typed: Collection[str] | None = None,
 ) -> tuple[pd.DataFrame, bool | list[str]]:
     """A text table read by Arrow where it can (categoricals made on the way; ``False``
     returned in their place) or by pandas (``categorical`` returned for the caller)."""
@@ -385,12 +404,20 @@ def _read_text(
     # line, pandas pads it)
     _check_text(path, sep, scan="nrows" not in kwargs, fields=fast is None)
     if fast is None:
+        if typed is not None:  # every column as written, only empty cells missing
+            dtype, kwargs = str, {"keep_default_na": False, "na_values": [""]}
         if len(sep) > 1:  # a separator of several characters is taken literally, never as
             # the regular expression pandas would make of it (' | ' split at every space)
             kwargs = {**kwargs, "engine": "python"}
-            return pd.read_csv(path, sep=re.escape(sep), dtype=dtype, **kwargs), categorical
-        return pd.read_csv(path, sep=sep, dtype=dtype, **kwargs), categorical
-    df = _text_frame(fast, categorical)
+            df = pd.read_csv(path, sep=re.escape(sep), dtype=dtype, **kwargs)
+        else:
+            df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
+        if typed is not None:
+            for name in dict.fromkeys(typed):
+                if name in df.columns and isinstance(df[name], pd.Series):
+                    df[name] = _typed_text(df[name])
+        return df, categorical
+    df = _text_frame(fast, categorical, typed)
     del fast
     _release_arrow_memory()
     return df, False
@@ -506,19 +533,42 @@ def _csv_rows(text: str, sep: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text), delimiter=sep))
 
 
-def _text_frame(table: Any, categorical: bool | Collection[str]) -> pd.DataFrame:
+def _typed_text(column: pd.Series) -> Any:
+    """A column of text (missing: empty cells) typed as pandas.read_csv types it, from its
+    distinct values (see :func:`_pandas_types`)."""
+    import pyarrow as pa
+
+    codes, uniques = pd.factorize(column.fillna(""), use_na_sentinel=True)
+    typed = _pandas_types(pa.array(np.asarray(uniques, dtype=object), type=pa.string()))
+    return pd.Series(typed.take(codes) if codes.size else typed[:0], index=column.index)
+
+
+def _raw_text(values: Any) -> np.ndarray:
+    """The distinct strings of a dictionary column as written, the empty one missing."""
+    raw = np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+    raw[raw == ""] = np.nan
+    return raw
+
+
+def _text_frame(
+    table: Any, categorical: bool | Collection[str], typed: Collection[str] | None = None
+) -> pd.DataFrame:
     """The frame pandas.read_csv gives for an Arrow table of dictionary-encoded strings
     (:func:`_read_text_arrow`): each column's distinct values are typed by pandas' own
     parser (numbers, booleans, missing values) and the column gathered from them; the
-    columns ``categorical`` names as categoricals (see :func:`read_table`)."""
+    columns ``categorical`` names as categoricals (see :func:`read_table`); the columns
+    ``typed`` leaves out (when given) kept as text, as written."""
     columns: dict[str, Any] = {}
     for name in table.column_names:
         codes, values = _dictionary_codes(table.column(name))
-        typed = _pandas_types(values)
-        if _wants_category(name, typed, categorical):
-            columns[name] = _category_column(codes, typed)
+        if typed is None or name in typed:
+            typed_values = _pandas_types(values)
         else:
-            columns[name] = typed.take(codes) if codes.size else typed[:0]
+            typed_values = _raw_text(values)
+        if _wants_category(name, typed_values, categorical):
+            columns[name] = _category_column(codes, typed_values)
+        else:
+            columns[name] = typed_values.take(codes) if codes.size else typed_values[:0]
     return pd.DataFrame(columns, copy=False)
 
 

@@ -482,7 +482,10 @@ def anonymize_command(
         # sensitive columns) are read as categoricals: a few bytes a cell
         coded = [c for c in columns if isinstance(specs.get(c), Hierarchy)] + sensitive_columns
         cluster = (workers, memory_limit, scheduler)
-        df = _read_input(input_path, sep, needed, coded, engine, cluster, joint)
+        # the columns the search computes on are typed; every other column (identifiers
+        # included) is read as text, as written, and published unchanged
+        typed = columns + sensitive_columns
+        df = _read_input(input_path, sep, needed, coded, engine, cluster, joint, typed)
         if joint is not None:
             if joint in df.columns:
                 raise InputError("the table already has a column of this name", column=joint)
@@ -607,14 +610,18 @@ def _read_input(
     engine: str,
     cluster: tuple[int | None, str | None, str | None],
     joint: str | None,
+    typed: list[str],
 ) -> Any:
-    """INPUT read in memory by pandas, or lazily on a started Dask cluster."""
+    """INPUT read in memory by pandas, or lazily on a started Dask cluster; the columns
+    ``typed`` typed, every other one kept as text."""
     if engine != "dask":
-        return tab_io.read_microdata(input_path, sep=sep, columns=needed, categorical=coded)
+        return tab_io.read_microdata(
+            input_path, sep=sep, columns=needed, categorical=coded, typed=typed
+        )
     if joint is not None:
         raise InputError("several --sensitive columns need --engine pandas")
     _start_cluster(*cluster)
-    return tab_io.read_microdata_dask(input_path, sep=sep, columns=needed)
+    return tab_io.read_microdata_dask(input_path, sep=sep, columns=needed, typed=typed)
 
 
 def _start_cluster(workers: int | None, memory_limit: str | None, scheduler: str | None) -> None:
@@ -804,9 +811,8 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     )
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(
-            input_path, sep=sep, columns=columns + ([sensitive] if sensitive else [])
-        )
+        wanted = columns + ([sensitive] if sensitive else [])
+        df = tab_io.read_microdata(input_path, sep=sep, columns=wanted, typed=wanted)
     if not df[columns].notna().all(axis=1).any():
         raise InputError(
             "no row has a value in every --qi column (an empty or malformed file? wrong --sep?)",
@@ -972,7 +978,9 @@ def anatomize_command(
     columns, sep, inputs, secret = _bucket_command_start(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
-    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    df = tab_io.read_microdata(
+        input_path, sep=sep, columns=[*columns, sensitive], typed=[*columns, sensitive]
+    )
     release = _run_scheme(
         input_path,
         anatomize,
@@ -1072,7 +1080,9 @@ def slice_command(
     columns, sep, inputs, secret = _bucket_command_start(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
-    df = tab_io.read_microdata(input_path, sep=sep, columns=[*columns, sensitive])
+    df = tab_io.read_microdata(
+        input_path, sep=sep, columns=[*columns, sensitive], typed=[*columns, sensitive]
+    )
     release = _run_scheme(
         input_path,
         slice_table,
@@ -1142,7 +1152,7 @@ def _sdc_run(
         raise InputError(f"--key-file: {exc.message}", path=str(exc.path or key_file)) from None
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(input_path, sep=sep, columns=needed)
+        df = tab_io.read_microdata(input_path, sep=sep, columns=needed, typed=needed)
     release = _run_scheme(input_path, _without_warnings(run), df, secret, input_sep=sep)
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
@@ -1460,9 +1470,8 @@ def safepub_command(
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(
-            input_path, sep=sep, columns=columns + ([sensitive] if sensitive else [])
-        )
+        wanted = columns + ([sensitive] if sensitive else [])
+        df = tab_io.read_microdata(input_path, sep=sep, columns=wanted, typed=wanted)
     release = _run_anonymize(
         input_path, df, specs, sensitive, [model], seed=seed, key=secret,
         measures=not no_measures, input_sep=sep,
@@ -1512,7 +1521,7 @@ def dp_counts_command(input_path, sep, column, categories, epsilon, output) -> N
     inputs = [check_input_path(input_path, "INPUT")]
     if output is not None:
         check_output_paths({"--output": output}, inputs=inputs, extensions={"--output": (".csv",)})
-    df = tab_io.read_microdata(input_path, sep=sep, columns=[column])
+    df = tab_io.read_microdata(input_path, sep=sep, columns=[column], typed=[column])
     counts = dp_counts(df[column], epsilon, labels)
     table = counts.rename_axis(column).reset_index()
     if output is None:

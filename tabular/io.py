@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._libs.parsers import STR_NA_VALUES
 
 from structanon import Hierarchy, InputError
 from structanon._validation import (
@@ -70,12 +71,15 @@ def read_microdata(
     sep: str | None = None,
     columns: Sequence[str] | None = None,
     categorical: bool | Sequence[str] = False,
+    typed: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Read a microdata table (CSV / TSV, optionally compressed, or Parquet).
 
     The values and types are those of ``pandas.read_csv`` (see
     :func:`structanon.io.read_table`, which parses plain text files with Arrow's
-    multi-threaded reader).
+    multi-threaded reader); with ``typed``, only the columns it names are typed so, and
+    every other column of a text file is kept as text exactly as written (only empty
+    cells missing), so it is published unchanged.
 
     Parameters
     ----------
@@ -90,6 +94,10 @@ def read_microdata(
         cell instead of a Python object, and what :func:`tabular.anonymize` encodes,
         publishes and verifies fastest.  The command line reads the hierarchy
         quasi-identifiers and sensitive columns of ``anonymize`` this way.
+    typed : list of str, optional
+        The columns typed by pandas' rules (numbers, booleans, the missing-value tokens
+        ``NA``, ``null``, ...); ``None`` (default): every column.  The command line
+        passes the columns a command works on.
 
     Raises
     ------
@@ -100,7 +108,7 @@ def read_microdata(
     if columns is not None:
         columns = check_names(columns, "columns")
     try:
-        df = read_table(path, sep=sep, categorical=categorical)
+        df = read_table(path, sep=sep, categorical=categorical, typed=typed)
     except InputError as exc:
         if "No columns to parse" not in exc.message:
             raise
@@ -388,12 +396,15 @@ def _lazy_files(path: str | Path) -> tuple[list[str], str]:
     return files, "parquet" if kinds.pop() else "text"
 
 
-def _column_kinds(pdf: pd.DataFrame) -> dict[str, tuple[Any, bool]]:
-    """Per column of text values (NaN for the missing-value tokens): the type pandas would
-    give this partition alone ("empty", "bool", "int", "float", "object") and whether a
-    value is missing."""
+def _column_kinds(
+    pdf: pd.DataFrame, names: Sequence[str] | None = None
+) -> dict[str, tuple[Any, bool]]:
+    """Per column of text values (NaN for the missing-value tokens) of ``names`` (default:
+    all): the type pandas would give this partition alone ("empty", "bool", "int",
+    "float", "object"; "big:" and the first value for integers beyond the 64-bit range)
+    and whether a value is missing."""
     out: dict[str, tuple[Any, bool]] = {}
-    for name in pdf.columns:
+    for name in pdf.columns if names is None else names:
         column = pdf[name]
         na = column.isna()
         values = column[~na]
@@ -407,11 +418,35 @@ def _column_kinds(pdf: pd.DataFrame) -> dict[str, tuple[Any, bool]]:
                 kind = "object"
             elif pd.api.types.is_integer_dtype(numbers.dtype):
                 kind = "int"
+                if numbers.dtype.kind == "u":  # beyond int64: never wrapped around
+                    beyond = (numbers > np.iinfo(np.int64).max).to_numpy()
+                    if beyond.any():
+                        kind = "big:" + str(values.to_numpy()[np.flatnonzero(beyond)[0]])
             else:
                 kind = "float"
         out[name] = (kind, bool(na.any()))
     out[_ROWS] = (len(pdf), False)
     return out
+
+
+def _refuse_big_integers(
+    parts: list[dict[str, tuple[Any, bool]]], files: list[str], sep: str
+) -> None:
+    """InputError naming the column, file and line of an integer beyond the 64-bit range
+    in a typed column (the Dask engine would wrap it around)."""
+    for part in parts:
+        for name, (kind, _) in part.items():
+            if isinstance(kind, str) and kind.startswith("big:"):
+                value = kind[4:]
+                where = locate_value(files, sep, name, value)
+                raise InputError(
+                    f"integer {value} is beyond the 64-bit range the Dask engine computes "
+                    "with (use --engine pandas, or make the column text)",
+                    column=name,
+                    value=value,
+                    path=where[0] if where else files[0],
+                    line=where[1] if where else None,
+                )
 
 
 def _whole_column_types(parts: list[dict[str, tuple[Any, bool]]]) -> dict[str, str]:
@@ -475,6 +510,7 @@ def read_microdata_dask(
     sep: str | None = None,
     columns: Sequence[str] | None = None,
     blocksize: str | int = "64MB",
+    typed: Sequence[str] | None = None,
 ) -> Any:
     """Read a microdata table lazily, as a Dask DataFrame, with :func:`read_microdata`'s
     rules.
@@ -485,7 +521,10 @@ def read_microdata_dask(
     finds the type pandas gives each whole column (int, float, bool or text) and every
     partition is converted to it, so the values equal :func:`read_microdata`'s.  That pass
     also meets every malformed line: the error then names the file and its line, as the
-    pandas reader does.  Parquet keeps its stored types.
+    pandas reader does.  With ``typed``, only the columns it names are typed so; every
+    other text column is kept as written (only empty cells missing).  An integer column
+    beyond the 64-bit range is refused (never wrapped around).  Parquet keeps its stored
+    types.
 
     Raises
     ------
@@ -523,9 +562,19 @@ def read_microdata_dask(
             )
         header = read_microdata_header(files, sep)
         compressed = first.suffix.lower() in _COMPRESSED
+        names = list(header.columns) if typed is None else [c for c in typed if c in header]
+        names = list(dict.fromkeys(names))
+        # the missing-value tokens (NA, null, ...) in the typed columns only; elsewhere
+        # only an empty cell is missing
+        tokens = {c: sorted(STR_NA_VALUES) if c in names else [""] for c in header.columns}
         try:  # Dask parses a sample of the first file here
             ddf = dd.read_csv(
-                files, sep=sep, dtype=str, blocksize=None if compressed else blocksize
+                files,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_values=tokens,
+                blocksize=None if compressed else blocksize,
             )
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
             raise _locate_parse_error(files, sep, exc) from None
@@ -537,7 +586,7 @@ def read_microdata_dask(
         checks = text_block_checks(files, sep or ",", len(header.columns), compressed, blocksize)
         try:
             *parts, faults = compute(
-                *[dask.delayed(_column_kinds)(p) for p in ddf.to_delayed()], checks
+                *[dask.delayed(_column_kinds)(p, names) for p in ddf.to_delayed()], checks
             )
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
             raise _locate_parse_error(files, sep or ",", exc) from None
@@ -547,7 +596,9 @@ def read_microdata_dask(
                 f"the file has a header but no data rows{hint or '; wrong --sep?'}",
                 path=str(path),
             )
+        _refuse_big_integers(parts, files, sep or ",")
         types = _whole_column_types(list(parts))
+        types.update({c: "object" for c in header.columns if c not in types})
         meta = _convert(ddf._meta, types)
         ddf = ddf.map_partitions(_convert, types, meta=meta)
     return ddf
