@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +45,22 @@ EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _check_finite_floats(kwargs: dict[str, Any]) -> None:
+    """Refuse ``nan`` and ``inf`` given to any float option of the running command (click's
+    ``float`` and ``FloatRange`` accept them, and they pass every ``<`` / ``>`` check)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return
+    for param in ctx.command.params:
+        if not isinstance(param.type, click.types.FloatParamType) or param.name not in kwargs:
+            continue
+        value = kwargs[param.name]
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(v, float) and not math.isfinite(v):
+                name = max(param.opts, key=len) if param.opts else param.name
+                raise InputError(f"{name} must be a finite number, got {v}")
+
+
 def handle_errors(func: F) -> F:
     """Turn structanon errors into a one-line message on stderr and the error's exit code.
 
@@ -53,6 +70,7 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_finite_floats(kwargs)
             return func(*args, **kwargs)
         except StructanonError as exc:
             kind = type(exc).__name__

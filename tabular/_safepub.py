@@ -43,6 +43,14 @@ DEFAULT_STEPS = 100
 #: ``steps`` draws share the rest equally.
 FINAL_SHARE = 0.5
 
+#: Largest epsilon SafePub accepts (as dp-counts).
+MAX_EPSILON = 1e4
+
+#: Largest ``epsilon_anon``.  The implied k grows like ``exp(epsilon_anon)`` (k = 6264 at 6.3
+#: with delta 1e-5) and is found by a search whose time grows with k; beyond this the
+#: classes are larger than most tables and the search takes minutes.
+MAX_EPSILON_ANON = 7.0
+
 
 def _gamma(epsilon: float, beta: float) -> float:
     return (math.exp(epsilon) - 1.0 + beta) / math.exp(epsilon)
@@ -149,7 +157,9 @@ class DifferentialPrivacy(PrivacyModel):
     def __init__(
         self, epsilon: float, delta: float, search_share: float = 0.1, steps: int = DEFAULT_STEPS
     ) -> None:
-        self.epsilon = check_float(epsilon, "epsilon", min_value=0, include_min=False)
+        self.epsilon = check_float(
+            epsilon, "epsilon", min_value=0, include_min=False, max_value=MAX_EPSILON
+        )
         self.delta = check_float(delta, "delta", min_value=0, max_value=1, include_min=False,
                                  include_max=False)  # fmt: skip
         self.search_share = check_float(
@@ -160,6 +170,11 @@ class DifferentialPrivacy(PrivacyModel):
         self.epsilon_final = self.epsilon_search * FINAL_SHARE
         self.epsilon_step = (self.epsilon_search - self.epsilon_final) / self.steps
         self.epsilon_anon = self.epsilon - self.epsilon_search
+        if self.epsilon_anon > MAX_EPSILON_ANON:
+            raise InputError(
+                f"epsilon * (1 - search_share), the share that sets the implied k, must be "
+                f"<= {MAX_EPSILON_ANON:g} (k grows like e^that), got {self.epsilon_anon:g}"
+            )
         self.beta = 1.0 - math.exp(-self.epsilon_anon)
         self.k = implied_k(self.epsilon_anon, self.delta, self.beta)
 

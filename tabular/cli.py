@@ -118,6 +118,9 @@ def _models(
 
 
 def _l_diversity(l_div: float, l_variant: str, c: float | None) -> PrivacyModel:
+    l_div = check_float(l_div, "--l-diversity", min_value=1)
+    if c is not None:
+        c = check_float(c, "--c", min_value=0, include_min=False)
     if l_variant == "distinct":
         if float(l_div) != int(l_div):
             raise InputError(f"distinct l-diversity needs an integer l, got {l_div}")
@@ -1441,7 +1444,7 @@ def safepub_command(
 ) -> None:  # fmt: skip
     """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
     sample, generalized, classes below the implied k suppressed."""
-    from ._safepub import DifferentialPrivacy
+    from ._safepub import MAX_EPSILON, DifferentialPrivacy
 
     show_progress(quiet)
     columns = _qi_columns(qi)
@@ -1449,7 +1452,7 @@ def safepub_command(
         raise InputError("safepub needs a hierarchy for every --qi (no --numeric / --set-qi)")
     check_int(seed, "--seed", min_value=0)
     model = DifferentialPrivacy(
-        check_float(epsilon, "--epsilon", min_value=0, include_min=False),
+        check_float(epsilon, "--epsilon", min_value=0, include_min=False, max_value=MAX_EPSILON),
         check_float(delta, "--delta", min_value=0, max_value=1, include_min=False),
         check_float(search_share, "--search-share", min_value=0, max_value=1, include_max=False),
         check_int(steps, "--steps", min_value=1),
