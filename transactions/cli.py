@@ -45,6 +45,7 @@ from .io import (
     FORMATS,
     ITEM_TYPES,
     detect_format,
+    read_transaction_lists,
     read_transactions,
     write_band,
     write_disassociation,
@@ -83,9 +84,7 @@ def _at_line(input_path: str, fmt: str | None, run):
 def _read(
     path: str | Path, fmt: str | None, item_type: str, encoding: str, quiet: bool = False
 ) -> list:
-    data, stats = read_transactions(
-        path, format=fmt, return_stats=True, item_type=item_type, encoding=encoding
-    )
+    data, stats = read_transaction_lists(path, format=fmt, item_type=item_type, encoding=encoding)
     if not quiet:
         click.echo(
             f"read {stats['transactions']:,} transactions "

@@ -90,7 +90,12 @@ def _typed(
             elif first_bad is None and (item_type == "int" or not _LABEL.match(tok)):
                 first_bad = (i, tok)
     if n_int == n_tok:
-        return [[int(tok) for tok in t] for t in tokens]
+        ints = [[int(tok) for tok in t] for t in tokens]
+        if item_type == "auto" and any(
+            str(v) != tok for t, it in zip(tokens, ints) for tok, v in zip(t, it)
+        ):  # 007, +7, -0: integers would merge distinct spellings (007 and 7); keep text
+            return tokens
+        return ints
     if first_bad is not None and (item_type == "int" or 2 * n_int >= n_tok):
         i, tok = first_bad
         line = lines[i] if lines is not None else i + 1
@@ -250,7 +255,9 @@ def read_transactions(
     encoding : str
         Text encoding of the file (default UTF-8; a byte-order mark is dropped).
     item_type : {"auto", "int", "str"}
-        ``"auto"``: integers when every item is an integer (labels of the automatic
+        ``"auto"``: integers when every item is an integer written canonically (one item
+        written ``007``, ``+7`` or ``-0`` keeps every item text, so that ``007`` and ``7``
+        stay two items), else text (labels of the automatic
         taxonomy such as ``1..5`` or ``*`` read back as text); a stray non-integer item in
         a file whose items are mostly integers is an error naming its line, not a silent
         switch of every item to text.  ``"int"`` requires integers, ``"str"`` reads text.
@@ -276,22 +283,29 @@ def read_transactions(
     ([{1, 2, 3}, {2}, set()], {'transactions': 3, 'empty_transactions': 1, 'duplicate_items': 1})
     >>> os.unlink(f.name)
     """
+    raw, stats = read_transaction_lists(path, format, encoding, item_type)
+    out = [set(t) for t in raw]
+    return (out, stats) if return_stats else out
+
+
+def read_transaction_lists(
+    path: str | Path, format: str | None = None, encoding: str = "utf-8", item_type: str = "auto"
+) -> tuple[list[list[Any]], dict[str, int]]:
+    """The transactions of :func:`read_transactions` as lists in file order, duplicates kept
+    (so that :class:`Baskets` counts them), with its statistics."""
     path, fmt = _check_read(path, format, item_type, encoding)
     raw, nulls = READERS[fmt](path, encoding, item_type)
     if not any(raw):
         what = "no transactions" if not raw else "no items (every transaction is empty)"
         raise InputError(f"the file holds {what}; {_HINT}", path=str(path))
-    out = [set(t) for t in raw]
-    if not return_stats:
-        return out
     stats = {
-        "transactions": len(out),
-        "empty_transactions": sum(1 for t in out if not t),
-        "duplicate_items": sum(len(r) for r in raw) - sum(len(t) for t in out),
+        "transactions": len(raw),
+        "empty_transactions": sum(1 for t in raw if not t),
+        "duplicate_items": sum(len(t) - len(set(t)) for t in raw),
     }
     if nulls:
         stats["null_lines_skipped"] = nulls
-    return out, stats
+    return raw, stats
 
 
 def write_transactions(data: Sequence[Any], path: str | Path, format: str | None = None) -> int:
