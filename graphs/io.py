@@ -417,9 +417,16 @@ def _csv_rows(reader: Any, path: Path) -> tuple[list[int | str], list[int | str]
     src: list[int | str] = []
     dst: list[int | str] = []
     lines: list[int] = []
+    stripped = [h.strip() for h in header]
     for lineno, row in enumerate(reader, start=2):
         if not row or all(not c.strip() for c in row):
             continue
+        if row[0].strip() == stripped[0] and [c.strip() for c in row] == stripped:
+            raise InputError(
+                f"the header line is repeated at line {lineno} (files concatenated?)",
+                line=lineno,
+                path=str(path),
+            )
         if len(row) > len(header):
             raise InputError(
                 f"the row has {len(row)} fields, the header {len(header)}",

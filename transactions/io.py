@@ -187,6 +187,17 @@ def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
         df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise InputError(f"cannot parse CSV: {exc}; {_HINT}", path=str(path)) from None
+    if len(df):
+        repeated = np.logical_and.reduce(
+            [df[c].str.strip().to_numpy() == str(c).strip() for c in df.columns]
+        )
+        if repeated.any():
+            line = int(repeated.argmax()) + 2
+            raise InputError(
+                f"the header line is repeated at line {line} (files concatenated?)",
+                path=str(path),
+                line=line,
+            )
     cols = [c.strip().lower() for c in df.columns]
     if "tid" in cols and "item" in cols:
         return df.iloc[:, cols.index("tid")], df.iloc[:, cols.index("item")]
