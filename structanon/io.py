@@ -137,9 +137,52 @@ def read_table(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
     _check_columns(df, list(columns or []), path)
+    if ext not in _PARQUET and repeated_header_row(df) is not None:
+        raise InputError(
+            "the header line is repeated as a data line (files concatenated?); remove it",
+            path=str(path),
+            line=repeated_header_line(path),
+        )
     if categorical is not False:
         df = _as_categorical(df, categorical)
     return df
+
+
+def repeated_header_row(df: pd.DataFrame) -> int | None:
+    """The first row whose every cell is its column's name (a header line read as data),
+    or ``None``.  Cheap: a column whose values cannot hold its name (numbers, or a
+    categorical without that category) settles it, and each column is compared only while
+    some row still matches every column before it."""
+    if not len(df) or not len(df.columns) or df.columns.duplicated().any():
+        return None
+    mask: np.ndarray | None = None
+    for name in df.columns:
+        col = df[name]
+        label = str(name)
+        if isinstance(col.dtype, pd.CategoricalDtype):
+            categories = [str(c) for c in col.cat.categories]
+            if label not in categories:
+                return None
+            hit = col.cat.codes.to_numpy() == categories.index(label)
+        elif col.dtype == object or pd.api.types.is_string_dtype(col.dtype):
+            hit = col.to_numpy(dtype=object) == label
+        else:
+            return None
+        mask = hit if mask is None else mask & hit
+        if not mask.any():
+            return None
+    return None if mask is None else int(np.flatnonzero(mask)[0])
+
+
+def repeated_header_line(path: Path) -> int | None:
+    """The line number of the first line after the header that repeats it (error path)."""
+    header = None
+    for lineno, text in text_lines(path, errors="replace"):
+        if header is None:
+            header = text.lstrip("\ufeff")
+        elif text == header:
+            return lineno
+    return None
 
 
 def _read_file(

@@ -29,6 +29,8 @@ from structanon.io import (
     raise_block_fault,
     read_table,
     remove_folder,
+    repeated_header_line,
+    repeated_header_row,
     staged_folder,
     text_block_checks,
     text_lines,
@@ -367,6 +369,7 @@ def parse_assignments(items: Iterable[str], option: str) -> dict[str, str]:
 _GLOB_CHARS = ("*", "?", "[")
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
 _ROWS = "\0rows"
+_HEADER = "\0header repeated"
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
 
 
@@ -426,6 +429,7 @@ def _column_kinds(
                 kind = "float"
         out[name] = (kind, bool(na.any()))
     out[_ROWS] = (len(pdf), False)
+    out[_HEADER] = (repeated_header_row(pdf) is not None, False)
     return out
 
 
@@ -480,6 +484,20 @@ def _convert(pdf: pd.DataFrame, types: dict[str, str]) -> pd.DataFrame:
             column = pdf[name].astype(object)
             out[name] = column.where(column.notna(), np.nan)
     return out
+
+
+def _refuse_repeated_header(parts: list[dict[str, Any]], files: list[str]) -> None:
+    """An :class:`InputError` naming the file and line of a header line read as data
+    (files concatenated) when a partition held one (:func:`_column_kinds`)."""
+    if any([p.pop(_HEADER)[0] for p in parts]):
+        for name in files:
+            line = repeated_header_line(Path(name))
+            if line is not None:
+                raise InputError(
+                    "the header line is repeated as a data line (files concatenated?); remove it",
+                    path=name,
+                    line=line,
+                )
 
 
 def _locate_parse_error(files: list[str], sep: str, exc: Exception) -> InputError:
@@ -591,6 +609,7 @@ def read_microdata_dask(
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
             raise _locate_parse_error(files, sep or ",", exc) from None
         raise_block_fault(files, faults)
+        _refuse_repeated_header(parts, files)
         if not sum(p.pop(_ROWS)[0] for p in parts):
             raise InputError(
                 f"the file has a header but no data rows{hint or '; wrong --sep?'}",

@@ -125,3 +125,31 @@ def test_dask_refuses_integers_beyond_int64_in_a_typed_column(tmp_path):
     assert "64-bit" in str(info.value)
     df = tab_io.read_microdata_dask(path, typed=["b"]).compute()
     assert df["a"].tolist() == ["1", "12345678901234567890"]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_header_line_repeated_mid_file_is_refused_with_its_line(tmp_path, engine):
+    """Two exports concatenated: the second header was published as a record (sex="sex",
+    race="race") where no hierarchy or number check met it."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    rows = ["sex,race,zip"] + [f"{'MF'[i % 2]},{'wb'[i % 3 % 2]},{i:03d}" for i in range(8)]
+    source = tmp_path / "joined.csv"
+    source.write_text("\n".join(rows[:5] + rows[:1] + rows[5:]) + "\n")  # header again, line 6
+    out = tmp_path / "out.csv"
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(source), "--qi", "sex,race", "--set-qi", "sex,race"]
+        + ["--algorithm", "mondrian", "-k", "2", "-o", str(out), "--engine", engine],
+    )
+    assert result.exit_code == 2, result.output
+    assert "header line is repeated" in result.output and "line 6" in result.output
+    assert not out.exists()
+    # a value equal to its column's name in one column only is data
+    source.write_text("\n".join(rows + ["sex,w,100", "M,race,101"]) + "\n")
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(source), "--qi", "sex,race", "--set-qi", "sex,race"]
+        + ["--algorithm", "mondrian", "-k", "2", "-o", str(out), "--engine", engine],
+    )
+    assert result.exit_code == 0, result.output
