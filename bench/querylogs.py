@@ -36,7 +36,7 @@ def run_real(
     if "aol_ia_head" in path:  # no URLs; read through the generic reader's column mapping
         log = querylogs.read_log(path, "csv", sep="\t", columns=IA_COLUMNS)
     else:
-        log = querylogs.read_log(path, on_bad_lines="skip")
+        log = querylogs.read_log(path, on_bad_lines="drop")
     read_s = time.perf_counter() - start
     release = querylogs.anonymize(
         log,
@@ -78,7 +78,7 @@ def pairing_bound(path: str) -> dict:
     import networkx as nx
     import pandas as pd
 
-    log = querylogs.read_log(path, on_bad_lines="skip")
+    log = querylogs.read_log(path, on_bad_lines="drop")
     release = querylogs.anonymize(log, 2, seed=1, measures=False, grouping="mdav")
     greedy = querylogs.anonymize(log, 2, seed=1, measures=False, grouping="greedy").info
     codes, vocab = querylogs.normalize_queries(log["query"])

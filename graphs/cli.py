@@ -23,6 +23,7 @@ from structanon.cli_support import (
     assessment,
     emit_assessment,
     emit_release,
+    encoding_option,
     handle_errors,
     release_options,
     show_progress,
@@ -168,9 +169,14 @@ def _run(
     return release
 
 
-def _read(input: Path, in_format: str | None, as_undirected: bool) -> nx.Graph:  # noqa: A002
+def _read(
+    input: Path,  # noqa: A002
+    in_format: str | None,
+    as_undirected: bool,
+    encoding: str = "utf-8",
+) -> nx.Graph:
     with Timings()("read"):
-        return read_graph(input, format=in_format, as_undirected=as_undirected)
+        return read_graph(input, format=in_format, as_undirected=as_undirected, encoding=encoding)
 
 
 @click.group(name="graphs", context_settings={"help_option_names": ["-h", "--help"]})
@@ -189,6 +195,7 @@ def cli() -> None:
 )
 @release_options
 @click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
+@encoding_option()
 @click.option(
     "--out-format",
     type=click.Choice(FORMATS),
@@ -259,6 +266,7 @@ def anonymize(
     no_measures: bool,
     quiet: bool,
     in_format: str | None,
+    encoding: str,
     out_format: str | None,
     method: str,
     construct: str,
@@ -276,7 +284,7 @@ def anonymize(
     check_int(k, "-k", min_value=1)
     _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
     key = release_key(key_file)
-    graph = _read(input, in_format, as_undirected)
+    graph = _read(input, in_format, as_undirected, encoding)
     _run(
         graph,
         k,
@@ -323,6 +331,7 @@ def _assess_warnings(risk: dict[str, Any]) -> list[str]:
 @click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
 @assess_options
 @click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
+@encoding_option()
 @click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @handle_errors
 def assess(
@@ -332,6 +341,7 @@ def assess(
     seed: int,  # noqa: A002
     quiet: bool,
     in_format: str | None,
+    encoding: str,
     as_undirected: bool,
 ) -> None:
     """Re-identification risk of INPUT before any anonymization: degree and neighbourhood
@@ -341,7 +351,7 @@ def assess(
     check_int(seed, "--seed", min_value=0)
     guess_format(input, in_format)
     check_output_paths({"--report": report}, inputs=[input], extensions={"--report": (".json",)})
-    graph = _read(input, in_format, as_undirected)
+    graph = _read(input, in_format, as_undirected, encoding)
     with Timings()("risk"):
         risk = assess_risk(graph)
     emit_assessment(
@@ -355,13 +365,19 @@ def assess(
 @cli.command(hidden=True)
 @click.argument("input", metavar="INPUT", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "in_format", type=click.Choice(FORMATS), default=None, help=INPUT_HELP)
+@encoding_option()
 @click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @handle_errors
-def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # noqa: A002
+def risk(
+    input: Path,  # noqa: A002
+    in_format: str | None,
+    encoding: str,
+    as_undirected: bool,
+) -> None:
     """Deprecated: use ``assess``.  Degree and neighbourhood risk of a graph, as bare JSON."""
     check_input_path(input, "INPUT")
     guess_format(input, in_format)
-    graph = read_graph(input, format=in_format, as_undirected=as_undirected)
+    graph = read_graph(input, format=in_format, as_undirected=as_undirected, encoding=encoding)
     click.echo(json.dumps(to_jsonable(structural_risk(graph)), indent=2))
 
 
@@ -382,13 +398,20 @@ def risk(input: Path, in_format: str | None, as_undirected: bool) -> None:  # no
     show_default=True,
     help="Seed of the sampled measures.",
 )
+@encoding_option()
 @handle_errors
-def compare(original: Path, anonymized: Path, level: str, seed: int) -> None:
-    """Utility of ANONYMIZED against ORIGINAL (same node ids: use --no-relabel), as JSON."""
+def compare(original: Path, anonymized: Path, level: str, seed: int, encoding: str) -> None:
+    """Utility of ANONYMIZED against ORIGINAL (same node ids: use --no-relabel), as JSON;
+    --encoding applies to both files."""
     for name, path in (("ORIGINAL", original), ("ANONYMIZED", anonymized)):
         check_input_path(path, name)
         guess_format(path)
-    result = graph_utility(read_graph(original), read_graph(anonymized), seed=seed, level=level)
+    result = graph_utility(
+        read_graph(original, encoding=encoding),
+        read_graph(anonymized, encoding=encoding),
+        seed=seed,
+        level=level,
+    )
     click.echo(json.dumps(to_jsonable(result), indent=2))
 
 

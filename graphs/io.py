@@ -21,9 +21,9 @@ import numpy as np
 from networkx.readwrite.gexf import GEXFReader
 from networkx.readwrite.graphml import GraphMLReader
 
-from structanon._validation import check_choice, check_input_path, check_path
+from structanon._validation import check_choice, check_encoding, check_input_path, check_path
 from structanon.errors import InputError
-from structanon.io import atomic_path, atomic_write, open_text, text_lines
+from structanon.io import atomic_path, atomic_write, locate_undecodable, open_text
 
 __all__ = ["FORMATS", "read_graph", "write_graph", "guess_format", "check_output_format"]
 
@@ -102,17 +102,16 @@ def check_output_format(
 _HINT = "wrong --format, or not a graph file?"
 
 
-def _read_text(path: Path) -> str:
-    """The whole file as UTF-8 text, through the core's opener (gzip told by its magic
-    bytes); a binary, UTF-16 or otherwise encoded file is an :class:`InputError` naming the
-    file and the line of the first bad byte."""
+def _read_text(path: Path, encoding: str = "utf-8") -> str:
+    """The whole file as text in ``encoding``, through the core's opener (gzip told by its
+    magic bytes); a binary file, or one that does not decode, is an :class:`InputError`
+    naming the file and the line (and byte) of the first bad byte."""
     try:
-        with open_text(path, name="input graph") as fh:
+        with open_text(path, encoding, name="input graph") as fh:
             text = fh.read()
     except UnicodeDecodeError:
-        for _ in text_lines(path, name="input graph"):  # raises, naming the line
-            pass
-        raise  # pragma: no cover - text_lines found the same bad byte
+        locate_undecodable(path, encoding, "input graph")  # raises, naming the line
+        raise  # pragma: no cover - the same bad byte is found line by line
     except (OSError, EOFError) as exc:  # a corrupt gzip stream past its header
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     if "\x00" in text:
@@ -198,8 +197,8 @@ def _refuse_lone_cr(text: str, path: Path) -> None:
         )
 
 
-def _read_edgelist(path: Path, as_undirected: bool) -> nx.Graph:
-    text = _read_text(path)
+def _read_edgelist(path: Path, as_undirected: bool, encoding: str = "utf-8") -> nx.Graph:
+    text = _read_text(path, encoding)
     _refuse_lone_cr(text, path)
     pairs = _plain_pairs(text)
     if pairs is not None:
@@ -447,11 +446,11 @@ def _csv_rows(reader: Any, path: Path) -> tuple[list[int | str], list[int | str]
     return src, dst, lines
 
 
-def _read_csv(path: Path) -> nx.Graph:
+def _read_csv(path: Path, encoding: str = "utf-8") -> nx.Graph:
     """A CSV edge list: integer ids when every id is an integer written as Python writes
     it, else every id as its text (an integer written plainly as its digits), with two
     spellings of one integer ("007" and "7") refused (:class:`_Spellings`)."""
-    with io.StringIO(_read_text(path), newline="") as fh:
+    with io.StringIO(_read_text(path, encoding), newline="") as fh:
         src, dst, lines = _csv_rows(csv.reader(fh), path)
     if not src:
         raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})", path=str(path))
@@ -595,8 +594,8 @@ def _check_node_link(data: Any, key: str, path: Path, text: str) -> None:
             )
 
 
-def _read_node_link(path: Path) -> nx.Graph:
-    text = _read_text(path)
+def _read_node_link(path: Path, encoding: str = "utf-8") -> nx.Graph:
+    text = _read_text(path, encoding)
     with io.StringIO(text, newline="") as fh:
         data = json.load(fh)
     key = "edges" if "edges" in data else "links"
@@ -830,11 +829,11 @@ def _read_xml(path: Path, fmt: str) -> nx.Graph:
         raise InputError(message, path=str(path), line=line, node=fault.node) from None
 
 
-def _read_structured(path: Path, fmt: str) -> nx.Graph:
+def _read_structured(path: Path, fmt: str, encoding: str = "utf-8") -> nx.Graph:
     try:
         if fmt in ("graphml", "gexf"):
             return _read_xml(path, fmt)
-        return _read_node_link(path)
+        return _read_node_link(path, encoding)
     except InputError:
         raise
     except (
@@ -860,6 +859,7 @@ def read_graph(
     path: str | Path,
     format: str | None = None,  # noqa: A002
     as_undirected: bool = False,
+    encoding: str = "utf-8",
 ) -> nx.Graph:
     """Read a graph export as an undirected simple :class:`networkx.Graph`.
 
@@ -876,6 +876,10 @@ def read_graph(
         Accept a directed graph by dropping edge directions: a directed GraphML / GEXF /
         JSON graph, or an edge list whose header comment declares it directed (as SNAP's
         ``# Directed graph`` does).
+    encoding : str
+        Text encoding of an edge list, CSV or JSON file (default UTF-8; e.g.
+        ``"latin-1"``).  GraphML and GEXF files declare their own encoding in their XML
+        declaration, which their parser follows.
 
     Returns
     -------
@@ -886,7 +890,8 @@ def read_graph(
     Raises
     ------
     InputError
-        Unknown format, malformed or non-integer line (with its number), an edge-list line
+        Unknown format or encoding, text that does not decode (its line and byte),
+        malformed or non-integer line (with its number), an edge-list line
         with more or fewer fields than the first edge line (with its number), line ends
         that are a carriage return alone (the line of the first), a CSV text id with
         leading or trailing spaces (its line), one integer id written two ways in an edge
@@ -913,12 +918,13 @@ def read_graph(
     """
     path = check_path(path, "path")
     fmt = guess_format(path, format)
+    encoding = check_encoding(encoding)
     check_input_path(path, "input graph")
     if fmt == "edgelist":
-        return _read_edgelist(path, as_undirected)
+        return _read_edgelist(path, as_undirected, encoding)
     if fmt == "csv":
-        return _read_csv(path)
-    graph = _read_structured(path, fmt)
+        return _read_csv(path, encoding)
+    graph = _read_structured(path, fmt, encoding)
     if graph.is_directed() and not as_undirected:
         raise InputError(
             "the graph is directed; k-degree anonymity is defined for undirected "

@@ -32,7 +32,14 @@ from ._dask import cloak_dask
 from ._figures import INPUT_POINTS
 from ._geo import LocationRelease, from_geodataframe
 from ._grid import MAX_CELL_SIZE, CloakingGrid
-from ._input import Fixes, no_fixes_error, parse_fixes, parse_window, user_keys
+from ._input import (
+    Fixes,
+    drop_bad_lines,
+    no_fixes_error,
+    parse_fixes,
+    parse_window,
+    user_keys,
+)
 from ._publish import (
     LINKAGE_WARNING,
     LINKAGES,
@@ -230,7 +237,8 @@ def cloak(
     *,
     cell_size: float = DEFAULT_CELL_SIZE,
     levels: int | None = None,
-    drop_invalid: bool = False,
+    on_bad_lines: str = "raise",
+    drop_invalid: bool | None = None,
     aggregate: bool = False,
     linkage: str = "window",
     max_suppression: float = DEFAULT_MAX_SUPPRESSION,
@@ -268,8 +276,14 @@ def cloak(
     levels : int, optional
         Maximum number of pyramid merges above level 0 (default: up to one cell covering
         every fix).
-    drop_invalid : bool
-        Drop and count invalid rows instead of rejecting the input.
+    on_bad_lines : {"raise", "drop"}
+        Invalid rows (a missing user, a time that does not parse, a missing, non-numeric
+        or out-of-range coordinate): ``"raise"`` (the default) rejects the input with an
+        :class:`InputError` naming the first one (its file line with ``source``);
+        ``"drop"`` drops and counts them (``info["invalid_fixes_dropped"]`` and
+        ``info["invalid_reasons"]``, also in ``suppressed``).
+    drop_invalid : bool, optional
+        Former name of ``on_bad_lines``: ``True`` is ``on_bad_lines="drop"``.
     aggregate : bool
         Publish one row per (pseudonym, window, region) with its fix count ``n_fixes``
         instead of one row per fix.  Per-fix rows tell how many fixes each user has in
@@ -305,8 +319,8 @@ def cloak(
     Raises
     ------
     InputError
-        Missing columns, invalid rows (unless ``drop_invalid``), no valid fix at all, bad
-        parameters (each named).
+        Missing columns, invalid rows (unless ``on_bad_lines="drop"``), no valid fix at all,
+        bad parameters (each named).
     InfeasibleError
         Fewer than ``k`` distinct users in the whole log, or in every time window.
     VerificationError
@@ -352,6 +366,7 @@ def cloak(
     linkage = check_choice(linkage, "linkage", LINKAGES)
     seed = None if seed is None else check_int(seed, "seed", min_value=0)
     measures = _measures_flag(measures, measure)
+    drop_invalid = drop_bad_lines(on_bad_lines, drop_invalid)
     pseud = release_key(pseudonymizer if pseudonymizer is not None else key)
     columns = {"user": user, "time": time, "lat": lat, "lon": lon}
     if linkage == "trajectory":

@@ -37,7 +37,7 @@ from structanon.io import Pseudonymizer, remove_folder
 from . import risk as _risk
 from ._assign import Triples, assign_regions
 from ._grid import CloakingGrid
-from ._input import no_fixes_error, parse_fixes, user_keys
+from ._input import DROP_HINT, no_fixes_error, parse_fixes, user_keys
 from ._publish import (
     LINKAGE_WARNING,
     PublishedRows,
@@ -154,7 +154,7 @@ def _first_pass(
         raise InvalidFixes(
             f"{summary}; first: the row labelled "
             f"{stats['first_bad_label'].iloc[part]} in partition {part} "
-            "(use drop_invalid / --drop-invalid to drop and count them)",
+            f"({DROP_HINT})",
             summary=summary,
         )
     if n_valid == 0:

@@ -3,15 +3,53 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from structanon._times import NAT, iso_utc_ns
-from structanon._validation import check_columns
+from structanon._validation import check_choice, check_columns
 from structanon.errors import InputError
 
-__all__ = ["Fixes", "parse_fixes", "parse_window", "no_fixes_error", "user_keys"]
+__all__ = [
+    "Fixes",
+    "parse_fixes",
+    "parse_window",
+    "no_fixes_error",
+    "user_keys",
+    "drop_bad_lines",
+    "DROP_HINT",
+]
+
+#: How an error about invalid fixes says to drop them instead.
+DROP_HINT = (
+    "to drop and count invalid fixes instead, pass on_bad_lines='drop' (--on-bad-lines drop)"
+)
+_BAD_LINES = ("raise", "drop")
+
+
+def drop_bad_lines(on_bad_lines: Any, drop_invalid: Any = None) -> bool:
+    """Whether invalid fixes are dropped: ``on_bad_lines`` (``"raise"`` or ``"drop"``), or
+    its former spelling ``drop_invalid`` (a bool, ``None`` when not given); the two may
+    not contradict each other.
+
+    Examples
+    --------
+    >>> drop_bad_lines("raise"), drop_bad_lines("drop"), drop_bad_lines("raise", True)
+    (False, True, True)
+    """
+    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    if drop_invalid is None:
+        return bool(on_bad_lines == "drop")
+    check_choice(drop_invalid, "drop_invalid", (True, False))
+    if not drop_invalid and on_bad_lines == "drop":
+        raise InputError(
+            "drop_invalid=False contradicts on_bad_lines='drop'; give on_bad_lines only "
+            "(drop_invalid is its former name)"
+        )
+    return bool(drop_invalid) or on_bad_lines == "drop"
+
 
 _REASONS = (
     "missing user",
@@ -139,8 +177,7 @@ def parse_fixes(
         ]
         where = {"line": pos + 2, "path": source} if source else {"row": df.index[pos]}
         raise InputError(
-            f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} "
-            "(use drop_invalid / --drop-invalid to drop and count them)",
+            f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} ({DROP_HINT})",
             column=column,
             **where,
         )

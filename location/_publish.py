@@ -364,6 +364,7 @@ def release_info(
         "fixes_suppressed_by_cloaking": n_cloak_suppressed,
         "invalid_fixes_dropped": n_dropped,
         "invalid_reasons": reasons,
+        "bad_lines_dropped": n_dropped,
         "users": users,
         "windows": windows,
         "pseudonym_key": key_source,

@@ -97,6 +97,7 @@ def _info(k, window_ns, grid, fixes, users, clusters, data, n_suppressed_fixes, 
         "fixes_suppressed_by_cloaking": n_suppressed_fixes,
         "invalid_fixes_dropped": fixes.n_dropped,
         "invalid_reasons": fixes.dropped,
+        "bad_lines_dropped": fixes.n_dropped,
         "samples": int(data.drop_duplicates(["start", "end", "region_id"]).shape[0])
         if len(data)
         else 0,

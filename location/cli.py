@@ -11,17 +11,28 @@ from typing import Any
 import click
 
 from structanon import Release
+from structanon._engine import is_dask
 from structanon._finish import Timings
-from structanon._validation import check_float, check_input_path, check_int, check_output_paths
+from structanon._validation import (
+    check_float,
+    check_input_path,
+    check_int,
+    check_output_paths,
+    file_suffix,
+)
 from structanon.cli_support import (
     assess_options,
     assessment,
     check_engine_options,
+    deprecated,
+    dropped_lines_notice,
     emit_assessment,
     emit_release,
+    encoding_option,
     engine_context,
     engine_options,
     handle_errors,
+    on_bad_lines_option,
     release_options,
     show_progress,
     stack,
@@ -36,7 +47,15 @@ from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
 from ._input import parse_window
 from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
-from .io import locate_invalid, read_fixes, read_fixes_dask, write_cloaked, write_geojson
+from .io import (
+    first_invalid_lines,
+    first_invalid_rows,
+    locate_invalid,
+    read_fixes,
+    read_fixes_dask,
+    write_cloaked,
+    write_geojson,
+)
 from .risk import log_risk
 from .synthetic import synthetic_log
 
@@ -55,8 +74,14 @@ def cli() -> None:
     """Grid cloaking of GPS location logs."""
 
 
+def _former_drop_invalid(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        deprecated(ctx, "--drop-invalid is the former name of --on-bad-lines drop")
+    return value
+
+
 def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Options that say how to read a log: columns, separator, invalid rows."""
+    """Options that say how to read a log: columns, separator, encoding, invalid rows."""
     options = [
         click.option("--user", default="user", show_default=True, help="User id column."),
         click.option(
@@ -75,13 +100,55 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
             help="Field separator of text input (default: by extension; \\t: tab; several "
             "characters are taken literally).",
         ),
+        encoding_option(),
+        on_bad_lines_option(),
         click.option(
             "--drop-invalid",
             is_flag=True,
-            help="Drop and count invalid rows (default: reject the input).",
+            hidden=True,
+            callback=_former_drop_invalid,
+            help="Former name of --on-bad-lines drop.",
         ),
     ]
     return stack(*options)(func)
+
+
+def _on_bad_lines(on_bad_lines: str, drop_invalid: bool) -> str:
+    """``--on-bad-lines``, or ``drop`` for its former spelling ``--drop-invalid``; the two
+    may not contradict each other."""
+    if not drop_invalid:
+        return on_bad_lines
+    ctx = click.get_current_context()
+    if ctx.get_parameter_source("on_bad_lines") is click.core.ParameterSource.COMMANDLINE and (
+        on_bad_lines != "drop"
+    ):
+        raise InputError(
+            "--drop-invalid (the former name of --on-bad-lines drop) contradicts "
+            f"--on-bad-lines {on_bad_lines}; give --on-bad-lines only"
+        )
+    return "drop"
+
+
+def _tell_dropped(
+    n_dropped: int,
+    reasons: dict[str, int] | None,
+    df: Any,
+    input_path: Path,
+    columns: list[str],
+    sep: str | None,
+    encoding: str,
+) -> None:
+    """``--on-bad-lines drop``: the count of invalid fixes dropped, the first ones' file
+    lines (rows of a Parquet input are no lines: the count alone) and the reasons, on
+    stderr."""
+    if not n_dropped:
+        return
+    lines: list[int] = []
+    if is_dask(df):
+        lines = first_invalid_lines(input_path, columns, sep, encoding)
+    elif file_suffix(input_path) not in (".parquet", ".pq"):
+        lines = [row + 2 for row in first_invalid_rows(df, columns)]
+    dropped_lines_notice(n_dropped, lines, input_path, reasons)
 
 
 def _check_log_options(
@@ -94,14 +161,16 @@ def _check_log_options(
 
 
 @contextlib.contextmanager
-def _located(engine: str, input_path: Path, columns: list[str], sep: str | None) -> Iterator[None]:
+def _located(
+    engine: str, input_path: Path, columns: list[str], sep: str | None, encoding: str
+) -> Iterator[None]:
     """On the Dask engine, invalid fixes (counted by partition, with no file line) are
     raised as the pandas engine raises them: the first one's file, line, column, value."""
     try:
         yield
     except InputError as exc:
         if engine == "dask" and isinstance(exc, InvalidFixes):
-            locate_invalid(input_path, columns, sep, exc.summary)
+            locate_invalid(input_path, columns, sep, exc.summary, encoding)
         raise
 
 
@@ -232,6 +301,8 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         lat,
         lon,
         sep,
+        encoding,
+        on_bad_lines,
         drop_invalid,
         cell_size,
         levels,
@@ -251,6 +322,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
     ) -> None:
         """Cloak INPUT so every published region holds >= k users per time window."""
         show_progress(quiet)
+        on_bad_lines = _on_bad_lines(on_bad_lines, drop_invalid)
         check_engine_options(engine, workers, memory_limit, scheduler)
         _check_log_options(input_path, window, cell_size, engine)
         if key_file is not None:
@@ -277,13 +349,13 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         cluster = contextlib.ExitStack()  # the Dask cluster lives until the command ends
         click.get_current_context().call_on_close(cluster.close)
         cluster.enter_context(engine_context(engine, workers, memory_limit, scheduler))
+        columns = [user, time_col, lat, lon]
         with steps("read"):
             if engine == "dask":
-                df = read_fixes_dask(input_path, columns=[user, time_col, lat, lon], sep=sep)
+                df = read_fixes_dask(input_path, columns=columns, sep=sep, encoding=encoding)
             else:
-                df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
-        columns = [user, time_col, lat, lon]
-        with warnings.catch_warnings(), _located(engine, input_path, columns, sep):
+                df = read_fixes(input_path, columns=columns, sep=sep, encoding=encoding)
+        with warnings.catch_warnings(), _located(engine, input_path, columns, sep, encoding):
             warnings.simplefilter("ignore", UserWarning)  # the CLI prints them itself
             release = cloak(
                 df,
@@ -297,7 +369,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                 seed=seed,
                 cell_size=cell_size,
                 levels=levels,
-                drop_invalid=drop_invalid,
+                on_bad_lines=on_bad_lines,
                 aggregate=aggregate,
                 linkage=linkage,
                 max_suppression=max_suppression,
@@ -305,6 +377,15 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
                 measures=not no_measures,
                 source=str(input_path),
             )
+        _tell_dropped(
+            int(release.info.get("invalid_fixes_dropped", 0)),
+            release.info.get("invalid_reasons"),
+            df,
+            input_path,
+            columns,
+            sep,
+            encoding,
+        )
         for warning in release.info.get("warnings", []):
             click.echo(f"warning: {warning}", err=True)
         with steps("write"), staged_outputs() as stage:
@@ -357,6 +438,8 @@ def assess_command(
     lat,
     lon,
     sep,
+    encoding,
+    on_bad_lines,
     drop_invalid,
     report,
     as_json,
@@ -366,6 +449,7 @@ def assess_command(
     """Risk of INPUT before any cloaking: unicity for p = 1, 2, 4 known points and the share
     of users with a unique home place."""
     show_progress(quiet)
+    on_bad_lines = _on_bad_lines(on_bad_lines, drop_invalid)
     _check_log_options(input_path, window, cell_size)
     _check_roles(user, time_col, lat, lon)
     check_int(seed, "--seed", min_value=0)
@@ -373,8 +457,9 @@ def assess_command(
         {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}
     )
     steps = Timings()
+    columns = [user, time_col, lat, lon]
     with steps("read"):
-        df = read_fixes(input_path, columns=[user, time_col, lat, lon], sep=sep)
+        df = read_fixes(input_path, columns=columns, sep=sep, encoding=encoding)
     with steps("risk"):
         risk = log_risk(
             df,
@@ -384,10 +469,13 @@ def assess_command(
             time_col,
             lat,
             lon,
-            drop_invalid=drop_invalid,
+            on_bad_lines=on_bad_lines,
             seed=seed,
             source=str(input_path),
         )
+    _tell_dropped(
+        int(risk.get("invalid_fixes_dropped", 0)), None, df, input_path, columns, sep, encoding
+    )
     notes = []
     if risk["unicity_p4"] >= 0.5:
         notes.append(

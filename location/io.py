@@ -12,11 +12,12 @@ import pandas as pd
 import shapely
 
 from structanon._engine import compute, is_dask, parse_size, require_dask
-from structanon._validation import check_input_path, file_suffix
+from structanon._validation import check_encoding, check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import (
     atomic_write,
     default_separator,
+    locate_undecodable,
     raise_block_fault,
     read_table,
     staged_folder,
@@ -30,6 +31,8 @@ from .metrics import region_areas
 __all__ = [
     "read_fixes",
     "read_fixes_dask",
+    "first_invalid_rows",
+    "first_invalid_lines",
     "cloaked_table",
     "write_cloaked",
     "write_cloaked_dask",
@@ -40,9 +43,16 @@ __all__ = [
 
 
 def read_fixes(
-    path: str | Path, columns: list[str] | None = None, sep: str | None = None
+    path: str | Path,
+    columns: list[str] | None = None,
+    sep: str | None = None,
+    encoding: str = "utf-8",
 ) -> pd.DataFrame:
     """Read a CSV/TSV (optionally gzipped) or Parquet log of fixes.
+
+    The reader keeps every row: invalid fixes (a missing user, a time that does not parse,
+    a coordinate out of range) are refused or dropped by :func:`location.cloak` and
+    :func:`location.risk.log_risk` (``on_bad_lines``).
 
     Parameters
     ----------
@@ -52,6 +62,9 @@ def read_fixes(
         is read as text, so ids such as ``007`` keep their leading zeros.
     sep : str, optional
         Field separator of text files.
+    encoding : str
+        Text encoding of a text file (default UTF-8; e.g. ``"latin-1"``); a byte that does
+        not decode is an :class:`InputError` naming the file, the line and the byte.
 
     Returns
     -------
@@ -61,9 +74,10 @@ def read_fixes(
     Raises
     ------
     InputError
-        Missing or empty file, missing column (with a hint at the separator), unparseable
-        table.
+        Missing or empty file, unknown encoding, undecodable text, missing column (with a
+        hint at the separator), unparseable table.
     """
+    encoding = check_encoding(encoding)
     path = check_input_path(path)
     if columns is not None and (
         isinstance(columns, str)
@@ -77,7 +91,7 @@ def read_fixes(
         df = read_table(path)
     else:
         dtype = {columns[0]: str} if columns else None
-        df = read_table(path, sep=sep, dtype=dtype)
+        df = read_table(path, sep=sep, dtype=dtype, encoding=encoding)
     for column in columns or []:
         if column not in df.columns:
             raise InputError(
@@ -228,21 +242,41 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
 _GLOB_CHARS = ("*", "?", "[")
 
 
-def locate_invalid(path: str | Path, columns: list[str], sep: str | None, summary: str) -> None:
-    """Raise the first invalid fix of the text files of ``path`` (a lazy read's INPUT) as
-    the pandas engine names it: its file, line, column and value, after ``summary`` (the
-    Dask engine's count of invalid fixes, which knows no file line).  Reads the columns
-    again, a chunk at a time, on the error path only; returns when no file shows one."""
+def _text_chunks(path: str | Path, columns: list[str], sep: str | None, encoding: str) -> Any:
+    """``(file, chunk)`` of the four columns of the text files of ``path`` (a lazy read's
+    INPUT), read as text a chunk at a time; the chunks' labels count the rows of the
+    file.  Nothing for Parquet; a file pandas cannot read is left out."""
     files, kind = _dask_files(path)
     if kind == "parquet":
         return
     for name in [files] if isinstance(files, str) else files:
         here = default_separator(name, sep)
         try:
-            chunks = pd.read_csv(name, sep=here, usecols=columns, dtype=str, chunksize=1 << 20)
+            chunks = pd.read_csv(
+                name,
+                sep=here,
+                usecols=columns,
+                dtype=str,
+                chunksize=1 << 20,
+                encoding=encoding,
+            )
             for chunk in chunks:
-                user, time, lat, lon = columns
-                parse_fixes(chunk, user, time, lat, lon, drop_invalid=False)
+                yield name, chunk
+        except (ValueError, OSError, pd.errors.ParserError):
+            continue
+
+
+def locate_invalid(
+    path: str | Path, columns: list[str], sep: str | None, summary: str, encoding: str = "utf-8"
+) -> None:
+    """Raise the first invalid fix of the text files of ``path`` (a lazy read's INPUT) as
+    the pandas engine names it: its file, line, column and value, after ``summary`` (the
+    Dask engine's count of invalid fixes, which knows no file line).  Reads the columns
+    again, a chunk at a time, on the error path only; returns when no file shows one."""
+    user, time, lat, lon = columns
+    for name, chunk in _text_chunks(path, columns, sep, encoding):
+        try:
+            parse_fixes(chunk, user, time, lat, lon, drop_invalid=False)
         except InputError as exc:
             if exc.row is None:
                 continue
@@ -254,8 +288,46 @@ def locate_invalid(path: str | Path, columns: list[str], sep: str | None, summar
                 path=str(name),
                 line=int(exc.row) + 2,  # the chunks' labels count the rows of the file
             ) from None
-        except (ValueError, OSError, pd.errors.ParserError):
-            continue
+
+
+def _invalid_positions(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Positions of the rows of ``frame`` that are invalid fixes."""
+    user, time, lat, lon = columns
+    fixes = parse_fixes(frame, user, time, lat, lon, drop_invalid=True)
+    bad = np.ones(len(frame), dtype=bool)
+    bad[fixes.positions] = False
+    return np.flatnonzero(bad)
+
+
+def first_invalid_rows(df: Any, columns: list[str], limit: int = 5) -> list[int]:
+    """Row positions (0-based) of the first ``limit`` invalid fixes of the in-memory log
+    ``df`` (``columns``: user, time, lat, lon), checked a block of rows at a time until
+    they are found: the line numbers ``--on-bad-lines drop`` prints."""
+    found: list[int] = []
+    step = 1 << 16
+    for lo in range(0, len(df), step):
+        found += (_invalid_positions(df.iloc[lo : lo + step], columns) + lo).tolist()
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
+def first_invalid_lines(
+    path: str | Path,
+    columns: list[str],
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    limit: int = 5,
+) -> list[int]:
+    """File lines of the first ``limit`` invalid fixes of the text files of ``path`` (a
+    lazy read's INPUT, whose partitions know no file line), read again a chunk at a time
+    until they are found; empty for Parquet."""
+    found: list[int] = []
+    for _name, chunk in _text_chunks(path, columns, sep, encoding):
+        found += [int(chunk.index[p]) + 2 for p in _invalid_positions(chunk, columns)]
+        if len(found) >= limit:
+            break
+    return found[:limit]
 
 
 def _dask_files(path: str | Path) -> tuple[str | list[str], str]:
@@ -284,21 +356,25 @@ def read_fixes_dask(
     columns: list[str],
     sep: str | None = None,
     blocksize: str | int = "64MB",
+    encoding: str = "utf-8",
 ) -> Any:
     """Read a log lazily as a Dask DataFrame: Parquet file, folder or glob, or CSV/TSV
     file or glob (``blocksize`` bytes per partition; a compressed file is one partition).
 
-    The four ``columns`` (``[user, time, lat, lon]``) are read as text from text files, so
-    the values (and the release) are the same as :func:`read_fixes` gives; Parquet keeps
-    its types.
+    The four ``columns`` (``[user, time, lat, lon]``) are read as text from text files
+    (in ``encoding``), so the values (and the release) are the same as :func:`read_fixes`
+    gives; Parquet keeps its types.
 
     Raises
     ------
     InputError
         No such file, a glob matching nothing, an empty file, a folder without Parquet
-        files, a missing column (with a hint at the separator).
+        files, a missing column (with a hint at the separator), an unknown encoding.  A
+        line that does not decode is named (file, line, byte) when the partitions are
+        computed.
     """
     dd = require_dask()
+    encoding = check_encoding(encoding)
     files, kind = _dask_files(path)
     try:
         if kind == "parquet":
@@ -318,9 +394,14 @@ def read_fixes_dask(
                 sep=sep,
                 dtype=dict.fromkeys(columns, str),
                 blocksize=None if compressed else blocksize,
+                encoding=encoding,
             )
     except InputError:
         raise
+    except UnicodeDecodeError:  # Dask parses a sample of the first file here
+        first_file = files[0] if isinstance(files, list) else files
+        locate_undecodable(first_file, encoding)
+        raise InputError(f"the log does not decode as {encoding}", path=str(path)) from None
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read the log: {exc}", path=str(path)) from None
     for column in columns:
@@ -336,7 +417,7 @@ def read_fixes_dask(
         # line is padded): one pass of the workers over the bytes, as read_fixes refuses
         names = files if isinstance(files, list) else [str(files)]
         size = None if compressed else parse_size(blocksize, "blocksize", 2**10)
-        checks = text_block_checks(names, sep or ",", len(ddf.columns), compressed, size)
+        checks = text_block_checks(names, sep or ",", len(ddf.columns), compressed, size, encoding)
         raise_block_fault(names, compute(checks)[0])
     return ddf[list(columns)]
 

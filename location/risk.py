@@ -11,7 +11,7 @@ from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
 from ._grid import MAX_CELL_SIZE, CloakingGrid
-from ._input import no_fixes_error, parse_fixes, parse_window, user_keys
+from ._input import drop_bad_lines, no_fixes_error, parse_fixes, parse_window, user_keys
 from ._publish import window_words
 
 __all__ = [
@@ -311,7 +311,8 @@ def log_risk(
     *,
     ps: tuple[int, ...] = (1, 2, 4),
     n_users: int = 1000,
-    drop_invalid: bool = False,
+    on_bad_lines: str = "raise",
+    drop_invalid: bool | None = None,
     seed: int | None = 0,
     source: str | None = None,
 ) -> dict[str, Any]:
@@ -319,7 +320,8 @@ def log_risk(
 
     Places are the level-0 cells of the grid :func:`location.cloak` would fit
     (``cell_size`` metres) and times its windows, so the figures are the "before" column
-    of a release's risk.
+    of a release's risk.  Invalid rows are refused or dropped as ``on_bad_lines`` says
+    (``drop_invalid``: its former name), as :func:`location.cloak` does.
 
     Returns
     -------
@@ -342,7 +344,8 @@ def log_risk(
     cell_size = check_float(
         cell_size, "cell_size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE
     )
-    fixes = parse_fixes(df, user, time, lat, lon, drop_invalid, source)
+    drop = drop_bad_lines(on_bad_lines, drop_invalid)
+    fixes = parse_fixes(df, user, time, lat, lon, drop, source)
     if len(fixes.index) == 0:
         raise no_fixes_error(fixes.n_input, fixes.dropped, source)
     grid = CloakingGrid.fit(

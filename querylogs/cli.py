@@ -32,11 +32,14 @@ from structanon.cli_support import (
     assess_options,
     assessment,
     check_engine_options,
+    dropped_lines_notice,
     emit_assessment,
     emit_release,
+    encoding_option,
     engine_context,
     engine_options,
     handle_errors,
+    on_bad_lines_option,
     release_options,
     show_progress,
     stack,
@@ -128,6 +131,9 @@ def _input_options(func: Any, lazy: bool = False) -> Any:
             help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u",
         ),
         click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
+        encoding_option(),
+        # the former values: report (drop and print) and skip (drop silently), both drop now
+        on_bad_lines_option(former={"report": "drop", "skip": "drop"}),
     ]
     return stack(*options)(func)
 
@@ -138,12 +144,14 @@ def _read(
     mapping: dict[str, str] | None,
     sep: str | None,
     on_bad_lines: str,
+    encoding: str = "utf-8",
     lazy: bool = False,
     spool: str | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """The log and its parse report; malformed and undecodable lines told on stderr once.
-    ``lazy``: a Dask DataFrame read by :func:`querylogs.read_log_dask` (same rules), its
-    parsed partitions kept in the folder ``spool`` if given."""
+    """The log and its parse report; lines dropped by ``--on-bad-lines drop`` told on
+    stderr once (even with --quiet).  ``lazy``: a Dask DataFrame read by
+    :func:`querylogs.read_log_dask` (same rules), its parsed partitions kept in the folder
+    ``spool`` if given."""
     with Timings()("read"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # reported below, once, in plain words
         if lazy:
@@ -152,6 +160,7 @@ def _read(
                 fmt,
                 columns=mapping,
                 sep="\t" if sep == "\\t" else sep,
+                encoding=encoding,
                 on_bad_lines=on_bad_lines,
                 spool=spool,
             )
@@ -161,17 +170,15 @@ def _read(
                 fmt,
                 columns=mapping,
                 sep="\t" if sep == "\\t" else sep,
+                encoding=encoding,
                 on_bad_lines=on_bad_lines,
             )
             parsed = parse_report(log)
-    if on_bad_lines == "report" and (parsed.get("malformed") or parsed.get("encoding_errors")):
-        shown = ", ".join(str(n) for n, _ in parsed.get("malformed_lines", [])[:5])
-        click.echo(
-            f"input: {parsed['malformed']:,} malformed line(s) skipped"
-            f"{f' (lines {shown}...)' if shown else ''}, "
-            f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced",
-            err=True,
-        )
+    dropped_lines_notice(
+        int(parsed.get("malformed", 0)),
+        [n for n, _ in parsed.get("malformed_lines", [])],
+        input_path,
+    )
     return log, parsed
 
 
@@ -206,13 +213,6 @@ def cli() -> None:
     help="Even cluster sizes: publish the lower (suppress) or upper (add) median.",
 )
 @click.option(
-    "--on-bad-lines",
-    type=click.Choice(["report", "skip", "raise"]),
-    default="report",
-    show_default=True,
-    help="Malformed input lines: drop and report, drop silently, or stop.",
-)
-@click.option(
     "--grouping",
     type=click.Choice(list(GROUPINGS)),
     default="greedy",
@@ -241,6 +241,8 @@ def anonymize_cmd(
     fmt,
     columns,
     sep,
+    encoding,
+    on_bad_lines,
     k,
     output,
     report,
@@ -251,7 +253,6 @@ def anonymize_cmd(
     time_granularity,
     keep_identifiers,
     tie_break,
-    on_bad_lines,
     grouping,
     refine,
     block_size,
@@ -307,7 +308,8 @@ def anonymize_cmd(
         fmt,
         mapping,
         sep,
-        on_bad_lines if not quiet or on_bad_lines == "raise" else "skip",
+        on_bad_lines,
+        encoding,
         lazy=engine == "dask",
         spool=spool,
     )
@@ -326,10 +328,12 @@ def anonymize_cmd(
             block_size=block_size,
             measures=not (no_measures or no_assess),
         )
-    # counts only: the input's line numbers are not the published artefact's business
+    # counts only: the input's line numbers and file names are not the published
+    # artefact's business (they are told on stderr)
     release.info["input"] = {
-        name: value for name, value in parsed.items() if not name.endswith("_lines")
+        name: value for name, value in parsed.items() if not name.endswith(("_lines", "_files"))
     }
+    release.info["bad_lines_dropped"] = int(parsed.get("malformed", 0))
     for message in release.info["warnings"]:
         if message != k_warning(k) and not quiet:
             click.echo(f"warning: {message}", err=True)
@@ -391,7 +395,18 @@ def _write(release: Release, output: Path, report: Path | None, log: Any = None)
 @assess_options
 @handle_errors
 def assess_cmd(
-    input_path, fmt, columns, sep, known_queries, known_queries_short, report, as_json, seed, quiet
+    input_path,
+    fmt,
+    columns,
+    sep,
+    encoding,
+    on_bad_lines,
+    known_queries,
+    known_queries_short,
+    report,
+    as_json,
+    seed,
+    quiet,
 ):
     """Assess how many users of the raw log INPUT their queries single out.
 
@@ -407,7 +422,7 @@ def assess_cmd(
         {"--report": report}, inputs=[input_path], extensions={"--report": (".json",)}
     )
     ps = tuple(known_queries) + tuple(known_queries_short) or _KNOWN_QUERIES
-    log, parsed = _read(input_path, fmt, mapping, sep, "skip")
+    log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines, encoding)
     with Timings()("assess"):
         risk = assess_log(log, ps, seed)
     doc = assessment("querylogs", input_path, risk, _assessment_warnings(parsed))
@@ -437,7 +452,6 @@ def assess_log(
         "lines": int(parsed.get("lines", len(log))),
         "rows": int(parsed.get("rows", len(log))),
         "malformed_lines": int(parsed.get("malformed", 0)),
-        "encoding_errors": int(parsed.get("encoding_errors", 0)),
         "users": int(log["user"].nunique()),
         "distinct_queries": int(log["query"].nunique()),
         "rows_with_click": int(log["url"].notna().sum()),
@@ -452,9 +466,7 @@ def _assessment_warnings(parsed: dict[str, Any]) -> list[str]:
     found = []
     if parsed.get("malformed"):
         shown = ", ".join(f"{n} ({why})" for n, why in parsed["malformed_lines"][:10])
-        found.append(f"{parsed['malformed']:,} malformed line(s) skipped (first: {shown})")
-    if parsed.get("encoding_errors"):
-        found.append(f"{parsed['encoding_errors']:,} line(s) with undecodable bytes replaced")
+        found.append(f"{parsed['malformed']:,} malformed line(s) dropped (first: {shown})")
     return found
 
 

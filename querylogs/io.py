@@ -24,9 +24,23 @@ import pandas as pd
 
 from structanon._engine import compute, is_dask, parse_size
 from structanon._times import iso_utc_ns
-from structanon._validation import check_choice, check_input_path, check_path, file_suffix
+from structanon._validation import (
+    check_choice,
+    check_encoding,
+    check_input_path,
+    check_path,
+    file_suffix,
+)
 from structanon.errors import InputError
-from structanon.io import LONE_CR, atomic_path, staged_folder, text_lines
+from structanon.io import (
+    LONE_CR,
+    UndecodableText,
+    atomic_path,
+    locate_undecodable,
+    staged_folder,
+    text_lines,
+    undecodable_error,
+)
 
 __all__ = [
     "LOG_COLUMNS",
@@ -46,7 +60,9 @@ _AOL_NAMES = {
     "url": "ClickURL",
 }
 _FORMATS = ("aol", "csv", "parquet")
-_BAD_LINES = ("report", "skip", "raise")
+_BAD_LINES = ("raise", "drop")
+#: Former values of ``on_bad_lines``, read as their new one (neither drops silently now).
+_FORMER_BAD_LINES = {"report": "drop", "skip": "drop"}
 _MAX_LISTED = 100
 #: More than this share of malformed lines means the file is not what ``format`` says.
 MAX_MALFORMED_SHARE = 0.5
@@ -61,42 +77,64 @@ def parse_report(log: pd.DataFrame) -> dict:
     return dict(log.attrs.get("parse", {}))
 
 
-def _answer_bad_lines(report: dict[str, Any], path: Any, on_bad_lines: str, first: Any) -> None:
-    """Malformed and undecodable lines as ``on_bad_lines`` asks: the first malformed line
-    (in file ``first``) raised, or warnings naming the lines, attributed to the reader's
-    caller."""
-    if report["malformed"]:
-        if on_bad_lines == "raise":
-            number, reason = report["malformed_lines"][0]
-            raise InputError(f"malformed line: {reason}", line=number, path=str(first))
-        if on_bad_lines == "report":
-            shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
-            warnings.warn(
-                f"{path}: {report['malformed']} malformed line(s) skipped (lines {shown}"
-                f"{', ...' if report['malformed'] > 10 else ''})",
-                stacklevel=3,
-            )
-    if report.get("encoding_errors") and on_bad_lines == "report":
+def _bad_lines_choice(on_bad_lines: Any) -> str:
+    """``on_bad_lines`` as ``"raise"`` or ``"drop"``; a former value (``"report"``,
+    ``"skip"``) is read as ``"drop"`` with a :class:`DeprecationWarning`."""
+    if isinstance(on_bad_lines, str) and on_bad_lines in _FORMER_BAD_LINES:
+        new = _FORMER_BAD_LINES[on_bad_lines]
         warnings.warn(
-            f"{path}: {report['encoding_errors']} line(s) with undecodable bytes "
-            f"(replaced by U+FFFD)",
-            stacklevel=3,
+            f"on_bad_lines={on_bad_lines!r} is a former value, read as {new!r} (dropped "
+            "lines are counted, and named in a warning)",
+            DeprecationWarning,
+            stacklevel=4,
         )
+        return new
+    return str(check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES))
+
+
+def _first_malformed(report: dict[str, Any]) -> tuple[int, str, Any]:
+    """The first malformed line of the input (the listed lines are in input order):
+    (line, reason, its file or ``None``)."""
+    number, reason = report["malformed_lines"][0]
+    files = report.get("malformed_files") or [None]
+    return number, reason, files[0]
+
+
+def _answer_bad_lines(report: dict[str, Any], path: Any, on_bad_lines: str, first: Any) -> None:
+    """Malformed lines as ``on_bad_lines`` asks: the first one (in file ``first`` unless the
+    report names its file) raised, or a warning naming them, attributed to the reader's
+    caller."""
+    if not report["malformed"]:
+        return
+    if on_bad_lines == "raise":
+        number, reason, file = _first_malformed(report)
+        raise InputError(
+            f"malformed line: {reason}; to drop and count such lines instead, pass "
+            "on_bad_lines='drop' (--on-bad-lines drop)",
+            line=number,
+            path=str(file or first),
+        )
+    shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
+    warnings.warn(
+        f"{path}: {report['malformed']} malformed line(s) dropped (lines {shown}"
+        f"{', ...' if report['malformed'] > 10 else ''})",
+        stacklevel=3,
+    )
 
 
 def _check_read_options(
-    format: str, on_bad_lines: str, columns: Any, encoding: Any, sep: Any = None
-) -> None:
-    """The readers' options, checked before any file is opened."""
+    format: str, on_bad_lines: Any, columns: Any, encoding: Any, sep: Any = None
+) -> str:
+    """The readers' options, checked before any file is opened; ``on_bad_lines`` as
+    ``"raise"`` or ``"drop"`` returned."""
     check_choice(format, "format", _FORMATS)
-    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
+    on_bad_lines = _bad_lines_choice(on_bad_lines)
     if columns is not None and not isinstance(columns, Mapping):
         raise InputError(
             f"columns must map our column names to the file's, e.g. "
             f"{{'user': 'uid'}}, got {columns!r}"
         )
-    if not isinstance(encoding, str):
-        raise InputError(f"encoding must be the name of a text encoding, got {encoding!r}")
+    check_encoding(encoding)
     if sep is not None and (not isinstance(sep, str) or not sep):
         raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
     unknown = set(columns or {}) - set(LOG_COLUMNS)
@@ -105,10 +143,7 @@ def _check_read_options(
             f"unknown log column(s) in mapping: {sorted(unknown)}; expected some of {LOG_COLUMNS}",
             column=sorted(unknown)[0],
         )
-    try:
-        "".encode(encoding)
-    except LookupError as exc:
-        raise InputError(f"unknown text encoding {encoding!r}") from exc
+    return on_bad_lines
 
 
 def read_log(
@@ -118,7 +153,7 @@ def read_log(
     columns: Mapping[str, str] | None = None,
     sep: str | None = None,
     encoding: str = "utf-8",
-    on_bad_lines: str = "report",
+    on_bad_lines: str = "raise",
 ) -> pd.DataFrame:
     """Read a search query log into a DataFrame.
 
@@ -140,12 +175,17 @@ def read_log(
     sep : str, optional
         Field separator for csv.
     encoding : str
-        Text encoding; undecodable bytes are replaced by U+FFFD and counted, never fatal.
-    on_bad_lines : {"report", "skip", "raise"}
+        Text encoding of a text log (default UTF-8; e.g. ``"latin-1"``, ``"cp1252"``).
+        A byte that does not decode is an :class:`~structanon.errors.InputError` naming
+        the file, the line and the byte, whatever ``on_bad_lines`` says: give the right
+        encoding (``"latin-1"`` decodes any byte).
+    on_bad_lines : {"raise", "drop"}
         What to do with a malformed line (wrong number of fields, empty user, unparsable
-        time or rank): ``"report"`` drops it and warns with the line numbers, ``"skip"``
-        drops it silently, ``"raise"`` raises :class:`~structanon.errors.InputError`
-        naming the line.  Dropped lines are always counted in the parse report.
+        time or rank): ``"raise"`` (the default) raises
+        :class:`~structanon.errors.InputError` naming the first one's file and line;
+        ``"drop"`` drops them, counts them in the parse report and warns with their line
+        numbers.  The former values ``"report"`` and ``"skip"`` are read as ``"drop"``
+        (with a :class:`DeprecationWarning`); nothing is dropped silently.
 
     Returns
     -------
@@ -154,17 +194,17 @@ def read_log(
         with a UTC offset converted to UTC, each line on its own), ``rank``
         (nullable Int64) and ``url`` (str, missing where there was no click), one row per
         input line.  ``log.attrs["parse"]`` (see :func:`parse_report`) holds the counts of
-        lines, rows, malformed lines and encoding errors, with the first line numbers of
-        each.
+        lines, rows and malformed (dropped) lines, with the first malformed lines'
+        numbers and reasons.
 
     Raises
     ------
     InputError
-        Unknown ``format`` / ``on_bad_lines``, a missing required column, a file that is
-        not in the format (not Parquet, unparsable CSV), an empty or header-only file, more
-        than half of the lines malformed (:data:`MAX_MALFORMED_SHARE`: the wrong format,
-        columns or separator, or not a text log at all), or (with
-        ``on_bad_lines="raise"``) a malformed line.
+        Unknown ``format`` / ``on_bad_lines`` / ``encoding``, a missing required column,
+        a file that is not in the format (not Parquet, unparsable CSV), bytes that do not
+        decode, an empty or header-only file, more than half of the lines malformed
+        (:data:`MAX_MALFORMED_SHARE`: the wrong format, columns or separator, or not a
+        text log at all), or (with ``on_bad_lines="raise"``) a malformed line.
 
     Examples
     --------
@@ -183,16 +223,17 @@ def read_log(
     Line numbers are 1-based and count the header.  For csv/parquet input the reported
     "line" is the data row number plus one (the header being line 1).
     """
-    _check_read_options(format, on_bad_lines, columns, encoding)
+    on_bad_lines = _check_read_options(format, on_bad_lines, columns, encoding)
     path = check_input_path(path, "log file")
     if format == "aol":
         fields, numbers, report = _split_aol(path, encoding)
     else:
-        fields, numbers, report = _read_table(path, format, columns, sep, encoding)
+        fields, numbers, report = _read_table(path, format, columns, sep, encoding, on_bad_lines)
     log, bad, n_bad = _build(fields, numbers)
     report["malformed"] = report.get("malformed", 0) + n_bad
-    listed = report.setdefault("malformed_lines", [])
-    listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
+    # the first malformed lines in file order: those of the split, then of the checks
+    listed = sorted(report.get("malformed_lines", []) + bad)[:_MAX_LISTED]
+    report["malformed_lines"] = listed
     report["rows"] = len(log)
     _check_parsed(path, report)
     _answer_bad_lines(report, path, on_bad_lines, path)
@@ -209,28 +250,19 @@ def _check_parsed(path: Path, report: dict) -> None:
     if report["rows"] == 0 or malformed > MAX_MALFORMED_SHARE * lines:
         first = report["malformed_lines"][:1]
         example = f" (first: line {first[0][0]}, {first[0][1]})" if first else ""
-        undecodable = (
-            f"; {report['encoding_errors']:,} with undecodable bytes"
-            if report.get("encoding_errors")
-            else ""
-        )
         raise InputError(
-            f"{malformed:,} of {lines:,} lines are malformed{example}{undecodable}: {_HINT}",
+            f"{malformed:,} of {lines:,} lines are malformed{example}: {_HINT}",
             path=str(path),
         )
 
 
 def _split_aol(path: Path, encoding: str):
-    source = text_lines(path, encoding, name="log file", errors="replace")
+    source = text_lines(path, encoding, name="log file")
     lines = pd.Series([text for _number, text in source], dtype=object)
-    return _aol_fields(
-        lines, np.arange(1, len(lines) + 1), source.undecodable_lines, header_possible=True
-    )
+    return _aol_fields(lines, np.arange(1, len(lines) + 1), header_possible=True)
 
 
-def _aol_fields(
-    lines: pd.Series, numbers: np.ndarray, undecodable_lines: list[int], header_possible: bool
-):
+def _aol_fields(lines: pd.Series, numbers: np.ndarray, header_possible: bool):
     """The five fields of AOL lines (numbered ``numbers``), and the parse report;
     ``header_possible``: the lines start a file (a UTF-8 byte order mark is dropped)."""
     if header_possible and len(lines) and lines.iloc[0].startswith("\ufeff"):
@@ -241,8 +273,6 @@ def _aol_fields(
         "format": "aol",
         "lines": int(nonblank.sum()),
         "blank_lines": int((~nonblank).sum()),
-        "encoding_errors": len(undecodable_lines),
-        "encoding_error_lines": undecodable_lines[:_MAX_LISTED],
         "header": False,
     }
     lines, numbers = lines[nonblank], numbers[nonblank]
@@ -284,8 +314,80 @@ def _aol_fields(
     return fields, numbers, report
 
 
-def _read_table(path, format, columns, sep, encoding):
+_SKIPPED = re.compile(r"Skipping line (\d+): (.*)")
+
+
+def _read_csv_lines(
+    path: Path, sep: str, encoding: str, on_bad_lines: str
+) -> tuple[pd.DataFrame, list[tuple[int, str]], int]:
+    """A delimited log as text columns; with ``on_bad_lines="drop"``, lines with more
+    fields than the header are dropped and returned as ``(line, reason)`` (the first
+    :data:`_MAX_LISTED`) with their count.  A line the parser cannot split is otherwise an
+    :class:`InputError` naming it."""
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                encoding=encoding,
+                on_bad_lines="warn" if on_bad_lines == "drop" else "error",
+            )
+    except pd.errors.EmptyDataError as exc:
+        raise InputError("the log file is empty", path=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        locate_undecodable(path, encoding, "log file")  # raises, naming line and byte
+        raise InputError(
+            f"the log file does not decode as {encoding} ({exc.reason})", path=str(path)
+        ) from None
+    except pd.errors.ParserError as exc:
+        found = re.search(r"[Ee]xpected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if found is None:
+            raise InputError(
+                f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}", path=str(path)
+            ) from exc
+        expected, line, saw = found.groups()
+        raise InputError(
+            f"malformed line: {saw} fields, the header has {expected}; to drop and count "
+            "such lines instead, pass on_bad_lines='drop' (--on-bad-lines drop)",
+            line=int(line),
+            path=str(path),
+        ) from None
+    except (ValueError, UnicodeError) as exc:
+        raise InputError(
+            f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}", path=str(path)
+        ) from exc
+    skipped = [
+        (int(m.group(1)), m.group(2).strip())
+        for w in seen
+        if issubclass(w.category, pd.errors.ParserWarning)
+        for m in _SKIPPED.finditer(str(w.message))
+    ]
+    return frame, skipped[:_MAX_LISTED], len(skipped)
+
+
+def _row_lines(n_rows: int, skipped: list[tuple[int, str]], n_skipped: int) -> np.ndarray:
+    """The file lines of ``n_rows`` data rows read one line each after a header, the
+    dropped lines (all of them listed in ``skipped``) left out."""
+    if not n_skipped or len(skipped) < n_skipped:
+        return np.arange(2, n_rows + 2)
+    lines = np.arange(2, n_rows + n_skipped + 2)
+    return np.setdiff1d(lines, [n for n, _ in skipped])[:n_rows]
+
+
+def _read_table(
+    path: Path,
+    format: str,
+    columns: Mapping[str, str] | None,
+    sep: str | None,
+    encoding: str,
+    on_bad_lines: str = "raise",
+) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     suffix = file_suffix(path)
+    skipped: list[tuple[int, str]] = []
+    n_skipped = 0
     if format == "parquet" or suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
@@ -297,21 +399,7 @@ def _read_table(path, format, columns, sep, encoding):
     else:
         if sep is None:
             sep = "\t" if suffix in (".tsv", ".txt") else ","
-        try:
-            frame = pd.read_csv(
-                path,
-                sep=sep,
-                dtype=str,
-                keep_default_na=False,
-                encoding=encoding,
-                encoding_errors="replace",
-            )
-        except pd.errors.EmptyDataError as exc:
-            raise InputError("the log file is empty", path=str(path)) from exc
-        except (pd.errors.ParserError, ValueError, UnicodeError) as exc:
-            raise InputError(
-                f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}", path=str(path)
-            ) from exc
+        frame, skipped, n_skipped = _read_csv_lines(path, sep, encoding, on_bad_lines)
         kind = "csv"
     mapping = dict(columns or {})
     lowered = {str(c).lower(): c for c in frame.columns}
@@ -336,21 +424,14 @@ def _read_table(path, format, columns, sep, encoding):
             fields[name] = (
                 values.astype(object).where(values.notna(), "").astype(str).to_numpy(dtype=object)
             )
-    text_cols = [fields[c] for c in ("user", "query", "url")]
-    replaced = np.zeros(len(frame), dtype=bool)
-    for col in text_cols:
-        replaced |= pd.Series(col, dtype=object).str.contains("\ufffd", regex=False).to_numpy()
-    bad_rows = (np.flatnonzero(replaced) + 2).tolist()
     report = {
         "format": kind,
-        "lines": len(frame),
+        "lines": len(frame) + n_skipped,
         "header": True,
-        "encoding_errors": len(bad_rows),
-        "encoding_error_lines": bad_rows[:_MAX_LISTED],
-        "malformed": 0,
-        "malformed_lines": [],
+        "malformed": n_skipped,
+        "malformed_lines": skipped,
     }
-    return fields, np.arange(2, len(frame) + 2), report
+    return fields, _row_lines(len(frame), skipped, n_skipped), report
 
 
 def _naive_utc(times: pd.Series) -> np.ndarray:
@@ -615,13 +696,13 @@ def _blocks(path: Path, fmt: str, block_bytes: int) -> list[tuple[int, int]]:
     return [(lo, min(lo + block_bytes, size)) for lo in range(0, size, block_bytes)]
 
 
-def _block_lines(path: str, start: int, stop: int, encoding: str) -> tuple[list[str], list[int]]:
+def _block_lines(path: str, start: int, stop: int, encoding: str) -> list[str]:
     """The lines starting in bytes ``start .. stop`` of ``path`` (the whole file for
-    ``stop < 0``, gzip allowed), decoded as :func:`structanon.io.text_lines` decodes them:
-    undecodable bytes replaced, the (block-local, 1-based) numbers of those lines kept."""
+    ``stop < 0``, gzip allowed), decoded as :func:`structanon.io.text_lines` decodes them.
+    A line that does not decode is an :class:`~structanon.io.UndecodableText` naming its
+    line in the block (1-based; the file's line for the whole file)."""
     if stop < 0:
-        source = text_lines(path, encoding, name="log file", errors="replace")
-        return [text for _number, text in source], list(source.undecodable_lines)
+        return [text for _number, text in text_lines(path, encoding, name="log file")]
     with open(path, "rb") as fh:
         if start > 0:
             fh.seek(start - 1)
@@ -638,17 +719,14 @@ def _block_lines(path: str, start: int, stop: int, encoding: str) -> tuple[list[
     if raw and raw[-1] == b"":
         raw.pop()
     try:
-        return [line.rstrip("\r") for line in data.decode(encoding).split("\n")][: len(raw)], []
+        return [line.rstrip("\r") for line in data.decode(encoding).split("\n")][: len(raw)]
     except UnicodeDecodeError:
-        lines, undecodable = [], []
         for number, line in enumerate(raw, start=1):
             try:
-                text = line.decode(encoding)
-            except UnicodeDecodeError:
-                text = line.decode(encoding, errors="replace")
-                undecodable.append(number)
-            lines.append(text.rstrip("\r"))
-        return lines, undecodable
+                line.decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise undecodable_error(exc, encoding, path, number) from None
+        raise  # pragma: no cover - a block that fails decodes line by line
 
 
 def _read_piece(
@@ -659,28 +737,45 @@ def _read_piece(
     columns: Mapping[str, str] | None,
     sep: str | None,
     encoding: str,
+    on_bad_lines: str = "raise",
 ) -> tuple[pd.DataFrame, dict[str, Any], int]:
     """One partition of :func:`read_log_dask`: the log, its parse report (line numbers
-    local to the block for AOL blocks) and the block's number of lines."""
+    local to the block for AOL blocks) and the block's number of lines.  A line that does
+    not decode gives an empty log and ``report["undecodable"] = (line in the block,
+    message)``, for the caller to name the line of the file."""
     n_lines = 0
-    if fmt == "aol":
-        lines, undecodable = _block_lines(path, start, stop, encoding)
-        n_lines = len(lines)
-        fields, numbers, report = _aol_fields(
-            pd.Series(lines, dtype=object),
-            np.arange(1, n_lines + 1),
-            undecodable,
-            header_possible=start == 0,
-        )
-    else:
-        fields, numbers, report = _read_table(Path(path), fmt, columns, sep, encoding)
+    try:
+        if fmt == "aol":
+            lines = _block_lines(path, start, stop, encoding)
+            n_lines = len(lines)
+            fields, numbers, report = _aol_fields(
+                pd.Series(lines, dtype=object),
+                np.arange(1, n_lines + 1),
+                header_possible=start == 0,
+            )
+        else:
+            fields, numbers, report = _read_table(
+                Path(path), fmt, columns, sep, encoding, on_bad_lines
+            )
+    except UndecodableText as exc:
+        return pd.DataFrame(_META), {"undecodable": (exc.line or 1, exc.message)}, 0
     log, bad, n_bad = _build(fields, numbers)
     report["malformed"] = report.get("malformed", 0) + n_bad
-    listed = report.setdefault("malformed_lines", [])
-    report["split_listed"] = len(listed)  # listed by the split; then by the field checks
-    listed.extend(bad[: max(0, _MAX_LISTED - len(listed))])
+    report["malformed_lines"] = sorted(report.get("malformed_lines", []) + bad)[:_MAX_LISTED]
     report["rows"] = len(log)
     return log, report, n_lines
+
+
+def _raise_undecodable(pieces: list[tuple[Path, int]], reports: list[dict[str, Any]]) -> None:
+    """The first undecodable line a piece met, as an :class:`UndecodableText` naming the
+    file's line (a block's line shifted by the lines of the blocks before it)."""
+    shift: dict[Path, int] = {}
+    for (path, n_lines), report in zip(pieces, reports):
+        offset = shift.get(path, 0)
+        shift[path] = offset + n_lines
+        if "undecodable" in report:
+            line, message = report["undecodable"]
+            raise UndecodableText(message, path=str(path), line=offset + int(line))
 
 
 def _piece_report(result: tuple[pd.DataFrame, dict[str, Any], int]) -> tuple[dict, int]:
@@ -699,39 +794,36 @@ def _piece_spooled(result: tuple[pd.DataFrame, dict[str, Any], int], path: str) 
 
 def _merge_reports(pieces: list[tuple[Path, int]], reports: list[dict[str, Any]]) -> dict:
     """The whole input's parse report: counts summed, line numbers made absolute within
-    each file (a block's numbers shifted by the lines of the blocks before it), each
-    listed line named by its file when there are several."""
-    several = len({path for path, _ in pieces}) > 1
+    each file (a block's numbers shifted by the lines of the blocks before it), the first
+    malformed lines listed in input order, each named by its file when there are
+    several."""
+    files = list(dict.fromkeys(path for path, _ in pieces))
+    several = len(files) > 1
     merged: dict[str, Any] = {
         "format": reports[0].get("format", "aol"),
-        "files": len({path for path, _ in pieces}),
+        "files": len(files),
         "lines": 0,
         "rows": 0,
         "malformed": 0,
-        "encoding_errors": 0,
         "blank_lines": 0,
         "header": False,
         "malformed_lines": [],
-        "encoding_error_lines": [],
         "malformed_files": [],
     }
     shift: dict[Path, int] = {}
-    split: list[tuple[int, str, Path]] = []  # wrong field counts, listed first (as read_log)
-    checks: list[tuple[int, str, Path]] = []  # then the field checks
+    listed: list[tuple[int, int, str, Path]] = []  # (file's position, line, reason, file)
     for (path, n_lines), report in zip(pieces, reports):
         offset = shift.get(path, 0)
         shift[path] = offset + n_lines
-        for name in ("lines", "rows", "malformed", "encoding_errors", "blank_lines"):
+        for name in ("lines", "rows", "malformed", "blank_lines"):
             merged[name] += int(report.get(name, 0))
         merged["header"] = merged["header"] or bool(report.get("header"))
-        listed = report.get("malformed_lines", [])
-        cut = int(report.get("split_listed", 0))
-        split.extend((number + offset, reason, path) for number, reason in listed[:cut])
-        checks.extend((number + offset, reason, path) for number, reason in listed[cut:])
-        for number in report.get("encoding_error_lines", []):
-            if len(merged["encoding_error_lines"]) < _MAX_LISTED:
-                merged["encoding_error_lines"].append(number + offset)
-    for number, reason, path in (split[:_MAX_LISTED] + checks)[:_MAX_LISTED]:
+        order = files.index(path)
+        listed.extend(
+            (order, number + offset, reason, path)
+            for number, reason in report.get("malformed_lines", [])
+        )
+    for _order, number, reason, path in sorted(listed, key=lambda x: x[:2])[:_MAX_LISTED]:
         merged["malformed_lines"].append((number, f"{path.name}: {reason}" if several else reason))
         merged["malformed_files"].append(str(path))
     return merged
@@ -744,7 +836,7 @@ def read_log_dask(
     columns: Mapping[str, str] | None = None,
     sep: str | None = None,
     encoding: str = "utf-8",
-    on_bad_lines: str = "report",
+    on_bad_lines: str = "raise",
     block_bytes: int | None = None,
     spool: str | Path | None = None,
 ) -> tuple[Any, dict[str, Any]]:
@@ -781,24 +873,24 @@ def read_log_dask(
     ------
     InputError
         As :func:`read_log`: an empty input, more than half of the lines malformed, a
-        missing column, or (``on_bad_lines="raise"``) a malformed line, named by file and
-        line.
+        missing column, a line that does not decode, or (``on_bad_lines="raise"``) a
+        malformed line, named by file and line.
 
     Notes
     -----
     Differences from :func:`read_log`, all from reading per partition: a header line is
     recognized at the start of each file only (as :func:`read_log` does for its one
     file); the empty-file and mostly-malformed checks apply to the whole input, so an
-    empty file among others is accepted; an undecodable line inside a plain-text block
-    is decoded on its own (the pandas reader's incremental decoder would also join a
-    multi-byte character split across a line end, which UTF-8 never does).
+    empty file among others is accepted; a line of a plain-text block is decoded on its
+    own (the pandas reader's incremental decoder would also join a multi-byte character
+    split across a line end, which UTF-8 never does).
     """
     import dask
     import dask.dataframe as dd
 
     from ._dask import remember_lengths
 
-    _check_read_options(format, on_bad_lines, columns, encoding, sep)
+    on_bad_lines = _check_read_options(format, on_bad_lines, columns, encoding, sep)
     block = BLOCK_BYTES if block_bytes is None else parse_size(block_bytes, "block_bytes", 2**10)
     if format != "aol" and columns is not None:
         unknown = set(columns) - set(LOG_COLUMNS)
@@ -811,14 +903,16 @@ def read_log_dask(
     files = _input_files(path)
     for file in files:  # binary, UTF-16 or unreadable files refused before any work
         if format == "aol":
-            source = text_lines(file, encoding, name="log file", errors="replace")
+            source = text_lines(file, encoding, name="log file")
             next(source, None)
             source.close()
     pieces = [(file, lo, hi) for file in files for lo, hi in _blocks(file, format, block)]
     results = [
         # impure: each call its own keys, so the row counts remembered below never
         # stand for a file that changed since
-        dask.delayed(_read_piece, pure=False)(str(f), format, lo, hi, columns, sep, encoding)
+        dask.delayed(_read_piece, pure=False)(
+            str(f), format, lo, hi, columns, sep, encoding, on_bad_lines
+        )
         for f, lo, hi in pieces
     ]
     if spool is not None:
@@ -831,9 +925,9 @@ def read_log_dask(
         found = compute(*[dask.delayed(_piece_spooled)(r, n) for r, n in zip(results, names)])
     else:
         found = compute(*[dask.delayed(_piece_report)(r) for r in results])
-    report = _merge_reports(
-        [(f, n) for (f, _, _), (_, n) in zip(pieces, found)], [r for r, _ in found]
-    )
+    sizes = [(f, n) for (f, _, _), (_, n) in zip(pieces, found)]
+    _raise_undecodable(sizes, [r for r, _ in found])
+    report = _merge_reports(sizes, [r for r, _ in found])
     shown = files[0] if len(files) == 1 else Path(str(path))
     _check_parsed(shown, report)
     _answer_bad_lines(report, path, on_bad_lines, (report.get("malformed_files") or [path])[0])

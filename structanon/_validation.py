@@ -21,6 +21,7 @@ __all__ = [
     "check_int",
     "check_float",
     "check_choice",
+    "check_encoding",
     "check_columns",
     "check_names",
     "check_path",
@@ -115,6 +116,35 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     choices = list(choices)
     if value not in choices:
         raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+    return value
+
+
+def check_encoding(value: Any, name: str = "encoding") -> str:
+    """``value`` if it names a text encoding Python can decode (``"utf-8"``, ``"latin-1"``,
+    ``"cp1252"``, ...); an unknown name, or a codec that is not a text encoding
+    (``"base64"``), is an :class:`InputError` naming ``name``.
+
+    Examples
+    --------
+    >>> check_encoding("latin-1")
+    'latin-1'
+    >>> check_encoding("latin-9x", "--encoding")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: --encoding: unknown text encoding 'latin-9x' (e.g. utf-8, latin-1, cp1252)
+    """
+    if not isinstance(value, str) or not value:
+        raise InputError(
+            f"{name} must be the name of a text encoding (e.g. utf-8, latin-1, cp1252), "
+            f"got {value!r}"
+        )
+    try:
+        "".encode(value)
+        b"".decode(value)
+    except (LookupError, UnicodeError):
+        raise InputError(
+            f"{name}: unknown text encoding {value!r} (e.g. utf-8, latin-1, cp1252)"
+        ) from None
     return value
 
 

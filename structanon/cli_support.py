@@ -6,7 +6,7 @@ import contextlib
 import functools
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from . import _progress
 from ._engine import ENGINES, dask_client, parse_memory_limit
-from ._validation import check_int, file_suffix
+from ._validation import check_encoding, check_int, file_suffix
 from .errors import InputError, StructanonError
 from .release import Release
 from .report import Figure, format_summary, provenance, write_report
@@ -34,6 +34,13 @@ __all__ = [
     "ENGINE_HELP",
     "check_engine_options",
     "engine_context",
+    "on_bad_lines_option",
+    "ON_BAD_LINES",
+    "ON_BAD_LINES_HELP",
+    "encoding_option",
+    "ENCODING_HELP",
+    "dropped_lines_notice",
+    "deprecated",
     "SEED_HELP",
     "KEY_HELP",
     "EXIT_OK",
@@ -42,6 +49,7 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_INPUT, EXIT_INFEASIBLE = 0, 2, 3
+_ERRORS = StructanonError.__module__
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -73,13 +81,14 @@ def handle_errors(func: F) -> F:
             _check_finite_floats(kwargs)
             return func(*args, **kwargs)
         except StructanonError as exc:
-            kind = type(exc).__name__
+            # the public class (InputError ...), not a reader's own subclass of it
+            kind = next(c.__name__ for c in type(exc).__mro__ if c.__module__ == _ERRORS)
             click.echo(f"error ({kind}): {exc}", err=True)
             sys.exit(exc.exit_code)
         except UnicodeError as exc:  # a reader that missed a decoding error: still bad input
             click.echo(
                 f"error (InputError): cannot decode the input as text: {exc}; "
-                "is it the right file, or in another encoding?",
+                "is it the right file, or in another encoding (--encoding)?",
                 err=True,
             )
             sys.exit(EXIT_INPUT)
@@ -154,8 +163,24 @@ def progress(
 
 
 def show_progress(quiet: bool) -> None:
-    """Log each timed step on stderr unless ``quiet`` (call first in every command)."""
+    """Log each timed step on stderr unless ``quiet`` (call first in every command); print
+    the notices of former option spellings the command line used (see :func:`deprecated`)."""
     _progress.enable(not quiet)
+    ctx = click.get_current_context(silent=True)
+    notes = ctx.meta.pop(_DEPRECATED, []) if ctx is not None else []
+    if not quiet:
+        for note in dict.fromkeys(notes):
+            click.echo(f"warning: {note}", err=True)
+
+
+_DEPRECATED = "structanon.deprecated"
+
+
+def deprecated(ctx: click.Context | None, note: str) -> None:
+    """Remember that the command line used a former spelling (``note`` says which, and its
+    new one); :func:`show_progress` prints it once on stderr, unless ``--quiet``."""
+    if ctx is not None:
+        ctx.meta.setdefault(_DEPRECATED, []).append(note)
 
 
 SEED_HELP = (
@@ -341,3 +366,99 @@ def engine_context(
     if engine != "dask":
         return contextlib.nullcontext()
     return dask_client(scheduler, workers, memory_limit)
+
+
+ON_BAD_LINES = ("raise", "drop")
+ON_BAD_LINES_HELP = (
+    "Input lines (rows) whose values cannot be read (a wrong number of fields, a missing "
+    "user, a time or coordinate that does not parse): raise stops with exit 2 naming the "
+    "file and the first such line; drop drops them, counts them and prints the count "
+    "and their first line numbers."
+)
+
+
+class _BadLinesChoice(click.Choice):
+    """``raise`` or ``drop``; a command's former values (``former``: old -> new, not shown
+    in the help) are read as their new value, with a notice."""
+
+    def __init__(self, former: Mapping[str, str]) -> None:
+        super().__init__(ON_BAD_LINES)
+        self.former = dict(former)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value in self.former:
+            new = self.former[value]
+            deprecated(
+                ctx,
+                f"--on-bad-lines {value} is a former value; read as --on-bad-lines {new} "
+                "(dropped lines are counted and printed)",
+            )
+            return new
+        return super().convert(value, param, ctx)
+
+
+def on_bad_lines_option(former: Mapping[str, str] | None = None) -> Callable[[F], F]:
+    """``--on-bad-lines {raise,drop}`` (default ``raise``), one name, default and help in
+    every command whose reader can drop bad lines; ``former`` maps a command's former
+    values to ``raise`` or ``drop`` (accepted, not listed, with a notice).  Print what was
+    dropped with :func:`dropped_lines_notice`."""
+    return click.option(
+        "--on-bad-lines",
+        type=_BadLinesChoice(former or {}),
+        default="raise",
+        show_default=True,
+        help=ON_BAD_LINES_HELP,
+    )
+
+
+def dropped_lines_notice(
+    count: int,
+    lines: Sequence[Any] = (),
+    path: str | Path | None = None,
+    reasons: Mapping[str, int] | None = None,
+    shown: int = 5,
+) -> None:
+    """Tell on stderr, even with ``--quiet``, that ``--on-bad-lines drop`` dropped ``count``
+    lines of ``path``: the count, the first ``shown`` of ``lines`` (their numbers) and
+    ``reasons`` (reason -> count).  Nothing is printed when nothing was dropped."""
+    if not count:
+        return
+    where = f" of {path}" if path is not None else ""
+    listed = [str(n) for n in list(lines)[:shown]]
+    numbers = ""
+    if listed:
+        more = ", ..." if count > len(listed) else ""
+        numbers = f": line{'s' if len(listed) > 1 else ''} {', '.join(listed)}{more}"
+    why = ""
+    if reasons:
+        why = " (" + "; ".join(f"{reason}: {n:,}" for reason, n in reasons.items()) + ")"
+    click.echo(
+        f"warning: {count:,} bad line(s){where} dropped (--on-bad-lines drop){numbers}{why}",
+        err=True,
+    )
+
+
+ENCODING_HELP = (
+    "Text encoding of the input data, e.g. latin-1 or cp1252 (hierarchy, taxonomy and "
+    "other side files are read as UTF-8)."
+)
+
+
+def _check_encoding(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    try:
+        return check_encoding(value, "--encoding")
+    except InputError as exc:
+        raise click.BadParameter(exc.message.removeprefix("--encoding: "), ctx, param) from None
+
+
+def encoding_option() -> Callable[[F], F]:
+    """``--encoding`` (default ``utf-8``), one name, default and help in every command that
+    reads text; an unknown name is refused (exit 2, naming the option) before anything is
+    read."""
+    return click.option(
+        "--encoding",
+        default="utf-8",
+        show_default=True,
+        callback=_check_encoding,
+        help=ENCODING_HELP,
+    )

@@ -45,6 +45,10 @@ __all__ = [
     "staged_outputs",
     "open_text",
     "text_lines",
+    "undecodable_error",
+    "UndecodableText",
+    "locate_undecodable",
+    "is_wide_encoding",
 ]
 
 KEY_ENV = "STRUCTANON_PSEUDONYM_KEY"
@@ -58,6 +62,7 @@ def read_table(
     columns: list[str] | None = None,
     categorical: bool | Collection[str] = False,
     typed: Collection[str] | None = None,
+    encoding: str = "utf-8",
     **kwargs: Any,
 ) -> pd.DataFrame:
     """Read a CSV / TSV (optionally compressed) or Parquet file.
@@ -92,16 +97,21 @@ def read_table(
         column is kept as text exactly as written (``01000``, ``TRUE``, ``0.10``, ``NA``
         and ``null`` unchanged), only empty cells missing.  ``None`` (default): every
         column typed.  Parquet keeps its stored types.
+    encoding : str
+        Text encoding of a text file (default UTF-8, a byte order mark dropped); a byte
+        that does not decode is an :class:`InputError` naming the file, the line and the
+        byte.
 
     Raises
     ------
     InputError
-        Missing file, unparseable content (with the line pandas reports), or a missing
-        column.
+        Missing file, unknown encoding, undecodable text (its line and byte), unparseable
+        content (with the line pandas reports), or a missing column.
     """
-    from ._validation import check_path
+    from ._validation import check_encoding, check_path
 
     path = check_path(path, "path")
+    encoding = check_encoding(encoding)
     if not path.exists():
         raise InputError("input file not found", path=str(path))
     if sep is not None and (not isinstance(sep, str) or not sep):
@@ -109,7 +119,7 @@ def read_table(
     categorical = _check_categorical(categorical)
     ext = file_suffix(path)
     try:
-        df, categorical = _read_file(path, ext, sep, dtype, categorical, kwargs, typed)
+        df, categorical = _read_file(path, ext, sep, dtype, categorical, kwargs, typed, encoding)
     except InputError:
         raise
     except pd.errors.ParserError as exc:
@@ -124,8 +134,9 @@ def read_table(
             "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
         ) from None
     except UnicodeDecodeError as exc:
+        locate_undecodable(path, encoding)  # raises, naming the line and the byte
         raise InputError(
-            f"the file is not UTF-8 text ({exc.reason}); convert it, or is it the right file?",
+            f"the file is not {_encoding_name(encoding)} text ({exc.reason}); {ENCODING_HINT}",
             path=str(path),
         ) from None
     except (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:  # cut or corrupt
@@ -141,7 +152,7 @@ def read_table(
         raise InputError(
             "the header line is repeated as a data line (files concatenated?); remove it",
             path=str(path),
-            line=repeated_header_line(path),
+            line=repeated_header_line(path, encoding),
         )
     if categorical is not False:
         df = _as_categorical(df, categorical)
@@ -174,10 +185,10 @@ def repeated_header_row(df: pd.DataFrame) -> int | None:
     return None if mask is None else int(np.flatnonzero(mask)[0])
 
 
-def repeated_header_line(path: Path) -> int | None:
+def repeated_header_line(path: Path, encoding: str = "utf-8") -> int | None:
     """The line number of the first line after the header that repeats it (error path)."""
     header = None
-    for lineno, text in text_lines(path, errors="replace"):
+    for lineno, text in text_lines(path, encoding, errors="replace"):
         if header is None:
             header = text.lstrip("\ufeff")
         elif text == header:
@@ -193,6 +204,7 @@ def _read_file(
     categorical: bool | list[str],
     kwargs: dict,
     typed: Collection[str] | None = None,
+    encoding: str = "utf-8",
 ) -> tuple[pd.DataFrame, bool | list[str]]:
     """:func:`read_table`'s reading, by format (the categoricals still to make returned)."""
     if ext in _PARQUET:
@@ -202,23 +214,28 @@ def _read_file(
         sep = "\t" if ext in (".tsv", ".tab") else ","
     if typed is not None and (dtype is not None or kwargs):
         raise TypeError("read_table: typed= does not combine with dtype= or pandas options")
-    return _read_text(path, sep, dtype, categorical, kwargs, typed)
+    return _read_text(path, sep, dtype, categorical, kwargs, typed, encoding)
 
 
-def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) -> None:
+def _check_text(
+    path: Path, sep: str, scan: bool = True, fields: bool = True, encoding: str = "utf-8"
+) -> None:
     """Refuse, before parsing, a text table that the parsers would change silently: one
     holding a NUL byte (a value is cut short at it), a line with fewer fields than the
     header (``fields``: pandas fills them in as missing, where Arrow refuses the file;
     checked while no quote has been met, as a quoted field may hold the separator), or a
     header naming a column twice (pandas renames the second ``name.1``).  Plain and gzip
-    files are read in full (``scan``; else the header alone)."""
+    files are read in full (``scan``; else the header alone).  In a UTF-16 or UTF-32 file
+    (``encoding``), where every character holds NUL bytes, only the header is checked."""
     line, head = 1, b""
+    if is_wide_encoding(encoding):
+        scan = fields = False
     count = _FieldCount(sep) if len(sep) == 1 and fields and scan else None
     with _open_binary(path) as raw:
         while chunk := raw.read(1 << 20 if scan else 1 << 16):
             if not head:
                 head = chunk
-            at = chunk.find(b"\x00")
+            at = -1 if is_wide_encoding(encoding) else chunk.find(b"\x00")
             if at >= 0:
                 raise InputError(NUL_BYTE, path=str(path), line=line + chunk.count(b"\n", 0, at))
             if count is not None:
@@ -230,7 +247,7 @@ def _check_text(path: Path, sep: str, scan: bool = True, fields: bool = True) ->
         count.check(count.finish(), path)
     if not head:
         return
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = _decode_head(head, encoding).lstrip("\ufeff")
     if len(sep) > 1:
         names = re.split(r"\r?\n|\r", text, maxsplit=1)[0].split(sep)
     else:
@@ -274,14 +291,16 @@ NUL_BYTE = (
 
 
 def block_faults(
-    block: bytes, sep: str, header_fields: int | None, last: bool
+    block: bytes, sep: str, header_fields: int | None, last: bool, encoding: str = "utf-8"
 ) -> tuple[int, tuple[str, int] | None]:
     r"""The checks of :func:`read_table` on one block of whole lines of a text table (a
     block of a file read in parallel): its number of line breaks, and its first fault --
-    a NUL byte, or a line with fewer fields than the header -- as ``(message, line)``,
-    the line counted from 1 at the block's start.  ``header_fields``: the header's number
-    of fields, or ``None`` when the block starts with the header; ``last``: the block ends
-    the file (its last line may lack a line break).
+    a NUL byte, a line that does not decode under ``encoding``, or a line with fewer
+    fields than the header -- as ``(message, line)``, the line counted from 1 at the
+    block's start.  ``header_fields``: the header's number of fields, or ``None`` when the
+    block starts with the header; ``last``: the block ends the file (its last line may
+    lack a line break).  UTF-16 and UTF-32 blocks (NUL bytes in every character, line
+    breaks of several bytes) are not checked.
 
     Examples
     --------
@@ -289,11 +308,18 @@ def block_faults(
     3
     >>> block_faults(b"1,2\n3,4", ",", 2, True)
     (1, None)
+    >>> block_faults(b"1,2\n\xe9,4\n", ",", 2, True)[1][1]
+    2
     """
+    if is_wide_encoding(encoding):
+        return block.count(b"\n"), None
     faults = []
     at = block.find(b"\x00")
     if at >= 0:
         faults.append((NUL_BYTE, block.count(b"\n", 0, at) + 1))
+    undecodable = _undecodable_line(block, encoding)
+    if undecodable is not None:
+        faults.append(undecodable)
     if len(sep) == 1:
         count = _FieldCount(sep)
         count.expected = None if header_fields is None else header_fields - 1
@@ -305,14 +331,36 @@ def block_faults(
     return block.count(b"\n"), min(faults, key=lambda f: f[1], default=None)
 
 
+def _undecodable_line(block: bytes, encoding: str) -> tuple[str, int] | None:
+    """The message and block line of the first line of ``block`` that does not decode."""
+    try:
+        block.decode(encoding)
+        return None
+    except UnicodeDecodeError:
+        pass
+    for number, line in enumerate(block.split(b"\n"), start=1):
+        try:
+            line.decode(encoding)
+        except UnicodeDecodeError as exc:
+            return undecodable_error(exc, encoding, "", number).message, number
+    return None  # pragma: no cover - a block that fails decodes line by line
+
+
 def text_block_checks(
-    files: list[str], sep: str, fields: int, compressed: bool, blocksize: int | None
+    files: list[str],
+    sep: str,
+    fields: int,
+    compressed: bool,
+    blocksize: int | None,
+    encoding: str = "utf-8",
 ) -> list[list[Any]]:
     """Dask tasks of :func:`block_faults`, per file, per block of whole lines (``blocksize``
     bytes; a compressed file is one block): the checks of :func:`read_table` that a
     partition parsed by Dask can no longer show (a NUL byte cuts a value short; a short
-    line is padded).  Compute them with the parse; :func:`raise_block_fault` names the
-    first fault's file and line.  ``fields``: the header's number of fields."""
+    line is padded), and the lines that do not decode under ``encoding`` (named by line
+    here, where the parse knows no line).  Compute them with the parse;
+    :func:`raise_block_fault` names the first fault's file and line.  ``fields``: the
+    header's number of fields."""
     import dask
     from dask.bytes import read_bytes
 
@@ -325,7 +373,9 @@ def text_block_checks(
     )
     return [
         [
-            dask.delayed(block_faults)(b, sep, None if i == 0 else fields, i == len(file) - 1)
+            dask.delayed(block_faults)(
+                b, sep, None if i == 0 else fields, i == len(file) - 1, encoding
+            )
             for i, b in enumerate(file)
         ]
         for file in blocks
@@ -432,6 +482,34 @@ def _check_categorical(categorical: Any) -> bool | list[str]:
     return names
 
 
+def _decode_head(head: bytes, encoding: str) -> str:
+    """The first bytes of a file as text, a character cut at the end and undecodable bytes
+    replaced (the parser names those)."""
+    return codecs.getincrementaldecoder(encoding)(errors="replace").decode(head)
+
+
+def is_wide_encoding(encoding: str) -> bool:
+    """Whether ``encoding`` is UTF-16 or UTF-32, whose text holds NUL bytes.
+
+    Examples
+    --------
+    >>> is_wide_encoding("UTF16"), is_wide_encoding("utf_32_le"), is_wide_encoding("latin-1")
+    (True, True, False)
+    """
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return False
+    return name.startswith(("utf-16", "utf-32"))
+
+
+def _is_utf8(encoding: str) -> bool:
+    try:
+        return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+    except LookupError:
+        return False
+
+
 def _read_text(
     path: Path,
     sep: str,
@@ -439,16 +517,23 @@ def _read_text(
     categorical: bool | list[str],
     kwargs: dict,
     typed: Collection[str] | None = None,
+    encoding: str = "utf-8",
 ) -> tuple[pd.DataFrame, bool | list[str]]:
     """A text table read by Arrow where it can (categoricals made on the way; ``False``
     returned in their place) or by pandas (``categorical`` returned for the caller)."""
-    fast = None if dtype is not None or kwargs else _read_text_arrow(path, sep)
+    fast = (
+        None
+        if dtype is not None or kwargs or not _is_utf8(encoding)
+        else _read_text_arrow(path, sep)
+    )
     # one pass over the bytes; the fields counted only for pandas (Arrow refuses a short
     # line, pandas pads it)
-    _check_text(path, sep, scan="nrows" not in kwargs, fields=fast is None)
+    _check_text(path, sep, scan="nrows" not in kwargs, fields=fast is None, encoding=encoding)
     if fast is None:
         if typed is not None:  # every column as written, only empty cells missing
             dtype, kwargs = str, {"keep_default_na": False, "na_values": [""]}
+        if not _is_utf8(encoding):
+            kwargs = {**kwargs, "encoding": encoding}
         if len(sep) > 1:  # a separator of several characters is taken literally, never as
             # the regular expression pandas would make of it (' | ' split at every space)
             kwargs = {**kwargs, "engine": "python"}
@@ -738,10 +823,11 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
             head = raw.read(1 << 16)
     except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
-    wide = "16" in encoding or "32" in encoding
+    wide = is_wide_encoding(encoding)
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
         raise InputError(
-            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding); is it the "
+            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding: "
+            "encoding='utf-16' / --encoding utf-16); is it the "
             "right file, or another --format?",
             path=str(path),
         )
@@ -804,14 +890,7 @@ class TextLines:
         self._lines.close()
 
     def _undecodable(self, exc: UnicodeDecodeError, number: int) -> InputError:
-        encoding = self.encoding
-        shown = "UTF-8" if codecs.lookup(encoding).name.startswith("utf-8") else encoding
-        return InputError(
-            f"bytes that are not {shown} text ({exc.reason} at byte "
-            f"{exc.start} of the line); convert the file or give its encoding",
-            path=str(self.path),
-            line=number,
-        )
+        return undecodable_error(exc, self.encoding, self.path, number)
 
     def _read(self) -> Generator[tuple[int, str], None, None]:
         raw = self._raw
@@ -840,6 +919,71 @@ class TextLines:
             raise InputError(f"cannot read the file: {exc}", path=str(self.path)) from None
         finally:
             raw.close()
+
+
+#: What every reader says of text that does not decode under the encoding it was given.
+ENCODING_HINT = (
+    "is the file in another encoding? give it (encoding= / --encoding, e.g. latin-1 or "
+    "cp1252), or convert the file"
+)
+
+
+def _encoding_name(encoding: str) -> str:
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+    return "UTF-8" if name.startswith("utf-8") else encoding
+
+
+class UndecodableText(InputError):
+    """Text that does not decode under the encoding it was read with (see
+    :func:`undecodable_error`)."""
+
+
+def undecodable_error(
+    exc: UnicodeDecodeError, encoding: str, path: str | Path, line: int | None
+) -> UndecodableText:
+    """The :class:`InputError` of a line whose bytes do not decode: the file, the line,
+    the first bad byte (its value and its offset in the line) and how to give the encoding.
+
+    Examples
+    --------
+    >>> try:
+    ...     b"caf\\xe9".decode("utf-8")
+    ... except UnicodeDecodeError as exc:
+    ...     print(undecodable_error(exc, "utf-8", "log.txt", 7))  # doctest: +ELLIPSIS
+    bytes that are not UTF-8 text (byte 0xe9 at offset 3 of the line: unexpected end of data); is the file in another encoding? ... (file 'log.txt', line 7)
+    """
+    bad = bytes(exc.object[exc.start : exc.start + 1])
+    return UndecodableText(
+        f"bytes that are not {_encoding_name(encoding)} text (byte 0x{bad.hex()} at offset "
+        f"{exc.start} of the line: {exc.reason}); {ENCODING_HINT}",
+        path=str(path),
+        line=line,
+    )
+
+
+def locate_undecodable(path: str | Path, encoding: str, name: str = "input") -> None:
+    """Raise the :class:`UndecodableText` of the first line of ``path`` (plain or
+    compressed text) that does not decode under ``encoding`` (see
+    :func:`undecodable_error`); return when every line decodes.  For readers whose parser
+    knows only that some byte failed.  A binary or UTF-16 file is the
+    :class:`InputError` :func:`open_text` raises."""
+    _path, raw = _open_checked(path, encoding, name)
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    number = 1
+    try:
+        with raw:
+            for line in raw:
+                decoder.decode(line)
+                number += 1
+            number -= 1  # the end of the data belongs to the last line
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise undecodable_error(exc, encoding, path, max(number, 1)) from None
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile):
+        return  # a corrupt stream: the caller's own error tells it
 
 
 def text_lines(

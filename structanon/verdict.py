@@ -306,6 +306,23 @@ def _utility_flags(release: Release) -> list[Flag]:
     return found
 
 
+def _bad_lines_flags(release: Release) -> list[Flag]:
+    """An amber flag when input lines were dropped as unreadable (``on_bad_lines="drop"``;
+    ``info["bad_lines_dropped"]``, set by the readers' callers of every data type)."""
+    dropped = release.info.get("bad_lines_dropped", 0) if isinstance(release.info, dict) else 0
+    if not dropped:
+        return []
+    return [
+        Flag(
+            "amber",
+            "Bad input lines dropped",
+            f"{int(dropped):,} input line(s) whose values could not be read were dropped "
+            "(--on-bad-lines drop): they are not in the release.",
+            "Fix them in the input, or check --sep, --encoding and the column options.",
+        )
+    ]
+
+
 def flags(release: Release) -> list[Flag]:
     """Traffic-light findings of ``release``, worst first.
 
@@ -313,8 +330,8 @@ def flags(release: Release) -> list[Flag]:
     ``THRESHOLDS["suppression"]``; a re-identification measure that did not fall, or stays
     above ``THRESHOLDS["residual_risk"]`` and above the ``1/k`` the model itself allows;
     information loss, query errors, frequent-itemset recall or classifier accuracy beyond
-    their thresholds; every warning the anonymizer recorded.  A release with none gets one
-    green flag.
+    their thresholds; input lines dropped as unreadable (``info["bad_lines_dropped"]``);
+    every warning the anonymizer recorded.  A release with none gets one green flag.
     """
     found: list[Flag] = []
     if release.checks is not None and not release.checks.passed:
@@ -327,6 +344,7 @@ def flags(release: Release) -> list[Flag]:
             )
         )
     found += _suppression_flags(release) + _risk_flags(release) + _utility_flags(release)
+    found += _bad_lines_flags(release)
     warnings = release.info.get("warnings", []) if isinstance(release.info, dict) else []
     found += [Flag("amber", "Warning", str(message)) for message in warnings]
     order = {"red": 0, "amber": 1, "green": 2}

@@ -27,6 +27,7 @@ from structanon.cli_support import (
     check_engine_options,
     emit_assessment,
     emit_release,
+    encoding_option,
     engine_context,
     engine_options,
     handle_errors,
@@ -172,6 +173,7 @@ def _table_options(func):
             show_default=False,
             help="Field separator of the input (default ','; tab for .tsv).",
         ),
+        encoding_option(),
         click.option(
             "--qi", "qi", required=True, help="Quasi-identifier columns, comma-separated."
         ),
@@ -386,6 +388,7 @@ def _algorithm_options(func):
 def anonymize_command(
     input_path,
     sep,
+    encoding,
     qi,
     sensitive,
     hierarchy,
@@ -488,7 +491,7 @@ def anonymize_command(
         # the columns the search computes on are typed; every other column (identifiers
         # included) is read as text, as written, and published unchanged
         typed = columns + sensitive_columns
-        df = _read_input(input_path, sep, needed, coded, engine, cluster, joint, typed)
+        df = _read_input(input_path, sep, needed, coded, engine, cluster, joint, typed, encoding)
         if joint is not None:
             if joint in df.columns:
                 raise InputError("the table already has a column of this name", column=joint)
@@ -513,6 +516,7 @@ def anonymize_command(
         measures=not no_measures,
         mondrian_options=options,
         input_sep=sep,
+        input_encoding=encoding,
     )
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
@@ -614,17 +618,20 @@ def _read_input(
     cluster: tuple[int | None, str | None, str | None],
     joint: str | None,
     typed: list[str],
+    encoding: str = "utf-8",
 ) -> Any:
     """INPUT read in memory by pandas, or lazily on a started Dask cluster; the columns
     ``typed`` typed, every other one kept as text."""
     if engine != "dask":
         return tab_io.read_microdata(
-            input_path, sep=sep, columns=needed, categorical=coded, typed=typed
+            input_path, sep=sep, columns=needed, categorical=coded, typed=typed, encoding=encoding
         )
     if joint is not None:
         raise InputError("several --sensitive columns need --engine pandas")
     _start_cluster(*cluster)
-    return tab_io.read_microdata_dask(input_path, sep=sep, columns=needed, typed=typed)
+    return tab_io.read_microdata_dask(
+        input_path, sep=sep, columns=needed, typed=typed, encoding=encoding
+    )
 
 
 def _start_cluster(workers: int | None, memory_limit: str | None, scheduler: str | None) -> None:
@@ -669,12 +676,23 @@ def _published_rows(data: pd.DataFrame, sensitive: str | None, models: list) -> 
 
 
 def _run_anonymize(
-    input_path: str, df: pd.DataFrame, *args: Any, input_sep: str | None = None, **kwargs: Any
+    input_path: str,
+    df: pd.DataFrame,
+    *args: Any,
+    input_sep: str | None = None,
+    input_encoding: str = "utf-8",
+    **kwargs: Any,
 ) -> Release:
     """:func:`tabular.anonymize`, with a data row in an error turned into its file line."""
 
     return _run_scheme(
-        input_path, _without_warnings(anonymize), df, *args, input_sep=input_sep, **kwargs
+        input_path,
+        _without_warnings(anonymize),
+        df,
+        *args,
+        input_sep=input_sep,
+        input_encoding=input_encoding,
+        **kwargs,
     )
 
 
@@ -796,7 +814,9 @@ def _assessment_warnings(risk: dict[str, Any]) -> list[str]:
 )
 @assess_options
 @handle_errors
-def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, seed, quiet) -> None:
+def assess_command(
+    input_path, sep, encoding, qi, sensitive, threshold, report, as_json, seed, quiet
+) -> None:
     """Assess the re-identification risk of the raw table INPUT (before anonymization).
 
     Prints a table (with --json: the JSON document shared by every data type) and writes
@@ -815,7 +835,9 @@ def assess_command(input_path, sep, qi, sensitive, threshold, report, as_json, s
     steps = Timings()
     with steps("read"):
         wanted = columns + ([sensitive] if sensitive else [])
-        df = tab_io.read_microdata(input_path, sep=sep, columns=wanted, typed=wanted)
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=wanted, typed=wanted, encoding=encoding
+        )
     if not df[columns].notna().all(axis=1).any():
         raise InputError(
             "no row has a value in every --qi column (an empty or malformed file? wrong --sep?)",
@@ -888,16 +910,21 @@ def _run_scheme(
     df: pd.DataFrame,
     *args: Any,
     input_sep: str | None = None,
+    input_encoding: str = "utf-8",
     **kwargs: Any,
 ) -> Release:
     """``function(df, ...)``, with a data row in an error turned into its file line (of
-    the input read with the separator ``input_sep``)."""
+    the input read with the separator ``input_sep`` and the encoding ``input_encoding``)."""
     try:
         return function(df, *args, **kwargs)
     except InputError as exc:
         if is_dask(df):  # a row of one partition, or no row: found in the files again
-            _raise_located(exc, input_path, input_sep)
-        line = None if exc.row is None else tab_io.file_line(input_path, exc.row, input_sep)
+            _raise_located(exc, input_path, input_sep, input_encoding)
+        line = (
+            None
+            if exc.row is None
+            else tab_io.file_line(input_path, exc.row, input_sep, input_encoding)
+        )
         if line is None:
             raise
         raise InputError(
@@ -905,7 +932,9 @@ def _run_scheme(
         ) from None
 
 
-def _raise_located(exc: InputError, input_path: str, sep: str | None) -> None:
+def _raise_located(
+    exc: InputError, input_path: str, sep: str | None, encoding: str = "utf-8"
+) -> None:
     """Raise ``exc`` (an error of a Dask computation) with the input file and line where
     its column holds its value, when the text input files hold it; else as it is (a row
     of one partition is no file line: dropped)."""
@@ -915,7 +944,9 @@ def _raise_located(exc: InputError, input_path: str, sep: str | None) -> None:
         exc.value = exc.value.item()
     missing = tab_io.is_missing(exc.value)
     if exc.value is not None or exc.message.startswith("missing"):
-        found = tab_io.locate_value(tab_io.lazy_input_files(input_path), sep, exc.column, exc.value)
+        found = tab_io.locate_value(
+            tab_io.lazy_input_files(input_path), sep, exc.column, exc.value, encoding
+        )
         if found is not None:
             raise InputError(
                 exc.message,
@@ -951,6 +982,7 @@ def _bucket_provenance(release: Release, inputs: list[Path], key_file: str | Non
 def anatomize_command(
     input_path,
     sep,
+    encoding,
     qi,
     sensitive,
     l_value,
@@ -982,7 +1014,11 @@ def anatomize_command(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
     df = tab_io.read_microdata(
-        input_path, sep=sep, columns=[*columns, sensitive], typed=[*columns, sensitive]
+        input_path,
+        sep=sep,
+        columns=[*columns, sensitive],
+        typed=[*columns, sensitive],
+        encoding=encoding,
     )
     release = _run_scheme(
         input_path,
@@ -995,6 +1031,7 @@ def anatomize_command(
         key=secret,
         measures=not no_measures,
         input_sep=sep,
+        input_encoding=encoding,
     )
     assert isinstance(release, BucketRelease)
     _bucket_provenance(release, inputs, key_file)
@@ -1051,6 +1088,7 @@ def _column_groups(value: str | None) -> list[list[str]] | None:
 def slice_command(
     input_path,
     sep,
+    encoding,
     qi,
     sensitive,
     l_value,
@@ -1084,7 +1122,11 @@ def slice_command(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
     df = tab_io.read_microdata(
-        input_path, sep=sep, columns=[*columns, sensitive], typed=[*columns, sensitive]
+        input_path,
+        sep=sep,
+        columns=[*columns, sensitive],
+        typed=[*columns, sensitive],
+        encoding=encoding,
     )
     release = _run_scheme(
         input_path,
@@ -1100,6 +1142,7 @@ def slice_command(
         key=secret,
         measures=not no_measures,
         input_sep=sep,
+        input_encoding=encoding,
     )
     _bucket_provenance(release, inputs, key_file)
     with staged_outputs() as stage:
@@ -1122,6 +1165,7 @@ def _sdc_options(func):
             default=None,
             help="Field separator of the input (default ','; tab for .tsv).",
         ),
+        encoding_option(),
     ]
     func = release_options(func)
     return stack(*options)(func)
@@ -1137,6 +1181,7 @@ def _sdc_run(
     key_file: Path | None,
     quiet: bool,
     run: Any,
+    encoding: str = "utf-8",
 ) -> None:
     """The common body: paths checked before reading, read, ``run(df, key)``, write all."""
     check_int(seed, "--seed", min_value=0)
@@ -1155,8 +1200,17 @@ def _sdc_run(
         raise InputError(f"--key-file: {exc.message}", path=str(exc.path or key_file)) from None
     steps = Timings()
     with steps("read"):
-        df = tab_io.read_microdata(input_path, sep=sep, columns=needed, typed=needed)
-    release = _run_scheme(input_path, _without_warnings(run), df, secret, input_sep=sep)
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=needed, typed=needed, encoding=encoding
+        )
+    release = _run_scheme(
+        input_path,
+        _without_warnings(run),
+        df,
+        secret,
+        input_sep=sep,
+        input_encoding=encoding,
+    )
     for warning in () if quiet else release.info.get("warnings", ()):
         click.echo(f"warning: {warning}", err=True)
     release.provenance = provenance(inputs[:1])
@@ -1198,8 +1252,8 @@ def _columns_option(help_text: str, required: bool = True):
 @_sdc_options
 @handle_errors
 def microaggregate_command(
-    columns, k, method, nominal, ordinal, block_size, input_path, sep, output, report, seed,
-    key_file, no_measures, quiet,
+    columns, k, method, nominal, ordinal, block_size, input_path, sep, encoding, output, report,
+    seed, key_file, no_measures, quiet,
 ) -> None:  # fmt: skip
     """Microaggregate INPUT (MDAV): groups of k..2k-1 similar records share their mean."""
     from ._microaggregate import microaggregate
@@ -1223,6 +1277,7 @@ def microaggregate_command(
             df, names, k, method, nominal=nom, ordinal=ordi, block_size=block, seed=seed,
             key=key, measures=not no_measures,
         ),
+        encoding=encoding,
     )  # fmt: skip
 
 
@@ -1243,8 +1298,9 @@ def microaggregate_command(
 @_sdc_options
 @handle_errors
 def noise_command(
-    columns, alpha, method, input_path, sep, output, report, seed, key_file, no_measures, quiet
-) -> None:
+    columns, alpha, method, input_path, sep, encoding, output, report, seed, key_file,
+    no_measures, quiet,
+) -> None:  # fmt: skip
     """Mask numeric columns of INPUT with additive noise drawn from the secret key."""
     from ._noise import add_noise
 
@@ -1256,6 +1312,7 @@ def noise_command(
         lambda df, key: add_noise(
             df, names, alpha, method, seed=seed, key=key, measures=not no_measures
         ),
+        encoding=encoding,
     )  # fmt: skip
 
 
@@ -1267,7 +1324,7 @@ def noise_command(
 @_sdc_options
 @handle_errors
 def rank_swap_command(
-    columns, p, input_path, sep, output, report, seed, key_file, no_measures, quiet
+    columns, p, input_path, sep, encoding, output, report, seed, key_file, no_measures, quiet
 ) -> None:
     """Rank-swap numeric columns of INPUT (values trade places within p % of ranks)."""
     from ._swap import rank_swap
@@ -1278,6 +1335,7 @@ def rank_swap_command(
     _sdc_run(
         input_path, names, sep, output, report, seed, key_file, quiet,
         lambda df, key: rank_swap(df, names, p, seed=seed, key=key, measures=not no_measures),
+        encoding=encoding,
     )  # fmt: skip
 
 
@@ -1308,8 +1366,8 @@ def rank_swap_command(
 @_sdc_options
 @handle_errors
 def pram_command(
-    columns, keep, invariant, transitions, input_path, sep, output, report, seed, key_file,
-    no_measures, quiet,
+    columns, keep, invariant, transitions, input_path, sep, encoding, output, report, seed,
+    key_file, no_measures, quiet,
 ) -> None:  # fmt: skip
     """PRAM: randomize categorical columns of INPUT; the matrices go into the report."""
     from ._pram import match_transition, pram, read_transition
@@ -1328,7 +1386,7 @@ def pram_command(
         given = {c: match_transition(m, df[c], c, files[c]) for c, m in matrices.items()}
         return pram(df, names, given, invariant, keep, seed=seed, key=key, measures=not no_measures)
 
-    _sdc_run(input_path, names, sep, output, report, seed, key_file, quiet, run)
+    _sdc_run(input_path, names, sep, output, report, seed, key_file, quiet, run, encoding=encoding)
 
 
 def _transition_files(items: tuple[str, ...], names: list[str]) -> dict[str, str]:
@@ -1390,7 +1448,7 @@ def _recodings(values: tuple[str, ...]) -> dict[str, dict[str, str]]:
 @_sdc_options
 @handle_errors
 def recode_command(
-    top, bottom, recodings, sample, input_path, sep, output, report, seed, key_file,
+    top, bottom, recodings, sample, input_path, sep, encoding, output, report, seed, key_file,
     no_measures, quiet,
 ) -> None:  # fmt: skip
     """Top/bottom coding, global recoding and sampling of INPUT."""
@@ -1410,6 +1468,7 @@ def recode_command(
         lambda df, key: recode(
             df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
         ),
+        encoding=encoding,
     )  # fmt: skip
 
 
@@ -1439,8 +1498,9 @@ def recode_command(
 @release_options
 @handle_errors
 def safepub_command(
-    input_path, sep, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric, set_qi,
-    epsilon, delta, search_share, steps, output, report, seed, key_file, no_measures, quiet,
+    input_path, sep, encoding, qi, sensitive, hierarchy, hierarchy_dir, hierarchy_sep, numeric,
+    set_qi, epsilon, delta, search_share, steps, output, report, seed, key_file, no_measures,
+    quiet,
 ) -> None:  # fmt: skip
     """(epsilon, delta)-differentially private release of INPUT by SafePub: a secret random
     sample, generalized, classes below the implied k suppressed."""
@@ -1474,10 +1534,12 @@ def safepub_command(
     steps = Timings()
     with steps("read"):
         wanted = columns + ([sensitive] if sensitive else [])
-        df = tab_io.read_microdata(input_path, sep=sep, columns=wanted, typed=wanted)
+        df = tab_io.read_microdata(
+            input_path, sep=sep, columns=wanted, typed=wanted, encoding=encoding
+        )
     release = _run_anonymize(
         input_path, df, specs, sensitive, [model], seed=seed, key=secret,
-        measures=not no_measures, input_sep=sep,
+        measures=not no_measures, input_sep=sep, input_encoding=encoding,
     )  # fmt: skip
     release.provenance = provenance(
         [p for p in inputs if key_file is None or Path(p).resolve() != Path(key_file).resolve()]
@@ -1499,6 +1561,7 @@ def safepub_command(
 @cli.command("dp-counts")
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @click.option("--sep", default=None, help="Field separator of the input.")
+@encoding_option()
 @click.option("--column", required=True, help="The column to count.")
 @click.option(
     "--categories",
@@ -1512,7 +1575,7 @@ def safepub_command(
     help="Write the noisy counts as CSV (default: print them).",
 )  # fmt: skip
 @handle_errors
-def dp_counts_command(input_path, sep, column, categories, epsilon, output) -> None:
+def dp_counts_command(input_path, sep, encoding, column, categories, epsilon, output) -> None:
     """Differentially private counts of one column of INPUT (OpenDP, discrete Laplace)."""
     from ._safepub import dp_counts
 
@@ -1524,7 +1587,9 @@ def dp_counts_command(input_path, sep, column, categories, epsilon, output) -> N
     inputs = [check_input_path(input_path, "INPUT")]
     if output is not None:
         check_output_paths({"--output": output}, inputs=inputs, extensions={"--output": (".csv",)})
-    df = tab_io.read_microdata(input_path, sep=sep, columns=[column], typed=[column])
+    df = tab_io.read_microdata(
+        input_path, sep=sep, columns=[column], typed=[column], encoding=encoding
+    )
     counts = dp_counts(df[column], epsilon, labels)
     table = counts.rename_axis(column).reset_index()
     if output is None:

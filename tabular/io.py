@@ -18,6 +18,7 @@ from pandas._libs.parsers import STR_NA_VALUES
 from structanon import Hierarchy, InputError
 from structanon._validation import (
     check_columns,
+    check_encoding,
     check_input_path,
     check_names,
     check_path,
@@ -26,6 +27,7 @@ from structanon._validation import (
 from structanon.io import (
     atomic_write,
     default_separator,
+    locate_undecodable,
     raise_block_fault,
     read_table,
     remove_folder,
@@ -74,6 +76,7 @@ def read_microdata(
     columns: Sequence[str] | None = None,
     categorical: bool | Sequence[str] = False,
     typed: Sequence[str] | None = None,
+    encoding: str = "utf-8",
 ) -> pd.DataFrame:
     """Read a microdata table (CSV / TSV, optionally compressed, or Parquet).
 
@@ -100,17 +103,20 @@ def read_microdata(
         The columns typed by pandas' rules (numbers, booleans, the missing-value tokens
         ``NA``, ``null``, ...); ``None`` (default): every column.  The command line
         passes the columns a command works on.
+    encoding : str
+        Text encoding of a text file (default UTF-8; e.g. ``"latin-1"``, ``"cp1252"``).
 
     Raises
     ------
     InputError
-        Naming the file: unreadable or not UTF-8 text, empty or header-only (with a hint
-        on ``--sep``), a missing column, or duplicate column names.
+        Naming the file: unreadable, an unknown encoding, text that does not decode (its
+        line and byte), empty or header-only (with a hint on ``--sep``), a missing column,
+        or duplicate column names.
     """
     if columns is not None:
         columns = check_names(columns, "columns")
     try:
-        df = read_table(path, sep=sep, categorical=categorical, typed=typed)
+        df = read_table(path, sep=sep, categorical=categorical, typed=typed, encoding=encoding)
     except InputError as exc:
         if "No columns to parse" not in exc.message:
             raise
@@ -143,7 +149,7 @@ def is_missing(value: Any) -> bool:
 
 
 def locate_value(
-    files: Iterable[str | Path], sep: str | None, column: str, value: Any
+    files: Iterable[str | Path], sep: str | None, column: str, value: Any, encoding: str = "utf-8"
 ) -> tuple[str, int | None] | None:
     """The first text file of ``files`` and its line where ``column`` holds ``value`` (a
     missing value for ``None`` / NaN), as the Dask reader reads the column (text, the
@@ -157,25 +163,34 @@ def locate_value(
         here = default_separator(name, sep)
         start = 0
         try:
-            chunks = pd.read_csv(name, sep=here, usecols=[column], dtype=str, chunksize=1 << 20)
+            chunks = pd.read_csv(
+                name,
+                sep=here,
+                usecols=[column],
+                dtype=str,
+                chunksize=1 << 20,
+                encoding=encoding,
+            )
             for chunk in chunks:
                 found = chunk[column].isna() if missing else chunk[column] == str(value)
                 hits = np.flatnonzero(found.to_numpy(dtype=bool))
                 if hits.size:
-                    return str(name), file_line(name, start + int(hits[0]), here)
+                    return str(name), file_line(name, start + int(hits[0]), here, encoding)
                 start += len(chunk)
         except (ValueError, OSError, pd.errors.ParserError):
             continue  # the reader's own checks name what is wrong with such a file
     return None
 
 
-def file_line(path: str | Path, row: int, sep: str | None = None) -> int | None:
+def file_line(
+    path: str | Path, row: int, sep: str | None = None, encoding: str = "utf-8"
+) -> int | None:
     """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
 
     The header is line 1; blank lines, which the reader skips, are counted, and so are the
     line breaks inside quoted values (``sep``: the field separator, default ``,`` or tab
-    for ``.tsv``); gzip text is read through (:func:`structanon.io.text_lines`).  Parquet
-    files have no lines (``None``).
+    for ``.tsv``); gzip text is read through (:func:`structanon.io.text_lines`, in
+    ``encoding``).  Parquet files have no lines (``None``).
 
     Examples
     --------
@@ -197,7 +212,7 @@ def file_line(path: str | Path, row: int, sep: str | None = None) -> int | None:
         return row + 2
     seen, start = -1, 1  # the header is the first record; a record's first line
     try:
-        records = csv.reader((text for _, text in text_lines(path)), delimiter=sep)
+        records = csv.reader((text for _, text in text_lines(path, encoding)), delimiter=sep)
         for record in records:
             if record:  # a blank line is no record
                 seen += 1
@@ -486,12 +501,24 @@ def _convert(pdf: pd.DataFrame, types: dict[str, str]) -> pd.DataFrame:
     return out
 
 
-def _refuse_repeated_header(parts: list[dict[str, Any]], files: list[str]) -> None:
+def _dask_separator(first: Path, sep: str | None) -> str:
+    """The field separator the Dask reader splits at (one character; by default, from
+    the first file's name)."""
+    sep = default_separator(first) if sep is None else sep
+    if len(sep) != 1:
+        raise InputError(
+            f"the Dask engine reads one-character field separators, not {sep!r} (use the "
+            "pandas engine)"
+        )
+    return sep
+
+
+def _refuse_repeated_header(parts: list[dict[str, Any]], files: list[str], encoding: str) -> None:
     """An :class:`InputError` naming the file and line of a header line read as data
     (files concatenated) when a partition held one (:func:`_column_kinds`)."""
     if any([p.pop(_HEADER)[0] for p in parts]):
         for name in files:
-            line = repeated_header_line(Path(name))
+            line = repeated_header_line(Path(name), encoding)
             if line is not None:
                 raise InputError(
                     "the header line is repeated as a data line (files concatenated?); remove it",
@@ -500,12 +527,14 @@ def _refuse_repeated_header(parts: list[dict[str, Any]], files: list[str]) -> No
                 )
 
 
-def _locate_parse_error(files: list[str], sep: str, exc: Exception) -> InputError:
+def _locate_parse_error(
+    files: list[str], sep: str, exc: Exception, encoding: str = "utf-8"
+) -> InputError:
     """The pandas reader's error (file and line) for a malformed text input: each file is
     parsed again by pandas in chunks until the bad line is met."""
     for name in files:
         try:
-            for _ in pd.read_csv(name, sep=sep, dtype=str, chunksize=1 << 20):
+            for _ in pd.read_csv(name, sep=sep, dtype=str, chunksize=1 << 20, encoding=encoding):
                 pass
         except pd.errors.ParserError as error:
             match = re.search(r"line (\d+)", str(error))
@@ -515,9 +544,13 @@ def _locate_parse_error(files: list[str], sep: str, exc: Exception) -> InputErro
                 line=int(match.group(1)) if match else None,
             )
         except UnicodeDecodeError as error:
+            try:
+                locate_undecodable(name, encoding)
+            except InputError as located:
+                return located
             return InputError(
-                f"the file is not UTF-8 text ({error.reason}); convert it, or is it the "
-                "right file?",
+                f"the file does not decode as {encoding} ({error.reason}); is it in another "
+                "encoding (--encoding)?",
                 path=name,
             )
     return InputError(f"cannot parse table: {exc}; is --sep right?", path=files[0])
@@ -529,9 +562,10 @@ def read_microdata_dask(
     columns: Sequence[str] | None = None,
     blocksize: str | int = "64MB",
     typed: Sequence[str] | None = None,
+    encoding: str = "utf-8",
 ) -> Any:
     """Read a microdata table lazily, as a Dask DataFrame, with :func:`read_microdata`'s
-    rules.
+    rules (text in ``encoding``).
 
     ``path`` is a CSV / TSV file (optionally compressed: one partition), a glob of them
     (``data/*.csv``), a Parquet file, a folder of Parquet files or a glob of them.  Text is
@@ -549,12 +583,13 @@ def read_microdata_dask(
     InputError
         A missing file, a glob matching nothing, a folder without Parquet files, a mix of
         Parquet and text files, a missing column (with a hint at ``--sep``), duplicate
-        column names, a malformed line (file and line), text not UTF-8, or a table with
-        no data rows.
+        column names, a malformed line (file and line), text that does not decode (file,
+        line and byte), or a table with no data rows.
     """
     from structanon._engine import compute, parse_size, require_dask
 
     dd = require_dask()
+    encoding = check_encoding(encoding)
     if columns is not None:
         columns = check_names(columns, "columns")
     blocksize = parse_size(blocksize, "blocksize", 2**10)
@@ -571,14 +606,8 @@ def read_microdata_dask(
             ddf = ddf.map_partitions(_convert, types, meta=_convert(header, types))
     else:
         first = Path(files[0])
-        if sep is None:
-            sep = default_separator(first)
-        if len(sep) != 1:
-            raise InputError(
-                "the Dask engine reads one-character field separators, not "
-                f"{sep!r} (use the pandas engine)"
-            )
-        header = read_microdata_header(files, sep)
+        sep = _dask_separator(first, sep)
+        header = read_microdata_header(files, sep, encoding)
         compressed = first.suffix.lower() in _COMPRESSED
         names = list(header.columns) if typed is None else [c for c in typed if c in header]
         names = list(dict.fromkeys(names))
@@ -593,23 +622,26 @@ def read_microdata_dask(
                 keep_default_na=False,
                 na_values=tokens,
                 blocksize=None if compressed else blocksize,
+                encoding=encoding,
             )
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-            raise _locate_parse_error(files, sep, exc) from None
+            raise _locate_parse_error(files, sep, exc, encoding) from None
     hint = _separator_hint(header, sep)
     _check_file_columns(header, columns, hint, path)
     if kind == "text":
         import dask
 
-        checks = text_block_checks(files, sep or ",", len(header.columns), compressed, blocksize)
+        checks = text_block_checks(
+            files, sep or ",", len(header.columns), compressed, blocksize, encoding
+        )
         try:
             *parts, faults = compute(
                 *[dask.delayed(_column_kinds)(p, names) for p in ddf.to_delayed()], checks
             )
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
-            raise _locate_parse_error(files, sep or ",", exc) from None
+            raise _locate_parse_error(files, sep or ",", exc, encoding) from None
         raise_block_fault(files, faults)
-        _refuse_repeated_header(parts, files)
+        _refuse_repeated_header(parts, files, encoding)
         if not sum(p.pop(_ROWS)[0] for p in parts):
             raise InputError(
                 f"the file has a header but no data rows{hint or '; wrong --sep?'}",
@@ -623,12 +655,12 @@ def read_microdata_dask(
     return ddf
 
 
-def read_microdata_header(files: list[str], sep: str) -> pd.DataFrame:
+def read_microdata_header(files: list[str], sep: str, encoding: str = "utf-8") -> pd.DataFrame:
     """The header of every text file (read by pandas, no rows); they must agree."""
     header = None
     for name in files:
         try:
-            head = read_table(name, sep=sep, nrows=0)
+            head = read_table(name, sep=sep, nrows=0, encoding=encoding)
         except InputError as exc:
             if "No columns to parse" not in exc.message and "empty" not in exc.message:
                 raise

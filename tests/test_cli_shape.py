@@ -95,3 +95,70 @@ def test_every_package_reads_and_writes_at_its_top_level():
     for package, names in pairs.items():
         for name in names:
             assert callable(getattr(package, name)) and name in package.__all__, name
+
+
+def _commands():
+    """Every ``(package, command name, click command)`` of the five command lines."""
+    import importlib
+
+    import click
+
+    from structanon.cli import PACKAGES
+
+    for package in PACKAGES:
+        group = importlib.import_module(f"{package}.cli").cli
+        assert isinstance(group, click.Group)
+        for name, command in group.commands.items():
+            yield package, name, command
+
+
+def _option(command, name):
+    return next((p for p in command.params if p.name == name), None)
+
+
+def _shape(option):
+    choices = getattr(option.type, "choices", None)
+    return (
+        tuple(option.opts),
+        tuple(option.secondary_opts),
+        option.default,
+        option.show_default,
+        option.help,
+        option.hidden,
+        None if choices is None else tuple(choices),
+    )
+
+
+def test_encoding_and_on_bad_lines_have_one_shape():
+    """``--encoding`` and ``--on-bad-lines`` have the same name, default, choices and help
+    in every command that has them (read from the click commands), every command that reads
+    a text input has ``--encoding``, and every command whose reader can drop bad lines has
+    ``--on-bad-lines`` (default ``raise``)."""
+    from click import Argument
+
+    from structanon.cli_support import ENCODING_HELP, ON_BAD_LINES_HELP
+
+    shapes = {"encoding": set(), "on_bad_lines": set()}
+    with_bad_lines = set()
+    for package, name, command in _commands():
+        reads = any(isinstance(p, Argument) for p in command.params)
+        encoding = _option(command, "encoding")
+        assert (encoding is not None) == reads, (package, name)
+        if encoding is not None:
+            shapes["encoding"].add(_shape(encoding))
+        bad_lines = _option(command, "on_bad_lines")
+        if bad_lines is not None:
+            shapes["on_bad_lines"].add(_shape(bad_lines))
+            with_bad_lines.add((package, name))
+    assert shapes["encoding"] == {(("--encoding",), (), "utf-8", True, ENCODING_HELP, False, None)}
+    assert shapes["on_bad_lines"] == {
+        (("--on-bad-lines",), (), "raise", True, ON_BAD_LINES_HELP, False, ("raise", "drop"))
+    }
+    assert with_bad_lines == {
+        ("location", "anonymize"),
+        ("location", "cloak"),
+        ("location", "assess"),
+        ("querylogs", "anonymize"),
+        ("querylogs", "assess"),
+        ("querylogs", "inspect"),
+    }

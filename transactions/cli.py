@@ -23,6 +23,7 @@ from structanon.cli_support import (
     assessment,
     emit_assessment,
     emit_release,
+    encoding_option,
     handle_errors,
     release_options,
     show_progress,
@@ -194,9 +195,7 @@ _item_type = click.option(
     show_default=True,
     help="Items as integers or text; auto refuses a stray non-integer item in an integer file.",
 )
-_encoding = click.option(
-    "--encoding", default="utf-8", show_default=True, help="Text encoding of the input."
-)
+_encoding = encoding_option()
 _max_width = click.option(
     "--max-basket-size",
     type=int,

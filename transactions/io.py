@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import io
 import json
 import re
@@ -13,7 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from structanon._validation import check_choice, check_input_path, check_path, file_suffix
+from structanon._validation import (
+    check_choice,
+    check_encoding,
+    check_input_path,
+    check_path,
+    file_suffix,
+)
 from structanon.errors import InputError
 from structanon.io import atomic_write, text_lines
 
@@ -116,12 +121,7 @@ def _check_read(path: Any, format: str | None, item_type: str, encoding: Any) ->
     if format is not None:
         check_choice(format, "format", FORMATS)
     check_choice(item_type, "item_type", ITEM_TYPES)
-    if not isinstance(encoding, str):
-        raise InputError("encoding must be the name of a text encoding", value=repr(encoding))
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        raise InputError("unknown text encoding", value=encoding) from None
+    check_encoding(encoding)
     path = Path(path)
     if not path.exists():
         raise InputError("file not found", path=str(path))

@@ -109,6 +109,29 @@ def _seed_option(fz, data, plan, inv):
         inv.add("--seed", fz.int_option(data, plan, [0, 1, 7], "--seed"))
 
 
+def _encoding(fz, data, plan, inv):
+    """``--encoding``, one option in every command that reads text."""
+    if fz.maybe(data, "--encoding", 4):
+        inv.add(
+            "--encoding",
+            fz.choice_option(
+                data, plan, ["utf-8", "latin-1", "cp1252"], ["latin-9x", "base64", ""], "--encoding"
+            ),
+        )
+
+
+def _on_bad_lines(fz, data, plan, inv, former=()):
+    """``--on-bad-lines``, one option where a reader can drop bad lines; ``former``: the
+    command's former values, still accepted."""
+    if fz.maybe(data, "--on-bad-lines", 3):
+        inv.add(
+            "--on-bad-lines",
+            fz.choice_option(
+                data, plan, ["raise", "drop", *former], ["warn", "ignore"], "--on-bad-lines"
+            ),
+        )
+
+
 # --------------------------------------------------------------------------------- tabular
 
 
@@ -172,6 +195,7 @@ def _sep(fz, data, plan, inv, default):
     sep = fz.choice_option(data, plan, [default], [None, ",", "\t", "", ";;", "|"], "--sep")
     if sep is not None:
         inv.add("--sep", sep)
+    _encoding(fz, data, plan, inv)
 
 
 def tabular_anonymize(fz, data, plan, wd, big):
@@ -445,6 +469,7 @@ def _transactions_input(fz, data, plan, wd, args, big):
             "--format",
             fz.choice_option(data, plan, [good], ["fimi", "csv", "jsonl", "xml"], "--format"),
         )
+    _encoding(fz, data, plan, inv)
     return inv
 
 
@@ -611,6 +636,8 @@ def _location_input(fz, data, plan, wd, command, big):
     inv = fz.Invocation(["location", command, str(path)], inputs=[path])
     inv.note(what)
     _location_columns(fz, data, plan, inv)
+    _encoding(fz, data, plan, inv)
+    _on_bad_lines(fz, data, plan, inv)
     return inv
 
 
@@ -721,6 +748,7 @@ def graphs_anonymize(fz, data, plan, wd, big):
     inv.note(what)
     inv.add("-k", fz.int_option(data, plan, [2, 3, 5], "-k"))
     _graph_format(fz, data, plan, inv, seed)
+    _encoding(fz, data, plan, inv)
     if fz.maybe(data, "--method", 3):
         inv.add("--method", fz.choice_option(data, plan, ["dp", "greedy"], ["exact"], "--method"))
     if fz.maybe(data, "--construct", 3):
@@ -760,6 +788,7 @@ def graphs_assess(fz, data, plan, wd, big):
     _assessment_options(fz, data, plan, wd, inv)
     inv.note(what)
     _graph_format(fz, data, plan, inv, seed)
+    _encoding(fz, data, plan, inv)
     if fz.maybe(data, "--as-undirected", 4):
         inv.add("--as-undirected")
     return inv
@@ -788,6 +817,7 @@ def graphs_compare(fz, data, plan, wd, big):
     if fz.maybe(data, "--level", 2):
         inv.add("--level", fz.choice_option(data, plan, ["fast", "full"], ["none"], "--level"))
     _seed_option(fz, data, plan, inv)
+    _encoding(fz, data, plan, inv)
     return inv
 
 
@@ -815,6 +845,8 @@ def _log_format(fz, data, plan, inv, sep=True):
         )
         if sep:
             inv.add("--sep", fz.choice_option(data, plan, ["\t"], [",", "", ";;"], "--sep"))
+    _encoding(fz, data, plan, inv)
+    _on_bad_lines(fz, data, plan, inv, former=["report", "skip"])
 
 
 def querylogs_anonymize(fz, data, plan, wd, big):
@@ -839,11 +871,6 @@ def querylogs_anonymize(fz, data, plan, wd, big):
         inv.add(
             "--tie-break",
             fz.choice_option(data, plan, ["suppress", "add"], ["random"], "--tie-break"),
-        )
-    if fz.maybe(data, "--on-bad-lines", 3):
-        inv.add(
-            "--on-bad-lines",
-            fz.choice_option(data, plan, ["report", "skip", "raise"], ["warn"], "--on-bad-lines"),
         )
     if fz.maybe(data, "--grouping", 3):
         inv.add(

@@ -84,8 +84,18 @@ def test_exit_codes(tmp_path):
         cli, ["anonymize", str(source), "-k", "2", "-o", str(out), "--on-bad-lines", "raise"]
     )
     assert result.exit_code == 2 and "line 102" in result.output and not out.exists()
+    result = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "2", "-o", str(out)]
+    )  # raise is the default
+    assert result.exit_code == 2 and "line 102" in result.output and not out.exists()
+    assert "--on-bad-lines drop" in result.output
     result = CliRunner().invoke(cli, ["inspect", str(source), "--json", "--quiet"])
-    assert result.exit_code == 0 and json.loads(result.output)["risk"]["malformed_lines"] == 1
+    assert result.exit_code == 2 and "line 102" in result.stderr and not result.stdout
+    result = CliRunner().invoke(
+        cli, ["inspect", str(source), "--json", "--quiet", "--on-bad-lines", "drop"]
+    )
+    assert result.exit_code == 0 and json.loads(result.stdout)["risk"]["malformed_lines"] == 1
+    assert "1 bad line(s) of" in result.stderr and "line 102" in result.stderr
 
 
 @pytest.mark.slow
@@ -121,15 +131,16 @@ def test_anonymize_logs_progress_unless_quiet(tmp_path):
     assert result.exit_code == 0 and result.stderr == "" and result.stdout == ""
     with source.open("a") as handle:  # a malformed line and k = 1: warned, unless quiet
         handle.write("broken line\n")
-    loud = CliRunner().invoke(
-        cli, ["anonymize", str(source), "-k", "1", "-o", str(out), "--no-measures"]
-    )
+    drop = ["--no-measures", "--on-bad-lines", "drop"]
+    loud = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out), *drop])
     assert loud.exit_code == 0 and "warning: k = 1" in loud.stderr
-    assert "1 malformed line(s) skipped" in loud.stderr
+    told = f"warning: 1 bad line(s) of {source} dropped (--on-bad-lines drop): line 1502\n"
+    assert told in loud.stderr
     quiet = CliRunner().invoke(
-        cli, ["anonymize", str(source), "-k", "1", "-o", str(out), "--no-measures", "--quiet"]
+        cli, ["anonymize", str(source), "-k", "1", "-o", str(out), *drop, "--quiet"]
     )
-    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == ""
+    # quiet: nothing but what was dropped (never silent)
+    assert quiet.exit_code == 0 and quiet.stderr == told and quiet.stdout == ""
 
 
 @pytest.mark.parametrize("command", [["anonymize", "-k", "3", "-o", "out.tsv"], ["assess"]])

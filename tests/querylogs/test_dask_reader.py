@@ -22,14 +22,13 @@ HEADER = "AnonID\tQuery\tQueryTime\tItemRank\tClickURL\n"
 
 @pytest.fixture(scope="module")
 def aol(tmp_path_factory):
-    """An AOL file with a header, blank lines, malformed lines and undecodable bytes."""
+    """An AOL file with a header, blank lines, malformed lines and a CRLF line end."""
     path = tmp_path_factory.mktemp("aol") / "log.txt"
     write_log(querylogs.synthetic_log(40, 1200, seed=3), path, aol=True)
     lines = path.read_bytes().split(b"\n")
     lines[10] = b"17\tno time here\tyesterday\t\t"  # unparsable time
     lines[200] = b"only\ttwo"  # wrong number of fields
     lines[300] = b""  # blank
-    lines[400] = lines[400].replace(b"\t", b"\t\xff\xfe ", 1)  # undecodable bytes
     lines[500] = lines[500] + b"\r"  # a Windows line end
     path.write_bytes(b"\n".join(lines))
     return path
@@ -49,13 +48,13 @@ def same_log(lazy, eager):
     )
 
 
-COUNTS = ("lines", "rows", "malformed", "encoding_errors", "blank_lines", "header")
+COUNTS = ("lines", "rows", "malformed", "blank_lines", "header")
 
 
 @pytest.mark.parametrize("block", [None, 20_000, 7_000])
 def test_blocks_read_as_the_pandas_reader(client, aol, block):
-    eager = quiet(read_log, aol)
-    lazy, report = quiet(read_log_dask, aol, block_bytes=block)
+    eager = quiet(read_log, aol, on_bad_lines="drop")
+    lazy, report = quiet(read_log_dask, aol, block_bytes=block, on_bad_lines="drop")
     if block:
         assert lazy.npartitions > 3
     same_log(lazy, eager)
@@ -65,7 +64,6 @@ def test_blocks_read_as_the_pandas_reader(client, aol, block):
     want = eager.attrs["parse"]
     assert {n: report[n] for n in COUNTS} == {n: want[n] for n in COUNTS}
     assert report["malformed_lines"] == want["malformed_lines"]  # file line numbers
-    assert report["encoding_error_lines"] == want["encoding_error_lines"]
 
 
 def test_bad_line_raises_naming_file_and_line(client, aol):
@@ -73,26 +71,55 @@ def test_bad_line_raises_naming_file_and_line(client, aol):
         read_log(aol, on_bad_lines="raise")
     with pytest.raises(InputError) as caught:
         quiet(read_log_dask, aol, on_bad_lines="raise", block_bytes=9_000)
-    assert caught.value.line == eager.value.line == 201  # the line read_log names
-    assert str(aol) in str(caught.value) and "2 tab-separated fields" in str(caught.value)
-    with pytest.warns(UserWarning, match="malformed line"):
-        read_log_dask(aol, block_bytes=9_000)
+    assert caught.value.line == eager.value.line == 11  # the line read_log names
+    assert str(aol) in str(caught.value) and "time is not a date-time" in str(caught.value)
+    with pytest.raises(InputError) as default:  # raise is the default
+        quiet(read_log_dask, aol, block_bytes=9_000)
+    assert default.value.line == 11 and "--on-bad-lines drop" in str(default.value)
+    with pytest.warns(UserWarning, match="2 malformed line.s. dropped .lines 11, 201"):
+        read_log_dask(aol, block_bytes=9_000, on_bad_lines="drop")
+
+
+@pytest.mark.parametrize("block", [None, 9_000])
+def test_undecodable_line_named_by_its_file_line(client, aol, tmp_path, block):
+    """A byte that does not decode, in a block far into the file, is named by its file
+    line (as read_log names it), with the byte; the right encoding reads the log."""
+    lines = aol.read_bytes().split(b"\n")
+    lines[400] = lines[400].replace(b"\t", b"\tcaf\xe9 ", 1)
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError) as eager:
+        read_log(path, on_bad_lines="drop")
+    with pytest.raises(InputError) as caught:
+        read_log_dask(path, block_bytes=block, on_bad_lines="drop")
+    assert caught.value.line == eager.value.line == 401
+    assert caught.value.path == str(path) and "byte 0xe9" in caught.value.message
+    assert "--encoding" in caught.value.message
+    lazy, _ = quiet(read_log_dask, path, block_bytes=block, on_bad_lines="drop", encoding="latin-1")
+    want = quiet(read_log, path, on_bad_lines="drop", encoding="latin-1")
+    same_log(lazy, want)
+    assert want["query"].str.startswith("caf\u00e9 ").sum() == 1
 
 
 def test_globs_folders_and_gzip(client, aol, tmp_path):
     text = aol.read_bytes()
     (tmp_path / "a.txt.gz").write_bytes(gzip.compress(text))
     (tmp_path / "b.txt").write_bytes(text)
-    lazy, report = quiet(read_log_dask, tmp_path / "*.txt*")
-    eager = quiet(read_log, aol)
+    lazy, report = quiet(read_log_dask, tmp_path / "*.txt*", on_bad_lines="drop")
+    eager = quiet(read_log, aol, on_bad_lines="drop")
     assert report["files"] == 2 and report["rows"] == 2 * len(eager)
     assert len(lazy.compute()) == 2 * len(eager)
-    # with two files, a listed line names its file
-    assert report["malformed_lines"][:2] == [
+    # with two files, a listed line names its file; the files in order
+    assert report["malformed_lines"] == [
+        (11, "a.txt.gz: time is not a date-time"),
         (201, "a.txt.gz: 2 tab-separated fields, expected 5"),
+        (11, "b.txt: time is not a date-time"),
         (201, "b.txt: 2 tab-separated fields, expected 5"),
     ]
-    folder, _ = quiet(read_log_dask, tmp_path)
+    with pytest.raises(InputError) as info:
+        quiet(read_log_dask, tmp_path / "*.txt*")
+    assert info.value.path == str(tmp_path / "a.txt.gz") and info.value.line == 11
+    folder, _ = quiet(read_log_dask, tmp_path, on_bad_lines="drop")
     assert len(folder.compute()) == 2 * len(eager)
     with pytest.raises(InputError, match="no log file matches"):
         read_log_dask(tmp_path / "*.nothing")
@@ -145,6 +172,13 @@ def test_cli_dask_reads_lazily_with_the_pandas_rules(aol, tmp_path):
     key.write_text("cli-reader-key-0123456789")
     runner = CliRunner()
     common = ["-k", "3", "--seed", "1", "--key-file", str(key), "--no-measures"]
+    raised = runner.invoke(
+        cli,
+        ["anonymize", str(aol), "-o", str(tmp_path / "r.tsv"), *common, "--engine", "dask"],
+    )
+    assert raised.exit_code == 2 and "line 11" in raised.output  # raise: the default
+    assert "--on-bad-lines drop" in raised.output
+    common += ["--on-bad-lines", "drop"]
     eager = runner.invoke(cli, ["anonymize", str(aol), "-o", str(tmp_path / "p.tsv"), *common])
     lazy = runner.invoke(
         cli,
@@ -153,14 +187,9 @@ def test_cli_dask_reads_lazily_with_the_pandas_rules(aol, tmp_path):
     assert eager.exit_code == 0 and lazy.exit_code == 0, lazy.output
     assert (tmp_path / "d.tsv").read_bytes() == (tmp_path / "p.tsv").read_bytes()
     # the same message about the bad lines on both engines
-    told = [line for line in eager.output.splitlines() if line.startswith("input:")]
-    assert told and told == [l for l in lazy.output.splitlines() if l.startswith("input:")]
-    raised = runner.invoke(
-        cli,
-        ["anonymize", str(aol), "-o", str(tmp_path / "r.tsv"), *common, "--engine", "dask"]
-        + ["--on-bad-lines", "raise"],
-    )
-    assert raised.exit_code == 2 and "line 201" in raised.output
+    told = [line for line in eager.output.splitlines() if "bad line(s)" in line]
+    assert told == [f"warning: 2 bad line(s) of {aol} dropped (--on-bad-lines drop): lines 11, 201"]
+    assert told == [line for line in lazy.output.splitlines() if "bad line(s)" in line]
     assert not (tmp_path / "r.tsv").exists()
     folder = tmp_path / "out.parquet"
     made = runner.invoke(
@@ -196,8 +225,8 @@ def test_spooled_log_is_parsed_once(client, aol, tmp_path, monkeypatch):
     monkeypatch.setattr(qio, "_read_piece", counted)
     spool = tmp_path / "spool"
     spool.mkdir()
-    lazy, report = quiet(read_log_dask, aol, block_bytes=9_000, spool=spool)
-    plain, _ = quiet(read_log_dask, aol, block_bytes=9_000)
+    lazy, report = quiet(read_log_dask, aol, block_bytes=9_000, spool=spool, on_bad_lines="drop")
+    plain, _ = quiet(read_log_dask, aol, block_bytes=9_000, on_bad_lines="drop")
     n_blocks = len(marks.read_text()) // 2
     assert n_blocks > 2 and len(marks.read_text()) == 2 * n_blocks
     for _ in range(2):
@@ -223,6 +252,7 @@ def test_cli_dask_spool_is_removed(aol, tmp_path, monkeypatch):
     key = tmp_path / "key.txt"
     key.write_text("cli-reader-key-0123456789")
     common = ["-k", "3", "--seed", "1", "--key-file", str(key), "--no-measures", "--quiet"]
+    common += ["--on-bad-lines", "drop"]
     runner = CliRunner()
     eager = runner.invoke(cli, ["anonymize", str(aol), "-o", str(tmp_path / "p.tsv"), *common])
     lazy = runner.invoke(

@@ -59,17 +59,33 @@ def test_malformed_lines_reported_by_number(tmp_path):
         ROWS[0],
     ]
     path = write(tmp_path, "".join(lines))
-    with pytest.warns(UserWarning, match="4 malformed"):
-        log = read_log(path)
+    with pytest.warns(UserWarning, match="4 malformed line.s. dropped .lines 3, 5, 6, 7"):
+        log = read_log(path, on_bad_lines="drop")
     report = parse_report(log)
     assert len(log) == 5
     assert report["malformed"] == 4
     assert [n for n, _ in report["malformed_lines"]] == [3, 5, 6, 7]
     reasons = dict(report["malformed_lines"])
     assert "time" in reasons[5] and "rank" in reasons[6] and "user" in reasons[7]
+    with pytest.raises(InputError, match="on_bad_lines='drop'") as info:
+        read_log(path)  # the default refuses, naming the first bad line
+    assert info.value.line == 3 and info.value.path == str(path)
+    # a field check failing before a split failure: the first in the file is named
+    path = write(tmp_path, "".join([HEADER, lines[4], lines[2], *ROWS]), "order.tsv")
     with pytest.raises(InputError) as info:
         read_log(path, on_bad_lines="raise")
-    assert info.value.line == 3
+    assert info.value.line == 2 and "time" in info.value.message
+
+
+@pytest.mark.parametrize("former", ["report", "skip"])
+def test_former_on_bad_lines_values_drop_and_tell(tmp_path, former):
+    """``report`` and ``skip`` still work, read as ``drop``: counted and named in a
+    warning, never silent (``skip`` dropped silently before)."""
+    path = write(tmp_path, HEADER + ROWS[0] + "only\ttwo\n" + ROWS[1] + ROWS[3])
+    with pytest.warns(DeprecationWarning, match=f"{former!r} is a former value"):
+        with pytest.warns(UserWarning, match="1 malformed line.s. dropped .lines 3"):
+            log = read_log(path, on_bad_lines=former)
+    assert len(log) == 3 and parse_report(log)["malformed"] == 1
 
 
 @pytest.mark.parametrize("rank", ["9223372036854775808", "-99999999999999999999999", "1e30"])
@@ -77,25 +93,51 @@ def test_a_rank_beyond_64_bits_is_a_malformed_line(tmp_path, rank):
     line = f"9\tq\t2006-03-01 00:00:00\t{rank}\thttp://u\n"
     path = write(tmp_path, HEADER + ROWS[3] + line + ROWS[1])
     with pytest.warns(UserWarning, match="1 malformed"):
-        log = read_log(path)
+        log = read_log(path, on_bad_lines="drop")
     assert len(log) == 2 and dict(parse_report(log)["malformed_lines"]) == {
         3: "rank is out of range"
     }
 
 
-def test_encoding_errors_counted_not_fatal(tmp_path):
+@pytest.mark.parametrize("on_bad_lines", ["raise", "drop"])
+def test_undecodable_bytes_name_the_line_and_the_byte(tmp_path, on_bad_lines):
+    """A byte the encoding cannot decode is an error naming the file, the line and the
+    byte, with the way to give the encoding (it used to be replaced by U+FFFD, changing
+    the query); the right encoding reads the value as written."""
     raw = (
         (HEADER + ROWS[0]).encode()
-        + b"5\tcaf\xe9 \xff\t2006-03-01 01:00:00\t\t\n"
+        + b"5\tcaf\xe9 cr\xe8me\t2006-03-01 01:00:00\t\t\n"
         + "".join(ROWS[1:]).encode()
     )
-    with pytest.warns(UserWarning, match="undecodable"):
-        log = read_log(write(tmp_path, raw, binary=True))
-    report = parse_report(log)
-    assert len(log) == 5
-    assert report["encoding_errors"] == 1 and report["encoding_error_lines"] == [3]
-    assert "\ufffd" in log["query"].iloc[1]
-    assert log["user"].iloc[-1] == "217"  # parsing went on past the bad line
+    path = write(tmp_path, raw, binary=True)
+    with pytest.raises(InputError, match=r"byte 0xe9 at offset 5.*--encoding") as info:
+        read_log(path, on_bad_lines=on_bad_lines)
+    assert info.value.line == 3 and info.value.path == str(path)
+    log = read_log(path, encoding="latin-1", on_bad_lines=on_bad_lines)
+    assert len(log) == 5 and log["query"].iloc[1] == "caf\u00e9 cr\u00e8me"
+    csv = tmp_path / "log.csv"
+    csv.write_bytes(b"user,query,time\n5,ok,2006-03-01 01:00:00\n6,caf\xe9,2006-03-01\n")
+    with pytest.raises(InputError, match="byte 0xe9") as info:
+        read_log(csv, "csv", on_bad_lines=on_bad_lines)
+    assert info.value.line == 3
+    assert read_log(csv, "csv", encoding="cp1252")["query"].tolist() == ["ok", "caf\u00e9"]
+    with pytest.raises(InputError, match="unknown text encoding 'latin-9x'"):
+        read_log(path, encoding="latin-9x")
+
+
+def test_csv_line_with_too_many_fields(tmp_path):
+    csv = tmp_path / "log.csv"
+    csv.write_text(
+        "user,query,time\n5,ok,2006-03-01\n6,a,b,2006-03-01\n7,fine,2006-03-02\n"
+        "8,bad time,tomorrow\n"
+    )
+    with pytest.raises(InputError, match="4 fields, the header has 3") as info:
+        read_log(csv, "csv")
+    assert info.value.line == 3 and "--on-bad-lines drop" in str(info.value)
+    with pytest.warns(UserWarning, match="2 malformed line.s. dropped .lines 3, 5"):
+        log = read_log(csv, "csv", on_bad_lines="drop")
+    assert log["user"].tolist() == ["5", "7"]
+    assert [n for n, _ in parse_report(log)["malformed_lines"]] == [3, 5]
 
 
 def test_quotes_and_odd_characters_kept_verbatim(tmp_path):
@@ -163,7 +205,7 @@ def test_real_aol_sample_aggregates(h):
     path = h.shared_file("aol/aol_raw_sample_20k.tsv")
     log = read_log(path)
     report = parse_report(log)
-    assert report["header"] and report["malformed"] == 0 and report["encoding_errors"] == 0
+    assert report["header"] and report["malformed"] == 0
     assert len(log) == 20_000
     assert log["user"].nunique() == 128
     assert int(log["url"].notna().sum()) == 11_343

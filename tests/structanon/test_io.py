@@ -267,3 +267,41 @@ def test_the_field_count_matches_a_line_by_line_count_whatever_the_chunks():
         text += "\n" if rng.random() < 0.5 else ""
         for size in (1, 2, 5, 64):
             assert first_short(text.encode(), size) == by_lines(text), (text, size)
+
+
+def test_read_table_takes_an_encoding_and_names_the_undecodable_line(tmp_path):
+    """A table in another encoding: read as written with ``encoding=``; without it, an
+    error naming the file, the line and the byte (pandas only said "not UTF-8"), on the
+    Arrow and the pandas paths, plain and gzip."""
+    import gzip
+
+    rows = "".join(f"{i},{'Zürich' if i == 4_000 else 'Bern'}\n" for i in range(6_000))
+    content = ("id,city\n" + rows).encode("latin-1")
+    for name, data in (("t.csv", content), ("t.csv.gz", gzip.compress(content))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(InputError, match=r"byte 0xfc at offset 6 of the line") as info:
+            read_table(path)
+        assert info.value.line == 4_002 and info.value.path == str(path)
+        assert "--encoding" in info.value.message
+        df = read_table(path, encoding="latin-1")
+        assert len(df) == 6_000 and (df["city"] == "Zürich").sum() == 1
+    with pytest.raises(InputError, match="unknown text encoding 'nope'"):
+        read_table(tmp_path / "t.csv", encoding="nope")
+    wide = tmp_path / "wide.tsv"  # Excel's "Unicode text": UTF-16 with tabs
+    wide.write_bytes("id\tcity\n1\tZürich\n2\tBern\n".encode("utf-16"))
+    assert read_table(wide, encoding="utf-16")["city"].tolist() == ["Zürich", "Bern"]
+
+
+def test_check_encoding_and_the_block_checks():
+    from structanon._validation import check_encoding
+    from structanon.io import block_faults
+
+    assert check_encoding("cp1252") == "cp1252"
+    for bad in ("nope", "base64", "", None, 5):
+        with pytest.raises(InputError, match="encoding"):
+            check_encoding(bad, "--encoding")
+    block = "a,b\n1,x\n2,caf\u00e9\n".encode("latin-1")
+    breaks, fault = block_faults(block, ",", None, True)
+    assert breaks == 3 and fault is not None and fault[1] == 3 and "0xe9" in fault[0]
+    assert block_faults(block, ",", None, True, "latin-1") == (3, None)
