@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,12 @@ class Fixes:
 
 def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
     """Window length in nanoseconds from ``"15min"``, ``"1h"``, a Timedelta or seconds."""
+    if isinstance(window, str) and re.fullmatch(r"\s*[-+]?[0-9.]+\s*", window):
+        raise InputError(
+            f"{name} needs a unit: '{window.strip()}min', '{window.strip()}s' or "
+            f"'{window.strip()}h' (a bare number would be nanoseconds)",
+            value=window,
+        )
     try:
         if isinstance(window, (int, float, np.integer, np.floating)) and not isinstance(
             window, bool
@@ -93,6 +100,11 @@ def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
         ) from None
     if pd.isna(td) or td.value <= 0:
         raise InputError(f"{name} must be a positive duration", value=window)
+    if td < pd.Timedelta(seconds=1):
+        raise InputError(
+            f"{name} must be at least one second (a unit such as 'ms' or 'ns' by mistake?)",
+            value=window,
+        )
     return int(td.value)
 
 

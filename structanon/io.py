@@ -147,6 +147,8 @@ def read_table(
         raise InputError(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
+    if ext not in _PARQUET:
+        df = _without_empty_unnamed(df, path, default_separator(path, sep), encoding)
     _check_columns(df, list(columns or []), path)
     if ext not in _PARQUET and repeated_header_row(df) is not None:
         raise InputError(
@@ -157,6 +159,31 @@ def read_table(
     if categorical is not False:
         df = _as_categorical(df, categorical)
     return df
+
+
+def _without_empty_unnamed(df: pd.DataFrame, path: Path, sep: str, encoding: str) -> pd.DataFrame:
+    """``df`` without the columns a trailing separator makes (no name in the header, no
+    value in any row: nothing is lost); a column without a name that holds values is an
+    :class:`InputError` naming its position (pandas would publish it as "Unnamed: 3")."""
+    if not any(isinstance(c, str) and c.startswith("Unnamed: ") for c in df.columns):
+        return df
+    header = next(iter(text_lines(path, encoding, errors="replace")), (1, ""))[1]
+    header = header.lstrip("\ufeff")
+    fields = next(csv.reader([header], delimiter=sep)) if len(sep) == 1 else header.split(sep)
+    empty = []
+    for i, field in enumerate(fields):
+        if field.strip() or i >= len(df.columns):
+            continue
+        values = df.iloc[:, i]
+        if values.notna().any() and not (values.astype(str) == "").all():
+            raise InputError(
+                f"column {i + 1} has no name in the header but holds values; name it",
+                path=str(path),
+                line=1,
+            )
+        empty.append(i)
+    keep = [i for i in range(len(df.columns)) if i not in set(empty)]
+    return df.iloc[:, keep] if empty else df
 
 
 def repeated_header_row(df: pd.DataFrame) -> int | None:

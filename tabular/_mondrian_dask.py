@@ -191,7 +191,7 @@ def _domains(
     counts = []
     n = 0
     for c, spec in qis.items():
-        vc = pd.concat([p[c] for p in parts]).groupby(level=0, dropna=False).sum()
+        vc = pd.concat([p[c] for p in parts]).groupby(level=0, dropna=False, observed=False).sum()
         n = int(vc.sum())
         values = vc.index.to_series(index=range(len(vc)))
         if isinstance(spec, Hierarchy):

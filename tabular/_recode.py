@@ -104,6 +104,32 @@ def _apply(
     return out
 
 
+def _check_recodings(
+    df: pd.DataFrame,
+    top: Mapping[str, float],
+    bottom: Mapping[str, float],
+    mapping: Mapping[str, Mapping[Any, Any]],
+) -> None:
+    """Recodings that contradict themselves or the data: a column top-coded at or below
+    its bottom code (``50+`` and ``<=60`` overlap), and an old value the column never
+    holds (a typo would otherwise recode nothing, silently)."""
+    for col in top.keys() & bottom.keys():
+        if float(top[col]) <= float(bottom[col]):
+            raise InputError(
+                f"top code {top[col]} is not above bottom code {bottom[col]}: the two "
+                "categories would overlap",
+                column=col,
+            )
+    for col, recoding in mapping.items():
+        present = set(df[col].dropna().astype(str))
+        missing = [old for old in recoding if str(old) not in present]
+        if missing:
+            raise InputError(
+                f"value {missing[0]!r} to recode does not occur in the column",
+                column=col,
+            )
+
+
 def _as_dict(value: Any, name: str) -> dict:
     if value is None:
         return {}
@@ -178,6 +204,7 @@ def recode(
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if len(df) == 0:
         raise InputError("the table has no rows")
+    _check_recodings(df, top, bottom, mapping)
     if sample is not None:
         sample = check_float(sample, "sample", min_value=0, max_value=1, include_min=False)
     secret = release_key(key).bound(df)  # streams bound to the input (see bound)

@@ -161,3 +161,30 @@ def test_an_output_among_the_lazy_inputs_is_refused(tmp_path, package):
         )
         assert result.exit_code == 2 and message in result.output, (source, result.output)
         assert {p.name: p.read_bytes() for p in parts.iterdir()} == before
+
+
+def test_tabular_dask_on_categorical_parquet_prints_no_pandas_warning(tmp_path):
+    """A categorical Parquet column made pandas print a FutureWarning (with its source
+    line) through --quiet."""
+    import warnings
+
+    pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(1)
+    source = tmp_path / "cat.parquet"
+    pd.DataFrame(
+        {
+            "sex": pd.Categorical(rng.choice(["M", "F"], 400)),
+            "race": pd.Categorical(rng.choice(["w", "b", "a"], 400)),
+            "age": rng.integers(20, 60, 400),
+        }
+    ).to_parquet(source)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _run(
+            tabular_cli,
+            [str(source), "--qi", "sex,race,age", "--set-qi", "sex,race"]
+            + ["--numeric", "age", "--algorithm", "mondrian", "-k", "3"]
+            + ["-o", str(tmp_path / "out.parquet"), "--engine", "dask", "--quiet"],
+        )
+    assert result.exit_code == 0, result.output
+    assert not [w for w in caught if issubclass(w.category, FutureWarning)]

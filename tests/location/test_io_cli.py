@@ -510,3 +510,18 @@ def test_dask_engine_names_the_first_invalid_fix_by_file_and_line(tmp_path):
         assert f"file '{parts / 'b.csv'}'" in res.output and "line 43" in res.output
         messages.append(res.output.split("first:")[1])
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize(
+    "window, words",
+    [("15", "needs a unit: '15min'"), ("1ns", "at least one second"), ("500ms", "at least one")],
+)
+def test_a_window_without_unit_or_under_a_second_is_refused_by_name(
+    fixes_csv, tmp_path, window, words
+):
+    """``--window 15`` was read as 15 nanoseconds, and the error blamed the grid size."""
+    args = _args(fixes_csv, tmp_path / "c.csv")
+    args[args.index("--window") + 1] = window
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and words in res.output and "window" in res.output
+    assert not (tmp_path / "c.csv").exists()

@@ -153,3 +153,21 @@ def test_a_header_line_repeated_mid_file_is_refused_with_its_line(tmp_path, engi
         + ["--algorithm", "mondrian", "-k", "2", "-o", str(out), "--engine", engine],
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_trailing_separator_adds_no_column(tmp_path):
+    """``a,b,c,`` on every line: pandas names the empty last column "Unnamed: 3", and the
+    release published it.  A column without a name and without values is left out (nothing
+    is lost); one without a name that holds values is refused, naming its position."""
+    source = tmp_path / "trailing.csv"
+    rows = ["sex,race,zip,"] + [f"{'MF'[i % 2]},{'wb'[i % 3 % 2]},{i:03d}," for i in range(8)]
+    source.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.csv"
+    args = ["anonymize", str(source), "--qi", "sex,race", "--set-qi", "sex,race"]
+    args += ["--algorithm", "mondrian", "-k", "2", "-o", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert _text(out).columns.tolist() == ["sex", "race", "zip"]
+    source.write_text("sex,,zip\n" + "\n".join(f"M,{i},{i:03d}" for i in range(8)) + "\n")
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "column 2 has no name" in result.output

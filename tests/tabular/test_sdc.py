@@ -466,3 +466,17 @@ def test_mdav_leaves_its_input_untouched_and_matches_brute_force_groups():
     first = x[labels == 0].ravel()
     extreme = x.ravel()[np.argmax(np.abs(x.ravel() - x.mean()))]
     assert extreme in first
+
+
+def test_recodings_that_contradict_themselves_or_the_data_are_refused():
+    """`--recode sex:Nope=Female` recoded nothing with exit 0; `--top age=50 --bottom
+    age=60` published the overlapping categories 50+ and <=60."""
+    df = pd.DataFrame({"sex": ["Male", "Female"] * 5, "age": range(30, 40)})
+    with pytest.raises(InputError, match="'Nope' to recode does not occur"):
+        tabular.recode(df, mapping={"sex": {"Nope": "F"}}, measures=False)
+    with pytest.raises(InputError, match="not above bottom code"):
+        tabular.recode(df, top={"age": 35}, bottom={"age": 36}, measures=False)
+    with pytest.raises(InputError, match="not above bottom code"):
+        tabular.recode(df, top={"age": 35}, bottom={"age": 35}, measures=False)
+    both = tabular.recode(df, top={"age": 37}, bottom={"age": 32}, measures=False).data
+    assert set(both["age"].astype(str)) == {"<=32", "33", "34", "35", "36", "37+"}
