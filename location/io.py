@@ -59,7 +59,8 @@ def read_fixes(
     path : path
     columns : list of str, optional
         ``[user, time, lat, lon]`` column names that must be present; the first (user)
-        is read as text, so ids such as ``007`` keep their leading zeros.
+        is read as text as written, so ids such as ``007`` keep their leading zeros and
+        ``NA`` or ``null`` are users (only an empty cell is a missing id).
     sep : str, optional
         Field separator of text files.
     encoding : str
@@ -90,8 +91,10 @@ def read_fixes(
     if file_suffix(path) in (".parquet", ".pq"):
         df = read_table(path)
     else:
-        dtype = {columns[0]: str} if columns else None
-        df = read_table(path, sep=sep, dtype=dtype, encoding=encoding)
+        # the user ids as written (a user "NA" or "null" is a user, "007" keeps its zeros);
+        # the time and coordinates typed
+        typed = list(columns[1:]) if columns else None
+        df = read_table(path, sep=sep, typed=typed, encoding=encoding)
     for column in columns or []:
         if column not in df.columns:
             raise InputError(

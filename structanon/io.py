@@ -148,17 +148,32 @@ def read_table(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
     if ext not in _PARQUET:
-        df = _without_empty_unnamed(df, path, default_separator(path, sep), encoding)
+        df = _checked_text_table(df, path, default_separator(path, sep), encoding)
     _check_columns(df, list(columns or []), path)
-    if ext not in _PARQUET and repeated_header_row(df) is not None:
+    if categorical is not False:
+        df = _as_categorical(df, categorical)
+    return df
+
+
+def _checked_text_table(df: pd.DataFrame, path: Path, sep: str, encoding: str) -> pd.DataFrame:
+    """A text table's layout mistakes: a spreadsheet's ``sep=;`` first line, a header line
+    repeated as data (files concatenated), and the nameless columns a trailing separator
+    makes (left out when empty; see :func:`_without_empty_unnamed`)."""
+    if len(df.columns) and re.fullmatch(r"sep=.?", str(df.columns[0]).strip()):
+        first = next(iter(text_lines(path, encoding, errors="replace")), (1, ""))[1]
+        raise InputError(
+            f"the first line is a spreadsheet's separator line ({first.strip()!r}, as "
+            "Excel writes it): delete that line, and give the separator with --sep",
+            path=str(path),
+            line=1,
+        )
+    if repeated_header_row(df) is not None:
         raise InputError(
             "the header line is repeated as a data line (files concatenated?); remove it",
             path=str(path),
             line=repeated_header_line(path, encoding),
         )
-    if categorical is not False:
-        df = _as_categorical(df, categorical)
-    return df
+    return _without_empty_unnamed(df, path, sep, encoding)
 
 
 def _without_empty_unnamed(df: pd.DataFrame, path: Path, sep: str, encoding: str) -> pd.DataFrame:

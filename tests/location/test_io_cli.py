@@ -525,3 +525,22 @@ def test_a_window_without_unit_or_under_a_second_is_refused_by_name(
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 2 and words in res.output and "window" in res.output
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_user_ids_are_read_as_written(tmp_path):
+    """A user named ``NA`` or ``null`` was taken for a missing id (exit 2, or dropped with
+    --on-bad-lines drop): ids are text as written, only an empty cell is missing."""
+    source = tmp_path / "fixes.csv"
+    users = ["NA", "null", "007", "7", "None"]
+    source.write_text(
+        "user,time,lat,lon\n"
+        + "".join(f"{u},2024-01-01T10:0{i}:00,40.0,116.3\n" for i, u in enumerate(users))
+    )
+    df = read_fixes(source, columns=["user", "time", "lat", "lon"])
+    assert df["user"].tolist() == users
+    out = tmp_path / "c.csv"
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "5", "--window", "1h", "-o", str(out), "--quiet"]
+    )
+    assert res.exit_code == 0, res.output
+    assert len(pd.read_csv(out)) == 5  # every fix published: five distinct users

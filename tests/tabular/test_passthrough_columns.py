@@ -171,3 +171,15 @@ def test_a_trailing_separator_adds_no_column(tmp_path):
     source.write_text("sex,,zip\n" + "\n".join(f"M,{i},{i:03d}" for i in range(8)) + "\n")
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and "column 2 has no name" in result.output
+
+
+def test_excel_separator_line_is_named(tmp_path):
+    source = tmp_path / "excel.csv"
+    source.write_text("sep=;\nsex;race\nM;w\nF;b\n")
+    result = CliRunner().invoke(
+        cli,
+        ["anonymize", str(source), "--qi", "sex", "--set-qi", "sex", "--sep", ";"]
+        + ["--algorithm", "mondrian", "-k", "1", "-o", str(tmp_path / "o.csv")],
+    )
+    assert result.exit_code == 2
+    assert "separator line ('sep=;'" in result.output and "line 1" in result.output
