@@ -187,7 +187,12 @@ def parse_fixes(
         column = [user, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
             _REASONS.index(reason)
         ]
-        where = {"line": pos + 2, "path": source} if source else {"row": df.index[pos]}
+        if not source:
+            where: dict[str, Any] = {"row": df.index[pos]}
+        elif str(source).lower().endswith((".parquet", ".pq")):
+            where = {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
+        else:
+            where = {"line": pos + 2, "path": source}
         raise InputError(
             f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} ({DROP_HINT})",
             column=column,

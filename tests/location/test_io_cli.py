@@ -1,5 +1,6 @@
 import json
 import os
+import re
 
 import pandas as pd
 import pytest
@@ -544,3 +545,21 @@ def test_user_ids_are_read_as_written(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert len(pd.read_csv(out)) == 5  # every fix published: five distinct users
+
+
+def test_an_invalid_fix_of_a_parquet_file_is_named_by_row(tmp_path):
+    """A Parquet file has rows, not lines: its second row was called "line 4"."""
+    source = tmp_path / "fixes.parquet"
+    pd.DataFrame(
+        {
+            "user": ["a", "b", "c"],
+            "time": ["2024-01-01T10:00:00"] * 3,
+            "lat": [40.0, None, 40.0],
+            "lon": [116.0] * 3,
+        }
+    ).to_parquet(source)
+    res = CliRunner().invoke(
+        cli, ["anonymize", str(source), "-k", "2", "-o", str(tmp_path / "c.csv")]
+    )
+    assert res.exit_code == 2 and "row 2" in res.output
+    assert not re.search(r"line \d", res.output)
