@@ -18,6 +18,7 @@ from structanon.io import (
     atomic_write,
     default_separator,
     locate_undecodable,
+    missing_tokens,
     raise_block_fault,
     read_table,
     staged_folder,
@@ -396,6 +397,9 @@ def read_fixes_dask(
                 files,
                 sep=sep,
                 dtype=dict.fromkeys(columns, str),
+                # the user ids as written (as read_fixes reads them), the rest typed
+                keep_default_na=False,
+                na_values=missing_tokens(columns, columns[1:]),
                 blocksize=None if compressed else blocksize,
                 encoding=encoding,
             )

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Collection, Generator, Iterator
+from collections.abc import Collection, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal, cast
 
@@ -171,7 +171,7 @@ def _checked_text_table(df: pd.DataFrame, path: Path, sep: str, encoding: str) -
         raise InputError(
             "the header line is repeated as a data line (files concatenated?); remove it",
             path=str(path),
-            line=repeated_header_line(path, encoding),
+            line=repeated_header_line(path, sep, encoding),
         )
     return _without_empty_unnamed(df, path, sep, encoding)
 
@@ -201,6 +201,17 @@ def _without_empty_unnamed(df: pd.DataFrame, path: Path, sep: str, encoding: str
     return df.iloc[:, keep] if empty else df
 
 
+def missing_tokens(columns: Sequence[str], typed: Collection[str]) -> dict[str, list[str]]:
+    """``na_values`` of a text reader that reads every column as text (with
+    ``keep_default_na=False``): pandas' missing-value tokens (``NA``, ``null``, ...) in the
+    ``typed`` columns, which are then typed as ``pandas.read_csv`` types them; only an
+    empty cell elsewhere, so a value such as a user id ``NA`` is kept as written."""
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    tokens = sorted(STR_NA_VALUES)
+    return {c: tokens if c in typed else [""] for c in columns}
+
+
 def repeated_header_row(df: pd.DataFrame) -> int | None:
     """The first row whose every cell is its column's name (a header line read as data),
     or ``None``.  Cheap: a column whose values cannot hold its name (numbers, or a
@@ -227,14 +238,19 @@ def repeated_header_row(df: pd.DataFrame) -> int | None:
     return None if mask is None else int(np.flatnonzero(mask)[0])
 
 
-def repeated_header_line(path: Path, encoding: str = "utf-8") -> int | None:
-    """The line number of the first line after the header that repeats it (error path)."""
-    header = None
-    for lineno, text in text_lines(path, encoding, errors="replace"):
-        if header is None:
-            header = text.lstrip("\ufeff")
-        elif text == header:
-            return lineno
+def repeated_header_line(path: Path, sep: str, encoding: str) -> int | None:
+    """The line number of the first record after the header whose fields repeat it,
+    however they are quoted (error path; ``None`` when none does)."""
+    with open_text(path, encoding) as fh:
+        reader = csv.reader(fh, delimiter=sep) if len(sep) == 1 else None
+        rows = reader if reader is not None else (line.rstrip("\r\n").split(sep) for line in fh)
+        header = None
+        for number, row in enumerate(rows, start=1):
+            fields = [f.strip().lstrip("\ufeff") for f in row]
+            if header is None:
+                header = fields
+            elif fields == header:
+                return reader.line_num if reader is not None else number
     return None
 
 

@@ -285,8 +285,13 @@ class EntropyLDiversity(PrivacyModel):
     requires_sensitive = True
 
     def __init__(self, l: float) -> None:
-        if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or l < 1:
-            raise InputError(f"l must be a number >= 1, got {l!r}")
+        if (
+            isinstance(l, bool)
+            or not isinstance(l, (int, float, np.number))
+            or not np.isfinite(l)
+            or l < 1
+        ):
+            raise InputError(f"l must be a finite number >= 1, got {l!r}")
         self.l = float(l)
 
     @property
@@ -354,8 +359,13 @@ class RecursiveCLDiversity(PrivacyModel):
     higher_is_better = False
 
     def __init__(self, c: float, l: int) -> None:
-        if isinstance(c, bool) or not isinstance(c, (int, float, np.number)) or c <= 0:
-            raise InputError(f"c must be a positive number, got {c!r}")
+        if (
+            isinstance(c, bool)
+            or not isinstance(c, (int, float, np.number))
+            or not np.isfinite(c)
+            or c <= 0
+        ):
+            raise InputError(f"c must be a positive finite number, got {c!r}")
         self.c = float(c)
         self.l = _positive_int("l", l)
 

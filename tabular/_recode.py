@@ -83,12 +83,10 @@ def global_recode(values: pd.Series, mapping: Mapping[Any, Any]) -> pd.Series:
     return values.map(lambda v: mapping.get(v, v)).astype(object)
 
 
-def _apply(
-    data: pd.DataFrame,
-    top: Mapping[str, float],
-    bottom: Mapping[str, float],
-    mapping: Mapping[str, Mapping[Any, Any]],
+def _top_bottom(
+    data: pd.DataFrame, top: Mapping[str, float], bottom: Mapping[str, float]
 ) -> pd.DataFrame:
+    """``data`` with its top and bottom codes applied."""
     out = data.copy()
     for col, limit in bottom.items():
         out[col] = bottom_code(data[col], limit)
@@ -99,20 +97,11 @@ def _apply(
             if col not in bottom
             else coded.where(data[col].to_numpy(dtype=float) >= limit, out[col])
         )
-    for col, recoding in mapping.items():
-        out[col] = global_recode(out[col], recoding)
     return out
 
 
-def _check_recodings(
-    df: pd.DataFrame,
-    top: Mapping[str, float],
-    bottom: Mapping[str, float],
-    mapping: Mapping[str, Mapping[Any, Any]],
-) -> None:
-    """Recodings that contradict themselves or the data: a column top-coded at or below
-    its bottom code (``50+`` and ``<=60`` overlap), and an old value the column never
-    holds (a typo would otherwise recode nothing, silently)."""
+def _check_codes(top: Mapping[str, float], bottom: Mapping[str, float]) -> None:
+    """A column top-coded at or below its bottom code: ``50+`` and ``<=60`` overlap."""
     for col in top.keys() & bottom.keys():
         if float(top[col]) <= float(bottom[col]):
             raise InputError(
@@ -120,14 +109,31 @@ def _check_recodings(
                 "categories would overlap",
                 column=col,
             )
+
+
+def _matched_recodings(
+    coded: pd.DataFrame, mapping: Mapping[str, Mapping[Any, Any]]
+) -> dict[str, dict[Any, Any]]:
+    """Each recoding keyed by the values the column holds once top/bottom coded (a
+    top-coded label such as ``60+`` can be recoded): a key equal to a value, else written
+    as one (``"30"`` for the number 30, as the command line gives it).  A key the column
+    never holds is an :class:`InputError`: a typo would otherwise recode nothing."""
+    matched: dict[str, dict[Any, Any]] = {}
     for col, recoding in mapping.items():
-        present = set(df[col].dropna().astype(str))
-        missing = [old for old in recoding if str(old) not in present]
-        if missing:
-            raise InputError(
-                f"value {missing[0]!r} to recode does not occur in the column",
-                column=col,
-            )
+        values = pd.unique(coded[col].dropna())
+        by_text = {str(v): v for v in values}
+        held = set(by_text.values())
+        matched[col] = {}
+        for old, new in recoding.items():
+            if old in held:
+                matched[col][old] = new
+            elif str(old) in by_text:
+                matched[col][by_text[str(old)]] = new
+            else:
+                raise InputError(
+                    f"value {old!r} to recode does not occur in the column", column=col
+                )
+    return matched
 
 
 def _as_dict(value: Any, name: str) -> dict:
@@ -204,14 +210,16 @@ def recode(
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     if len(df) == 0:
         raise InputError("the table has no rows")
-    _check_recodings(df, top, bottom, mapping)
+    _check_codes(top, bottom)
     if sample is not None:
         sample = check_float(sample, "sample", min_value=0, max_value=1, include_min=False)
     secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     n = len(df)
     public = repr({"top": top, "bottom": bottom, "mapping": mapping, "sample": sample})
     with timings("recode"):
-        masked = _apply(df.reset_index(drop=True), top, bottom, mapping)
+        masked = _top_bottom(df.reset_index(drop=True), top, bottom)
+        for col, recoding in _matched_recodings(masked, mapping).items():
+            masked[col] = global_recode(masked[col], recoding)
     keep = None
     if sample is not None:
         keep = secret.rng("sample", n, public).random(n) < sample

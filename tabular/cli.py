@@ -618,7 +618,7 @@ def _read_input(
     cluster: tuple[int | None, str | None, str | None],
     joint: str | None,
     typed: list[str],
-    encoding: str = "utf-8",
+    encoding: str,
 ) -> Any:
     """INPUT read in memory by pandas, or lazily on a started Dask cluster; the columns
     ``typed`` typed, every other one kept as text."""
@@ -932,9 +932,7 @@ def _run_scheme(
         ) from None
 
 
-def _raise_located(
-    exc: InputError, input_path: str, sep: str | None, encoding: str = "utf-8"
-) -> None:
+def _raise_located(exc: InputError, input_path: str, sep: str | None, encoding: str) -> None:
     """Raise ``exc`` (an error of a Dask computation) with the input file and line where
     its column holds its value, when the text input files hold it; else as it is (a row
     of one partition is no file line: dropped)."""
@@ -1181,7 +1179,7 @@ def _sdc_run(
     key_file: Path | None,
     quiet: bool,
     run: Any,
-    encoding: str = "utf-8",
+    encoding: str,
 ) -> None:
     """The common body: paths checked before reading, read, ``run(df, key)``, write all."""
     check_int(seed, "--seed", min_value=0)

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas._libs.parsers import STR_NA_VALUES
 
 from structanon import Hierarchy, InputError
 from structanon._validation import (
@@ -28,6 +27,7 @@ from structanon.io import (
     atomic_write,
     default_separator,
     locate_undecodable,
+    missing_tokens,
     raise_block_fault,
     read_table,
     remove_folder,
@@ -449,7 +449,7 @@ def _column_kinds(
 
 
 def _refuse_big_integers(
-    parts: list[dict[str, tuple[Any, bool]]], files: list[str], sep: str
+    parts: list[dict[str, tuple[Any, bool]]], files: list[str], sep: str, encoding: str
 ) -> None:
     """InputError naming the column, file and line of an integer beyond the 64-bit range
     in a typed column (the Dask engine would wrap it around)."""
@@ -457,7 +457,7 @@ def _refuse_big_integers(
         for name, (kind, _) in part.items():
             if isinstance(kind, str) and kind.startswith("big:"):
                 value = kind[4:]
-                where = locate_value(files, sep, name, value)
+                where = locate_value(files, sep, name, value, encoding)
                 raise InputError(
                     f"integer {value} is beyond the 64-bit range the Dask engine computes "
                     "with (use --engine pandas, or make the column text)",
@@ -513,23 +513,27 @@ def _dask_separator(first: Path, sep: str | None) -> str:
     return sep
 
 
-def _refuse_repeated_header(parts: list[dict[str, Any]], files: list[str], encoding: str) -> None:
+def _refuse_repeated_header(
+    parts: list[dict[str, Any]], files: list[str], sep: str, encoding: str
+) -> None:
     """An :class:`InputError` naming the file and line of a header line read as data
     (files concatenated) when a partition held one (:func:`_column_kinds`)."""
     if any([p.pop(_HEADER)[0] for p in parts]):
         for name in files:
-            line = repeated_header_line(Path(name), encoding)
+            line = repeated_header_line(Path(name), sep, encoding)
             if line is not None:
                 raise InputError(
                     "the header line is repeated as a data line (files concatenated?); remove it",
                     path=name,
                     line=line,
                 )
+        raise InputError(
+            "the header line is repeated as a data line (files concatenated?); remove it",
+            path=files[0] if len(files) == 1 else None,
+        )
 
 
-def _locate_parse_error(
-    files: list[str], sep: str, exc: Exception, encoding: str = "utf-8"
-) -> InputError:
+def _locate_parse_error(files: list[str], sep: str, exc: Exception, encoding: str) -> InputError:
     """The pandas reader's error (file and line) for a malformed text input: each file is
     parsed again by pandas in chunks until the bad line is met."""
     for name in files:
@@ -613,7 +617,7 @@ def read_microdata_dask(
         names = list(dict.fromkeys(names))
         # the missing-value tokens (NA, null, ...) in the typed columns only; elsewhere
         # only an empty cell is missing
-        tokens = {c: sorted(STR_NA_VALUES) if c in names else [""] for c in header.columns}
+        tokens = missing_tokens(list(header.columns), names)
         try:  # Dask parses a sample of the first file here
             ddf = dd.read_csv(
                 files,
@@ -641,13 +645,13 @@ def read_microdata_dask(
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
             raise _locate_parse_error(files, sep or ",", exc, encoding) from None
         raise_block_fault(files, faults)
-        _refuse_repeated_header(parts, files, encoding)
+        _refuse_repeated_header(parts, files, sep or ",", encoding)
         if not sum(p.pop(_ROWS)[0] for p in parts):
             raise InputError(
                 f"the file has a header but no data rows{hint or '; wrong --sep?'}",
                 path=str(path),
             )
-        _refuse_big_integers(parts, files, sep or ",")
+        _refuse_big_integers(parts, files, sep or ",", encoding)
         types = _whole_column_types(list(parts))
         types.update({c: "object" for c in header.columns if c not in types})
         meta = _convert(ddf._meta, types)

@@ -563,3 +563,15 @@ def test_an_invalid_fix_of_a_parquet_file_is_named_by_row(tmp_path):
     )
     assert res.exit_code == 2 and "row 2" in res.output
     assert not re.search(r"line \d", res.output)
+
+
+def test_user_ids_are_read_as_written_on_both_engines(tmp_path):
+    pytest.importorskip("dask.dataframe")
+    source = tmp_path / "fixes.csv"
+    source.write_text(
+        "user,time,lat,lon\nNA,2024-01-01T10:00:00,40.0,116.3\nbob,2024-01-01T10:00:00,40.0,116.3\n"
+    )
+    columns = ["user", "time", "lat", "lon"]
+    lazy = location.read_fixes_dask(source, columns=columns).compute()
+    assert lazy["user"].tolist() == read_fixes(source, columns=columns)["user"].tolist()
+    assert lazy["user"].tolist() == ["NA", "bob"]

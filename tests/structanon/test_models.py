@@ -196,3 +196,13 @@ def test_models_agree_with_brute_force(rows, k, l, c, t):
     assert TCloseness(t).check(part, sens).passed == ref["t"]
     results = check_models([KAnonymity(k), TCloseness(t)], part, sens)
     assert [r.passed for r in results] == [ref["k"], ref["t"]]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_l_diversity_models_refuse_non_finite_parameters(bad):
+    from structanon.models import EntropyLDiversity, RecursiveCLDiversity
+
+    with pytest.raises(InputError, match="finite"):
+        EntropyLDiversity(bad)
+    with pytest.raises(InputError, match="finite"):
+        RecursiveCLDiversity(bad, 2)

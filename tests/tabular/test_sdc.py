@@ -480,3 +480,15 @@ def test_recodings_that_contradict_themselves_or_the_data_are_refused():
         tabular.recode(df, top={"age": 35}, bottom={"age": 35}, measures=False)
     both = tabular.recode(df, top={"age": 37}, bottom={"age": 32}, measures=False).data
     assert set(both["age"].astype(str)) == {"<=32", "33", "34", "35", "36", "37+"}
+
+
+def test_recodings_match_the_values_the_column_holds_once_coded():
+    """A top-coded label can be recoded, and a key written as text recodes the number it
+    spells (as the command line gives it); a key the column never holds is refused."""
+    df = pd.DataFrame({"age": list(range(30, 70, 4)) * 2})
+    release = tabular.recode(df, top={"age": 60}, mapping={"age": {"60+": "old"}}, measures=False)
+    assert (release.data["age"] == "old").sum() == (df["age"] >= 60).sum()
+    release = tabular.recode(df, mapping={"age": {"30": "thirty"}}, measures=False)
+    assert (release.data["age"] == "thirty").sum() == 2
+    with pytest.raises(InputError, match="'31' to recode does not occur"):
+        tabular.recode(df, mapping={"age": {"31": "x"}}, measures=False)
