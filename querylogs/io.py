@@ -319,11 +319,11 @@ _SKIPPED = re.compile(r"Skipping line (\d+): (.*)")
 
 def _read_csv_lines(
     path: Path, sep: str, encoding: str, on_bad_lines: str
-) -> tuple[pd.DataFrame, list[tuple[int, str]], int]:
+) -> tuple[pd.DataFrame, list[tuple[int, str]], list[int]]:
     """A delimited log as text columns; with ``on_bad_lines="drop"``, lines with more
     fields than the header are dropped and returned as ``(line, reason)`` (the first
-    :data:`_MAX_LISTED`) with their count.  A line the parser cannot split is otherwise an
-    :class:`InputError` naming it."""
+    :data:`_MAX_LISTED`) with all their line numbers.  A line the parser cannot split is
+    otherwise an :class:`InputError` naming it."""
     try:
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always", pd.errors.ParserWarning)
@@ -365,16 +365,16 @@ def _read_csv_lines(
         if issubclass(w.category, pd.errors.ParserWarning)
         for m in _SKIPPED.finditer(str(w.message))
     ]
-    return frame, skipped[:_MAX_LISTED], len(skipped)
+    return frame, skipped[:_MAX_LISTED], [n for n, _ in skipped]
 
 
-def _row_lines(n_rows: int, skipped: list[tuple[int, str]], n_skipped: int) -> np.ndarray:
+def _row_lines(n_rows: int, dropped: list[int]) -> np.ndarray:
     """The file lines of ``n_rows`` data rows read one line each after a header, the
-    dropped lines (all of them listed in ``skipped``) left out."""
-    if not n_skipped or len(skipped) < n_skipped:
+    ``dropped`` lines (every one of them) left out."""
+    if not dropped:
         return np.arange(2, n_rows + 2)
-    lines = np.arange(2, n_rows + n_skipped + 2)
-    return np.setdiff1d(lines, [n for n, _ in skipped])[:n_rows]
+    lines = np.arange(2, n_rows + len(dropped) + 2)
+    return np.setdiff1d(lines, dropped)[:n_rows]
 
 
 def _read_table(
@@ -387,7 +387,7 @@ def _read_table(
 ) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     suffix = file_suffix(path)
     skipped: list[tuple[int, str]] = []
-    n_skipped = 0
+    dropped: list[int] = []
     if format == "parquet" or suffix == ".parquet":
         try:
             frame = pd.read_parquet(path)
@@ -399,7 +399,7 @@ def _read_table(
     else:
         if sep is None:
             sep = "\t" if suffix in (".tsv", ".txt") else ","
-        frame, skipped, n_skipped = _read_csv_lines(path, sep, encoding, on_bad_lines)
+        frame, skipped, dropped = _read_csv_lines(path, sep, encoding, on_bad_lines)
         kind = "csv"
     mapping = dict(columns or {})
     lowered = {str(c).lower(): c for c in frame.columns}
@@ -426,12 +426,12 @@ def _read_table(
             )
     report = {
         "format": kind,
-        "lines": len(frame) + n_skipped,
+        "lines": len(frame) + len(dropped),
         "header": True,
-        "malformed": n_skipped,
+        "malformed": len(dropped),
         "malformed_lines": skipped,
     }
-    return fields, _row_lines(len(frame), skipped, n_skipped), report
+    return fields, _row_lines(len(frame), dropped), report
 
 
 def _naive_utc(times: pd.Series) -> np.ndarray:

@@ -274,3 +274,20 @@ def test_a_byte_order_mark_before_the_header_or_the_first_line(tmp_path):
         assert report["malformed"] == 0 and report["lines"] == 4
         assert report["header"] == text.startswith("AnonID")
         assert log["user"].tolist() == ["142", "142", "142", "217"]
+
+
+def test_rows_keep_their_lines_after_more_dropped_lines_than_listed(tmp_path):
+    # 150 over-long lines (3-152) are dropped, more than are listed; the bad time on line
+    # 153 must not be mapped to line 3 as if only the listed lines had been dropped.
+    csv = tmp_path / "log.csv"
+    long_lines = "".join(f"{n},a,b,2006-03-01\n" for n in range(150))
+    good = "".join(f"{n},ok,2006-03-02 10:00:00\n" for n in range(200))
+    csv.write_text(
+        "user,query,time\n5,ok,2006-03-01 09:00:00\n" + long_lines + "8,bad,tomorrow\n" + good
+    )
+    with pytest.warns(UserWarning, match="151 malformed line"):
+        log = read_log(csv, "csv", on_bad_lines="drop")
+    report = parse_report(log)
+    assert report["malformed"] == 151 and len(log) == 201
+    assert [n for n, _ in report["malformed_lines"]] == list(range(3, 103))
+    assert all("fields" in reason for _, reason in report["malformed_lines"])
