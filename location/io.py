@@ -424,7 +424,9 @@ def read_fixes_dask(
         # line is padded): one pass of the workers over the bytes, as read_fixes refuses
         names = files if isinstance(files, list) else [str(files)]
         size = None if compressed else parse_size(blocksize, "blocksize", 2**10)
-        checks = text_block_checks(names, sep or ",", len(ddf.columns), compressed, size, encoding)
+        checks = text_block_checks(
+            names, sep or ",", len(ddf.columns), compressed, size, encoding, check_decoding=True
+        )
         raise_block_fault(names, compute(checks)[0])
     return ddf[list(columns)]
 

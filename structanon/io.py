@@ -349,7 +349,12 @@ NUL_BYTE = (
 
 
 def block_faults(
-    block: bytes, sep: str, header_fields: int | None, last: bool, encoding: str = "utf-8"
+    block: bytes,
+    sep: str,
+    header_fields: int | None,
+    last: bool,
+    encoding: str = "utf-8",
+    check_decoding: bool = True,
 ) -> tuple[int, tuple[str, int] | None]:
     r"""The checks of :func:`read_table` on one block of whole lines of a text table (a
     block of a file read in parallel): its number of line breaks, and its first fault --
@@ -358,7 +363,9 @@ def block_faults(
     block's start.  ``header_fields``: the header's number of fields, or ``None`` when the
     block starts with the header; ``last``: the block ends the file (its last line may
     lack a line break).  UTF-16 and UTF-32 blocks (NUL bytes in every character, line
-    breaks of several bytes) are not checked.
+    breaks of several bytes) are not checked.  ``check_decoding=False`` leaves decoding
+    to a parse of the same bytes (one decode of the block, not two); an ASCII block is
+    not decoded.
 
     Examples
     --------
@@ -375,9 +382,10 @@ def block_faults(
     at = block.find(b"\x00")
     if at >= 0:
         faults.append((NUL_BYTE, block.count(b"\n", 0, at) + 1))
-    undecodable = _undecodable_line(block, encoding)
-    if undecodable is not None:
-        faults.append(undecodable)
+    if check_decoding and not block.isascii():
+        undecodable = _undecodable_line(block, encoding)
+        if undecodable is not None:
+            faults.append(undecodable)
     if len(sep) == 1:
         count = _FieldCount(sep)
         count.expected = None if header_fields is None else header_fields - 1
@@ -411,14 +419,18 @@ def text_block_checks(
     compressed: bool,
     blocksize: int | None,
     encoding: str = "utf-8",
+    check_decoding: bool = False,
 ) -> list[list[Any]]:
     """Dask tasks of :func:`block_faults`, per file, per block of whole lines (``blocksize``
     bytes; a compressed file is one block): the checks of :func:`read_table` that a
     partition parsed by Dask can no longer show (a NUL byte cuts a value short; a short
-    line is padded), and the lines that do not decode under ``encoding`` (named by line
-    here, where the parse knows no line).  Compute them with the parse;
-    :func:`raise_block_fault` names the first fault's file and line.  ``fields``: the
-    header's number of fields."""
+    line is padded).  Compute them with the parse; :func:`raise_block_fault` names the
+    first fault's file and line.  ``fields``: the header's number of fields.
+
+    A parse computed with them already decodes every block (a bad byte fails it, and
+    :func:`locate_undecodable` names the line), so the blocks are not decoded here too;
+    ``check_decoding=True`` also names the first line that does not decode under
+    ``encoding``, for checks computed without the parse."""
     import dask
     from dask.bytes import read_bytes
 
@@ -432,7 +444,7 @@ def text_block_checks(
     return [
         [
             dask.delayed(block_faults)(
-                b, sep, None if i == 0 else fields, i == len(file) - 1, encoding
+                b, sep, None if i == 0 else fields, i == len(file) - 1, encoding, check_decoding
             )
             for i, b in enumerate(file)
         ]
