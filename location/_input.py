@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._times import NAT, iso_utc_ns
-from structanon._validation import check_choice, check_columns
+from structanon._validation import check_columns, check_on_bad_lines
 from structanon.errors import InputError
 
 __all__ = [
@@ -27,29 +27,18 @@ __all__ = [
 DROP_HINT = (
     "to drop and count invalid fixes instead, pass on_bad_lines='drop' (--on-bad-lines drop)"
 )
-_BAD_LINES = ("raise", "drop")
 
 
 def drop_bad_lines(on_bad_lines: Any, drop_invalid: Any = None) -> bool:
     """Whether invalid fixes are dropped: ``on_bad_lines`` (``"raise"`` or ``"drop"``), or
-    its former spelling ``drop_invalid`` (a bool, ``None`` when not given); the two may
-    not contradict each other.
+    its former spelling ``drop_invalid`` (see :func:`~structanon._validation.check_on_bad_lines`).
 
     Examples
     --------
-    >>> drop_bad_lines("raise"), drop_bad_lines("drop"), drop_bad_lines("raise", True)
-    (False, True, True)
+    >>> drop_bad_lines("raise"), drop_bad_lines("drop")
+    (False, True)
     """
-    check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES)
-    if drop_invalid is None:
-        return bool(on_bad_lines == "drop")
-    check_choice(drop_invalid, "drop_invalid", (True, False))
-    if not drop_invalid and on_bad_lines == "drop":
-        raise InputError(
-            "drop_invalid=False contradicts on_bad_lines='drop'; give on_bad_lines only "
-            "(drop_invalid is its former name)"
-        )
-    return bool(drop_invalid) or on_bad_lines == "drop"
+    return check_on_bad_lines(on_bad_lines, drop_invalid=drop_invalid) == "drop"
 
 
 _REASONS = (

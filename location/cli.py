@@ -115,7 +115,8 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _on_bad_lines(on_bad_lines: str, drop_invalid: bool) -> str:
     """``--on-bad-lines``, or ``drop`` for its former spelling ``--drop-invalid``; the two
-    may not contradict each other."""
+    may not contradict each other.  (Only here can ``raise`` be told from the default; the
+    library's own checks are :func:`~structanon._validation.check_on_bad_lines`.)"""
     if not drop_invalid:
         return on_bad_lines
     ctx = click.get_current_context()

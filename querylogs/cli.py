@@ -50,7 +50,7 @@ from structanon.report import provenance, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
 from ._figures import release_figures
-from .io import parse_report, read_log, read_log_dask, write_log
+from .io import FORMER_BAD_LINES, parse_report, read_log, read_log_dask, write_log
 from .risk import query_set_uniqueness, random_query_uniqueness
 from .synthetic import synthetic_log
 
@@ -133,7 +133,7 @@ def _input_options(func: Any, lazy: bool = False) -> Any:
         click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
         encoding_option(),
         # the former values: report (drop and print) and skip (drop silently), both drop now
-        on_bad_lines_option(former={"report": "drop", "skip": "drop"}),
+        on_bad_lines_option(former=FORMER_BAD_LINES),
     ]
     return stack(*options)(func)
 

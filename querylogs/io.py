@@ -28,6 +28,7 @@ from structanon._validation import (
     check_choice,
     check_encoding,
     check_input_path,
+    check_on_bad_lines,
     check_path,
     file_suffix,
 )
@@ -60,9 +61,8 @@ _AOL_NAMES = {
     "url": "ClickURL",
 }
 _FORMATS = ("aol", "csv", "parquet")
-_BAD_LINES = ("raise", "drop")
 #: Former values of ``on_bad_lines``, read as their new one (neither drops silently now).
-_FORMER_BAD_LINES = {"report": "drop", "skip": "drop"}
+FORMER_BAD_LINES = {"report": "drop", "skip": "drop"}
 _MAX_LISTED = 100
 #: More than this share of malformed lines means the file is not what ``format`` says.
 MAX_MALFORMED_SHARE = 0.5
@@ -75,21 +75,6 @@ _HINT = (
 def parse_report(log: pd.DataFrame) -> dict:
     """The parse statistics :func:`read_log` attached to ``log`` (empty dict if none)."""
     return dict(log.attrs.get("parse", {}))
-
-
-def _bad_lines_choice(on_bad_lines: Any) -> str:
-    """``on_bad_lines`` as ``"raise"`` or ``"drop"``; a former value (``"report"``,
-    ``"skip"``) is read as ``"drop"`` with a :class:`DeprecationWarning`."""
-    if isinstance(on_bad_lines, str) and on_bad_lines in _FORMER_BAD_LINES:
-        new = _FORMER_BAD_LINES[on_bad_lines]
-        warnings.warn(
-            f"on_bad_lines={on_bad_lines!r} is a former value, read as {new!r} (dropped "
-            "lines are counted, and named in a warning)",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        return new
-    return str(check_choice(on_bad_lines, "on_bad_lines", _BAD_LINES))
 
 
 def _first_malformed(report: dict[str, Any]) -> tuple[int, str, Any]:
@@ -128,7 +113,7 @@ def _check_read_options(
     """The readers' options, checked before any file is opened; ``on_bad_lines`` as
     ``"raise"`` or ``"drop"`` returned."""
     check_choice(format, "format", _FORMATS)
-    on_bad_lines = _bad_lines_choice(on_bad_lines)
+    on_bad_lines = check_on_bad_lines(on_bad_lines, FORMER_BAD_LINES)
     if columns is not None and not isinstance(columns, Mapping):
         raise InputError(
             f"columns must map our column names to the file's, e.g. "

@@ -11,6 +11,7 @@ import fnmatch
 import glob
 import numbers
 import os
+import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ __all__ = [
     "check_float",
     "check_choice",
     "check_encoding",
+    "check_on_bad_lines",
+    "ON_BAD_LINES",
     "check_columns",
     "check_names",
     "check_path",
@@ -117,6 +120,56 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     if value not in choices:
         raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
+
+
+#: What a reader does with a line (row) whose values cannot be read.
+ON_BAD_LINES = ("raise", "drop")
+
+
+def check_on_bad_lines(
+    value: Any,
+    former: Mapping[str, str] | None = None,
+    drop_invalid: Any = None,
+    name: str = "on_bad_lines",
+) -> str:
+    """``value`` if it is one of :data:`ON_BAD_LINES`.  Former spellings are read as their
+    new value with a :class:`DeprecationWarning`: a reader's former values (``former``:
+    old -> new), and ``drop_invalid`` (a bool, ``None`` when not given), the former name of
+    ``on_bad_lines="drop"``, which may not contradict ``value``.  ``"raise"``, the
+    readers' default, cannot be told from a ``value`` not given, so it yields to
+    ``drop_invalid=True``.
+
+    Examples
+    --------
+    >>> check_on_bad_lines("drop"), check_on_bad_lines("raise")
+    ('drop', 'raise')
+    """
+    if isinstance(value, str) and former and value in former:
+        new = former[value]
+        warnings.warn(
+            f"{name}={value!r} is a former value, read as {new!r} (dropped lines are "
+            "counted, and named in a warning)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        value = new
+    value = check_choice(value, name, ON_BAD_LINES)
+    if drop_invalid is None:
+        return str(value)
+    check_choice(drop_invalid, "drop_invalid", (True, False))
+    if not drop_invalid and value == "drop":
+        raise InputError(
+            f"drop_invalid=False contradicts {name}='drop'; give {name} only "
+            "(drop_invalid is its former name)"
+        )
+    if drop_invalid:
+        warnings.warn(
+            f"drop_invalid=True is the former spelling of {name}='drop', read as such",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return "drop"
+    return str(value)
 
 
 def check_encoding(value: Any, name: str = "encoding") -> str:

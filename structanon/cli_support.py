@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from . import _progress
 from ._engine import ENGINES, dask_client, parse_memory_limit
-from ._validation import check_encoding, check_int, file_suffix
+from ._validation import ON_BAD_LINES, check_encoding, check_int, file_suffix
 from .errors import InputError, StructanonError
 from .release import Release
 from .report import Figure, format_summary, provenance, write_report
@@ -368,7 +368,6 @@ def engine_context(
     return dask_client(scheduler, workers, memory_limit)
 
 
-ON_BAD_LINES = ("raise", "drop")
 ON_BAD_LINES_HELP = (
     "Input lines (rows) whose values cannot be read (a wrong number of fields, a missing "
     "user, a time or coordinate that does not parse): raise stops with exit 2 naming the "

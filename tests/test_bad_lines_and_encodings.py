@@ -315,7 +315,8 @@ def test_location_python_api_takes_on_bad_lines_and_its_former_name():
     with pytest.raises(ValueError, match="on_bad_lines='drop'"):
         location.cloak(df, 1)
     dropped = location.cloak(df, 1, on_bad_lines="drop", measures=False)
-    former = location.cloak(df, 1, drop_invalid=True, measures=False)
+    with pytest.warns(DeprecationWarning, match="drop_invalid=True is the former spelling"):
+        former = location.cloak(df, 1, drop_invalid=True, measures=False)
     assert dropped.info["bad_lines_dropped"] == former.info["bad_lines_dropped"] == 1
     with pytest.raises(ValueError, match="contradicts"):
         location.cloak(df, 1, on_bad_lines="drop", drop_invalid=False)
