@@ -110,8 +110,7 @@ def _read_text(path: Path, encoding: str = "utf-8") -> str:
         with open_text(path, encoding, name="input graph") as fh:
             text = fh.read()
     except UnicodeDecodeError:
-        locate_undecodable(path, encoding, "input graph")  # raises, naming the line
-        raise  # pragma: no cover - the same bad byte is found line by line
+        locate_undecodable(path, encoding, "input graph")  # names the line and the byte
     except (OSError, EOFError) as exc:  # a corrupt gzip stream past its header
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     if "\x00" in text:

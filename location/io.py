@@ -406,9 +406,7 @@ def read_fixes_dask(
     except InputError:
         raise
     except UnicodeDecodeError:  # Dask parses a sample of the first file here
-        first_file = files[0] if isinstance(files, list) else files
-        locate_undecodable(first_file, encoding)
-        raise InputError(f"the log does not decode as {encoding}", path=str(path)) from None
+        locate_undecodable(files[0] if isinstance(files, list) else files, encoding)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise InputError(f"cannot read the log: {exc}", path=str(path)) from None
     for column in columns:

@@ -41,6 +41,7 @@ from structanon.io import (
     staged_folder,
     text_lines,
     undecodable_error,
+    undecodable_line,
 )
 
 __all__ = [
@@ -322,11 +323,8 @@ def _read_csv_lines(
             )
     except pd.errors.EmptyDataError as exc:
         raise InputError("the log file is empty", path=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        locate_undecodable(path, encoding, "log file")  # raises, naming line and byte
-        raise InputError(
-            f"the log file does not decode as {encoding} ({exc.reason})", path=str(path)
-        ) from None
+    except UnicodeDecodeError:
+        locate_undecodable(path, encoding, "log file")  # names the line and the byte
     except pd.errors.ParserError as exc:
         found = re.search(r"[Ee]xpected (\d+) fields in line (\d+), saw (\d+)", str(exc))
         if found is None:
@@ -706,12 +704,10 @@ def _block_lines(path: str, start: int, stop: int, encoding: str) -> list[str]:
     try:
         return [line.rstrip("\r") for line in data.decode(encoding).split("\n")][: len(raw)]
     except UnicodeDecodeError:
-        for number, line in enumerate(raw, start=1):
-            try:
-                line.decode(encoding)
-            except UnicodeDecodeError as exc:
-                raise undecodable_error(exc, encoding, path, number) from None
-        raise  # pragma: no cover - a block that fails decodes line by line
+        found = undecodable_line(data, encoding)
+        if found is None:  # pragma: no cover - a block that fails decodes line by line
+            raise
+        raise undecodable_error(found[0], encoding, path, found[1]) from None
 
 
 def _read_piece(

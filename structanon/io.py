@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Collection, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -48,6 +48,7 @@ __all__ = [
     "undecodable_error",
     "UndecodableText",
     "locate_undecodable",
+    "undecodable_line",
     "is_wide_encoding",
 ]
 
@@ -133,12 +134,8 @@ def read_table(
         raise InputError(
             "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
         ) from None
-    except UnicodeDecodeError as exc:
-        locate_undecodable(path, encoding)  # raises, naming the line and the byte
-        raise InputError(
-            f"the file is not {_encoding_name(encoding)} text ({exc.reason}); {ENCODING_HINT}",
-            path=str(path),
-        ) from None
+    except UnicodeDecodeError:
+        locate_undecodable(path, encoding)  # names the line and the byte
     except (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:  # cut or corrupt
         raise InputError(
             f"cannot read the compressed file: {exc} (truncated or corrupt?)", path=str(path)
@@ -383,9 +380,10 @@ def block_faults(
     if at >= 0:
         faults.append((NUL_BYTE, block.count(b"\n", 0, at) + 1))
     if check_decoding and not block.isascii():
-        undecodable = _undecodable_line(block, encoding)
+        undecodable = undecodable_line(block, encoding)
         if undecodable is not None:
-            faults.append(undecodable)
+            exc, number = undecodable
+            faults.append((undecodable_error(exc, encoding, "", number).message, number))
     if len(sep) == 1:
         count = _FieldCount(sep)
         count.expected = None if header_fields is None else header_fields - 1
@@ -397,8 +395,9 @@ def block_faults(
     return block.count(b"\n"), min(faults, key=lambda f: f[1], default=None)
 
 
-def _undecodable_line(block: bytes, encoding: str) -> tuple[str, int] | None:
-    """The message and block line of the first line of ``block`` that does not decode."""
+def undecodable_line(block: bytes, encoding: str) -> tuple[UnicodeDecodeError, int] | None:
+    """The decoding error and block line (from 1) of the first line of ``block`` that does
+    not decode under ``encoding`` (``None`` when all do); see :func:`undecodable_error`."""
     try:
         block.decode(encoding)
         return None
@@ -408,7 +407,7 @@ def _undecodable_line(block: bytes, encoding: str) -> tuple[str, int] | None:
         try:
             line.decode(encoding)
         except UnicodeDecodeError as exc:
-            return undecodable_error(exc, encoding, "", number).message, number
+            return exc, number
     return None  # pragma: no cover - a block that fails decodes line by line
 
 
@@ -1034,12 +1033,13 @@ def undecodable_error(
     )
 
 
-def locate_undecodable(path: str | Path, encoding: str, name: str = "input") -> None:
+def locate_undecodable(path: str | Path, encoding: str, name: str = "input") -> NoReturn:
     """Raise the :class:`UndecodableText` of the first line of ``path`` (plain or
     compressed text) that does not decode under ``encoding`` (see
-    :func:`undecodable_error`); return when every line decodes.  For readers whose parser
-    knows only that some byte failed.  A binary or UTF-16 file is the
-    :class:`InputError` :func:`open_text` raises."""
+    :func:`undecodable_error`), for readers whose parser knows only that some byte failed.
+    If every line decodes, it names the file only; a compressed stream that is cut or
+    corrupt is said so.  A binary or UTF-16 file is the :class:`InputError`
+    :func:`open_text` raises."""
     _path, raw = _open_checked(path, encoding, name)
     decoder = codecs.getincrementaldecoder(encoding)("strict")
     number = 1
@@ -1052,8 +1052,13 @@ def locate_undecodable(path: str | Path, encoding: str, name: str = "input") -> 
             decoder.decode(b"", final=True)
     except UnicodeDecodeError as exc:
         raise undecodable_error(exc, encoding, path, max(number, 1)) from None
-    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile):
-        return  # a corrupt stream: the caller's own error tells it
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
+        raise InputError(
+            f"cannot read the compressed file: {exc} (truncated or corrupt?)", path=str(path)
+        ) from None
+    raise UndecodableText(
+        f"the file is not {_encoding_name(encoding)} text; {ENCODING_HINT}", path=str(path)
+    )
 
 
 def text_lines(

@@ -305,3 +305,17 @@ def test_check_encoding_and_the_block_checks():
     breaks, fault = block_faults(block, ",", None, True)
     assert breaks == 3 and fault is not None and fault[1] == 3 and "0xe9" in fault[0]
     assert block_faults(block, ",", None, True, "latin-1") == (3, None)
+
+
+def test_locate_undecodable_always_raises(tmp_path):
+    from structanon.io import UndecodableText, locate_undecodable
+
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"a\ncaf\xc3\xa9\nx\xe9\n")
+    with pytest.raises(UndecodableText, match="byte 0xe9") as info:
+        locate_undecodable(path, "utf-8")
+    assert info.value.line == 3 and info.value.path == str(path)
+    path.write_bytes(b"a\n1\n")  # every line decodes: the file is still named
+    with pytest.raises(UndecodableText, match="not UTF-8 text; ") as info:
+        locate_undecodable(path, "utf-8")
+    assert info.value.line is None and info.value.path == str(path)
