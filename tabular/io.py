@@ -547,16 +547,11 @@ def _locate_parse_error(files: list[str], sep: str, exc: Exception, encoding: st
                 path=name,
                 line=int(match.group(1)) if match else None,
             )
-        except UnicodeDecodeError as error:
+        except UnicodeDecodeError:
             try:
-                locate_undecodable(name, encoding)
+                locate_undecodable(name, encoding)  # always raises, naming line and byte
             except InputError as located:
                 return located
-            return InputError(
-                f"the file does not decode as {encoding} ({error.reason}); is it in another "
-                "encoding (--encoding)?",
-                path=name,
-            )
     return InputError(f"cannot parse table: {exc}; is --sep right?", path=files[0])
 
 
