@@ -33,6 +33,7 @@ __all__ = [
 
 FORMATS = ("fimi", "csv", "jsonl")
 _INT = re.compile(r"^-?\d+$")
+_NONZERO = frozenset("123456789")
 _SPLIT = re.compile(r"[\s,]+")
 
 
@@ -86,21 +87,25 @@ def _typed(
     if item_type == "str":
         return tokens
     n_int = n_tok = 0
+    plain = True  # every integer written as Python writes it (no 007, -0, non-ASCII digit)
     first_bad: tuple[int, str] | None = None
     for i, t in enumerate(tokens):
         for tok in t:
             n_tok += 1
             if _INT.match(tok):
                 n_int += 1
+                if plain and not (
+                    tok[0] in _NONZERO or tok == "0" or (tok[0] == "-" and tok[1:2] in _NONZERO)
+                ):
+                    plain = False  # 007, 07, -0, -07
+                elif plain and not tok.isascii():
+                    plain = False  # a full-width or other non-ASCII digit
             elif first_bad is None and (item_type == "int" or not _LABEL.match(tok)):
                 first_bad = (i, tok)
     if n_int == n_tok:
-        ints = [[int(tok) for tok in t] for t in tokens]
-        if item_type == "auto" and any(
-            str(v) != tok for t, it in zip(tokens, ints) for tok, v in zip(t, it)
-        ):  # 007, +7, -0: integers would merge distinct spellings (007 and 7); keep text
-            return tokens
-        return ints
+        if item_type == "auto" and not plain:
+            return tokens  # integers would merge distinct spellings (007 and 7): keep text
+        return [[int(tok) for tok in t] for t in tokens]
     if first_bad is not None and (item_type == "int" or 2 * n_int >= n_tok):
         i, tok = first_bad
         line = lines[i] if lines is not None else i + 1

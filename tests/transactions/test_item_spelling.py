@@ -18,8 +18,11 @@ def test_zero_padded_items_stay_text_and_distinct(tmp_path):
     csv.write_text("tid,item\na,007\na,7\nb,8\n")
     assert read_transactions(csv) == [{"007", "7"}, {"8"}]
     canonical = tmp_path / "c.dat"
-    canonical.write_text("1 2\n-3\n")
-    assert read_transactions(canonical) == [{1, 2}, {-3}]
+    canonical.write_text("1 2\n-3 0\n")
+    assert read_transactions(canonical) == [{1, 2}, {-3, 0}]
+    for other in ("07", "-0", "-07", "\uff17"):  # zero-padded, signed zero, full-width 7
+        path.write_text(f"{other} 7\n7 8\n")
+        assert read_transactions(path) == [{other, "7"}, {"7", "8"}], other
 
 
 def test_duplicate_items_agree_in_cli_report_and_assess(tmp_path):
