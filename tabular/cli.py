@@ -904,6 +904,17 @@ def _bucket_command_start(
     return columns, sep, inputs, secret
 
 
+def _bucket_table(
+    input_path: str, sep: str | None, columns: list[str], sensitive: str, encoding: str
+) -> pd.DataFrame:
+    """The table ``anatomize`` and ``slice`` read: the QIs and the sensitive column typed,
+    every other column as written."""
+    needed = [*columns, sensitive]
+    return tab_io.read_microdata(
+        input_path, sep=sep, columns=needed, typed=needed, encoding=encoding
+    )
+
+
 def _run_scheme(
     input_path: str,
     function: Any,
@@ -1011,13 +1022,7 @@ def anatomize_command(
     columns, sep, inputs, secret = _bucket_command_start(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
-    df = tab_io.read_microdata(
-        input_path,
-        sep=sep,
-        columns=[*columns, sensitive],
-        typed=[*columns, sensitive],
-        encoding=encoding,
-    )
+    df = _bucket_table(input_path, sep, columns, sensitive, encoding)
     release = _run_scheme(
         input_path,
         anatomize,
@@ -1119,13 +1124,7 @@ def slice_command(
     columns, sep, inputs, secret = _bucket_command_start(
         input_path, sep, qi, seed, outputs, key_file, extensions
     )
-    df = tab_io.read_microdata(
-        input_path,
-        sep=sep,
-        columns=[*columns, sensitive],
-        typed=[*columns, sensitive],
-        encoding=encoding,
-    )
+    df = _bucket_table(input_path, sep, columns, sensitive, encoding)
     release = _run_scheme(
         input_path,
         slice_table,
