@@ -385,6 +385,7 @@ _GLOB_CHARS = ("*", "?", "[")
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
 _ROWS = "\0rows"
 _HEADER = "\0header repeated"
+_NAMELESS = "\0nameless with values"
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
 
 
@@ -415,13 +416,21 @@ def _lazy_files(path: str | Path) -> tuple[list[str], str]:
 
 
 def _column_kinds(
-    pdf: pd.DataFrame, names: Sequence[str] | None = None
+    pdf: pd.DataFrame, names: Sequence[str] | None = None, nameless: Sequence[str] = ()
 ) -> dict[str, tuple[Any, bool]]:
     """Per column of text values (NaN for the missing-value tokens) of ``names`` (default:
     all): the type pandas would give this partition alone ("empty", "bool", "int",
     "float", "object"; "big:" and the first value for integers beyond the 64-bit range)
-    and whether a value is missing."""
+    and whether a value is missing; the position of the first ``nameless`` column (one a
+    trailing separator makes) that holds a value, -1 for none."""
     out: dict[str, tuple[Any, bool]] = {}
+    holding = [
+        list(pdf.columns).index(c)
+        for c in nameless
+        if (pdf[c].notna() & (pdf[c].astype(str).str.strip() != "")).any()
+    ]
+    out[_NAMELESS] = (min(holding, default=-1), False)
+    pdf = pdf.drop(columns=list(nameless))
     for name in pdf.columns if names is None else names:
         column = pdf[name]
         na = column.isna()
@@ -511,6 +520,38 @@ def _dask_separator(first: Path, sep: str | None) -> str:
             "pandas engine)"
         )
     return sep
+
+
+def _refuse_part_faults(
+    parts: list[dict[str, Any]],
+    files: list[str],
+    sep: str,
+    encoding: str,
+    hint: str,
+    path: str | Path,
+) -> None:
+    """What the pass over the partitions (:func:`_column_kinds`) met that the table may not
+    hold: a nameless column with values, a repeated header line, no data rows, an integer
+    beyond the 64-bit range in a typed column."""
+    _refuse_nameless_values(parts, files)
+    _refuse_repeated_header(parts, files, sep, encoding)
+    if not sum(p.pop(_ROWS)[0] for p in parts):
+        raise InputError(
+            f"the file has a header but no data rows{hint or '; wrong --sep?'}", path=str(path)
+        )
+    _refuse_big_integers(parts, files, sep, encoding)
+
+
+def _refuse_nameless_values(parts: list[dict[str, Any]], files: list[str]) -> None:
+    """An :class:`InputError` naming the position of a column without a name in the header
+    that holds a value in some partition (:func:`_column_kinds`), as the pandas reader's."""
+    holding = [i for i in (p.pop(_NAMELESS)[0] for p in parts) if i >= 0]
+    if holding:
+        raise InputError(
+            f"column {min(holding) + 1} has no name in the header but holds values; name it",
+            path=str(files[0]) if len(files) == 1 else None,
+            line=1,
+        )
 
 
 def _refuse_repeated_header(
@@ -634,21 +675,20 @@ def read_microdata_dask(
             files, sep or ",", len(header.columns), compressed, blocksize, encoding
         )
         try:
+            # the columns a trailing separator makes: read, checked empty, left out
+            nameless = [c for c in ddf.columns if c not in header.columns]
             *parts, faults = compute(
-                *[dask.delayed(_column_kinds)(p, names) for p in ddf.to_delayed()], checks
+                *[dask.delayed(_column_kinds)(p, names, nameless) for p in ddf.to_delayed()],
+                checks,
             )
         except (pd.errors.ParserError, UnicodeDecodeError, InputError, ValueError) as exc:
             raise _locate_parse_error(files, sep or ",", exc, encoding) from None
         raise_block_fault(files, faults)
-        _refuse_repeated_header(parts, files, sep or ",", encoding)
-        if not sum(p.pop(_ROWS)[0] for p in parts):
-            raise InputError(
-                f"the file has a header but no data rows{hint or '; wrong --sep?'}",
-                path=str(path),
-            )
-        _refuse_big_integers(parts, files, sep or ",", encoding)
+        _refuse_part_faults(parts, files, sep or ",", encoding, hint, path)
         types = _whole_column_types(list(parts))
         types.update({c: "object" for c in header.columns if c not in types})
+        if nameless:
+            ddf = ddf[list(header.columns)]
         meta = _convert(ddf._meta, types)
         ddf = ddf.map_partitions(_convert, types, meta=meta)
     return ddf

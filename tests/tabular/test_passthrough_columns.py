@@ -156,22 +156,32 @@ def test_a_header_line_repeated_mid_file_is_refused_with_its_line(tmp_path, engi
     assert result.exit_code == 0, result.output
 
 
-def test_a_trailing_separator_adds_no_column(tmp_path):
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_trailing_separator_adds_no_column(tmp_path, engine):
     """``a,b,c,`` on every line: pandas names the empty last column "Unnamed: 3", and the
-    release published it.  A column without a name and without values is left out (nothing
-    is lost); one without a name that holds values is refused, naming its position."""
+    release published it (both engines).  A column without a name and without values is
+    left out (nothing is lost); one without a name that holds values is refused, naming
+    its position, even when only one line holds a value there."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
     source = tmp_path / "trailing.csv"
     rows = ["sex,race,zip,"] + [f"{'MF'[i % 2]},{'wb'[i % 3 % 2]},{i:03d}," for i in range(8)]
     source.write_text("\n".join(rows) + "\n")
     out = tmp_path / "out.csv"
     args = ["anonymize", str(source), "--qi", "sex,race", "--set-qi", "sex,race"]
-    args += ["--algorithm", "mondrian", "-k", "2", "-o", str(out)]
+    args += ["--algorithm", "mondrian", "-k", "2", "-o", str(out), "--engine", engine]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert _text(out).columns.tolist() == ["sex", "race", "zip"]
-    source.write_text("sex,,zip\n" + "\n".join(f"M,{i},{i:03d}" for i in range(8)) + "\n")
+    assert sorted(_text(out)["zip"]) == [f"{i:03d}" for i in range(8)]
+    out.unlink()
+    source.write_text("\n".join(rows[:4] + ["M,w,100,oops"] + rows[4:]) + "\n")
     result = CliRunner().invoke(cli, args)
-    assert result.exit_code == 2 and "column 2 has no name" in result.output
+    assert result.exit_code == 2 and "column 4 has no name" in result.output
+    assert not out.exists()
+    source.write_text("sex,race,,zip\n" + "\n".join(f"M,w,{i},{i:03d}" for i in range(8)) + "\n")
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "column 3 has no name" in result.output
 
 
 def test_excel_separator_line_is_named(tmp_path):
