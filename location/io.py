@@ -246,12 +246,13 @@ def write_geojson(data: pd.DataFrame, path: str | Path) -> None:
 _GLOB_CHARS = ("*", "?", "[")
 
 
-def _text_chunks(path: str | Path, columns: list[str], sep: str | None, encoding: str) -> Any:
-    """``(file, chunk)`` of the four columns of the text files of ``path`` (a lazy read's
-    INPUT), read as text a chunk at a time; the chunks' labels count the rows of the
-    file.  Nothing for Parquet; a file pandas cannot read is left out."""
+def _file_chunks(path: str | Path, columns: list[str], sep: str | None, encoding: str) -> Any:
+    """``(file, chunk, parquet)`` of the four columns of the files of ``path`` (a lazy
+    read's INPUT), a chunk at a time (text read as text); the chunks' labels count the
+    rows of their file.  A file that cannot be read is left out."""
     files, kind = _dask_files(path)
     if kind == "parquet":
+        yield from _parquet_chunks(files, columns)
         return
     for name in [files] if isinstance(files, str) else files:
         here = default_separator(name, sep)
@@ -265,32 +266,61 @@ def _text_chunks(path: str | Path, columns: list[str], sep: str | None, encoding
                 encoding=encoding,
             )
             for chunk in chunks:
-                yield name, chunk
+                yield name, chunk, False
         except (ValueError, OSError, pd.errors.ParserError):
+            continue
+
+
+def _parquet_chunks(files: str | list[str], columns: list[str]) -> Any:
+    """``(file, chunk, True)`` of the Parquet files of a lazy read (a folder's in name
+    order), a record batch at a time, labelled by row in their file."""
+    import pyarrow.parquet as pq
+
+    if isinstance(files, str):
+        p = Path(files)
+        names = (
+            sorted(str(f) for f in p.rglob("*") if file_suffix(f) in (".parquet", ".pq"))
+            if p.is_dir()
+            else [files]
+        )
+    else:
+        names = list(files)
+    for name in names:
+        try:
+            start = 0
+            for batch in pq.ParquetFile(name).iter_batches(1 << 20, columns=columns):
+                chunk = batch.to_pandas()
+                chunk.index = pd.RangeIndex(start, start + len(chunk))
+                start += len(chunk)
+                yield name, chunk, True
+        except (ValueError, OSError):
             continue
 
 
 def locate_invalid(
     path: str | Path, columns: list[str], sep: str | None, summary: str, encoding: str = "utf-8"
 ) -> None:
-    """Raise the first invalid fix of the text files of ``path`` (a lazy read's INPUT) as
-    the pandas engine names it: its file, line, column and value, after ``summary`` (the
-    Dask engine's count of invalid fixes, which knows no file line).  Reads the columns
-    again, a chunk at a time, on the error path only; returns when no file shows one."""
+    """Raise the first invalid fix of the files of ``path`` (a lazy read's INPUT) as the
+    pandas engine names it: its file, line (a Parquet file's row), column and value, after
+    ``summary`` (the Dask engine's count of invalid fixes, which knows no file line).
+    Reads the columns again, a chunk at a time, on the error path only; returns when no
+    file shows one."""
     user, time, lat, lon = columns
-    for name, chunk in _text_chunks(path, columns, sep, encoding):
+    for name, chunk, parquet in _file_chunks(path, columns, sep, encoding):
         try:
             parse_fixes(chunk, user, time, lat, lon, drop_invalid=False)
         except InputError as exc:
             if exc.row is None:
                 continue
             first = exc.message.split("; first: ", 1)[-1]  # the reason, and the hint
+            # the chunks' labels count the rows of the file from 0
+            where = {"row": int(exc.row) + 1} if parquet else {"line": int(exc.row) + 2}
             raise InputError(
                 f"{summary}; first: {first}",
                 column=exc.column,
                 value=exc.value,
                 path=str(name),
-                line=int(exc.row) + 2,  # the chunks' labels count the rows of the file
+                **where,
             ) from None
 
 
@@ -327,7 +357,9 @@ def first_invalid_lines(
     lazy read's INPUT, whose partitions know no file line), read again a chunk at a time
     until they are found; empty for Parquet."""
     found: list[int] = []
-    for _name, chunk in _text_chunks(path, columns, sep, encoding):
+    for _name, chunk, parquet in _file_chunks(path, columns, sep, encoding):
+        if parquet:  # rows, not lines: the count alone is told
+            break
         found += [int(chunk.index[p]) + 2 for p in _invalid_positions(chunk, columns)]
         if len(found) >= limit:
             break

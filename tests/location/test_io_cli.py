@@ -565,6 +565,23 @@ def test_an_invalid_fix_of_a_parquet_file_is_named_by_row(tmp_path):
     assert not re.search(r"line \d", res.output)
 
 
+def test_the_dask_engine_names_an_invalid_parquet_fix_by_file_and_row(tmp_path):
+    """The Dask engine named it "the row labelled 1 in partition 0", no file: in a folder
+    of Parquet files the user could not tell which file held it."""
+    pytest.importorskip("dask.dataframe")
+    folder = tmp_path / "fixes"
+    folder.mkdir()
+    good = {"user": ["a", "b", "c"], "time": ["2024-01-01T10:00:00"] * 3, "lon": [116.0] * 3}
+    pd.DataFrame({**good, "lat": [40.0, 40.1, 40.2]}).to_parquet(folder / "a.parquet")
+    pd.DataFrame({**good, "lat": [40.0, 40.1, 95.0]}).to_parquet(folder / "b.parquet")
+    out = tmp_path / "c.csv"
+    args = ["anonymize", str(folder), "-k", "2", "-o", str(out), "--engine", "dask"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2, res.output
+    assert "b.parquet" in res.output and "row 3" in res.output and "'lat'" in res.output
+    assert "partition" not in res.output and not out.exists()
+
+
 def test_user_ids_are_read_as_written_on_both_engines(tmp_path):
     pytest.importorskip("dask.dataframe")
     source = tmp_path / "fixes.csv"
