@@ -44,6 +44,7 @@ def drop_bad_lines(on_bad_lines: Any, drop_invalid: Any = None) -> bool:
 _REASONS = (
     "missing user",
     "unparseable or missing time",
+    "time outside the years 1677-2262 (numbers are epoch seconds, not milliseconds)",
     "missing or non-numeric latitude/longitude",
     "latitude outside [-90, 90]",
     "longitude outside [-180, 180]",
@@ -117,6 +118,28 @@ def _parse_times(col: pd.Series) -> np.ndarray:
     return iso_utc_ns(col)
 
 
+_YEAR = re.compile(r"\s*([+-]?\d{4,})-\d")
+
+
+def _beyond_range(col: pd.Series, bad: np.ndarray) -> np.ndarray:
+    """Of the times ``bad`` marks (not parsed), those that are times outside what a 64-bit
+    nanosecond count holds (the years 1677-2262): a number of seconds beyond it (often
+    milliseconds given as seconds) or an ISO date whose year lies outside."""
+    out = np.zeros(len(col), dtype=bool)
+    rows = np.flatnonzero(bad)
+    if not rows.size:
+        return out
+    values = col.iloc[rows]
+    secs = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    far = np.isfinite(secs) & (np.abs(secs) >= 9.2e9)
+    text = values.astype(object).where(values.notna(), "").astype(str)
+    years = text.str.extract(_YEAR, expand=False)
+    year = pd.to_numeric(years, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    far |= np.isnan(secs) & np.isfinite(year) & ((year < 1678) | (year > 2261))
+    out[rows] = far
+    return out
+
+
 def parse_fixes(
     df: pd.DataFrame,
     user: str,
@@ -152,6 +175,7 @@ def parse_fixes(
         bad_user |= (users.astype(str).str.strip() == "").to_numpy()
     t_ns = _parse_times(df[time])
     bad_time = t_ns == NAT
+    far_time = _beyond_range(df[time], bad_time)
     la = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     lo = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad_num = ~(np.isfinite(la) & np.isfinite(lo))
@@ -160,7 +184,8 @@ def parse_fixes(
         bad_lon = ~bad_num & ~bad_lat & (np.abs(lo) > 180)
     masks = (
         bad_user,
-        bad_time & ~bad_user,
+        bad_time & ~far_time & ~bad_user,
+        far_time & ~bad_user,
         bad_num & ~bad_user & ~bad_time,
         bad_lat & ~bad_user & ~bad_time,
         bad_lon & ~bad_user & ~bad_time,
@@ -173,7 +198,7 @@ def parse_fixes(
     if first.size and not drop_invalid:
         pos = int(first[0])
         reason = next(r for r, m in zip(_REASONS, masks) if m[pos])
-        column = [user, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
+        column = [user, time, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
             _REASONS.index(reason)
         ]
         if not source:

@@ -152,6 +152,25 @@ def test_invalid_rows_rejected_with_line_or_dropped_and_counted():
     }
 
 
+def test_times_beyond_the_nanosecond_range_are_named_as_such():
+    """Epoch milliseconds given as seconds, and a year such as 1500 or 2300, were counted as
+    "unparseable" times, which sent users hunting for a format error."""
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0), ("c", 40.0, 116.0), ("d", 40.0, 116.0)])
+    df["time"] = df["time"].astype(object)
+    df.loc[0, "time"] = "1714557600000"  # 2024-05-01 in milliseconds
+    with pytest.raises(InputError, match="epoch seconds, not milliseconds") as err:
+        location.cloak(df, k=1, source="fixes.csv")
+    assert err.value.line == 2 and err.value.column == "time"
+    df.loc[1, "time"] = "2300-01-01T00:00:00"
+    df.loc[2, "time"] = "2024-13-45T00:00:00"  # a format error stays one
+    r = location.cloak(df, k=1, drop_invalid=True)
+    assert r.info["invalid_reasons"] == {
+        "unparseable or missing time": 1,
+        "time outside the years 1677-2262 (numbers are epoch seconds, not milliseconds)": 2,
+    }
+    assert r.suppressed == 3 and r.n_individuals == 4
+
+
 def test_parameter_and_feasibility_errors():
     df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
     with pytest.raises(InfeasibleError):
