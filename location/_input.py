@@ -12,6 +12,7 @@ import pandas as pd
 from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_columns, check_on_bad_lines
 from structanon.errors import InputError
+from structanon.io import file_lines
 
 __all__ = [
     "Fixes",
@@ -205,8 +206,8 @@ def parse_fixes(
             where: dict[str, Any] = {"row": df.index[pos]}
         elif str(source).lower().endswith((".parquet", ".pq")):
             where = {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
-        else:
-            where = {"line": pos + 2, "path": source}
+        else:  # blank lines and quoted line breaks counted
+            where = {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}
         raise InputError(
             f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} ({DROP_HINT})",
             column=column,

@@ -38,7 +38,7 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import InputError
-from structanon.io import release_key, staged_outputs
+from structanon.io import file_lines, release_key, staged_outputs
 from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
@@ -148,7 +148,8 @@ def _tell_dropped(
     if is_dask(df):
         lines = first_invalid_lines(input_path, columns, sep, encoding)
     elif file_suffix(input_path) not in (".parquet", ".pq"):
-        lines = [row + 2 for row in first_invalid_rows(df, columns)]
+        rows = first_invalid_rows(df, columns)
+        lines = [n for n in file_lines(input_path, rows, sep, encoding) if n is not None]
     dropped_lines_notice(n_dropped, lines, input_path, reasons)
 
 

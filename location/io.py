@@ -17,6 +17,7 @@ from structanon.errors import InputError
 from structanon.io import (
     atomic_write,
     default_separator,
+    file_lines,
     locate_undecodable,
     missing_tokens,
     raise_block_fault,
@@ -314,7 +315,9 @@ def locate_invalid(
                 continue
             first = exc.message.split("; first: ", 1)[-1]  # the reason, and the hint
             # the chunks' labels count the rows of the file from 0
-            where = {"row": int(exc.row) + 1} if parquet else {"line": int(exc.row) + 2}
+            row = int(exc.row)
+            line = None if parquet else file_lines(name, [row], sep, encoding)[0]
+            where = {"row": row + 1} if line is None else {"line": line}
             raise InputError(
                 f"{summary}; first: {first}",
                 column=exc.column,
@@ -357,10 +360,11 @@ def first_invalid_lines(
     lazy read's INPUT, whose partitions know no file line), read again a chunk at a time
     until they are found; empty for Parquet."""
     found: list[int] = []
-    for _name, chunk, parquet in _file_chunks(path, columns, sep, encoding):
+    for name, chunk, parquet in _file_chunks(path, columns, sep, encoding):
         if parquet:  # rows, not lines: the count alone is told
             break
-        found += [int(chunk.index[p]) + 2 for p in _invalid_positions(chunk, columns)]
+        rows = [int(chunk.index[p]) for p in _invalid_positions(chunk, columns)[:limit]]
+        found += [n for n in file_lines(name, rows, sep, encoding) if n is not None]
         if len(found) >= limit:
             break
     return found[:limit]

@@ -41,6 +41,7 @@ __all__ = [
     "content_digest",
     "text_block_checks",
     "default_separator",
+    "file_lines",
     "raise_block_fault",
     "staged_outputs",
     "open_text",
@@ -233,6 +234,52 @@ def repeated_header_row(df: pd.DataFrame) -> int | None:
         if not mask.any():
             return None
     return None if mask is None else int(np.flatnonzero(mask)[0])
+
+
+def file_lines(
+    path: str | Path, rows: Sequence[int], sep: str | None = None, encoding: str = "utf-8"
+) -> list[int | None]:
+    """The 1-based file lines of data rows ``rows`` (0-based) of a text table read by
+    pandas, in one pass over the file.
+
+    The header is line 1; blank lines, which the reader skips, are counted, and so are the
+    line breaks inside quoted values (``sep``: the field separator, default ``,`` or tab
+    for ``.tsv``); gzip text is read through (:func:`text_lines`, in ``encoding``, bytes
+    that do not decode replaced).  Parquet files have no lines (``None``); where the file
+    cannot be followed (another format, a separator of several characters), ``row + 2``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    >>> _ = f.write('a,b\\n1,"x\\ny"\\n\\n3,4\\n'); f.close()
+    >>> file_lines(f.name, [0, 1])
+    [2, 5]
+    >>> os.unlink(f.name)
+    """
+    path = Path(path)
+    if file_suffix(path) in _PARQUET:
+        return [None] * len(rows)
+    found: dict[int, int] = {}
+    if sep is None:
+        sep = default_separator(path)
+    wanted = {int(r) + 1 for r in rows}  # records after the header's
+    if file_suffix(path) in (".csv", ".tsv", ".tab", ".txt") and len(sep) == 1 and wanted:
+        last, seen, start = max(wanted), -1, 1  # the header is record 0; a record's first line
+        try:
+            lines = text_lines(path, encoding, errors="replace")  # the lines count, not bytes
+            records = csv.reader((text for _, text in lines), delimiter=sep)
+            for record in records:
+                if record:  # a blank line is no record
+                    seen += 1
+                    if seen in wanted:
+                        found[seen - 1] = start
+                        if seen == last:
+                            break
+                start = records.line_num + 1
+        except (OSError, InputError, csv.Error):
+            pass
+    return [found.get(int(r), int(r) + 2) for r in rows]
 
 
 def repeated_header_line(path: Path, sep: str, encoding: str) -> int | None:

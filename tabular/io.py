@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import glob
 import re
 import shutil
@@ -26,6 +25,7 @@ from structanon._validation import (
 from structanon.io import (
     atomic_write,
     default_separator,
+    file_lines,
     locate_undecodable,
     missing_tokens,
     raise_block_fault,
@@ -35,7 +35,6 @@ from structanon.io import (
     repeated_header_row,
     staged_folder,
     text_block_checks,
-    text_lines,
     write_table,
 )
 
@@ -185,43 +184,10 @@ def locate_value(
 def file_line(
     path: str | Path, row: int, sep: str | None = None, encoding: str = "utf-8"
 ) -> int | None:
-    """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas.
-
-    The header is line 1; blank lines, which the reader skips, are counted, and so are the
-    line breaks inside quoted values (``sep``: the field separator, default ``,`` or tab
-    for ``.tsv``); gzip text is read through (:func:`structanon.io.text_lines`, in
-    ``encoding``).  Parquet files have no lines (``None``).
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> f = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
-    >>> _ = f.write('a,b\\n1,"x\\ny"\\n\\n3,4\\n'); f.close()
-    >>> file_line(f.name, 0), file_line(f.name, 1)
-    (2, 5)
-    >>> os.unlink(f.name)
-    """
-    path = Path(path)
-    if file_suffix(path) in (".parquet", ".pq"):
-        return None
-    if file_suffix(path) not in (".csv", ".tsv", ".tab", ".txt"):
-        return row + 2
-    if sep is None:
-        sep = default_separator(path)
-    if len(sep) != 1:
-        return row + 2
-    seen, start = -1, 1  # the header is the first record; a record's first line
-    try:
-        records = csv.reader((text for _, text in text_lines(path, encoding)), delimiter=sep)
-        for record in records:
-            if record:  # a blank line is no record
-                seen += 1
-                if seen == row + 1:
-                    return start
-            start = records.line_num + 1
-    except (OSError, InputError, csv.Error):
-        pass
-    return row + 2
+    """The 1-based file line of data row ``row`` (0-based) of a text table read by pandas,
+    blank lines and line breaks inside quoted values counted
+    (:func:`structanon.io.file_lines`); ``None`` for Parquet."""
+    return file_lines(path, [row], sep, encoding)[0]
 
 
 def write_microdata(df: pd.DataFrame, path: str | Path, sep: str | None = None) -> None:

@@ -565,6 +565,27 @@ def test_an_invalid_fix_of_a_parquet_file_is_named_by_row(tmp_path):
     assert not re.search(r"line \d", res.output)
 
 
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_invalid_fixes_are_named_by_file_line_past_blank_lines(tmp_path, engine):
+    """The lines were data row + 2: a blank line above (which the reader skips) made every
+    line named, in the error and in the --on-bad-lines drop notice, one too low."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    source = tmp_path / "fixes.csv"
+    fix = "2024-01-01T10:00:00"
+    source.write_text(
+        f"user,time,lat,lon\na,{fix},40,116\n\n\nb,{fix},95,116\nc,{fix},40,116\n"
+        f"\nd,{fix},40,200\n"
+    )
+    out = tmp_path / "c.csv"
+    args = ["anonymize", str(source), "-k", "1", "-o", str(out), "--engine", engine]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 2 and "line 5)" in res.output, res.output
+    res = CliRunner().invoke(cli, [*args, "--on-bad-lines", "drop"])
+    assert res.exit_code == 0, res.output
+    assert "dropped (--on-bad-lines drop): lines 5, 8 (" in res.output
+
+
 def test_the_dask_engine_names_an_invalid_parquet_fix_by_file_and_row(tmp_path):
     """The Dask engine named it "the row labelled 1 in partition 0", no file: in a folder
     of Parquet files the user could not tell which file held it."""
