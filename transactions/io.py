@@ -20,7 +20,7 @@ from structanon._validation import (
     file_suffix,
 )
 from structanon.errors import InputError
-from structanon.io import atomic_write, text_lines
+from structanon.io import atomic_write, file_lines, text_lines
 
 __all__ = [
     "read_transactions",
@@ -184,7 +184,7 @@ def _read_jsonl(path: Path, encoding: str, item_type: str) -> tuple[list[list[An
 
 def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
     """The ``tid`` and ``item`` columns of a long CSV (or its first two columns)."""
-    sep = "\t" if file_suffix(path) == ".tsv" else ","
+    sep = _csv_sep(path)
     text = "\n".join(line for _n, line in _lines(path, encoding))
     if not text.strip():
         raise InputError(f"the file is empty; {_HINT}", path=str(path))
@@ -197,7 +197,7 @@ def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
             [df[c].str.strip().to_numpy() == str(c).strip() for c in df.columns]
         )
         if repeated.any():
-            line = int(repeated.argmax()) + 2
+            line = _csv_line(path, int(repeated.argmax()), sep, encoding)
             raise InputError(
                 f"the header line is repeated at line {line} (files concatenated?)",
                 path=str(path),
@@ -214,22 +214,22 @@ def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
 def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
     """Long CSV: one ``tid,item`` row per item; transactions in order of first appearance."""
     tid, item = _csv_columns(path, encoding)
+    sep = _csv_sep(path)
     blank = (item.str.strip() == "") | (tid.str.strip() == "")
     if blank.any():
         raise InputError(
-            "empty tid or item", path=str(path), line=int(blank.to_numpy().argmax()) + 2
+            "empty tid or item",
+            path=str(path),
+            line=_csv_line(path, int(blank.to_numpy().argmax()), sep, encoding),
         )
     codes, uniques = pd.factorize(tid.str.strip())
     items = item.str.strip().tolist()
     raw: list[list[Any]] = [[] for _ in range(len(uniques))]
-    first_line = [0] * len(uniques)
-    for row, (c, it) in enumerate(zip(codes.tolist(), items)):
-        if not raw[c]:
-            first_line[c] = row + 2
+    for c, it in zip(codes.tolist(), items):
         raw[c].append(it)
     try:
-        return _typed(raw, path, item_type, lines=first_line), 0
-    except InputError:  # name the exact line of the token, not its transaction's first
+        return _typed(raw, path, item_type), 0
+    except InputError:  # name the exact line of the token, not its transaction
         bad = next(
             j
             for j, it in enumerate(items)
@@ -240,8 +240,19 @@ def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]
             "are; fix the line, or read every item as text (item_type='str', "
             "--item-type str)",
             path=str(path),
-            line=bad + 2,
+            line=_csv_line(path, bad, sep, encoding),
         ) from None
+
+
+def _csv_sep(path: Path) -> str:
+    """The field separator of a long CSV (tab for ``.tsv``)."""
+    return "\t" if file_suffix(path) == ".tsv" else ","
+
+
+def _csv_line(path: Path, row: int, sep: str, encoding: str) -> int:
+    """The file line of data row ``row`` of a long CSV (blank lines, which the reader
+    skips, counted)."""
+    return file_lines(path, [row], sep, encoding)[0] or row + 2
 
 
 READERS = {"fimi": _read_fimi, "csv": _read_csv, "jsonl": _read_jsonl}

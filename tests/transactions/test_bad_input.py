@@ -371,3 +371,21 @@ def test_option_errors_name_the_option_as_typed(tmp_path, baskets):
     _bad(_run("anonymize", baskets, "-k", "2", "--seed", "-1", *out), "--seed must be")
     _bad(_run("anonymize", tmp_path / "none.dat", "-k", "2", *out), "INPUT not found")
     _bad(_run("assess", baskets, "-k", "0"), "-k must be an integer >= 1")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("tid,item\n1,a\n\n1,b\n\n2,\n", "empty tid or item"),
+        ("tid,item\n1,5\n\n1,6\n\n2,x\n", "is not an integer"),
+        ("tid,item\n1,5\n\n1,6\n\ntid,item\n", "header line is repeated"),
+    ],
+)
+def test_long_csv_faults_are_named_by_file_line_past_blank_lines(tmp_path, text, message):
+    """The lines were data row + 2: the blank lines above (which the reader skips) made
+    each named line two too low."""
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message) as exc:
+        read_transactions(path, item_type="int" if "x" in text else "auto")
+    assert exc.value.line == 6
