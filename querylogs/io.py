@@ -15,7 +15,7 @@ import gzip
 import io as _io
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from structanon.io import (
     LONE_CR,
     UndecodableText,
     atomic_path,
+    file_lines,
     locate_undecodable,
     staged_folder,
     text_lines,
@@ -206,8 +207,9 @@ def read_log(
 
     Notes
     -----
-    Line numbers are 1-based and count the header.  For csv/parquet input the reported
-    "line" is the data row number plus one (the header being line 1).
+    Line numbers are 1-based and count the header.  For csv input they are the file's
+    lines (blank lines and line breaks inside quoted values counted); for Parquet input
+    the reported "line" is the data row number plus one (the header being line 1).
     """
     on_bad_lines = _check_read_options(format, on_bad_lines, columns, encoding)
     path = check_input_path(path, "log file")
@@ -351,15 +353,6 @@ def _read_csv_lines(
     return frame, skipped[:_MAX_LISTED], [n for n, _ in skipped]
 
 
-def _row_lines(n_rows: int, dropped: list[int]) -> np.ndarray:
-    """The file lines of ``n_rows`` data rows read one line each after a header, the
-    ``dropped`` lines (every one of them) left out."""
-    if not dropped:
-        return np.arange(2, n_rows + 2)
-    lines = np.arange(2, n_rows + len(dropped) + 2)
-    return np.setdiff1d(lines, dropped)[:n_rows]
-
-
 def _read_table(
     path: Path,
     format: str,
@@ -367,7 +360,7 @@ def _read_table(
     sep: str | None,
     encoding: str,
     on_bad_lines: str = "raise",
-) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
+) -> tuple[dict[str, Any], np.ndarray | Callable[[list[int]], list[int]], dict[str, Any]]:
     suffix = file_suffix(path)
     skipped: list[tuple[int, str]] = []
     dropped: list[int] = []
@@ -414,7 +407,16 @@ def _read_table(
         "malformed": len(dropped),
         "malformed_lines": skipped,
     }
-    return fields, _row_lines(len(frame), dropped), report
+    if kind == "parquet":  # rows, counted as lines after a header
+        return fields, np.arange(2, len(frame) + 2), report
+    skip = set(dropped)
+
+    def lines(rows: list[int]) -> list[int]:
+        """The file lines of data rows ``rows`` (blank and dropped lines counted)."""
+        found = file_lines(path, rows, sep, encoding, skip=skip)
+        return [n if n is not None else r + 2 for n, r in zip(found, rows)]
+
+    return fields, lines, report
 
 
 def _naive_utc(times: pd.Series) -> np.ndarray:
@@ -425,7 +427,9 @@ def _naive_utc(times: pd.Series) -> np.ndarray:
 
 
 def _build(fields, numbers):
-    """Validate the split fields; return the log, the first (line, reason) and the bad count."""
+    """Validate the split fields (``numbers``: the file line of each row, or a function
+    giving the lines of a list of rows); return the log, the first (line, reason) and the
+    bad count."""
     user = pd.Series(fields["user"], dtype=object).str.strip()
     query = pd.Series(fields["query"], dtype=object)
     raw_time = fields["time"]
@@ -447,12 +451,10 @@ def _build(fields, numbers):
     for mask, reason in checks:
         reasons[mask] = reason
     bad_mask = reasons != ""
-    bad = [
-        (int(n), str(r))
-        for n, r in zip(
-            np.asarray(numbers)[bad_mask][:_MAX_LISTED], reasons[bad_mask][:_MAX_LISTED]
-        )
-    ]
+    listed = np.flatnonzero(bad_mask)[:_MAX_LISTED]
+    # the file lines of the rows listed: ``numbers`` per row, or a function of the rows
+    lines = numbers(listed.tolist()) if callable(numbers) else np.asarray(numbers)[listed]
+    bad = [(int(n), str(r)) for n, r in zip(lines, reasons[listed])]
     keep = ~bad_mask
     log = pd.DataFrame(
         {

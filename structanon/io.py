@@ -237,7 +237,11 @@ def repeated_header_row(df: pd.DataFrame) -> int | None:
 
 
 def file_lines(
-    path: str | Path, rows: Sequence[int], sep: str | None = None, encoding: str = "utf-8"
+    path: str | Path,
+    rows: Sequence[int],
+    sep: str | None = None,
+    encoding: str = "utf-8",
+    skip: Collection[int] = (),
 ) -> list[int | None]:
     """The 1-based file lines of data rows ``rows`` (0-based) of a text table read by
     pandas, in one pass over the file.
@@ -247,6 +251,8 @@ def file_lines(
     for ``.tsv``); gzip text is read through (:func:`text_lines`, in ``encoding``, bytes
     that do not decode replaced).  Parquet files have no lines (``None``); where the file
     cannot be followed (another format, a separator of several characters), ``row + 2``.
+    ``skip``: the lines of records the reader dropped (``on_bad_lines``), which are no
+    data rows.
 
     Examples
     --------
@@ -270,7 +276,7 @@ def file_lines(
             lines = text_lines(path, encoding, errors="replace")  # the lines count, not bytes
             records = csv.reader((text for _, text in lines), delimiter=sep)
             for record in records:
-                if record:  # a blank line is no record
+                if record and start not in skip:  # a blank line is no record
                     seen += 1
                     if seen in wanted:
                         found[seen - 1] = start

@@ -12,7 +12,7 @@ import pandas as pd
 from structanon._finish import Timings
 from structanon._validation import check_float, check_int
 from structanon.errors import InputError
-from structanon.io import Pseudonymizer, release_key
+from structanon.io import Pseudonymizer, file_lines, release_key
 
 from ._anonymize import TabularRelease
 from ._sdc import Perturbation, PublishedTableCheck, categorical_columns, publish_perturbed
@@ -127,8 +127,9 @@ def read_transition(path: str | Path) -> pd.DataFrame:
             path=where,
         )
     matrix = pd.DataFrame(index=rows, columns=cols, dtype=float)
+    lines = file_lines(path, range(len(rows)))  # blank lines counted
     for i, label in enumerate(rows):
-        line = i + 2  # 1-based, the header counted
+        line = lines[i]
         try:
             values = np.array([float(v) for v in raw.iloc[i]], dtype=float)
         except ValueError:

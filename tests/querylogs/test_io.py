@@ -291,3 +291,34 @@ def test_rows_keep_their_lines_after_more_dropped_lines_than_listed(tmp_path):
     assert report["malformed"] == 151 and len(log) == 201
     assert [n for n, _ in report["malformed_lines"]] == list(range(3, 103))
     assert all("fields" in reason for _, reason in report["malformed_lines"])
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_csv_lines_count_blank_lines_and_dropped_lines(tmp_path, engine):
+    """CSV rows were named by data row + 2 (plus the dropped lines before them): a blank
+    line above a bad time, which the reader skips, made its line one too low."""
+    csv = tmp_path / "log.csv"
+    csv.write_text(
+        "user,query,time\n5,ok,2006-03-01 09:00:00\n\n6,a,b,2006-03-01\n\n"
+        '7,"two\nlines",2006-03-01 09:00:00\n8,bad,tomorrow\n9,ok,2006-03-01 10:00:00\n'
+    )
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+        from querylogs.io import read_log_dask
+
+        def read(**kw):
+            return read_log_dask(csv, "csv", **kw)[1]
+    else:
+
+        def read(**kw):
+            return parse_report(read_log(csv, "csv", **kw))
+
+    with pytest.raises(InputError) as info:
+        read()
+    assert info.value.line == 4  # the line with one field too many
+    with pytest.warns(UserWarning, match="2 malformed line"):
+        report = read(on_bad_lines="drop")
+    assert report["malformed_lines"] == [
+        (4, report["malformed_lines"][0][1]),
+        (8, "time is not a date-time"),
+    ]
