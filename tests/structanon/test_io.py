@@ -3,6 +3,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from structanon import InputError
 from structanon.io import (
@@ -305,6 +307,52 @@ def test_check_encoding_and_the_block_checks():
     breaks, fault = block_faults(block, ",", None, True)
     assert breaks == 3 and fault is not None and fault[1] == 3 and "0xe9" in fault[0]
     assert block_faults(block, ",", None, True, "latin-1") == (3, None)
+
+
+def _short_line_by_csv(block: bytes, sep: str, header: int | None) -> int | None:
+    """The first line with fewer fields than the header, counted by the csv module."""
+    import csv
+
+    lines = block.decode().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    expected = header
+    for number, text in enumerate(lines, start=1):
+        if text.strip("\r") == "":
+            continue
+        fields = len(next(csv.reader([text.rstrip("\r")], delimiter=sep)))
+        if expected is None:
+            expected = fields
+        elif fields < expected:
+            return number
+    return None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(
+        st.lists(st.sampled_from(["", "a", "bb"]), min_size=1, max_size=4).map(",".join),
+        min_size=1,
+        max_size=12,
+    ),
+    crlf=st.booleans(),
+    header=st.sampled_from([None, 2, 3]),
+    piece=st.integers(1, 9),
+)
+def test_block_checks_in_slices_equal_one_pass(lines, crlf, header, piece):
+    """A block is counted a slice at a time (bounded memory: a 64 MiB block at once
+    widened to 590 MiB); slices that cut lines, and CRLF pairs, anywhere give the line
+    of one pass over the block, and the csv module's."""
+    import structanon.io as core
+
+    assume(lines[0] != "")  # a header line, not a blank one
+    block = ("\r\n" if crlf else "\n").join(lines).encode() + b"\n"
+    whole = core.block_faults(block, ",", header, True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(core, "_COUNT_SLICE", piece)
+        assert core.block_faults(block, ",", header, True) == whole
+    found = whole[1][1] if whole[1] is not None else None
+    assert found == _short_line_by_csv(block, ",", header)
 
 
 def test_locate_undecodable_always_raises(tmp_path):
