@@ -39,6 +39,7 @@ from structanon.io import (
     atomic_path,
     file_lines,
     locate_undecodable,
+    refuse_row_labels,
     staged_folder,
     text_lines,
     undecodable_error,
@@ -344,6 +345,7 @@ def _read_csv_lines(
         raise InputError(
             f"cannot parse as CSV with separator {sep!r}: {exc}; {_HINT}", path=str(path)
         ) from exc
+    refuse_row_labels(frame.index, path, sep, encoding)
     skipped = [
         (int(m.group(1)), m.group(2).strip())
         for w in seen

@@ -42,6 +42,7 @@ __all__ = [
     "text_block_checks",
     "default_separator",
     "file_lines",
+    "refuse_row_labels",
     "raise_block_fault",
     "staged_outputs",
     "open_text",
@@ -288,6 +289,24 @@ def file_lines(
     return [found.get(int(r), int(r) + 2) for r in rows]
 
 
+def refuse_row_labels(
+    index: pd.Index, path: str | Path, sep: str | None = None, encoding: str = "utf-8"
+) -> None:
+    """Refuse a table that pandas read with row labels: it takes the first field of every
+    line as a label when the first data line has one field more than the header, and every
+    column then holds its right-hand neighbour's values (the first column lost).  Nothing
+    when ``index`` is the default one (0, 1, 2, ...)."""
+    if isinstance(index, pd.RangeIndex):
+        return
+    raise InputError(
+        "the first data line has one field more than the header: a value holding the "
+        "separator must be quoted, or is --sep right? (if every data line ends with the "
+        "separator, end the header line with it too)",
+        path=str(path),
+        line=file_lines(path, [0], sep, encoding)[0],
+    )
+
+
 def repeated_header_line(path: Path, sep: str, encoding: str) -> int | None:
     """The line number of the first record after the header whose fields repeat it,
     however they are quoted (error path; ``None`` when none does)."""
@@ -525,8 +544,10 @@ _COUNT_SLICE = 4 << 20
 
 class _FieldCount:
     """Separators per line of a text table read in chunks, against the header's: the
-    first line with fewer (blank lines, empty or carriage returns alone, aside), while the
-    file has shown no quote."""
+    first line with fewer (blank lines, empty or carriage returns alone, aside) or more,
+    while the file has shown no quote.  pandas pads a short line with missing values, and
+    takes the first field of a first data line with one field more as a row label,
+    shifting every column of every row one place (the first column lost)."""
 
     def __init__(self, sep: str) -> None:
         self.sep = ord(sep) if ord(sep) < 128 else -1
@@ -535,6 +556,7 @@ class _FieldCount:
         self.seps = 0  # separators and bytes other than CR of that unfinished line
         self.size = 0
         self.off = self.sep < 0
+        self.found = 0  # separators on the line found at fault
 
     def feed(self, chunk: bytes) -> int | None:
         if self.off or not chunk:
@@ -566,14 +588,18 @@ class _FieldCount:
         if self.expected is None:
             self.expected = int(per_line[0])
             per_line, size, first = per_line[1:], size[1:], first + 1
-        short = np.flatnonzero((per_line < self.expected) & (size > 0))
-        return first + int(short[0]) if short.size else None
+        bad = np.flatnonzero(((per_line < self.expected) & (size > 0)) | (per_line > self.expected))
+        if not bad.size:
+            return None
+        self.found = int(per_line[bad[0]])
+        return first + int(bad[0])
 
     def finish(self) -> int | None:
-        """The last line, when it has no line break and too few fields."""
-        if self.off or self.expected is None or self.size == 0:
+        """The last line, when it has no line break and too few or too many fields."""
+        if self.off or self.expected is None or self.size == 0 or self.seps == self.expected:
             return None
-        return self.line if self.seps < self.expected else None
+        self.found = self.seps
+        return self.line
 
     def check(self, short: int | None, path: Path) -> None:
         """Raise naming line ``short`` (if any) of ``path``."""
@@ -581,8 +607,15 @@ class _FieldCount:
             raise InputError(self.message(), path=str(path), line=short)
 
     def message(self) -> str:
+        header = (self.expected or 0) + 1
+        if self.found > (self.expected or 0):
+            return (
+                f"the line has more fields ({self.found + 1}) than the header ({header}); "
+                "a value holding the separator must be quoted, or is --sep right? (if every "
+                "data line ends with the separator, end the header line with it too)"
+            )
         return (
-            f"the line has fewer fields than the header ({(self.expected or 0) + 1}); "
+            f"the line has fewer fields than the header ({header}); "
             "a missing value is an empty field (as in a,,c), or is --sep right?"
         )
 
@@ -671,6 +704,8 @@ def _read_text(
             df = pd.read_csv(path, sep=re.escape(sep), dtype=dtype, **kwargs)
         else:
             df = pd.read_csv(path, sep=sep, dtype=dtype, **kwargs)
+        if "index_col" not in kwargs:
+            refuse_row_labels(df.index, path, sep, encoding)
         if typed is not None:
             for name in dict.fromkeys(typed):
                 if name in df.columns and isinstance(df[name], pd.Series):

@@ -30,6 +30,7 @@ from structanon.io import (
     missing_tokens,
     raise_block_fault,
     read_table,
+    refuse_row_labels,
     remove_folder,
     repeated_header_line,
     repeated_header_row,
@@ -352,6 +353,7 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
 _ROWS = "\0rows"
 _HEADER = "\0header repeated"
 _NAMELESS = "\0nameless with values"
+_LABELLED = "\0read with row labels"
 _TRUE, _FALSE = ("True", "TRUE", "true"), ("False", "FALSE", "false")
 
 
@@ -396,6 +398,7 @@ def _column_kinds(
         if (pdf[c].notna() & (pdf[c].astype(str).str.strip() != "")).any()
     ]
     out[_NAMELESS] = (min(holding, default=-1), False)
+    out[_LABELLED] = (not isinstance(pdf.index, pd.RangeIndex), False)
     pdf = pdf.drop(columns=list(nameless))
     for name in pdf.columns if names is None else names:
         column = pdf[name]
@@ -500,6 +503,12 @@ def _refuse_part_faults(
     hold: a nameless column with values, a repeated header line, no data rows, an integer
     beyond the 64-bit range in a typed column."""
     _refuse_nameless_values(parts, files)
+    if any([p.pop(_LABELLED)[0] for p in parts]):  # a block's first line: see _FieldCount
+        raise InputError(
+            "a line has one field more than the header: a value holding the separator "
+            "must be quoted, or is --sep right?",
+            path=files[0] if len(files) == 1 else None,
+        )
     _refuse_repeated_header(parts, files, sep, encoding)
     if not sum(p.pop(_ROWS)[0] for p in parts):
         raise InputError(
@@ -632,6 +641,7 @@ def read_microdata_dask(
             )
         except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
             raise _locate_parse_error(files, sep, exc, encoding) from None
+        refuse_row_labels(ddf._meta.index, files[0], sep, encoding)
     hint = _separator_hint(header, sep)
     _check_file_columns(header, columns, hint, path)
     if kind == "text":

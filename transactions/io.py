@@ -20,7 +20,7 @@ from structanon._validation import (
     file_suffix,
 )
 from structanon.errors import InputError
-from structanon.io import atomic_write, file_lines, text_lines
+from structanon.io import atomic_write, file_lines, refuse_row_labels, text_lines
 
 __all__ = [
     "read_transactions",
@@ -192,6 +192,7 @@ def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
         df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise InputError(f"cannot parse CSV: {exc}; {_HINT}", path=str(path)) from None
+    refuse_row_labels(df.index, path, sep, encoding)
     if len(df):
         repeated = np.logical_and.reduce(
             [df[c].str.strip().to_numpy() == str(c).strip() for c in df.columns]

@@ -223,7 +223,7 @@ def test_a_cut_or_corrupt_gzip_table_names_the_file(tmp_path, cut):
     assert info.value.path.endswith("t.csv.gz")
 
 
-def test_a_line_with_fewer_fields_than_the_header_is_refused(tmp_path):
+def test_a_line_with_fewer_or_more_fields_than_the_header_is_refused(tmp_path):
     import gzip
 
     content = b"sex,age,city\nM,30,Paris\n\nF,31\nM,32,Nice\n"
@@ -237,6 +237,10 @@ def test_a_line_with_fewer_fields_than_the_header_is_refused(tmp_path):
     with pytest.raises(InputError, match="fewer fields") as info:
         read_table(tmp_path / "e.csv")
     assert info.value.line == 3
+    (tmp_path / "long.csv").write_bytes(b"a,b\r\n1,2\r\n\r\n3,4,\r\n")
+    with pytest.raises(InputError, match=r"more fields \(3\) than the header \(2\)") as info:
+        read_table(tmp_path / "long.csv")
+    assert info.value.line == 4
     (tmp_path / "ok.csv").write_bytes(b"a,b,c\r\n1,,3\r\n\r\n4,5,\r\n")
     assert read_table(tmp_path / "ok.csv")["b"].isna().tolist() == [True, False]
 
@@ -255,7 +259,8 @@ def test_the_field_count_matches_a_line_by_line_count_whatever_the_chunks():
         lines = text.replace("\r\n", "\n").split("\n")
         lines = lines[:-1] if text.endswith("\n") else lines
         for number, line in enumerate(lines[1:], start=2):
-            if line.rstrip("\r") and line.count(",") < lines[0].count(","):
+            seps, header = line.count(","), lines[0].count(",")
+            if (line.rstrip("\r") and seps < header) or seps > header:
                 return number
         return None
 
@@ -310,7 +315,8 @@ def test_check_encoding_and_the_block_checks():
 
 
 def _short_line_by_csv(block: bytes, sep: str, header: int | None) -> int | None:
-    """The first line with fewer fields than the header, counted by the csv module."""
+    """The first line with fewer or more fields than the header, counted by the csv
+    module."""
     import csv
 
     lines = block.decode().split("\n")
@@ -323,7 +329,7 @@ def _short_line_by_csv(block: bytes, sep: str, header: int | None) -> int | None
         fields = len(next(csv.reader([text.rstrip("\r")], delimiter=sep)))
         if expected is None:
             expected = fields
-        elif fields < expected:
+        elif fields != expected:
             return number
     return None
 
