@@ -405,6 +405,13 @@ class RecursiveCLDiversity(PrivacyModel):
         return {"model": self.name, "c": self.c, "l": self.l}
 
 
+def _sign(x: np.ndarray) -> np.ndarray:
+    """``sign(x)``, 0 where ``|x|`` is rounding noise (below 1e-12): at ``x_n = 0`` any
+    sign gives a valid potential (:meth:`TCloseness._reach`), and the noise of one order
+    of summation or another must not choose it."""
+    return np.where(np.abs(x) < 1e-12, 0.0, np.sign(x))
+
+
 class TCloseness(PrivacyModel):
     """t-closeness: each group's sensitive distribution is within EMD ``t`` of the table's.
 
@@ -545,9 +552,9 @@ class TCloseness(PrivacyModel):
             ancestors, height = self._plan(domain), h.height
             if extra is None:
                 extra = (p - g) @ ancestors
-            phi = (np.sign(extra) @ ancestors.T) / (2.0 * height)
+            phi = (_sign(extra) @ ancestors.T) / (2.0 * height)
         else:
-            phi = 0.5 * np.sign(p - g if extra is None else extra)
+            phi = 0.5 * _sign(p - g if extra is None else extra)
         top = np.where(c > 0, phi, -np.inf).max(axis=1, initial=-np.inf)
         return top - phi @ g
 

@@ -394,7 +394,8 @@ def _plain_excess(model, counts, reference, domain, drift):
             codes = h.node_codes[leaf, level]
             for node in set(codes.tolist()):
                 under = codes == node
-                phi[under] += np.sign((p - g)[under].sum()) / (2 * height)
+                extra = (p - g)[under].sum()  # 0 (up to rounding): any sign is valid, 0 taken
+                phi[under] += (np.sign(extra) if abs(extra) >= 1e-12 else 0.0) / (2 * height)
         reach = min(max(phi[v] for v in range(m) if row[v] > 0) - phi @ g + 1e-9, top)
         room = reach - cut if reach - cut > 1e-12 else top - cut
         out.append(float(np.clip(max(d - cut, 0.0) / room, 0.0, 1.0)))
