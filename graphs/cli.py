@@ -71,7 +71,7 @@ def _check_options(
     guess_format(input, in_format)
     check_int(seed, "--seed", min_value=0)
     if key_file is not None:
-        check_input_path(key_file, "--key-file")
+        check_input_path(key_file, "--key-file", stream_ok=True)
     extensions: dict[str, tuple[str, ...]] = {"--report": REPORT_EXTENSIONS}
     if out_format is None:
         extensions["--output"] = OUTPUT_EXTENSIONS

@@ -328,7 +328,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
         check_engine_options(engine, workers, memory_limit, scheduler)
         _check_log_options(input_path, window, cell_size, engine)
         if key_file is not None:
-            check_input_path(key_file, "--key-file")
+            check_input_path(key_file, "--key-file", stream_ok=True)
         check_int(k, "-k", min_value=1)
         check_int(seed, "--seed", min_value=0)
         max_suppression = _check_linkage_options(

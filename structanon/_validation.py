@@ -287,13 +287,27 @@ def check_path(path: Any, name: str = "path") -> Path:
     return Path(path)
 
 
-def check_input_path(path: str | Path, name: str = "input", *, directory_ok: bool = False) -> Path:
-    """An existing, readable input file (or directory, where ``directory_ok``)."""
+def check_input_path(
+    path: str | Path, name: str = "input", *, directory_ok: bool = False, stream_ok: bool = False
+) -> Path:
+    """An existing, readable input file (or directory, where ``directory_ok``).
+
+    A pipe, FIFO or device (``<(zcat log.gz)``, ``/dev/stdin``) is refused unless
+    ``stream_ok`` (a key file, read once): the readers open an input more than once (its
+    first bytes tell its format, a first pass checks its lines), and a stream gives each
+    opening what the last left, so the data would lose its start, or a reader wait forever
+    on a FIFO no one writes to again."""
     path = check_path(path, name)
     if not path.exists():
         raise InputError(f"{name} not found", path=str(path))
     if path.is_dir() and not directory_ok:
         raise InputError(f"{name} is a directory, not a file", path=str(path))
+    if not path.is_dir() and not path.is_file() and not stream_ok:
+        raise InputError(
+            f"{name} is a pipe, FIFO or device, not a regular file, and is read more than "
+            "once: save it to a file first (a gzip, bz2, xz or zip file is read as it is)",
+            path=str(path),
+        )
     if not os.access(path, os.R_OK):
         raise InputError(f"{name} is not readable", path=str(path))
     return path

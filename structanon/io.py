@@ -111,12 +111,10 @@ def read_table(
         Missing file, unknown encoding, undecodable text (its line and byte), unparseable
         content (with the line pandas reports), or a missing column.
     """
-    from ._validation import check_encoding, check_path
+    from ._validation import check_encoding, check_input_path
 
-    path = check_path(path, "path")
+    path = check_input_path(path, "input file")
     encoding = check_encoding(encoding)
-    if not path.exists():
-        raise InputError("input file not found", path=str(path))
     if sep is not None and (not isinstance(sep, str) or not sep):
         raise InputError(f"the field separator must be a non-empty string, got {sep!r}")
     categorical = _check_categorical(categorical)

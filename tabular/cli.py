@@ -763,7 +763,7 @@ def _check_inputs(
     if sensitive_hierarchy is not None:
         inputs.append(check_input_path(sensitive_hierarchy, "--sensitive-hierarchy"))
     if key_file is not None:
-        inputs.append(check_input_path(key_file, "--key-file"))
+        inputs.append(check_input_path(key_file, "--key-file", stream_ok=True))
     return inputs
 
 
@@ -1185,7 +1185,7 @@ def _sdc_run(
     sep = _separator(sep, "--sep", single=False)
     inputs = [check_input_path(input_path, "INPUT")]
     if key_file is not None:
-        inputs.append(check_input_path(key_file, "--key-file"))
+        inputs.append(check_input_path(key_file, "--key-file", stream_ok=True))
     check_output_paths(
         {"--output": output, "--report": report},
         inputs=inputs,

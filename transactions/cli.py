@@ -124,7 +124,7 @@ def _check_options(
         if extra is not None:
             check_input_path(extra, "input file")
     if key_file is not None:
-        check_input_path(key_file, "--key-file")
+        check_input_path(key_file, "--key-file", stream_ok=True)
     outputs = {"--report": report} if output is None else {"--output": output, "--report": report}
     check_output_paths(
         outputs,

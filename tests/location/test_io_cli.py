@@ -574,8 +574,7 @@ def test_invalid_fixes_are_named_by_file_line_past_blank_lines(tmp_path, engine)
     source = tmp_path / "fixes.csv"
     fix = "2024-01-01T10:00:00"
     source.write_text(
-        f"user,time,lat,lon\na,{fix},40,116\n\n\nb,{fix},95,116\nc,{fix},40,116\n"
-        f"\nd,{fix},40,200\n"
+        f"user,time,lat,lon\na,{fix},40,116\n\n\nb,{fix},95,116\nc,{fix},40,116\n\nd,{fix},40,200\n"
     )
     out = tmp_path / "c.csv"
     args = ["anonymize", str(source), "-k", "1", "-o", str(out), "--engine", engine]
