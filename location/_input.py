@@ -173,7 +173,11 @@ def parse_fixes(
     users = df[user]
     bad_user = users.isna().to_numpy()
     if users.dtype == object or pd.api.types.is_string_dtype(users.dtype):
-        bad_user |= (users.astype(str).str.strip() == "").to_numpy()
+        # an id is its text without the spaces around it: "000" and " 000" (an export's
+        # ", " separator) are one person, never two users counted towards k
+        stripped = users.str.strip()  # missing where a value is no text (a number): kept
+        users = stripped.where(stripped.notna(), users)
+        bad_user |= (users.astype(str) == "").to_numpy()
     t_ns = _parse_times(df[time])
     bad_time = t_ns == NAT
     far_time = _beyond_range(df[time], bad_time)

@@ -171,6 +171,20 @@ def test_times_beyond_the_nanosecond_range_are_named_as_such():
     assert r.suppressed == 3 and r.n_individuals == 4
 
 
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_spaces_around_a_user_id_do_not_make_another_user(engine):
+    """ "000" on some lines and " 000" on others (an export's ", " separator) were two users:
+    one person passed as k = 2 distinct users in every region."""
+    df = _log([("000", 40.0, 116.0), (" 000", 40.0, 116.0), ("000 ", 40.0, 116.0)])
+    if engine == "dask":
+        dd = pytest.importorskip("dask.dataframe")
+        df = dd.from_pandas(df, npartitions=2)
+    with pytest.raises(InfeasibleError, match="number of users in the log \\(1\\)"):
+        location.cloak(df, k=2)
+    r = location.cloak(_log([("000", 40.0, 116.0), (" 000", 40.0, 116.0), (7, 40.0, 116.0)]), k=2)
+    assert r.info["n_users"] == 2  # a number among the texts is kept as it is
+
+
 def test_parameter_and_feasibility_errors():
     df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
     with pytest.raises(InfeasibleError):
