@@ -110,9 +110,14 @@ def _top_queries(release: Release, original: Any) -> list[ReportFigure]:
     top = wide["events"].sort_values(ascending=False, kind="stable").iloc[:TOP_QUERIES]
     after = _published_counts(release.data)
     kept = [int(after.get(q, 0)) for q in top.index]
+    # a query the release does not publish is not named (its text would be news)
+    labels = [
+        str(q) if n else f"#{rank} (not in the release)"
+        for rank, (q, n) in enumerate(zip(top.index, kept), start=1)
+    ]
     title = f"Top {len(top)} queries: query events in the input and in the release"
     fig = before_after_bars(
-        list(top.index),
+        labels,
         top.to_list(),
         kept,
         title=title,

@@ -169,7 +169,9 @@ def before_after_bars(
     """Horizontal bars of each label's count in the input and in the release.
 
     The first label is drawn at the top; the legend sits above the axes, so it covers no
-    bar; each bar carries its value.
+    bar.  The release's bars carry their value; the input's carry none: a report gives no
+    exact count of an input value (two reports of inputs one person apart would differ by
+    that person's values), and callers name only values the release shows.
     """
     import matplotlib
 
@@ -184,7 +186,8 @@ def before_after_bars(
         (-0.2, after, names[1], "#55a868"),
     ):
         bars = ax.barh(y + shift, list(values), 0.4, label=name, color=colour)
-        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
+        if values is after:
+            ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
     ax.set_yticks(y, [_short(str(label)) for label in labels], fontsize=8)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -81,6 +81,36 @@ def test_querylogs_view_counts_events_of_widely_typed_queries():
     assert "at least 4 users" in view.alt
 
 
+def _annotations(figure) -> list[str]:
+    return [t.get_text() for ax in figure.axes for t in ax.texts]
+
+
+def test_querylogs_view_names_only_published_queries_and_no_input_count():
+    """The view printed query texts the release kept none of ("myspace": 80 -> 0 events),
+    with their exact input counts; it names only published queries, and only the release's
+    bars carry a number."""
+    log = querylogs.synthetic_log(60, 3000, seed=2)
+    # an e-mail address 30 users typed: among the top queries, and scrubbed from the release
+    users = log["user"].unique()[:30]
+    extra = log.iloc[: users.size].assign(user=users, query="jane.doe@example.com")
+    log = pd.concat([log, extra], ignore_index=True)
+    release = querylogs.anonymize(log, 4, key=KEY, measures=False)
+    (view,) = _views(query_figures(release, log))
+    published = set(release.data["query"].str.strip().str.lower())
+    assert "jane.doe@example.com" not in published
+    bars = view.figure.axes[0].containers
+    before, after = bars[0].datavalues, bars[1].datavalues
+    ticks = [t.get_text() for t in view.figure.axes[0].get_yticklabels()]  # in bar order
+    assert len(ticks) == after.size
+    hidden = [t for t, n in zip(ticks, after) if n == 0]
+    assert all(t.endswith("(not in the release)") for t in hidden)
+    assert all(t in published for t, n in zip(ticks, after) if n > 0)
+    numbers = sorted(int(t.replace(",", "")) for t in _annotations(view.figure))
+    assert numbers == sorted(int(v) for v in after)  # the input's bars: no number
+    assert before.size == after.size and hidden  # some top query the release dropped
+    assert not any("jane" in t for t in ticks)
+
+
 def test_transactions_view_compares_supports_of_frequent_itemsets():
     rng = np.random.default_rng(1)
     data = [
@@ -94,6 +124,25 @@ def test_transactions_view_compares_supports_of_frequent_itemsets():
     top_item = max(range(30), key=lambda i: sum(i in t for t in data))
     assert before.max() == sum(top_item in t for t in data)
     assert np.all(after >= 0)
+
+
+def test_transactions_view_names_no_item_the_release_generalized():
+    """The view printed raw items with exact input supports where the release published
+    only ranges of them; an itemset is named only when the release shows its items."""
+    rng = np.random.default_rng(1)
+    data = [
+        set(rng.choice(300, size=rng.integers(1, 6), replace=False).tolist()) for _ in range(400)
+    ]
+    release = transactions.km_anonymize(data, k=5, m=2, key=KEY)
+    published = {str(item) for basket in release.data if basket for item in basket}
+    (view,) = _views(figures_for(release, data))
+    ticks = [t.get_text() for t in view.figure.axes[0].get_yticklabels()]
+    assert ticks and any(t.endswith("not in the release)") for t in ticks)
+    for tick in ticks:
+        if not tick.endswith("not in the release)"):
+            assert all(part in published for part in tick.split(" + ")), tick
+    after = view.figure.axes[0].containers[1].datavalues
+    assert len(_annotations(view.figure)) == after.size  # numbers on the release's bars only
 
 
 def test_graphs_view_is_the_degree_distribution():

@@ -120,7 +120,14 @@ def _top_itemsets(release: Release, original: Any, tax: Any) -> ReportFigure | N
     for _count, itemset in found:
         query = np.asarray([itemset], dtype=np.int64)
         estimated.append(float(index.matches(query, tax, weighted=True)[0]))
-    labels = [" + ".join(str(tax.labels[i]) for i in itemset) for _c, itemset in found]
+    # an item the release generalized or suppressed is not named (its name would be news)
+    shown = set(np.unique(nodes).tolist())  # the taxonomy nodes the release publishes
+    labels = [
+        " + ".join(str(tax.labels[i]) for i in itemset)
+        if all(i in shown for i in itemset)
+        else f"#{rank} ({len(itemset)} item{'s' if len(itemset) > 1 else ''}, not in the release)"
+        for rank, (_c, itemset) in enumerate(found, start=1)
+    ]
     title = "Support of the most frequent itemsets: input and estimated from the release"
     fig = before_after_bars(
         labels,
