@@ -102,6 +102,8 @@ def parse_window(window: str | pd.Timedelta | int, name: str = "window") -> int:
 def _parse_times(col: pd.Series) -> np.ndarray:
     """UTC epoch nanoseconds (int64), :data:`NAT` where missing or unparseable; each ISO
     8601 string by its own UTC offset, naive ones as UTC."""
+    if pd.api.types.is_bool_dtype(col.dtype):  # true/false is no time (not 1970-01-01)
+        return np.full(len(col), NAT, dtype=np.int64)
     if isinstance(col.dtype, pd.DatetimeTZDtype):
         return pd.DatetimeIndex(col).tz_convert("UTC").as_unit("ns").asi8.copy()
     if pd.api.types.is_datetime64_dtype(col.dtype):  # naive: taken as UTC

@@ -101,6 +101,16 @@ def log_times(values: np.ndarray, offset: int = 0) -> Any:
     its naive neighbours), given as naive UTC date-times; date-time values as they are.
     A text that is no date-time is an :class:`InputError` naming its row (``offset`` +
     position); a missing value stays missing (the caller names it)."""
+    kind = np.asarray(values).dtype.kind
+    if kind == "b":
+        raise InputError("time is not a date-time (true/false values)", column="time")
+    if kind in "iuf":  # numbers are epoch seconds, as location reads them (never nanoseconds)
+        try:
+            return pd.DatetimeIndex(pd.to_datetime(values, unit="s"))
+        except (ValueError, TypeError, OverflowError, pd.errors.OutOfBoundsDatetime) as exc:
+            raise InputError(
+                f"time is not a date-time: {exc} (numbers are epoch seconds)", column="time"
+            ) from None
     text = pd.Series(values, dtype=object)
     strings = text.map(lambda v: isinstance(v, str), na_action="ignore").fillna(False)
     if not strings.to_numpy(dtype=bool).any():

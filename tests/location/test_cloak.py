@@ -371,3 +371,9 @@ def test_window_and_transformation_in_words(small_log, key):
     areas = location.metrics.region_areas(r.data) / 1e6
     low = text.split("grid regions of ")[1].split("-")[0]
     assert float(low) == pytest.approx(areas.min(), rel=0.05)
+
+
+def test_a_true_false_time_column_is_no_time():
+    df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)]).assign(time=True)
+    with pytest.raises(InputError, match="unparseable or missing time"):
+        location.cloak(df, k=2)

@@ -347,3 +347,20 @@ def test_numeric_queries_raise_no_pandas_warning():
         found = detect_identifiers(queries)
     assert vocabulary.tolist() == ["7", "8"] and codes.tolist() == [0, 1, 1]
     assert found.shape[0] == 3
+
+
+def test_numeric_times_are_epoch_seconds_and_true_false_is_refused():
+    """Integer times were read as nanoseconds: a log of 2006 was published on 1970-01-01.
+    Numbers are epoch seconds, as location reads them; true/false is no time."""
+    log = pd.DataFrame(
+        {
+            "user": ["1", "1", "2", "2", "3", "3"],
+            "query": ["a", "b", "a", "b", "a", "b"],
+            "time": [1141228880, 1141228890, 1141228880, 1141228899, 1141228800, 1141315199],
+        }
+    )
+    release = anonymize(log, 2, measures=False)
+    days = set(pd.to_datetime(release.data["time"]).dt.strftime("%Y-%m-%d"))
+    assert days and days <= {"2006-03-01", "2006-03-02"}
+    with pytest.raises(InputError, match="not a date-time"):
+        anonymize(log.assign(time=True), 2, measures=False)
