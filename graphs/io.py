@@ -597,6 +597,12 @@ def _read_node_link(path: Path, encoding: str = "utf-8") -> nx.Graph:
     text = _read_text(path, encoding)
     with io.StringIO(text, newline="") as fh:
         data = json.load(fh)
+    if isinstance(data, dict) and "edges" in data and "links" in data:
+        raise InputError(
+            'the node-link file has both "edges" and "links": one list of edges is read, '
+            "so the other would be lost; merge them into one",
+            path=str(path),
+        )
     key = "edges" if "edges" in data else "links"
     _check_node_link(data, key, path, text)
     return nx.node_link_graph(data, edges=key)

@@ -87,8 +87,15 @@ def _columns(spec: str | None) -> dict[str, str] | None:
             raise InputError(
                 "--columns expects ours=theirs pairs, e.g. user=uid,query=q", value=item
             )
-        ours, theirs = item.split("=", 1)
-        mapping[ours.strip()] = theirs.strip()
+        ours, theirs = (part.strip() for part in item.split("=", 1))
+        if ours in mapping:
+            raise InputError(f"--columns names {ours!r} twice; give each once", value=item)
+        if theirs in mapping.values():
+            other = next(k for k, v in mapping.items() if v == theirs)
+            raise InputError(
+                f"--columns reads column {theirs!r} as both {other!r} and {ours!r}", value=item
+            )
+        mapping[ours] = theirs
     return mapping
 
 

@@ -443,3 +443,14 @@ def test_anonymize_help_names_the_output_option():
     result = _run("anonymize", "--help")
     assert result.exit_code == 0
     assert "OUTPUT" not in result.output and "-o" in result.output
+
+
+def test_node_link_with_both_edges_and_links_is_refused(tmp_path):
+    """Only "edges" was read: the edges under "links" vanished, uncounted."""
+    doc = json.loads(_node_link([{"id": i} for i in range(1, 5)], [{"source": 1, "target": 2}]))
+    doc["edges"] = [{"source": 3, "target": 4}]
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match='both "edges" and "links"') as info:
+        graphs.read_graph(path)
+    assert info.value.path == str(path)

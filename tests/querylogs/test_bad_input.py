@@ -170,6 +170,15 @@ def test_not_parquet_and_bad_csv(source, tmp_path):
         (["-k", "2", "--columns", "user=uid"], "--columns applies to --format csv"),
         (["-k", "2", "--sep", ";"], "--sep applies to --format csv"),
         (["-k", "2", "--format", "csv", "--columns", "who=uid"], "unknown log column"),
+        # the last pair won: URLs published as the query text
+        (
+            ["-k", "2", "--format", "csv", "--columns", "user=uid,query=q,time=ts,query=url"],
+            "--columns names 'query' twice",
+        ),
+        (
+            ["-k", "2", "--format", "csv", "--columns", "user=uid,query=uid,time=ts"],
+            "--columns reads column 'uid' as both 'user' and 'query'",
+        ),
     ],
 )
 def test_bad_options_exit_2_before_reading(source, tmp_path, args, message):
