@@ -398,17 +398,20 @@ def risk(
     show_default=True,
     help="Seed of the sampled measures.",
 )
+@click.option("--as-undirected", is_flag=True, help=UNDIRECTED_HELP)
 @encoding_option()
 @handle_errors
-def compare(original: Path, anonymized: Path, level: str, seed: int, encoding: str) -> None:
+def compare(
+    original: Path, anonymized: Path, level: str, seed: int, as_undirected: bool, encoding: str
+) -> None:
     """Utility of ANONYMIZED against ORIGINAL (same node ids: use --no-relabel), as JSON;
-    --encoding applies to both files."""
+    --encoding and --as-undirected apply to both files."""
     for name, path in (("ORIGINAL", original), ("ANONYMIZED", anonymized)):
         check_input_path(path, name)
         guess_format(path)
     result = graph_utility(
-        read_graph(original, encoding=encoding),
-        read_graph(anonymized, encoding=encoding),
+        read_graph(original, as_undirected=as_undirected, encoding=encoding),
+        read_graph(anonymized, as_undirected=as_undirected, encoding=encoding),
         seed=seed,
         level=level,
     )

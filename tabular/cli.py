@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import VerificationError
-from structanon.io import release_key, staged_outputs
+from structanon.io import read_table, release_key, staged_outputs
 from structanon.models import (
     AlphaKAnonymity,
     BLikeness,
@@ -472,9 +473,10 @@ def anonymize_command(
     models = _models(
         k, l_div, l_variant, c, t, t_distance, sensitive_hierarchy, hierarchy_sep, extra
     )
-    specs = tab_io.load_hierarchies(
-        columns, files, hierarchy_dir, hierarchy_sep, _split(numeric), _split(set_qi)
-    )
+    with _columns_in_file(input_path, sep, encoding, engine):
+        specs = tab_io.load_hierarchies(
+            columns, files, hierarchy_dir, hierarchy_sep, _split(numeric), _split(set_qi)
+        )
     try:
         secret = release_key(key_file)
     except InputError as exc:
@@ -765,6 +767,35 @@ def _check_inputs(
     if key_file is not None:
         inputs.append(check_input_path(key_file, "--key-file", stream_ok=True))
     return inputs
+
+
+@contextlib.contextmanager
+def _columns_in_file(
+    input_path: str, sep: str | None, encoding: str, engine: str = "pandas"
+) -> Iterator[None]:
+    """A quasi-identifier without a hierarchy that is no column of INPUT either is named as
+    a column missing from the file (the hierarchies are read before the table: their
+    faults are met before any data is; the header is read on this error path only)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.column is None or "has no hierarchy" not in exc.message:
+            raise
+        first = tab_io.lazy_input_files(input_path)[0] if engine == "dask" else input_path
+        try:
+            if file_suffix(Path(first)) in (".parquet", ".pq"):
+                import pyarrow.parquet as pq
+
+                names = [str(c) for c in pq.read_schema(first).names]
+            else:
+                names = [str(c) for c in read_table(first, sep, nrows=0, encoding=encoding)]
+        except (InputError, OSError, ValueError):
+            raise exc from None
+        if exc.column not in names:
+            raise InputError(
+                f"column not in the file (columns: {names})", column=exc.column, path=str(first)
+            ) from None
+        raise
 
 
 def assess_table(
@@ -1523,7 +1554,8 @@ def safepub_command(
         inputs=inputs,
         extensions={"--output": tab_io.TABLE_EXTENSIONS, "--report": REPORT_EXTENSIONS},
     )
-    specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep, [], [])
+    with _columns_in_file(input_path, sep, encoding):
+        specs = tab_io.load_hierarchies(columns, files, hierarchy_dir, hierarchy_sep, [], [])
     try:
         secret = release_key(key_file)
     except InputError as exc:

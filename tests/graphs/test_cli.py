@@ -269,3 +269,16 @@ def test_demo_writes_html_report(package_demo):
     _release, tmp_path = package_demo("graphs")
     html = (tmp_path / "report.html").read_text()
     assert html.count("data:image/png;base64") == 2 and "k-degree-anonymity(k=10)" in html
+
+
+def test_compare_takes_as_undirected_as_its_error_says(tmp_path):
+    """compare refused a directed file saying "pass --as-undirected", an option it lacked."""
+    directed, plain = tmp_path / "d.txt", tmp_path / "u.txt"
+    directed.write_text("# Directed graph\n1 2\n2 3\n")
+    plain.write_text("1 2\n2 3\n")
+    args = ["compare", str(directed), str(plain), "--level", "fast"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "--as-undirected" in result.output
+    result = CliRunner().invoke(cli, [*args, "--as-undirected"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["edges_after"] == 2

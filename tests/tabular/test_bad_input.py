@@ -383,3 +383,28 @@ def test_contradictory_options_are_refused_before_reading(small, tmp_path):
     ):
         assert_input_error(anonymize(small, *args, "-o", str(out), qi=qi), *words)
         assert not out.exists()
+
+
+@pytest.mark.parametrize("engine", ["pandas", "dask"])
+def test_a_quasi_identifier_missing_from_the_file_is_named_so(small, tmp_path, engine):
+    """With --hierarchy-dir, a --qi column the file lacks was "a quasi-identifier without a
+    hierarchy"; it is a column missing from the file, and the error says so."""
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    out = str(tmp_path / "o.csv")
+    args = ["-k", "2", "-o", out, "--engine", engine, "--algorithm", "mondrian"]
+    result = anonymize(small, *args, qi="age,nope")
+    assert result.exit_code == 2
+    assert "column not in the file" in result.output and "'nope'" in result.output
+    assert "'sex'" in result.output  # the columns the file has
+    only_age = tmp_path / "hierarchies"
+    only_age.mkdir()
+    (only_age / "adult_hierarchy_age.csv").write_bytes(
+        (DATA / "adult_hierarchy_age.csv").read_bytes()
+    )
+    result = CliRunner().invoke(
+        tab_cli.cli,
+        ["anonymize", str(small), "--sep", ";", "--qi", "age,sex", "--hierarchy-dir"]
+        + [str(only_age), *args],
+    )
+    assert result.exit_code == 2 and "has no hierarchy" in result.output  # in the file
