@@ -340,7 +340,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
             inputs=[input_path, key_file],
             extensions=OUTPUT_EXTENSIONS,
         )
-        if engine == "dask" and output.exists():
+        if engine == "dask" and file_suffix(output) in (".parquet", ".pq") and output.exists():
             raise InputError(
                 "--output exists; the Dask engine writes Parquet as a folder and never "
                 "overwrites (remove it or choose another)",

@@ -271,10 +271,19 @@ def _aol_fields(lines: pd.Series, numbers: np.ndarray, header_possible: bool):
         report["lines"] -= 1
         lines, numbers = lines.iloc[1:], numbers[1:]
     tabs = lines.str.count("\t").to_numpy()
-    good = (tabs == 4) | (tabs == 2)
+    # a header line further down: logs concatenated (its "time" is no date-time)
+    again = lines.str.match(r"\s*(?i:anonid)\t").to_numpy(dtype=bool)
+    good = ((tabs == 4) | (tabs == 2)) & ~again
     malformed = [
-        (int(n), f"{t + 1} tab-separated fields, expected 5")
-        for n, t in zip(numbers[~good][:_MAX_LISTED], tabs[~good][:_MAX_LISTED])
+        (
+            int(n),
+            "the header line, repeated (logs concatenated?)"
+            if h
+            else f"{t + 1} tab-separated fields, expected 5",
+        )
+        for n, t, h in zip(
+            numbers[~good][:_MAX_LISTED], tabs[~good][:_MAX_LISTED], again[~good][:_MAX_LISTED]
+        )
     ]
     report["malformed"] = int((~good).sum())
     report["malformed_lines"] = malformed

@@ -135,6 +135,14 @@ def test_cli_dask_equals_pandas(log, tmp_path):
     assert a.exit_code == 0 and b.exit_code == 0, b.output
     assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
     assert (tmp_path / "p.geojson").read_bytes() == (tmp_path / "d.geojson").read_bytes()
+    # a CSV output is replaced atomically, as the pandas engine replaces it (only a Parquet
+    # folder is never overwritten): it was refused as "writes Parquet as a folder"
+    again = _run(
+        [tmp_path / "log.csv", "-o", tmp_path / "d.csv", "--engine", "dask", *common]
+        + ["--no-measures"]
+    )
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
     p, d = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "pd")
     assert p["risk"] == d["risk"] and p["utility"].keys() == d["utility"].keys()
     for name, value in p["utility"].items():

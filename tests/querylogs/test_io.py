@@ -322,3 +322,17 @@ def test_csv_lines_count_blank_lines_and_dropped_lines(tmp_path, engine):
         (4, report["malformed_lines"][0][1]),
         (8, "time is not a date-time"),
     ]
+
+
+def test_a_repeated_aol_header_is_named_as_such(tmp_path):
+    """Two logs concatenated: the second header was "time is not a date-time"."""
+    path = write(tmp_path, HEADER + "".join(ROWS[:2]) + HEADER + "".join(ROWS[2:]))
+    with pytest.raises(InputError, match="the header line, repeated") as info:
+        read_log(path)
+    assert info.value.line == 4
+    with pytest.warns(UserWarning, match="1 malformed line"):
+        log = read_log(path, on_bad_lines="drop")
+    assert len(log) == len(ROWS)
+    assert parse_report(log)["malformed_lines"] == [
+        (4, "the header line, repeated (logs concatenated?)")
+    ]
