@@ -81,7 +81,7 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
 def _columns(spec: str | None) -> dict[str, str] | None:
     if not spec:
         return None
-    mapping = {}
+    mapping: dict[str, str] = {}
     for item in spec.split(","):
         if "=" not in item:
             raise InputError(
