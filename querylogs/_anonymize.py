@@ -479,8 +479,10 @@ def anonymize(
         source_index=source if frame is None else np.asarray(log.index)[source],
         # what kind of identifier the suppressed queries carried is content the release
         # hides: two reports of logs one user apart told that the user typed a street
-        # address (readable in Python, never in a report)
-        withheld=("identifier_queries_by_kind",),
+        # address (readable in Python, never in a report); the intent statistics count the
+        # input's distinct queries and its largest intent, which two reports of logs one
+        # user apart subtract into that user's own queries
+        withheld=("identifier_queries_by_kind", "intents"),
     )
     for message in _warnings(params["k"], info):
         add_warning(release, message)
@@ -863,9 +865,14 @@ def _outcome(
         "users_published": int(n_users - empty_user.sum()),
         "users_without_published_queries": int(empty_user.sum()),
         "n_clusters": n_groups,
+        # published clusters only: an empty cluster's size is not in the release
         "cluster_size_counts": {
-            int(s): int(c) for s, c in zip(*np.unique(group_sizes, return_counts=True))
+            int(s): int(c)
+            for s, c in zip(
+                *np.unique(group_sizes[published_per_group > 0], return_counts=True)
+            )
         },
+        "clusters_without_published_queries": int((published_per_group == 0).sum()),
         "intents": state.intent_stats,
         "warnings": [],
     }

@@ -151,9 +151,10 @@ class Release:
 
     def shown(self, name: str) -> Any:
         """The figure ``name`` (an attribute, else an ``info`` key) as outputs show it:
-        ``None`` when the release withholds it (:attr:`withheld`: an exact input figure,
-        such as the input size, that a differentially private release cannot publish
-        without breaking its guarantee; it stays readable in Python for the publisher)."""
+        ``None`` when the release withholds it (:attr:`withheld`: an exact input figure
+        that outputs must not publish, such as the input size of a differentially private
+        release or the input's distinct-query statistics of a query log; it stays readable
+        in Python for the publisher)."""
         if name in self.withheld:
             return None
         return getattr(self, name) if hasattr(self, name) else self.info.get(name)
