@@ -103,11 +103,21 @@ _LEADING_NUMBER = re.compile(r"^\s*[\[(]?\s*(-?\d+(?:\.\d+)?)")
 
 
 def _top(counts: pd.Series, floor: int, other: str) -> pd.Series:
-    """The ``MAX_BARS`` largest counts of at least ``floor``; the rest summed as ``other``."""
+    """The ``MAX_BARS`` largest counts of at least ``floor``; the rest summed as ``other``,
+    drawn only when it too holds ``floor`` records (else one record holding a rare value
+    would draw the bar that its absence removes).
+
+    Examples
+    --------
+    >>> _top(pd.Series({"a": 9, "b": 5, "c": 1}), 5, "other").to_dict()
+    {'a': 9, 'b': 5}
+    >>> _top(pd.Series({"a": 9, "b": 3, "c": 2}), 5, "other").to_dict()
+    {'a': 9, 'other': 5}
+    """
     counts = counts[counts > 0].sort_values(ascending=False, kind="stable")
     shown = counts[counts >= floor].iloc[:MAX_BARS]
     rest = int(counts.sum() - shown.sum())
-    return pd.concat([shown, pd.Series({other: rest})]) if rest else shown
+    return pd.concat([shown, pd.Series({other: rest})]) if rest >= max(floor, 1) else shown
 
 
 def _natural(counts: pd.Series) -> pd.Series:
@@ -187,7 +197,7 @@ def _value_views(plt: Any, release: Release, original: pd.DataFrame) -> ReportFi
     text = (
         f"{title}. Bar charts, left the input and right the release, one row per "
         f"quasi-identifier: {'; '.join(alt)}. Input values held by fewer than {floor} "
-        "records are merged into 'other' or hidden."
+        "records are merged into 'other' (drawn when it holds at least {floor} records) or hidden."
     )
     return ReportFigure(title, fig, text, view=True)
 

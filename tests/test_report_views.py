@@ -54,7 +54,8 @@ def test_tabular_view_shows_values_before_and_after_without_small_counts(tmp_pat
     )
     (view,) = _views(table_figures(release, df))
     labels = _labels(view.figure)
-    assert "999" not in labels and "other (rarer values)" in labels
+    # one record alone with its value draws no bar, not even an "other" bar of width 1
+    assert "999" not in labels and "other (rarer values)" not in labels
     # the outlier's bin (beyond 80) holds one record: it is hidden and the axis stops before it
     assert not any(re.match(r"^(3\d\d|4\d\d)", label) for label in labels)
     assert {ax.get_title() for ax in view.figure.axes} >= {"zip: input (values)", "zip: published"}
@@ -63,6 +64,37 @@ def test_tabular_view_shows_values_before_and_after_without_small_counts(tmp_pat
     section = page.split("id='before-after'")[1].split("<h2")[0]
     assert "<img alt='Value distribution" in section
     assert "every" not in view.title  # titles stay short; the alt text describes
+
+
+def _input_bars(release, df, column):
+    (view,) = _views(table_figures(release, df))
+    (ax,) = [ax for ax in view.figure.axes if ax.get_title().startswith(f"{column}: input")]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    return dict(zip(labels, ax.containers[0].datavalues.tolist()))
+
+
+def test_tabular_view_of_neighbours_one_rare_record_apart_is_the_same():
+    df = _table()
+    without = df.drop(index=7)  # the only record with zip 999
+    bars = []
+    for table in (df, without):
+        release = tabular.anonymize(
+            table,
+            {"age": "numeric", "zip": "set"},
+            "disease",
+            [KAnonymity(5)],
+            "mondrian",
+            key=KEY,
+        )
+        bars.append(_input_bars(release, table, "zip"))
+    assert bars[0] == bars[1]
+    # rare values held by k records or more together are drawn as one "other" bar
+    many = df.copy()
+    many.loc[10:15, "zip"] = [f"9{i}" for i in range(6)]
+    release = tabular.anonymize(
+        many, {"age": "numeric", "zip": "set"}, "disease", [KAnonymity(5)], "mondrian", key=KEY
+    )
+    assert _input_bars(release, many, "zip")["other (rarer values)"] == 7
 
 
 def test_querylogs_view_counts_events_of_widely_typed_queries():
