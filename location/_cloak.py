@@ -462,7 +462,7 @@ def cloak(
     if linkage == "pseudonym":
         add_warning(release, LINKAGE_WARNING)
     # for the report's before/after view only (location._figures); no writer reads it
-    setattr(release, INPUT_POINTS, (fixes.lon, fixes.lat, prep.user_codes))
+    setattr(release, INPUT_POINTS, (fixes.lon, fixes.lat, prep.user_codes, prep.w))
     return finish_release(
         release,
         _measure(prep, per_fix, region, published, window_ns, seed, linkage),

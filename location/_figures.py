@@ -15,14 +15,17 @@ import pandas as pd
 import shapely
 
 from structanon import Release
+from structanon._times import NAT
 from structanon.report import ReportFigure, small_count_floor
 
+from ._input import _parse_times, parse_window
 from .io import regions_table
 
 __all__ = ["report_figures", "INPUT_POINTS"]
 
 GRID = 80
-INPUT_POINTS = "_input_points"  # attribute of a pandas release: (lon, lat, user codes)
+# attribute of a pandas release: (lon, lat, user codes, window codes)
+INPUT_POINTS = "_input_points"
 
 
 def _pyplot() -> Any:
@@ -99,21 +102,29 @@ def _extent(regions: pd.DataFrame) -> tuple[float, float, float, float]:
     return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
 
 
-def _input_density(
-    points: tuple[np.ndarray, np.ndarray, np.ndarray], edges: tuple[np.ndarray, np.ndarray], k: int
-) -> np.ndarray:
-    """Fixes per grid cell of the input; 0 (as unvisited) where fewer than k users went."""
-    lon, lat, users = points
+def _input_density(points: tuple[np.ndarray, ...], edges: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+    """Fixes per grid cell of the input, counting only the fixes of (cell, window) pairs
+    that at least k users visited (the release's own unit); 0 (as unvisited) elsewhere.
+
+    ``points`` is (lon, lat, user codes[, window codes]); without windows the whole log is
+    one window.  A floor over all time instead showed, between two reports of logs one
+    user apart, the cells where that user made one of k visitors over the months.
+    """
+    lon, lat, users = points[:3]
+    windows = points[3] if len(points) > 3 else np.zeros(len(lon), dtype=np.int64)
     ix = np.searchsorted(edges[0], lon, side="right") - 1
     iy = np.searchsorted(edges[1], lat, side="right") - 1
     inside = (ix >= 0) & (ix < GRID) & (iy >= 0) & (iy < GRID)
-    cell = (iy * GRID + ix)[inside]
-    fixes = np.bincount(cell, minlength=GRID * GRID).astype(float)
+    cell = (iy * GRID + ix)[inside].astype(np.int64)
+    if not cell.size:
+        return np.zeros((GRID, GRID))
+    _, slot = np.unique(np.stack([cell, np.asarray(windows)[inside]]), axis=1, return_inverse=True)
+    slot = slot.reshape(-1)
     n_codes = int(users.max()) + 1 if len(users) else 1
-    pairs = np.unique(cell.astype(np.int64) * n_codes + users[inside])
-    n_users = np.bincount(pairs // n_codes, minlength=GRID * GRID)
-    fixes[n_users < k] = 0.0
-    return fixes.reshape(GRID, GRID)
+    pairs = np.unique(slot.astype(np.int64) * n_codes + np.asarray(users)[inside])
+    n_users = np.bincount(pairs // n_codes, minlength=int(slot.max()) + 1)
+    enough = n_users[slot] >= k
+    return np.bincount(cell[enough], minlength=GRID * GRID).astype(float).reshape(GRID, GRID)
 
 
 def _overlap(lo: np.ndarray, hi: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -154,7 +165,7 @@ def _density_views(
     box = (west, east, south, north)
     image = None
     for ax, grid, name in (
-        (axes[0], before, f"input fixes (cells fewer than {k} users visited left blank)"),
+        (axes[0], before, f"input fixes (cells fewer than {k} users visited per window blank)"),
         (axes[1], after, "release: each region's fixes spread over it"),
     ):
         image = ax.imshow(
@@ -174,8 +185,9 @@ def _density_views(
     title = "Fix density: input and release side by side"
     alt = (
         f"{title}. Two heat maps on one {GRID} x {GRID} grid over the 90% smallest published "
-        f"regions: left the input's fixes per cell, the cells fewer than {k} users visited "
-        "left blank like the cells nobody visited; right the release's fixes spread evenly "
+        f"regions: left the input's fixes per cell, counting only the time windows in which "
+        f"at least {k} users visited the cell, the other cells left blank like the cells "
+        "nobody visited; right the release's fixes spread evenly "
         "over their regions."
     )
     return ReportFigure(title, fig, alt, view=True)
@@ -188,7 +200,11 @@ def _points(release: Release, original: pd.DataFrame | None) -> Any:
     frame = original[[columns.get(c, c) for c in ("lon", "lat", "user")]]
     lon = pd.to_numeric(frame.iloc[:, 0], errors="coerce").to_numpy(dtype=float)
     lat = pd.to_numeric(frame.iloc[:, 1], errors="coerce").to_numpy(dtype=float)
-    return lon, lat, pd.factorize(frame.iloc[:, 2])[0]
+    window_ns = parse_window(release.parameters.get("window", "15min"))
+    times = _parse_times(original[columns.get("time", "time")])
+    keep = times != NAT  # like the release, a fix without a time is in no window
+    users = pd.factorize(frame.iloc[:, 2].astype(str).str.strip())[0]
+    return lon[keep], lat[keep], users[keep], np.floor_divide(times[keep], window_ns)
 
 
 def report_figures(

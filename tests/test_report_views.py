@@ -210,7 +210,7 @@ def test_location_view_hides_cells_fewer_than_k_users_visited():
     (layer,) = view.figure.axes[0].get_images()
     values = layer.get_array()
     blank = np.ma.getmaskarray(values) | ~np.isfinite(np.ma.filled(values, np.nan))
-    lon, lat, users = getattr(release, INPUT_POINTS)
+    lon, lat, users = getattr(release, INPUT_POINTS)[:3]
     x = np.searchsorted(np.linspace(*layer.get_extent()[:2], GRID + 1), lon, side="right") - 1
     y = np.searchsorted(np.linspace(*layer.get_extent()[2:], GRID + 1), lat, side="right") - 1
     inside = (x >= 0) & (x < GRID) & (y >= 0) & (y < GRID)
@@ -234,3 +234,31 @@ def test_reports_accept_plain_pairs_and_report_figures(tmp_path, legacy):
     page = write_report(release, tmp_path / "r.html", [item]).read_text()
     assert ("id='before-after'" in page) is not legacy
     assert ("alt='A line'" if legacy else "alt='A rising line'") in page
+
+
+def test_location_input_density_floor_is_k_users_in_one_window():
+    edges = (np.linspace(0, 1, GRID + 1), np.linspace(0, 1, GRID + 1))
+    lon = np.array([0.1, 0.1, 0.1, 0.9, 0.9, 0.9])
+    lat = np.array([0.1, 0.1, 0.1, 0.9, 0.9, 0.9])
+    users = np.array([0, 1, 2, 0, 1, 2])
+    windows = np.array([5, 5, 5, 5, 6, 7])  # three users in one cell, but one per window
+    fixes = _input_density((lon, lat, users, windows), edges, k=3)
+    assert fixes.sum() == 3 and (fixes > 0).sum() == 1
+    # an attacker diffing two reports one user apart: a cell that user shared with k-1
+    # others only over the whole log stays blank in both
+    neighbour = users != 2
+    without = _input_density(
+        (lon[neighbour], lat[neighbour], users[neighbour], windows[neighbour]), edges, k=3
+    )
+    assert fixes[GRID - 9, GRID - 9] == without[GRID - 9, GRID - 9] == 0
+
+
+def test_location_view_from_the_input_frame_equals_the_kept_points():
+    from location._figures import _points
+
+    df = location.synthetic_log(3000, 40, seed=5)
+    release = location.cloak(df, 2, window="1h", key=KEY, measures=False)
+    edges = tuple(np.linspace(df[c].min(), df[c].max(), GRID + 1) for c in ("lon", "lat"))
+    kept = _input_density(_points(release, None), edges, 2)
+    given = _input_density(_points(release, df), edges, 2)
+    assert (kept == given).all() and (kept > 0).sum() > 1
