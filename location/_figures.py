@@ -102,7 +102,9 @@ def _extent(regions: pd.DataFrame) -> tuple[float, float, float, float]:
     return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
 
 
-def _input_density(points: tuple[np.ndarray, ...], edges: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+def _input_density(
+    points: tuple[np.ndarray, ...], edges: tuple[np.ndarray, np.ndarray], k: int
+) -> np.ndarray:
     """Fixes per grid cell of the input, counting only the fixes of (cell, window) pairs
     that at least k users visited (the release's own unit); 0 (as unvisited) elsewhere.
 

@@ -868,9 +868,7 @@ def _outcome(
         # published clusters only: an empty cluster's size is not in the release
         "cluster_size_counts": {
             int(s): int(c)
-            for s, c in zip(
-                *np.unique(group_sizes[published_per_group > 0], return_counts=True)
-            )
+            for s, c in zip(*np.unique(group_sizes[published_per_group > 0], return_counts=True))
         },
         "clusters_without_published_queries": int((published_per_group == 0).sum()),
         "intents": state.intent_stats,
