@@ -19,6 +19,7 @@ def is_frame(obj: Any) -> bool:
 
 
 def _columns(df: pd.DataFrame, transaction: Any, item: Any) -> tuple[Any, Any]:
+    check_columns(df, [], what="long DataFrame")  # names a duplicated column
     cols = list(df.columns)
     if transaction is None and item is None:
         if len(cols) != 2:
@@ -70,6 +71,30 @@ def _check_items(values: pd.Series, name: Any) -> None:
     )
 
 
+def _observed(values: pd.Series) -> pd.Series:
+    """A categorical column as its values (unused categories are no values)."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return pd.Series(np.asarray(values), index=values.index, name=values.name)
+    return values
+
+
+def _check_ids(tid: pd.Series, name: Any) -> None:
+    """Refuse transaction ids mixing strings and other types: ``1`` and ``"1"`` would be
+    two transactions."""
+    if tid.dtype != object:
+        return
+    is_str = np.fromiter((isinstance(x, str) for x in tid.tolist()), dtype=bool, count=len(tid))
+    if is_str.any() and not is_str.all():
+        row = int(np.flatnonzero(is_str != is_str[0])[0])
+        raise InputError(
+            f"column {name!r}: transaction ids mix strings and other types "
+            f"({tid.iloc[0]!r} on row 1); use one type for every id "
+            "(e.g. df[col].astype(str))",
+            row=row + 1,
+            value=repr(tid.iloc[row])[:60],
+        )
+
+
 def from_long(
     df: Any, transaction: Any = None, item: Any = None, *, return_ids: bool = False
 ) -> Any:
@@ -92,7 +117,13 @@ def from_long(
     ------
     InputError
         A missing or duplicated column, a missing transaction id or item (naming the column
-        and the 1-based row), items mixing integers and strings or of another type.
+        and the 1-based row), transaction ids mixing strings and other types (``1`` and
+        ``"1"``, naming the first row of the other type), items mixing integers and strings
+        or of another type.
+
+    Notes
+    -----
+    A categorical column is read as its values: its unused categories are no items.
 
     Examples
     --------
@@ -104,12 +135,13 @@ def from_long(
     if not is_frame(df):
         raise InputError("expected a pandas DataFrame of (transaction, item) rows")
     tcol, icol = _columns(df, transaction, item)
-    tid, items = df[tcol], df[icol]
+    tid, items = _observed(df[tcol]), _observed(df[icol])
     for name, col in ((tcol, tid), (icol, items)):
         null = col.isna().to_numpy()
         if null.any():
             row = int(np.flatnonzero(null)[0])
             raise InputError(f"column {name!r} has a missing value", row=row + 1)
+    _check_ids(tid, tcol)
     _check_items(items, icol)
     if pd.api.types.is_float_dtype(items.dtype):
         items = items.astype(np.int64)

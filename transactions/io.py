@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -216,18 +217,32 @@ def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]
     """Long CSV: one ``tid,item`` row per item; transactions in order of first appearance."""
     tid, item = _csv_columns(path, encoding)
     sep = _csv_sep(path)
-    blank = (item.str.strip() == "") | (tid.str.strip() == "")
-    if blank.any():
+    blank_tid = tid.str.strip() == ""
+    if blank_tid.any():
         raise InputError(
-            "empty tid or item",
+            "empty tid",
             path=str(path),
-            line=_csv_line(path, int(blank.to_numpy().argmax()), sep, encoding),
+            line=_csv_line(path, int(blank_tid.to_numpy().argmax()), sep, encoding),
         )
     codes, uniques = pd.factorize(tid.str.strip())
-    items = item.str.strip().tolist()
+    stripped = item.str.strip()
+    empty = (stripped == "").to_numpy()
     raw: list[list[Any]] = [[] for _ in range(len(uniques))]
-    for c, it in zip(codes.tolist(), items):
-        raw[c].append(it)
+    for c, it, e in zip(codes.tolist(), stripped.tolist(), empty.tolist()):
+        if not e:  # a row with an empty item: the transaction exists, holding no item
+            raw[c].append(it)
+    if empty.any():  # an empty item beside items of its transaction is a missing value
+        mixed = np.flatnonzero(empty & (np.array([len(t) for t in raw])[codes] > 0))
+        if len(mixed):
+            row = int(mixed[0])
+            raise InputError(
+                f"empty item in transaction {tid.iloc[row].strip()!r}, which holds items; "
+                "an empty item marks an empty transaction, on its only row",
+                path=str(path),
+                line=_csv_line(path, row, sep, encoding),
+            )
+    items = [it for it, e in zip(stripped.tolist(), empty.tolist()) if not e]
+    rows = np.flatnonzero(~empty)
     try:
         return _typed(raw, path, item_type), 0
     except InputError:  # name the exact line of the token, not its transaction
@@ -241,7 +256,7 @@ def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]
             "are; fix the line, or read every item as text (item_type='str', "
             "--item-type str)",
             path=str(path),
-            line=_csv_line(path, bad, sep, encoding),
+            line=_csv_line(path, int(rows[bad]), sep, encoding),
         ) from None
 
 
@@ -341,6 +356,12 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
 
     FIMI and CSV leave suppressed transactions (``None``) out; JSON lines writes ``null``
     for them, keeping one line per input transaction.  Items are sorted by their text.
+    Every other transaction is written, an empty one too: an empty line in FIMI, ``[]`` in
+    JSON lines, and in the long CSV (``tid,item``, tab-separated for ``.tsv``) one row with
+    an empty item.  CSV fields are quoted where needed, so items holding the separator, a
+    quote or a line break read back as written; an item the long CSV cannot give back (the
+    empty string, white space at either end, a carriage return) is an :class:`InputError`,
+    as is an item holding white space or a comma in FIMI: JSON lines holds any text.
 
     Examples
     --------
@@ -350,6 +371,16 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     2
     >>> open(out).read()
     '1 2\\n1..5\\n'
+    >>> out = os.path.join(d, "x.csv")
+    >>> write_transactions([{"a,b", 'a "b" c'}, set()], out)
+    2
+    >>> print(open(out).read(), end="")
+    tid,item
+    0,"a ""b"" c"
+    0,"a,b"
+    1,
+    >>> read_transactions(out) == [{"a,b", 'a "b" c'}, set()]
+    True
     """
     if isinstance(data, str | bytes) or not isinstance(data, Iterable):
         raise InputError(f"data must be a list of transactions (sets of items), got {data!r:.60}")
@@ -358,7 +389,8 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     written = 0
     with atomic_write(path) as fh:
         if fmt == "csv":
-            fh.write("tid,item\n")
+            rows = csv.writer(fh, delimiter=_csv_sep(path), lineterminator="\n")
+            rows.writerow(["tid", "item"])
         for i, t in enumerate(data):
             if t is None:
                 if fmt == "jsonl":
@@ -375,9 +407,44 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
             elif fmt == "jsonl":
                 fh.write(json.dumps(items) + "\n")
             else:
-                fh.writelines(f"{i},{x}\n" for x in items)
+                _write_csv_rows(rows, i, items)
             written += 1
     return written
+
+
+def _write_csv_rows(rows: Any, i: int, items: list[Any]) -> None:
+    """The long CSV rows of transaction ``i``; an empty one is one row with an empty item."""
+    for x in items:
+        _check_csv_item(x, i)
+    if items:
+        rows.writerows([i, x] for x in items)
+    else:
+        rows.writerow([i, ""])
+
+
+def _check_csv_item(x: Any, row: int) -> None:
+    """Refuse an item a long CSV cannot give back as written."""
+    text = str(x)
+    if not text:
+        raise InputError(
+            "an item is the empty string, which a long CSV reads as an empty transaction; "
+            "use JSON lines",
+            row=row,
+            value=repr(x),
+        )
+    if text != text.strip():
+        raise InputError(
+            "an item starts or ends with white space, which a long CSV reader strips; "
+            "use JSON lines",
+            row=row,
+            value=repr(x)[:60],
+        )
+    if "\r" in text:
+        raise InputError(
+            "an item holds a carriage return, which a long CSV cannot keep; use JSON lines",
+            row=row,
+            value=repr(x)[:60],
+        )
 
 
 def write_band(data: dict[str, Any], path: str | Path) -> Path:

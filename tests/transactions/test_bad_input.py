@@ -376,7 +376,8 @@ def test_option_errors_name_the_option_as_typed(tmp_path, baskets):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("tid,item\n1,a\n\n1,b\n\n2,\n", "empty tid or item"),
+        ("tid,item\n1,a\n\n1,b\n\n1,\n", "empty item in transaction '1'"),
+        ("tid,item\n1,a\n\n1,b\n\n,c\n", "empty tid"),
         ("tid,item\n1,5\n\n1,6\n\n2,x\n", "is not an integer"),
         ("tid,item\n1,5\n\n1,6\n\ntid,item\n", "header line is repeated"),
     ],

@@ -30,9 +30,16 @@ def test_long_csv(tmp_path):
 
 
 def test_long_csv_blank_item_names_line(tmp_path):
+    """A blank item on the only row of its tid is an empty transaction; beside items of
+    its tid it is a missing value, refused with its line."""
     p = tmp_path / "b.csv"
     p.write_text("tid,item\n1,a\n2,\n")
-    with pytest.raises(InputError, match="line 3"):
+    assert read_transactions(p) == [{"a"}, set()]
+    p.write_text("tid,item\n1,a\n1,\n2,b\n")
+    with pytest.raises(InputError, match="empty item in transaction '1'.*line 3"):
+        read_transactions(p)
+    p.write_text("tid,item\n1,a\n ,b\n")
+    with pytest.raises(InputError, match="empty tid.*line 3"):
         read_transactions(p)
 
 
