@@ -143,6 +143,29 @@ def _beyond_range(col: pd.Series, bad: np.ndarray) -> np.ndarray:
     return out
 
 
+def _degrees(col: pd.Series) -> np.ndarray:
+    """A coordinate column as float degrees, NaN where a value is no number: true/false is
+    no coordinate (pandas reads it as 1.0 / 0.0, a place in the Gulf of Guinea).
+
+    Examples
+    --------
+    >>> _degrees(pd.Series([52.5, True, "13.4", "x"], dtype=object)).tolist()
+    [52.5, nan, 13.4, nan]
+    """
+    if pd.api.types.is_bool_dtype(col.dtype):
+        return np.full(len(col), np.nan)
+    out = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if col.dtype == object and pd.api.types.infer_dtype(col, skipna=True) not in (
+        "floating",
+        "integer",
+        "mixed-integer-float",
+        "string",
+    ):
+        flags = col.map(lambda v: isinstance(v, bool | np.bool_)).to_numpy(dtype=bool)
+        out[flags] = np.nan
+    return out
+
+
 def parse_fixes(
     df: pd.DataFrame,
     user: str,
@@ -176,15 +199,15 @@ def parse_fixes(
     bad_user = users.isna().to_numpy()
     if users.dtype == object or pd.api.types.is_string_dtype(users.dtype):
         # an id is its text without the spaces around it: "000" and " 000" (an export's
-        # ", " separator) are one person, never two users counted towards k
-        stripped = users.str.strip()  # missing where a value is no text (a number): kept
-        users = stripped.where(stripped.notna(), users)
+        # ", " separator) are one person, never two users counted towards k; so are 7 and
+        # "7" in one column (as in querylogs): one text, one pseudonym, one user
+        stripped = users.astype(str).str.strip()
+        users = stripped.where(~bad_user, users)
         bad_user |= (users.astype(str) == "").to_numpy()
     t_ns = _parse_times(df[time])
     bad_time = t_ns == NAT
     far_time = _beyond_range(df[time], bad_time)
-    la = pd.to_numeric(df[lat], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-    lo = pd.to_numeric(df[lon], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    la, lo = _degrees(df[lat]), _degrees(df[lon])
     bad_num = ~(np.isfinite(la) & np.isfinite(lo))
     with np.errstate(invalid="ignore"):
         bad_lat = ~bad_num & (np.abs(la) > 90)

@@ -185,6 +185,38 @@ def test_spaces_around_a_user_id_do_not_make_another_user(engine):
     assert r.info["n_users"] == 2  # a number among the texts is kept as it is
 
 
+def test_a_number_and_its_text_are_one_user():
+    """7 and "7" in one column were counted as two users, then given one pseudonym: the
+    release failed its own recount (a VerificationError, "a bug") or, beside other users,
+    counted one person twice towards k."""
+    with pytest.raises(InfeasibleError, match="number of users in the log \\(2\\)"):
+        location.cloak(_log([(7, 40.0, 116.0), ("7", 40.0, 116.0), ("8", 40.0, 116.0)]), k=3)
+    rows = [(7, 40.0, 116.0), ("7", 40.0, 116.0), ("8", 40.0, 116.0), ("9", 40.0, 116.0)]
+    r = location.cloak(_log(rows), k=3, aggregate=False)
+    assert r.info["n_users"] == 3 and r.data["user"].nunique() == 3
+
+
+@pytest.mark.parametrize(
+    "lat",
+    [
+        pd.Series([40.0, 40.0, 40.0, True], dtype=object),
+        pd.Series([True, True, False, True]),
+        pd.Series([40.0, 40.0, 40.0, np.True_], dtype=object),
+    ],
+)
+def test_a_true_or_false_coordinate_is_refused(lat):
+    """pandas reads True as 1.0: a latitude of 1 degree stretched the grid over the equator."""
+    points = [(u, 40.0, 116.0) for u in "abcd"]
+    df = _log(points).assign(lat=lat)
+    with pytest.raises(InputError, match="non-numeric latitude") as err:
+        location.cloak(df, k=2)
+    assert "'lat'" in str(err.value)
+    if pd.api.types.is_bool_dtype(lat.dtype):
+        return  # no fix left to publish
+    r = location.cloak(df, k=2, on_bad_lines="drop", measures=False)
+    assert r.info["invalid_fixes_dropped"] == 1 and r.n_individuals == 4 and r.suppressed == 1
+
+
 def test_parameter_and_feasibility_errors():
     df = _log([("a", 40.0, 116.0), ("b", 40.0, 116.0)])
     with pytest.raises(InfeasibleError):
