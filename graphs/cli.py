@@ -105,7 +105,9 @@ def _write_outputs(
         try:
             write_graph(release.data, stage(output), format=out_format or guess_format(output))
         except InputError as exc:  # name the output, not its temporary file
-            raise InputError(exc.message, path=str(output)) from None
+            raise InputError(
+                exc.message, path=str(output), node=exc.node, line=exc.line, value=exc.value
+            ) from None
 
 
 def _run(

@@ -7,6 +7,7 @@ import csv
 import gc
 import gzip
 import io
+import itertools
 import json
 import re
 import warnings
@@ -980,6 +981,196 @@ def check_writable(graph: nx.Graph, fmt: str, path: str | Path) -> None:
         )
 
 
+# the fix a refused node id gets
+_RELABEL = (
+    "relabel the nodes (relabel=True in k_degree_anonymize, its default; --relabel on the "
+    "command line)"
+)
+# characters XML 1.0 cannot hold (NUL, C0 controls but tab, LF and CR, lone surrogates,
+# U+FFFE and U+FFFF): a GraphML or GEXF file holding one does not parse
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# node ids a text format writes as their str(): strings and numbers (numpy's too)
+_SCALAR_IDS = (str, int, float, np.integer, np.floating)
+# attribute values GraphML and GEXF hold: one typed scalar each
+_XML_VALUES = (str, int, float, np.integer, np.floating)
+# the keys networkx's node-link writer sets on each node or edge entry, overwriting an
+# attribute of the same name
+_JSON_KEYS = {"node": ("id",), "edge": ("source", "target")}
+_FORMAT_NAMES = {
+    "edgelist": "an edge list",
+    "csv": "a CSV edge list",
+    "graphml": "GraphML",
+    "gexf": "GEXF",
+    "json": "node-link JSON",
+}
+
+
+def _text_id_fault(node: Any, text: str, fmt: str) -> str | None:
+    """What keeps an edge list or CSV file (``fmt``) from holding the id ``node``
+    (written ``text``) so that it reads back as itself, or ``None``."""
+    name = _FORMAT_NAMES[fmt]
+    if text == "":
+        return f"a node id is the empty string, which {name} cannot hold; {_RELABEL}"
+    if fmt == "edgelist":
+        if any(c.isspace() for c in text):
+            return (
+                f"the node id {node!r} holds whitespace, which separates the ids of an edge "
+                f"list; {_RELABEL}, or write .json"
+            )
+        try:
+            value = int(text)
+        except ValueError:
+            return (
+                f"the node id {node!r} is not an integer, and an edge list holds integer "
+                f"ids only; {_RELABEL}, or write .csv or .json"
+            )
+        if not -(2**63) <= value < 2**63:
+            return (
+                f"the node id {node!r} is beyond the 64-bit integer range of an edge list; "
+                f"{_RELABEL}, or write .csv or .json"
+            )
+        return None
+    if text != text.strip():
+        return (
+            f"the node id {node!r} has leading or trailing whitespace, which a CSV edge list "
+            f"does not keep; {_RELABEL}, or write .json"
+        )
+    bad = next((c for c in ',"\n\r\x00' if c in text), None)
+    if bad is not None:
+        return (
+            f"the node id {node!r} holds {bad!r}, which a CSV edge list cannot hold (it "
+            f"writes ids unquoted); {_RELABEL}, or write .json"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"the node id {node!r} holds a lone surrogate, which UTF-8 cannot encode; {_RELABEL}"
+    return None
+
+
+def _id_fault(node: Any, fmt: str) -> str | None:
+    """What keeps ``fmt`` from holding the node id ``node`` so that it reads back as
+    itself (as its text, in a text format), with the fix; ``None`` if nothing does."""
+    if fmt in ("graphml", "gexf"):  # any id, written as its str()
+        if _NOT_XML.search(str(node)):
+            return (
+                f"the node id {node!r} holds a character XML cannot hold (a control "
+                f"character or a lone surrogate); {_RELABEL}, or write .json"
+            )
+        return None
+    if not isinstance(node, _SCALAR_IDS):
+        return (
+            f"the node id {node!r} is a {type(node).__name__}, and {_FORMAT_NAMES[fmt]} "
+            f"holds string and number ids only (it would be written as {str(node)!r}, which "
+            f"does not read back as this node); {_RELABEL}"
+        )
+    return None if fmt == "json" else _text_id_fault(node, str(node), fmt)
+
+
+def _check_ids(graph: nx.Graph, fmt: str, path: Path) -> None:
+    """Refuse, naming the node(s), a graph whose node ids ``fmt`` cannot hold
+    (:func:`_id_fault`) or cannot tell apart: two nodes written alike (``1`` and ``"1"``,
+    which every format writes as one text), or, in an edge list or CSV, two spellings of
+    one integer (``"007"`` and ``7``), which :func:`read_graph` refuses."""
+    by_text: dict[str, Any] = {}
+    by_value: dict[int, Any] = {}
+    for node in graph:
+        fault = _id_fault(node, fmt)
+        if fault is not None:
+            raise InputError(fault, path=str(path), node=node)
+        text = str(node)
+        first = by_text.setdefault(text, node)
+        if first is not node:
+            raise InputError(
+                f"the nodes {first!r} ({type(first).__name__}) and {node!r} "
+                f"({type(node).__name__}) are both written {text!r}: {_FORMAT_NAMES[fmt]} "
+                f"cannot tell them apart, and they would read back as one node or not at "
+                f"all; {_RELABEL}",
+                path=str(path),
+                node=node,
+            )
+        if fmt not in ("edgelist", "csv"):
+            continue
+        try:
+            value = int(text)
+        except ValueError:
+            continue
+        first = by_value.setdefault(value, node)
+        if first is not node:
+            raise InputError(
+                f"the nodes {first!r} and {node!r} are two spellings of the integer {value}, "
+                f"which {_FORMAT_NAMES[fmt]} cannot tell apart (read_graph refuses such a "
+                f"file); {_RELABEL}, or write .json",
+                path=str(path),
+                node=node,
+            )
+
+
+def _value_fault(value: Any, fmt: str) -> str | None:
+    """Why ``fmt`` cannot hold the attribute value ``value``, or ``None``."""
+    if fmt in ("graphml", "gexf"):
+        if isinstance(value, _XML_VALUES):
+            if isinstance(value, str) and _NOT_XML.search(value):
+                return "a string holding a character XML cannot hold (a control character)"
+            return None
+        kind = "None" if value is None else f"a {type(value).__name__}"
+        if isinstance(value, list | tuple | dict) or value is None:
+            return f"{kind}, which GraphML and GEXF cannot hold (JSON keeps it)"
+        return f"{kind}, which GraphML and GEXF cannot hold (a string or a number can be written)"
+    if value is None or isinstance(value, str | int | float | bool):
+        return None
+    try:
+        json.dumps(value, default=_json_default)
+    except (TypeError, ValueError) as exc:
+        return (
+            f"a {type(value).__name__}, which JSON cannot hold ({exc}); a list, a dict, a "
+            "string or a number can be written"
+        )
+    return None
+
+
+def _check_attributes(graph: nx.Graph, fmt: str, path: Path) -> None:
+    """Refuse, naming the attribute and the node or edge, an attribute value a GraphML,
+    GEXF or JSON file (``fmt``) cannot hold, and for JSON an attribute the node-link
+    writer would overwrite (a node's ``id``, an edge's ``source`` or ``target``)."""
+    if fmt in ("edgelist", "csv"):  # they write no attributes
+        return
+    nodes: Any = ((("node", n), d) for n, d in graph.nodes(data=True))
+    edges: Any = ((("edge", (u, v)), d) for u, v, d in graph.edges(data=True))
+    for (what, where), data in itertools.chain(nodes, edges):
+        for name, value in data.items():
+            if fmt == "json" and name in _JSON_KEYS[what]:
+                raise InputError(
+                    f"the {what} attribute {name!r} of {what} {where!r} would be overwritten "
+                    f"by the {what}'s own {name!r} in node-link JSON; rename the attribute, "
+                    "or write .graphml or .gexf",
+                    path=str(path),
+                    node=where if what == "node" else None,
+                )
+            if fmt in ("graphml", "gexf") and _NOT_XML.search(str(name)):
+                raise InputError(
+                    f"the {what} attribute name {name!r} of {what} {where!r} holds a "
+                    "character XML cannot hold; rename the attribute, or write .json",
+                    path=str(path),
+                    node=where if what == "node" else None,
+                )
+            fault = _value_fault(value, fmt)
+            if fault is not None:
+                raise InputError(
+                    f"the {what} attribute {name!r} of {what} {where!r} is {fault}; convert "
+                    "it, or leave the attribute out (keep_attributes / --keep-attr)",
+                    path=str(path),
+                    node=where if what == "node" else None,
+                )
+
+
+def _json_default(value: Any) -> Any:
+    """A numpy scalar (an id or attribute value) as its Python value, for json.dump."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) -> None:  # noqa: A002
     """Write a graph atomically in the format named by ``format`` or the extension.
 
@@ -992,6 +1183,29 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     without them: use GraphML, GEXF or JSON, which keep them and node attributes.  Edges
     are written in the graph's edge order.
 
+    Whatever is written reads back through :func:`read_graph` with the same nodes and
+    edges (ids as text in GraphML and GEXF, and in edge lists and CSV unless all are
+    integers).  So an :class:`InputError` naming the node, raised before anything is
+    written, refuses a graph whose ids the format cannot hold or tell apart:
+
+    - in every format, two nodes written as one text (``1`` and ``"1"``, as
+      ``k_degree_anonymize(..., relabel=False)`` may release them; both are named);
+    - in an edge list and CSV, an id that is not a string or a number (a tuple, a
+      frozenset), an empty one, and two spellings of one integer (``"007"`` and ``7``);
+    - in an edge list, an id that is not an integer within 64 bits or holds whitespace;
+    - in CSV, an id holding a comma, a quote, a line end or NUL, or with leading or
+      trailing whitespace;
+    - in GraphML and GEXF, an id holding a character XML cannot hold (a control character);
+    - in JSON, an id that is not a string or a number.
+
+    The fix is to relabel the nodes (``relabel=True``, the default of
+    :func:`graphs.k_degree_anonymize`), or to write JSON, which holds any string id.
+    Node and edge attributes GraphML and GEXF cannot hold (a list, a dict, a set, None)
+    and values JSON cannot hold (a set, bytes) are refused the same way, naming the
+    attribute and the node or edge; JSON keeps lists and dicts.  A JSON node attribute
+    ``id`` or edge attribute ``source`` / ``target``, which its writer would overwrite, is
+    refused too.
+
     Examples
     --------
     >>> import tempfile, os
@@ -999,6 +1213,10 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     >>> write_graph(nx.path_graph(3), p)
     >>> open(p).read().splitlines()
     ['source,target', '0,1', '1,2']
+    >>> write_graph(nx.Graph([(1, "1")]), p)
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: the nodes 1 (int) and '1' (str) are both written '1': ...
     """
     if not isinstance(graph, nx.Graph):
         raise InputError(f"graph must be a networkx graph, got {type(graph).__name__}")
@@ -1007,11 +1225,19 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
     clean: nx.Graph = nx.Graph()
     clean.add_nodes_from(graph.nodes(data=True))
     clean.add_edges_from(graph.edges(data=True))
+    _check_ids(clean, fmt, path)
+    _check_attributes(clean, fmt, path)
     if fmt in ("edgelist", "csv"):
         check_writable(clean, fmt, path)
         sep = " " if fmt == "edgelist" else ","
         lines = [] if fmt == "edgelist" else ["source,target"]
-        lines += [f"{u}{sep}{v}" for u, v in clean.edges()]
+        # an edge written "source,target" would read as the header repeated: its ends swap
+        lines += [
+            f"{v}{sep}{u}"
+            if (str(u), str(v)) == ("source", "target") and sep == ","
+            else f"{u}{sep}{v}"
+            for u, v in clean.edges()
+        ]
         if path.suffix.lower() == ".gz":
             with atomic_write(path, mode="wb", encoding=None) as fh:
                 fh.write(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
@@ -1026,4 +1252,4 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
             nx.write_gexf(clean, tmp)
         else:
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(nx.node_link_data(clean, edges="edges"), fh)
+                json.dump(nx.node_link_data(clean, edges="edges"), fh, default=_json_default)
