@@ -129,8 +129,9 @@ def _beyond_range(col: pd.Series, bad: np.ndarray) -> np.ndarray:
     nanosecond count holds (the years 1677-2262): a number of seconds beyond it (often
     milliseconds given as seconds) or an ISO date whose year lies outside."""
     out = np.zeros(len(col), dtype=bool)
-    rows = np.flatnonzero(bad)
-    if not rows.size:
+    # a missing time (NaT, None) is missing, not far; a datetime column holds no far time
+    rows = np.flatnonzero(bad & col.notna().to_numpy())
+    if not rows.size or pd.api.types.is_datetime64_any_dtype(col.dtype):
         return out
     values = col.iloc[rows]
     secs = pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)

@@ -342,8 +342,16 @@ class Hierarchy:
             col = column or self.name
             if v is None:
                 raise InputError("missing value", column=col, row=i)
+            where = f"the hierarchy {self.name!r}" if self.name else "the hierarchy"
+            hint = ""
+            if isinstance(v, str) and v != v.strip() and v.strip() in self._leaf_index:
+                hint = (
+                    f"; {where} has {v.strip()!r}: its labels are read without the spaces "
+                    "around them, the data's are not (strip the column, e.g. "
+                    "df[c].str.strip())"
+                )
             raise InputError(
-                f"value not in the hierarchy {self.name!r} ({bad.size} value(s) in all)",
+                f"value not in {where} ({bad.size} value(s) in all){hint}",
                 column=col,
                 row=i,
                 value=v,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .errors import InputError
 
-__all__ = ["Partition", "encode_values"]
+__all__ = ["Partition", "encode_column", "encode_values"]
 
 
 def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -25,6 +25,9 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> codes, domain = encode_values(["b", "a", "b"])
     >>> codes.tolist(), domain.tolist()
     ([1, 0, 1], ['a', 'b'])
+    >>> codes, domain = encode_values(pd.Series(pd.to_datetime(["2020-02", "2020-01"], utc=True)))
+    >>> codes.tolist(), [str(d) for d in domain]
+    ([1, 0], ['2020-01-01 00:00:00+00:00', '2020-02-01 00:00:00+00:00'])
     """
     if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
         return _encode_categorical(pd.Categorical(values))
@@ -33,8 +36,13 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     if missing.any():
         raise InputError("missing value", row=int(np.flatnonzero(missing)[0]))
     codes, uniques = pd.factorize(series, sort=False)  # hashing: O(n), then sort the few uniques
-    dtype: Any = series.dtype if series.dtype != object else object
-    values_sorted: np.ndarray = np.asarray(uniques, dtype=dtype)
+    values_sorted: np.ndarray
+    if isinstance(series.dtype, np.dtype):
+        values_sorted = np.asarray(uniques, dtype=series.dtype)
+    else:  # an extension dtype (tz-aware times, nullable integers, Arrow strings)
+        values_sorted = np.asarray(uniques)
+        if values_sorted.dtype.kind in "OUS":
+            values_sorted = values_sorted.astype(object)
     try:
         order = np.argsort(values_sorted, kind="stable")
     except TypeError as exc:  # mixed, unorderable types
@@ -42,6 +50,29 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return rank[codes].astype(np.int64), values_sorted[order]
+
+
+def encode_column(column: pd.Series, name: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_values` of a table's column, its errors naming the column and the row
+    by its index label.
+
+    Examples
+    --------
+    >>> encode_column(pd.Series(["a", None], index=[7, 8]), "zip")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: missing value (column 'zip', row 8)
+    """
+    try:
+        return encode_values(column)
+    except InputError as exc:
+        row = exc.row
+        if isinstance(row, int) and 0 <= row < len(column):
+            row = column.index[row]
+        label = column.name if name is None else name
+        raise InputError(
+            exc.message, column=None if label is None else str(label), row=row, value=exc.value
+        ) from None
 
 
 def _encode_categorical(values: pd.Categorical) -> tuple[np.ndarray, np.ndarray]:

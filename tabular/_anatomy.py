@@ -9,7 +9,7 @@ the sensitive value with probability at most ``1 / l``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from structanon._finish import Timings, finish_release
 from structanon._validation import check_columns, check_int
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import ProbabilisticLDiversity
-from structanon.partition import encode_values
+from structanon.partition import encode_column, encode_values
 from structanon.release import CheckResult
 
 from ._input import require_columns
@@ -277,15 +277,18 @@ def _check_bucket_input(df: Any, quasi_identifiers: Any, sensitive: Any) -> list
         raise InputError(f"the table already has a column named {BUCKET!r}", column=BUCKET)
     if len(df) == 0:
         raise InputError("the table has no rows")
-    if not isinstance(sensitive, str) or sensitive not in df.columns:
-        raise InputError(f"sensitive column not in the table: {sensitive!r}")
+    if not isinstance(sensitive, Hashable) or sensitive not in df.columns:
+        raise InputError(
+            f"sensitive column not in the table: {sensitive!r}; columns are {list(df.columns)}"
+        )
     if sensitive in qis:
-        raise InputError("the sensitive column cannot be a quasi-identifier", column=sensitive)
+        raise InputError("the sensitive column cannot be a quasi-identifier", column=str(sensitive))
     missing = df[sensitive].isna().to_numpy()
     if missing.any():
         raise InputError(
             "missing value in sensitive column",
-            column=sensitive,
-            row=int(np.flatnonzero(missing)[0]),
+            column=str(sensitive),
+            row=df.index[int(np.flatnonzero(missing)[0])],
         )
+    encode_column(df[sensitive], sensitive)  # values that cannot be ordered: named here
     return qis

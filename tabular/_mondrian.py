@@ -132,6 +132,13 @@ def time_bounds(label: str) -> tuple[float, float] | None:
 def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
     if pd.api.types.is_datetime64_any_dtype(column.dtype):
         return _time_dimension(name, column)
+    if pd.api.types.is_timedelta64_dtype(column.dtype):  # else published as nanoseconds
+        raise InputError(
+            "numeric quasi-identifier holds durations (timedelta), which would be published "
+            "as ranges of nanoseconds; give it in a unit, e.g. "
+            "df[c].dt.total_seconds() / 60 for minutes",
+            column=name,
+        )
     values = column.to_numpy()
     if column.dtype == bool or not pd.api.types.is_numeric_dtype(column.dtype):
         coerced = pd.to_numeric(column, errors="coerce").to_numpy()

@@ -11,7 +11,7 @@ the exponential mechanism, and every class smaller than the ``k`` implied by ``e
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -455,6 +455,12 @@ def dp_counts(
 
     # below 1e-4 the noise swamps any count, and OpenDP's scale search stops converging
     epsilon = check_float(epsilon, "epsilon", min_value=1e-4, max_value=1e4)
+    if isinstance(categories, str | bytes) or not isinstance(categories, Iterable):
+        raise InputError(
+            "categories must be a list of the categories to count, fixed in advance (e.g. "
+            "a hierarchy level's labels): categories read off the data would leak",
+            value=repr(categories)[:60],
+        )
     labels = [str(c) for c in categories]
     if not labels or len(set(labels)) != len(labels):
         raise InputError("categories must be a non-empty list of distinct values")

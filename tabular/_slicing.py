@@ -23,7 +23,7 @@ from structanon._finish import Timings, finish_release
 from structanon._validation import check_int, check_names
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import ProbabilisticLDiversity
-from structanon.partition import encode_values
+from structanon.partition import encode_column, encode_values
 from structanon.release import CheckResult
 
 from ._anatomy import BUCKET, _check_bucket_input, publish_buckets
@@ -346,6 +346,8 @@ def slice_table(
     """
     timings = Timings()
     qis = _check_bucket_input(df, quasi_identifiers, sensitive)
+    for column in qis:  # slicing permutes and buckets the QIs: each must be encodable
+        encode_column(df[column], column)
     l = check_int(l, "l", min_value=2)
     n_columns = check_int(n_columns, "n_columns", min_value=1, max_value=len(qis) + 1)
     bins = check_int(bins, "bins", min_value=2)
@@ -454,7 +456,7 @@ def _buckets(
             f"no {l}-diverse slicing exists with these columns: the whole table is one bucket "
             f"and a sensitive value still holds more than 1/{l} of some records"
         )
-    qi_codes = np.column_stack([encode_values(df[c].to_numpy())[0] for c in qis])
+    qi_codes = np.column_stack([encode_column(df[c], c)[0] for c in qis])
     return tuple_partition(qi_codes, diverse, rng, l)
 
 
