@@ -97,9 +97,9 @@ def item_taxonomy(
 
     Examples
     --------
-    >>> tax = item_taxonomy([{1, 2}, {3, 4}], fanout=2)
+    >>> tax = item_taxonomy([{0, 1}, {2, 3}], fanout=2)
     >>> tax.height, [str(x) for x in tax.labels[tax.n_leaves:]]
-    (2, ['1..2', '3..4', '*'])
+    (2, ['0..1', '2..3', '*'])
     """
     b = encode_baskets(transactions)
     counts = np.bincount(b.codes, minlength=b.domain.size)

@@ -308,11 +308,11 @@ def transformation_text(b: Baskets, tax: Taxonomy, occ_nodes: np.ndarray) -> str
     Examples
     --------
     >>> from transactions._data import encode_baskets
-    >>> b = encode_baskets([{1, 2}, {3, 4}])
+    >>> b = encode_baskets([{0, 1}, {2, 3}])
     >>> tax = Taxonomy.balanced(b.domain, 2)
     >>> print(transformation_text(b, tax, np.array([4, 4, 2, 3])))  # doctest: +NORMALIZE_WHITESPACE
     2 of 4 distinct items were replaced, in some or all baskets, by 1 taxonomy group (such
-    as '1..2'), each standing for 2.0 items on average; 50.0% of item occurrences are
+    as '0..1'), each standing for 2.0 items on average; 50.0% of item occurrences are
     published as a group, the rest as the items themselves.
     """
     if b.nnz == 0:

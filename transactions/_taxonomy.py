@@ -92,14 +92,33 @@ class Taxonomy:
     ) -> Taxonomy:
         """A balanced tree of the given fan-out over the items, by id or by frequency.
 
+        Its labels never name an item of the input: integer items ordered by id are grouped
+        into aligned blocks of ids (``0..4``, ``5..9``, then ``0..24``, ...) fixed by the
+        fan-out alone, a block holding one item of the data adding no node; any other tree
+        is labelled ``g<level>.<index>``.  (Labels ``first..last`` of the items each group
+        holds named the input's items, a rare one among them, and shifted every later
+        label when one basket with a unique item left the input.)
+
         Examples
         --------
-        >>> tax = Taxonomy.balanced(np.array([1, 2, 3, 4], dtype=object), fanout=2)
+        >>> tax = Taxonomy.balanced(np.array([0, 1, 2, 3], dtype=object), fanout=2)
         >>> [str(x) for x in tax.labels], tax.height
-        (['1', '2', '3', '4', '1..2', '3..4', '*'], 2)
+        (['0', '1', '2', '3', '0..1', '2..3', '*'], 2)
+        >>> tax = Taxonomy.balanced(np.array([1, 2, 3, 7], dtype=object), fanout=2)
+        >>> [str(x) for x in tax.labels]
+        ['1', '2', '3', '7', '2..3', '0..3', '*']
+        >>> tax = Taxonomy.balanced(np.array(["a", "b", "c", "d"], dtype=object), fanout=2)
+        >>> [str(x) for x in tax.labels]
+        ['a', 'b', 'c', 'd', 'g1.0', 'g1.1', '*']
         """
         fanout = check_int(fanout, "fanout", min_value=2)
         check_choice(order, "order", ("id", "frequency"))
+        if order == "id" and _integer_items(domain):
+            return cls(
+                _aligned_blocks(domain, fanout),
+                domain,
+                source=f"balanced(fanout={fanout}, order={order})",
+            )
         names = [str(x) for x in domain.tolist()]
         perm = _item_order(domain, counts, order)
         taken = set(names)
@@ -196,6 +215,55 @@ def _ancestor_table(count: int, parent: np.ndarray, depth: np.ndarray, height: i
     return table
 
 
+def _integer_items(domain: np.ndarray) -> bool:
+    """Whether every item is an integer (not a bool): ids that aligned blocks can group."""
+    values = np.asarray(domain)
+    if values.dtype.kind in "iu":
+        return True
+    return values.dtype == object and all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+        for v in values.tolist()
+    )
+
+
+def _aligned_blocks(domain: np.ndarray, fanout: int) -> dict[str, str | None]:
+    """``parent_of`` of a tree over integer items whose internal nodes are the aligned id
+    blocks ``[j * w, (j + 1) * w - 1]``, ``w = fanout ** level``, holding at least two
+    children; the root takes the nodes of the first level that falls in one block.
+
+    Examples
+    --------
+    >>> tree = _aligned_blocks(np.array([0, 1, 2, 9]), 5)
+    >>> tree["0"], tree["0..4"], tree["9"]
+    ('0..4', '*', '*')
+    """
+    ids = [int(v) for v in np.asarray(domain).tolist()]
+    parent_of: dict[str, str | None] = {}
+    nodes = sorted((v, str(v)) for v in ids)  # (lowest id of the node's block, label)
+    width = 1
+    while len(nodes) > 1:
+        wide = width * fanout
+        groups: dict[int, list[tuple[int, str]]] = {}
+        for low, label in nodes:
+            groups.setdefault(low // wide, []).append((low, label))
+        if len(groups) == 1:  # one block would hold every node: the root does
+            break
+        nodes = []
+        for block, members in sorted(groups.items()):
+            if len(members) == 1:  # a node of one child adds nothing: the child goes up
+                nodes.append(members[0])
+                continue
+            label = f"{block * wide}..{block * wide + wide - 1}"
+            for _, child in members:
+                parent_of[child] = label
+            nodes.append((block * wide, label))
+        width = wide
+    for _, label in nodes:
+        parent_of[label] = ROOT
+    parent_of[ROOT] = None
+    return parent_of
+
+
 def _item_order(domain: np.ndarray, counts: np.ndarray | None, order: str) -> np.ndarray:
     """Leaf order of a balanced tree: by id, or by decreasing frequency."""
     n = int(domain.size)
@@ -229,7 +297,7 @@ def _next_level(
     for g in range(len(bounds) - 1):
         lo, hi = bounds[g], bounds[g + 1]
         first, last = span[lo][0], span[hi - 1][1]
-        label = f"{first}..{last}" if order == "id" else f"g{depth_no}.{g}"
+        label = f"g{depth_no}.{g}"  # naming the group's first and last item would leak them
         if label in taken:
             label = f"{label}#{depth_no}"
         taken.add(label)

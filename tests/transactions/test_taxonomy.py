@@ -10,14 +10,43 @@ from transactions._taxonomy import Taxonomy
 def test_balanced_tree_shape():
     tax = item_taxonomy([set(range(12))], fanout=3)
     assert tax.n_items == 12 and tax.labels[tax.root] == "*"
-    # 12 leaves -> 4 nodes of 3 -> root (a single group of 4 is not added as a level)
-    assert tax.height == 2
+    # 12 leaves -> aligned blocks of 3 ids -> blocks of 9 (9..11 alone in 9..17 goes up) -> root
+    assert tax.height == 3
     assert tax.size[tax.root] == 12
     internal = tax.labels[~tax.is_leaf].tolist()
-    assert "0..2" in internal and "9..11" in internal
+    assert set(internal) == {"0..2", "3..5", "6..8", "9..11", "0..8", "*"}
+    children_of_root = tax.labels[tax.parent == tax.root].tolist()
+    assert sorted(children_of_root) == ["0..8", "9..11"]
     # every internal node has at least two children
     kids = np.bincount(tax.parent[tax.parent >= 0], minlength=tax.n_nodes)
     assert (kids[~tax.is_leaf] >= 2).all()
+
+
+def _blocks(tax):
+    """(lo, hi) of every internal label but the root."""
+    labels = tax.labels[~tax.is_leaf].tolist()
+    return [tuple(int(x) for x in str(label).split("..")) for label in labels if label != "*"]
+
+
+def test_automatic_labels_do_not_name_the_input_items():
+    """An attacker reading a range label learnt its first and last item were in the input
+    (a rare one included), and neighbours one basket apart shifted every later label."""
+    rng = np.random.default_rng(4)
+    items = sorted({int(x) for x in rng.choice(10_000, 300, replace=False)})
+    data = [set(items[i : i + 3]) for i in range(0, len(items), 3)]
+    for fanout in (2, 5, 10):
+        tax = item_taxonomy(data, fanout=fanout)
+        for lo, hi in _blocks(tax):
+            width = hi - lo + 1  # an aligned block of fanout ** level ids, fixed in advance
+            level = round(np.log(width) / np.log(fanout))
+            assert width == fanout**level and lo % width == 0
+        # a neighbour without one basket: leaving it out never moves or adds a label
+        without = item_taxonomy(data[1:], fanout=fanout)
+        assert set(_blocks(without)) <= set(_blocks(tax))
+    texts = item_taxonomy([{"alice's pills", "zebra"}, {"milk", "bread"}], fanout=2)
+    names = {"alice's pills", "zebra", "milk", "bread"}
+    for label in texts.labels[~texts.is_leaf].tolist():
+        assert not any(name in str(label) for name in names)
 
 
 def test_balanced_no_single_child_groups():
