@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._times import NAT, iso_utc_ns
-from structanon._validation import check_columns, check_on_bad_lines
+from structanon._validation import check_columns, check_on_bad_lines, warn_repeated_labels
 from structanon.errors import InputError
 from structanon.io import file_lines
 
@@ -187,6 +187,8 @@ def parse_fixes(
     names = [str(c) for c in df.columns]
     if len(set(names)) < len(names):
         check_columns(df, [], what="log")  # names the duplicated column
+    if source is None:
+        warn_repeated_labels(df, "log")
     for role, name in (("user", user), ("time", time), ("lat", lat), ("lon", lon)):
         if not isinstance(name, str):
             raise InputError(f"{role} must be a column name (str), got {name!r}")

@@ -18,7 +18,13 @@ from structanon import Partition, Release, _progress
 from structanon._engine import compute, is_dask, resolve_engine
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._times import NAT, iso_utc_ns
-from structanon._validation import check_choice, check_columns, check_float, check_int
+from structanon._validation import (
+    check_choice,
+    check_columns,
+    check_float,
+    check_int,
+    warn_repeated_labels,
+)
 from structanon.errors import InfeasibleError, InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.microaggregation import mdav
@@ -135,6 +141,7 @@ def _validate(log: pd.DataFrame, k: int) -> pd.DataFrame:
     if not isinstance(log, pd.DataFrame):
         raise InputError(f"log must be a pandas DataFrame, got {type(log).__name__}")
     check_columns(log, ("user", "query", "time"), what="log")
+    warn_repeated_labels(log, "log")
     if len(log) == 0:
         raise InputError("the log is empty (no query rows)")
     frame = pd.DataFrame({"user": log["user"].to_numpy(), "query": log["query"].to_numpy()})

@@ -213,6 +213,28 @@ def duplicate_names(names: Iterable[str]) -> list[str]:
     return [n for n in names if n in seen or seen.add(n)]  # type: ignore[func-returns-value]
 
 
+def warn_repeated_labels(frame: Any, what: str = "table") -> None:
+    """Warn (a Python warning, never in a release or report) when the index of the pandas
+    ``frame`` repeats labels: ``release.source_index`` holds input labels, and
+    ``df.loc[release.source_index]`` then returns every row of each repeated label."""
+    index = getattr(frame, "index", None)
+    if (
+        index is None
+        or not hasattr(index, "is_unique")
+        or type(frame).__module__.startswith("dask")
+    ):
+        return
+    if not index.is_unique:
+        label = index[index.duplicated()][0]
+        warnings.warn(
+            f"the {what}'s index repeats labels (e.g. {label!r}): release.source_index holds "
+            "input labels, so df.loc[release.source_index] will not line up with the "
+            "release; call df.reset_index(drop=True) first to link published rows to yours",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def check_columns(frame: Any, columns: Iterable[str], *, what: str = "table") -> list[str]:
     """Check that ``frame`` has unique column names and holds every name in ``columns``.
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from structanon import InfeasibleError, InputError, Partition, Release
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_columns, check_int
+from structanon._validation import check_columns, check_int, warn_repeated_labels
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import ProbabilisticLDiversity
 from structanon.partition import encode_column, encode_values
@@ -270,6 +270,7 @@ def _check_bucket_input(df: Any, quasi_identifiers: Any, sensitive: Any) -> list
         quasi_identifiers = [quasi_identifiers]
     qis = require_columns(df, quasi_identifiers, argument="df")
     check_columns(df, qis)
+    warn_repeated_labels(df)
     twice = [c for i, c in enumerate(qis) if c in qis[:i]]
     if twice:
         raise InputError("quasi_identifiers names a column twice", column=twice[0])

@@ -9,7 +9,13 @@ import numpy as np
 import pandas as pd
 
 from structanon import Hierarchy, InfeasibleError, InputError
-from structanon._validation import check_choice, check_columns, check_float, check_names
+from structanon._validation import (
+    check_choice,
+    check_columns,
+    check_float,
+    check_names,
+    warn_repeated_labels,
+)
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
@@ -177,6 +183,7 @@ def validate(
     if not isinstance(df, pd.DataFrame):
         raise InputError(f"df must be a pandas DataFrame, got {type(df).__name__}")
     check_columns(df, [])
+    warn_repeated_labels(df)
     if len(df) == 0:
         raise InputError("the table has no rows")
     check_choice(algorithm, "algorithm", ALGORITHMS)

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._finish import Timings, finish_release
+from structanon._validation import warn_repeated_labels
 from structanon.errors import InputError
 from structanon.io import Pseudonymizer
 from structanon.release import CheckResult, Release
@@ -283,6 +284,7 @@ def publish_perturbed(
     ``keep`` marks the rows published (sampling), all by default.  The published order is
     a secret permutation, so position links nothing to the input.
     """
+    warn_repeated_labels(original)
     n = len(masked)
     rows = np.arange(n) if keep is None else np.flatnonzero(keep)
     with timings("shuffle"):
