@@ -228,6 +228,7 @@ def report_figures(
         figures.append(_density_views(release, regions, points))
     if len(regions):
         figures += [_region_map(regions, max_regions), _area_histogram(regions)]
-    if release.risk.get("before") and release.risk.get("after"):
-        figures.append(_unicity_bars(release.risk))
+    risk = release.shown_risk()  # without what the release withholds
+    if risk.get("before") and risk.get("after"):
+        figures.append(_unicity_bars(risk))
     return figures

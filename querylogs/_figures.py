@@ -48,8 +48,9 @@ def release_figures(release: Release, original: Any = None) -> list[ReportFigure
         _cluster_sizes(plt, release.info),
         _query_events(plt, release.info),
     ]
-    if release.risk.get("before") and release.risk.get("after"):
-        figures.append(_uniqueness(plt, release.risk["before"], release.risk["after"]))
+    risk = release.shown_risk()  # without what the release withholds
+    if risk.get("before") and risk.get("after"):
+        figures.append(_uniqueness(plt, risk["before"], risk["after"]))
     for _, figure in figures:
         figure.tight_layout()
     view = [] if original is None else _top_queries(release, original)

@@ -159,6 +159,25 @@ class Release:
             return None
         return getattr(self, name) if hasattr(self, name) else self.info.get(name)
 
+    def shown_utility(self) -> dict[str, Any]:
+        """:attr:`utility` as outputs show it: without the measures :attr:`withheld` names
+        ``"utility.<measure>"`` (exact input statistics, such as a masked column's input
+        variance, that two reports of inputs one person apart subtract into that person's
+        value); they stay readable in Python for the publisher."""
+        hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith("utility.")}
+        if not hidden or not isinstance(self.utility, dict):
+            return self.utility
+        return {k: v for k, v in self.utility.items() if k not in hidden}
+
+    def shown_risk(self) -> dict[str, Any]:
+        """:attr:`risk` as outputs show it: without a section :attr:`withheld` names
+        ``"risk.<section>"`` (``"risk.before"``: the input's own frequencies, for a release
+        that masks the very columns they count)."""
+        hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith("risk.")}
+        if not hidden or not isinstance(self.risk, dict):
+            return self.risk
+        return {k: v for k, v in self.risk.items() if k not in hidden}
+
     def _counts_text(self, what: str) -> str:
         """``"N <what> in, S suppressed"``, or that the counts are withheld."""
         if self.shown("n_individuals") is None:
@@ -269,8 +288,8 @@ class Release:
                     if "suppressed" in self.withheld
                     else self.partition.n_suppressed,
                 },
-                "utility": self.utility,
-                "risk": self.risk,
+                "utility": self.shown_utility(),
+                "risk": self.shown_risk(),
                 "timings": self.timings,
                 "info": {k: v for k, v in self.info.items() if k not in self.withheld},
                 "provenance": self.provenance,

@@ -56,7 +56,11 @@ def format_summary(release: Release) -> str:
     """Model checks, size, utility, risk before/after and timings as aligned text."""
     checks = release.checks if release.checks is not None else release.verify()
     plain = to_jsonable(
-        {"utility": release.utility, "risk": release.risk, "timings": release.timings}
+        {
+            "utility": release.shown_utility(),
+            "risk": release.shown_risk(),
+            "timings": release.timings,
+        }
     )
     from .verdict import flags, headline, not_covered, unit
 

@@ -228,7 +228,8 @@ def _suppression_flags(release: Release) -> list[Flag]:
 
 
 def _risk_flags(release: Release) -> list[Flag]:
-    risk = to_jsonable(release.risk) if isinstance(release.risk, dict) else {}
+    shown = release.shown_risk()
+    risk = to_jsonable(shown) if isinstance(shown, dict) else {}
     before, after = _numbers(risk.get("before", {})), _numbers(risk.get("after", {}))
     k = _k(release)
     promised = 1.0 / k if k else 0.0  # a re-identification share the model itself allows
@@ -287,7 +288,8 @@ def _utility_kind(name: str) -> tuple[str, bool] | None:
 
 
 def _utility_flags(release: Release) -> list[Flag]:
-    utility = _numbers(to_jsonable(release.utility) if isinstance(release.utility, dict) else {})
+    shown = release.shown_utility()
+    utility = _numbers(to_jsonable(shown) if isinstance(shown, dict) else {})
     found = []
     for name, value in utility.items():
         kind = _utility_kind(name)

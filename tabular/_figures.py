@@ -233,6 +233,7 @@ def release_figures(
     ncp = release.utility.get("ncp") if release.utility else None
     if ncp:
         figures.append(_ncp(plt, ncp))
-    if release.risk.get("before") and release.risk.get("after"):
-        figures.append(_risk(plt, release.risk["before"], release.risk["after"]))
+    risk = release.shown_risk()  # without what the release withholds
+    if risk.get("before") and risk.get("after"):
+        figures.append(_risk(plt, risk["before"], risk["after"]))
     return figures

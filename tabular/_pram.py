@@ -311,5 +311,5 @@ def pram(
         # invariant matrices are built from the input's exact shares (times n: its exact
         # counts, which the randomized release hides): readable in Python
         # (release.info["transition"]), never written to a report
-        release.withheld = ("transition",)
+        release.withheld = (*release.withheld, "transition")
     return release

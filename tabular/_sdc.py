@@ -259,6 +259,23 @@ def perturbation_utility(
     return out
 
 
+INPUT_STATISTICS = ("mean_change_sd_max", "variance_ratio", "correlation_change_max")
+
+
+def _input_statistic(name: str) -> bool:
+    """Whether the utility measure ``name`` is an exact statistic of the masked input
+    (withheld from outputs) rather than one of the masking's own error.
+
+    Examples
+    --------
+    >>> _input_statistic("variance_ratio"), _input_statistic("sex_marginal_tvd")
+    (True, True)
+    >>> _input_statistic("il1s"), _input_statistic("sex_changed_share")
+    (False, False)
+    """
+    return name in INPUT_STATISTICS or name.endswith("_marginal_tvd")
+
+
 def publish_perturbed(
     original: pd.DataFrame,
     masked: pd.DataFrame,
@@ -310,6 +327,16 @@ def publish_perturbed(
         release.utility = perturbation_utility(kept_original, kept_masked, numeric, categorical)
         if extra_utility is not None:
             release.utility.update(extra_utility())
+        # exact statistics of the input's masked columns: with the published column they
+        # give the input's mean, variance, correlations or category counts, which two
+        # reports of tables one person apart subtract into that person's true value
+        # so are the input's own risk figures: its key frequencies over the masked columns
+        # (the smallest class of a binary column is its exact count)
+        release.withheld = (
+            *release.withheld,
+            *(f"utility.{name}" for name in release.utility if _input_statistic(name)),
+            "risk.before",
+        )
         release.risk = {
             "before": tab_risk.perturbation_risk(base, base, numeric, categorical, seed=seed),
             "after": tab_risk.perturbation_risk(

@@ -362,5 +362,5 @@ def test_attack_reports_do_not_tell_what_kind_of_identifier_a_user_typed(tmp_pat
     for text in texts + [release.summary(), repr(release), release._repr_html_()]:
         assert not re.search(r"street.address\W{0,6}\d", text)
     doc = json.loads(texts[0])
-    assert doc["withheld"] == ["identifier_queries_by_kind"]
+    assert doc["withheld"] == ["identifier_queries_by_kind", "intents"]
     assert "identifier_queries_by_kind" not in doc["info"]

@@ -102,3 +102,66 @@ def test_the_release_does_not_leak_the_link_to_input_rows(table):
     text = release.to_json() + repr(release) + release.summary()
     assert "source_index" not in text
     assert "index" not in release.data.columns
+
+
+def _report_text(release) -> str:
+    """The JSON report and the summary, but the list of the names withheld."""
+    import json
+
+    shown = {k: v for k, v in release.to_dict().items() if k != "withheld"}
+    return json.dumps(shown) + release.summary()
+
+
+def _moments_from(utility: dict, y: np.ndarray) -> list[tuple[float, float]]:
+    """(sum, sum of squares) of the input column, per sign of the mean change, as an
+    attacker computes them from a report's variance ratio and mean change."""
+    n, var_in = len(y), y.var(ddof=1) / utility["variance_ratio"][0]
+    shift = utility["mean_change_sd_max"] * np.sqrt(var_in)
+    return [(n * m, (n - 1) * var_in + n * m * m) for m in (y.mean() - shift, y.mean() + shift)]
+
+
+def test_noise_reports_of_neighbours_give_no_input_moments(table):
+    """The variance ratio and mean change, with the published column, gave the input's
+    exact mean and variance: two reports of tables one person apart gave that person's
+    true, un-noised value."""
+    person = 17
+    a = tabular.add_noise(table, ["age"], 0.5)
+    b = tabular.add_noise(table.drop(index=person), ["age"], 0.5)
+    # the figures do give the person away (this is why outputs withhold them) ...
+    best = min(
+        (abs((qa - qb) - (sa - sb) ** 2), sa - sb)
+        for sa, qa in _moments_from(a.utility, a.data["age"].to_numpy(float))
+        for sb, qb in _moments_from(b.utility, b.data["age"].to_numpy(float))
+    )
+    assert best[1] == pytest.approx(table["age"][person], abs=1e-6)
+    # ... and no report, summary or JSON holds them, nor the input's own risk figures
+    for release in (a, b):
+        shown = release.to_dict()
+        assert "variance_ratio" not in shown["utility"]
+        assert "mean_change_sd_max" not in shown["utility"] and "before" not in shown["risk"]
+        assert {"sse_sst", "il1s"} <= set(shown["utility"])  # the masking's own error stays
+        assert "variance_ratio" not in _report_text(release)
+
+
+def test_pram_reports_of_neighbours_give_no_input_counts(table):
+    """A binary column's marginal TVD (or the input's smallest class in the risk before)
+    with the published counts gave the input's exact counts, which the invariant matrix
+    is withheld to hide: two neighbours' reports gave the removed person's value."""
+    df = table.assign(sex=np.where(table["age"] > 40, "F", "M"))
+    person = int(np.flatnonzero(df["sex"] == "F")[0])
+    a = tabular.pram(df, ["sex"], keep=0.7)
+    b = tabular.pram(df.drop(index=person), ["sex"], keep=0.7)
+
+    def input_f_count(release) -> set[int]:
+        f = int((release.data["sex"] == "F").sum())
+        tvd = release.utility["sex_marginal_tvd"] * len(release.data)
+        return {round(f - tvd), round(f + tvd)}
+
+    truth = int((df["sex"] == "F").sum())
+    assert truth in input_f_count(a) and truth - 1 in input_f_count(b)
+    for release in (a, b):
+        shown = release.to_dict()
+        assert "sex_marginal_tvd" not in shown["utility"] and "before" not in shown["risk"]
+        assert "sex_changed_share" in shown["utility"]
+        text = _report_text(release)
+        assert "marginal_tvd" not in text and "individual_risk_max" in text  # after only
