@@ -113,3 +113,29 @@ def test_two_keyed_graph_releases_of_different_snapshots_share_no_labels():
     assert again.source_index == first.source_index
     same = sum(first.source_index[v] == second.source_index.get(v) for v in first.source_index)
     assert same < 20, f"{same} of {G.number_of_nodes()} authors keep their published label"
+
+
+def test_two_keyed_graph_releases_differing_in_one_attribute_share_no_labels():
+    """The streams were bound to nodes and edges only: a graph whose one node changed a
+    published attribute got the same labels and added edges, so the two releases joined
+    node by node and their one differing label named the changed person."""
+    import graphs
+
+    G = nx.powerlaw_cluster_graph(300, 3, 0.2, seed=1)
+    rng = np.random.default_rng(1)
+    for v in G:
+        G.nodes[v]["age"] = int(rng.integers(18, 80))
+    later = G.copy()
+    later.nodes[17]["age"] = 99  # one profile updated
+
+    def release(graph):
+        return graphs.k_degree_anonymize(graph, 5, key=KEY, keep_attributes=["age"], measures=False)
+
+    first, second, again = release(G), release(later), release(G)
+    assert again.source_index == first.source_index
+    same = sum(first.source_index[v] == second.source_index[v] for v in G)
+    assert same < 20, f"{same} of 300 nodes keep their published label"
+    # the attacker's join: labels whose published age differs between the two releases
+    a, b = first.data, second.data
+    differ = [v for v in a if a.nodes[v].get("age") != b.nodes[v].get("age")]
+    assert len(differ) > 100  # no single label stands out
