@@ -262,3 +262,20 @@ def test_location_view_from_the_input_frame_equals_the_kept_points():
     kept = _input_density(_points(release, None), edges, 2)
     given = _input_density(_points(release, df), edges, 2)
     assert (kept == given).all() and (kept > 0).sum() > 1
+
+
+def test_disassociation_view_draws_no_pair_fewer_than_k_baskets_hold():
+    from pathlib import Path
+
+    from transactions import metrics
+    from transactions._data import encode_baskets
+
+    path = Path(transactions.__file__).parent / "data" / "retail_head2000.dat"
+    baskets = [line.split() for line in path.read_text().splitlines()[:300]]
+    k = 5
+    release = transactions.disassociate(baskets, k=k, m=2, key=KEY, measures=False)
+    _, true = metrics.top_itemsets(encode_baskets(baskets), 2, 100)
+    assert (true < k).any()  # the top 100 pairs of this input hold rare ones
+    (view,) = [f for f in _views(figures_for(release, baskets)) if "pairs" in f.title]
+    drawn = np.concatenate([c.get_offsets()[:, 0] for c in view.figure.axes[0].collections])
+    assert drawn.size == 2 * int((true >= k).sum()) and drawn.min() >= k

@@ -155,6 +155,13 @@ def _disassociation_figure(release: Release, original: Any) -> ReportFigure:
     b = encode_baskets(original)
     q, true = metrics.top_itemsets(b, 2, 100)
     lower, expected = metrics.disassociation_supports(b, release.data, q, draws=2)
+    # a pair fewer than k baskets hold is drawn nowhere: its input support, against an
+    # estimate anyone recomputes from the release, would place one person's pair
+    floor = small_count_floor(release)
+    shown = np.asarray(true) >= floor
+    true, lower, expected = np.asarray(true)[shown], np.asarray(lower)[shown], np.asarray(
+        expected
+    )[shown]
     title = "Support of the 100 most frequent item pairs: input vs release"
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.scatter(true, expected, s=12, label="expected under random re-association")
@@ -167,10 +174,15 @@ def _disassociation_figure(release: Release, original: Any) -> ReportFigure:
     ax.legend(loc="upper left", fontsize=7, frameon=False)
     fig.tight_layout()
     alt = (
-        f"{title}. One point per pair: its support in the input (x) against its support "
-        "estimated from the release (y); points on the dashed diagonal are exact. The "
+        f"{title}. One point per pair held by at least {floor} baskets: its support in the "
+        "input (x) against its support estimated from the release (y); points on the "
+        "dashed diagonal are exact. The "
         f"median relative error of the expected supports is "
-        f"{float(np.median(np.abs(expected - true) / np.maximum(true, 1))):.0%}."
+        + (
+            f"{float(np.median(np.abs(expected - true) / np.maximum(true, 1))):.0%}."
+            if true.size
+            else "not shown: no pair is held by that many baskets."
+        )
     )
     return ReportFigure(title, fig, alt, view=True)
 
