@@ -325,6 +325,53 @@ def _bad_lines_flags(release: Release) -> list[Flag]:
     ]
 
 
+# a column published unchanged whose values are this distinct per record singles people out
+UNIQUE_COLUMN_SHARE = 0.9
+
+
+def _handled_columns(parameters: dict[str, Any]) -> set[str]:
+    """The columns a tabular release generalizes, masks, pseudonymizes or buckets."""
+    names: set[str] = set()
+    for key in ("quasi_identifiers", "identifiers", "top", "bottom", "mapping", "columns"):
+        value = parameters.get(key) or ()
+        items = value.keys() if isinstance(value, dict) else value
+        for item in items if not isinstance(items, str) else [items]:
+            names.update(map(str, item) if isinstance(item, list | tuple) else [str(item)])
+    if parameters.get("sensitive") is not None:
+        names.add(str(parameters["sensitive"]))
+    return names
+
+
+def _unique_column_flags(release: Release) -> list[Flag]:
+    """A red flag per tabular column the release publishes unchanged although nearly every
+    record holds its own value (an id, a serial number, a precise weight): the model
+    protects the named columns only, and such a column singles every record out."""
+    import pandas as pd
+
+    data = release.data
+    if release.datatype != "tabular" or not isinstance(data, pd.DataFrame) or len(data) < 20:
+        return []
+    handled = _handled_columns(release.parameters or {}) | {"bucket"}
+    found = []
+    for column in data.columns:
+        if str(column) in handled:
+            continue
+        share = data[column].nunique(dropna=True) / len(data)
+        if share >= UNIQUE_COLUMN_SHARE:
+            found.append(
+                Flag(
+                    "red",
+                    f"Near-unique column published as is: {column}",
+                    f"{share:.0%} of the published records hold their own value of "
+                    f"{str(column)!r}, which no option names: it singles them out whatever "
+                    "the model does.",
+                    "drop the column, or name it as an identifier (pseudonymized), a "
+                    "quasi-identifier or a masked column",
+                )
+            )
+    return found
+
+
 def flags(release: Release) -> list[Flag]:
     """Traffic-light findings of ``release``, worst first.
 
@@ -346,7 +393,7 @@ def flags(release: Release) -> list[Flag]:
             )
         )
     found += _suppression_flags(release) + _risk_flags(release) + _utility_flags(release)
-    found += _bad_lines_flags(release)
+    found += _bad_lines_flags(release) + _unique_column_flags(release)
     warnings = release.info.get("warnings", []) if isinstance(release.info, dict) else []
     found += [Flag("amber", "Warning", str(message)) for message in warnings]
     order = {"red": 0, "amber": 1, "green": 2}
