@@ -924,15 +924,15 @@ def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
 
 
 def _warnings(k: int, info: dict[str, Any]) -> list[str]:
-    """The k = 1 warning and the empty-release warning, where they apply."""
-    found = [message for message in (k_warning(k),) if message]
+    """The k = 1 warning, where it applies; a release that would publish nothing is
+    infeasible (as in location and tabular), never an empty file."""
     if info["users_published"] == 0:
-        found.append(
-            f"nothing was published: every user is suppressed (no cluster of {k} "
-            "or more users shares a query that is not an identifier); try a "
-            "smaller k"
+        raise InfeasibleError(
+            f"nothing can be published: no cluster of {k} or more users shares a query "
+            f"that is not an identifier, so every one of the {info['users_in']:,} users "
+            "would be suppressed; try a smaller k"
         )
-    return found
+    return [message for message in (k_warning(k),) if message]
 
 
 def _parameters(

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from querylogs import anonymize, read_log, synthetic_log, verify_log, write_log
 from querylogs.cli import cli
-from structanon.errors import InputError
+from structanon.errors import InfeasibleError, InputError
 
 HEADER = "AnonID\tQuery\tQueryTime\tItemRank\tClickURL\n"
 
@@ -47,44 +47,33 @@ def disjoint_log(n_users):
 
 
 @pytest.mark.parametrize("n_users, k", [(4, 2), (7, 4), (7, 7)])
-def test_nothing_published_is_a_verified_empty_release(n_users, k):
-    """Finding 7: users sharing no query (four users at k=2, or k above half the users)
-    raised IndexError; now every user is suppressed, counted and warned about."""
-    with pytest.warns(UserWarning, match="nothing was published"):
-        release = anonymize(disjoint_log(n_users), k, seed=0)
-    assert len(release.data) == 0 and release.suppressed == n_users
-    assert release.verify().passed
-    info = release.info
-    assert info["queries_in"] == n_users and info["queries_suppressed"] == n_users
-    assert info["queries_published"] == 0 and info["queries_added"] == 0
-    assert any("nothing was published" in w for w in info["warnings"])
+def test_nothing_to_publish_is_infeasible(n_users, k):
+    """Users sharing no query (four users at k=2, or k above half the users): every user
+    would be suppressed. Like location and tabular, that is an infeasible request, not an
+    empty release."""
+    with pytest.raises(InfeasibleError, match=f"every one of the {n_users} users"):
+        anonymize(disjoint_log(n_users), k, seed=0)
 
 
-def test_nothing_published_from_the_command_line(tmp_path):
+def test_nothing_to_publish_from_the_command_line(tmp_path):
     path, out = tmp_path / "log.tsv", tmp_path / "anon.tsv"
     write_log(disjoint_log(4), path, aol=True)
     result = run(path, "-k", 2, "-o", out, "--no-measures")
-    assert result.exit_code == 0 and "nothing was published" in result.output
-    assert out.read_text().splitlines() == ["user\tquery\ttime\turl"]
+    assert result.exit_code == 3 and "nothing can be published" in result.output
+    assert not out.exists()
 
 
 def test_aol_sample_at_k_above_half_the_users(h, tmp_path):
+    """k above half the users: one cluster at most, sharing no query here, so nothing
+    can be published (exit 3, no output); the request never crashes."""
     path = h.shared_file("aol/aol_raw_sample_20k.tsv")
     out = tmp_path / "x.tsv"
     for k in (65, 128):
         result = run(path, "-k", k, "-o", out, "--no-assess")
-        assert result.exit_code == 0, result.output
-        published = pd.read_csv(out, sep="\t")
-        assert published["user"].nunique() == 0 or all(c.passed for c in verify_log(published, k))
-    log = read_log(path)
-    with pytest.warns(UserWarning):
-        release = anonymize(log, 100, seed=0, measures=False)
-    info = release.info
-    assert release.verify().passed and release.n_individuals == 128
-    assert (
-        info["queries_published"] - info["queries_added"] + info["queries_suppressed"]
-        == info["queries_in"]
-    )
+        assert result.exit_code == 3, result.output
+        assert "every one of the 128 users" in result.output and not out.exists()
+    with pytest.raises(InfeasibleError, match="no cluster of 100 or more users"):
+        anonymize(read_log(path), 100, seed=0, measures=False)
 
 
 def test_output_naming_the_input_is_refused(source, tmp_path):
