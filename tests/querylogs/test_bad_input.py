@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from querylogs import anonymize, read_log, synthetic_log, verify_log, write_log
+from querylogs import anonymize, read_log, synthetic_log, write_log
 from querylogs.cli import cli
 from structanon.errors import InfeasibleError, InputError
 
