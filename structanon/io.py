@@ -1391,7 +1391,7 @@ def write_table(
                     with io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
                         df.to_csv(text, sep=sep, index=index)
             elif index or not _write_csv_arrow(df, tmp, sep):
-                df.to_csv(tmp, sep=sep, index=index)
+                df.to_csv(tmp, sep=sep, index=index, compression=None)
 
 
 def _write_csv_arrow(df: pd.DataFrame, path: Path, sep: str) -> bool:

@@ -245,6 +245,23 @@ def test_transactions_api_writers_compress_gz(tmp_path):
         assert read_transactions(tmp_path / name) == data
 
 
+@pytest.mark.parametrize(
+    "args, name",
+    [
+        (["transactions", "anonymize", RETAIL, "-k", "2", "-m", "1"], "r.csv.bz2"),
+        (["graphs", "anonymize", ROOT / "graphs" / "data" / "ca-GrQc_undirected.txt", "-k", "2"],
+         "g.txt.xz"),
+        (["querylogs", "anonymize", ROOT / "README.md", "-k", "2"], "q.tsv.zip"),
+    ],
+)  # fmt: skip
+def test_other_compressed_output_names_refused_before_reading(tmp_path, args, name):
+    # only .gz is written compressed: another compression suffix would name plain text
+    result = _cli(*args, "-o", tmp_path / name)
+    assert result.exit_code == 2, result.output
+    assert "--output" in result.output and ".gz" in result.output
+    assert os.listdir(tmp_path) == []
+
+
 # -- F5: transactions long CSV columns -----------------------------------------------------
 
 
