@@ -535,7 +535,12 @@ def anonymize_with_mapping(
         info=_release_info(data, built, final, k, relabel, keep_attributes, edit),
         source_index=mapping,
     )
-    for message in (k_warning(k), _fallback_warning(built, k, data.n), _cleaned_warning(data)):
+    for message in (
+        k_warning(k),
+        _fallback_warning(built, k, data.n),
+        _cleaned_warning(data),
+        _edge_data_warning(G),
+    ):
         if message is not None:
             add_warning(release, message)
     finish_release(
@@ -545,6 +550,24 @@ def anonymize_with_mapping(
         timings=timings,
     )
     return release, mapping
+
+
+def _edge_data_warning(graph: nx.Graph) -> str | None:
+    """The edge attributes (and edge-list columns past the two ends, which the reader
+    recorded) the release drops: it publishes bare edges, said once in its warnings."""
+    names = [str(c) for c in graph.graph.get(INPUT_REPORT, {}).get("ignored_edge_columns", ())]
+    found: dict[str, None] = {}
+    for _u, _v, attrs in graph.edges(data=True):
+        if attrs:
+            found.update(dict.fromkeys(map(str, attrs)))
+    names += sorted(found)
+    if not names:
+        return None
+    return (
+        f"edge attribute(s) dropped: {', '.join(names)}; the release publishes bare edges "
+        "(k-degree anonymization changes edges, and keep_attributes / --keep-attr keeps "
+        "node attributes only)"
+    )
 
 
 def _cleaned_warning(data: _Input) -> str | None:

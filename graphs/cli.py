@@ -6,6 +6,7 @@ alias for one release.
 
 from __future__ import annotations
 
+import io
 import json
 import warnings
 from pathlib import Path
@@ -29,7 +30,7 @@ from structanon.cli_support import (
     show_progress,
 )
 from structanon.errors import InputError
-from structanon.io import release_key, staged_outputs
+from structanon.io import gzip_writer, is_gzip_path, release_key, staged_outputs
 from structanon.report import REPORT_EXTENSIONS, format_summary
 
 from ._figures import release_figures
@@ -52,6 +53,7 @@ __all__ = ["cli", "demo", "release_figures"]
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "ca-GrQc_undirected.txt"
 OUTPUT_EXTENSIONS = tuple(sorted(_EXTENSIONS))
+MAPPING_EXTENSIONS = (".csv",)  # .csv.gz too: written compressed
 INPUT_HELP = "Input format (default: from the extension)."
 UNDIRECTED_HELP = "Accept a directed graph, dropping edge directions."
 
@@ -65,6 +67,7 @@ def _check_options(
     mapping_out: Path | None,
     key_file: Path | None,
     seed: int,
+    keep: tuple[str, ...] = (),
 ) -> None:
     """Every option and output path, before the input is read."""
     check_input_path(input, "INPUT")
@@ -72,17 +75,36 @@ def _check_options(
     check_int(seed, "--seed", min_value=0)
     if key_file is not None:
         check_input_path(key_file, "--key-file", stream_ok=True)
-    extensions: dict[str, tuple[str, ...]] = {"--report": REPORT_EXTENSIONS}
+    extensions: dict[str, tuple[str, ...]] = {
+        "--report": REPORT_EXTENSIONS,
+        "--mapping-out": MAPPING_EXTENSIONS,
+    }
     if out_format is None:
         extensions["--output"] = OUTPUT_EXTENSIONS
     else:  # an extension of another format would mislabel the output
         check_output_format(output, out_format, "-o/--output", "--out-format")
+    if mapping_out is not None and mapping_out.suffix.lower() in (".bz2", ".xz", ".zip"):
+        raise InputError(
+            f"--mapping-out must end in .csv or .csv.gz; got {mapping_out.suffix.lower()}",
+            path=str(mapping_out),
+        )
     inputs = [input] + ([key_file] if key_file is not None else [])
     check_output_paths(
         {"--output": output, "--report": report, "--mapping-out": mapping_out},
         inputs=inputs,
         extensions=extensions,
     )
+    _check_keep(keep, out_format or guess_format(output))
+
+
+def _check_keep(keep: tuple[str, ...], fmt: str) -> None:
+    """``--keep-attr`` with an output that cannot hold node attributes: refused, not lost."""
+    if keep and fmt in ("edgelist", "csv"):
+        raise InputError(
+            f"--keep-attr {','.join(keep)}: an edge list or CSV output holds no node "
+            "attributes, they would be lost; write GraphML (.graphml), GEXF (.gexf) or "
+            "JSON (.json), or drop --keep-attr"
+        )
 
 
 def _write_outputs(
@@ -98,9 +120,15 @@ def _write_outputs(
     """All outputs or none: side files staged first, the main output last."""
     with staged_outputs() as stage:
         if mapping_out is not None:
-            with open(stage(mapping_out, private=True), "w", encoding="utf-8", newline="") as fh:
+            with open(stage(mapping_out, private=True), "wb") as raw:
+                fh = io.TextIOWrapper(
+                    gzip_writer(raw) if is_gzip_path(mapping_out) else raw,
+                    encoding="utf-8",
+                    newline="",
+                )
                 fh.write("original,published\n")
                 fh.writelines(f"{u},{v}\n" for u, v in mapping.items())
+                fh.close()
         emit_release(release, report, figures, quiet=True, inputs=inputs, stage=stage)
         try:
             write_graph(release.data, stage(output), format=out_format or guess_format(output))
@@ -134,6 +162,7 @@ def _run(
     # isolated nodes bound for an edge list: refused before the work (the constructions
     # keep the input's isolated nodes; those an edit makes are refused when written)
     check_writable(graph, out_format or guess_format(output), output)
+    _check_keep(keep, out_format or guess_format(output))
     with warnings.catch_warnings():  # printed below as "warning: ...", once each
         warnings.simplefilter("ignore", UserWarning)
         release, mapping = anonymize_with_mapping(
@@ -284,7 +313,7 @@ def anonymize(
         raise InputError("--max-degree-drop applies to --construct edit only")
     show_progress(quiet)
     check_int(k, "-k", min_value=1)
-    _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed)
+    _check_options(input, output, in_format, out_format, report, mapping_out, key_file, seed, keep)
     key = release_key(key_file)
     graph = _read(input, in_format, as_undirected, encoding)
     _run(

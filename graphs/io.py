@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import gc
-import gzip
 import io
 import itertools
 import json
@@ -24,7 +23,7 @@ from networkx.readwrite.graphml import GraphMLReader
 
 from structanon._validation import check_choice, check_encoding, check_input_path, check_path
 from structanon.errors import InputError
-from structanon.io import atomic_path, atomic_write, locate_undecodable, open_text
+from structanon.io import atomic_write, is_gzip_path, locate_undecodable, open_text
 
 __all__ = ["FORMATS", "read_graph", "write_graph", "guess_format", "check_output_format"]
 
@@ -202,8 +201,26 @@ def _read_edgelist(path: Path, as_undirected: bool, encoding: str = "utf-8") -> 
     _refuse_lone_cr(text, path)
     pairs = _plain_pairs(text)
     if pairs is not None:
-        return _simple_from_pairs(pairs[:, 0], pairs[:, 1])
-    return _checked_edgelist(text, path, as_undirected)
+        graph = _simple_from_pairs(pairs[:, 0], pairs[:, 1])
+    else:
+        graph = _checked_edgelist(text, path, as_undirected)
+    if extra := _extra_columns(text):
+        graph.graph[INPUT_REPORT]["ignored_edge_columns"] = extra
+    return graph
+
+
+def _extra_columns(text: str) -> list[str]:
+    """The columns past the two node ids of an edge list (every edge line has as many as
+    the first): ``["column 3", ...]``, which the reader ignores.
+
+    >>> _extra_columns("# c\\n1 2 0.5 x\\n"), _extra_columns("1 2\\n")
+    (['column 3', 'column 4'], [])
+    """
+    for line in io.StringIO(text):
+        stripped = line.strip()
+        if stripped and stripped[0] not in "#%":
+            return [f"column {n}" for n in range(3, len(stripped.split()) + 1)]
+    return []
 
 
 # digits, minus signs, spaces, tabs and line ends only: numpy would also read "1.5" as an
@@ -398,9 +415,11 @@ def _csv_id(field: str, lineno: int, path: Path, row: list[str]) -> int | str:
     return field
 
 
-def _csv_rows(reader: Any, path: Path) -> tuple[list[int | str], list[int | str], list[int]]:
+def _csv_rows(
+    reader: Any, path: Path
+) -> tuple[list[int | str], list[int | str], list[int], list[str]]:
     """The source and target ids of every edge row of a CSV edge list (the header read),
-    and the line of each row."""
+    the line of each row, and the header's other columns (ignored)."""
     header = next(reader, None)
     if header is None:
         raise InputError(f"the CSV file is empty ({_HINT})", path=str(path))
@@ -443,7 +462,8 @@ def _csv_rows(reader: Any, path: Path) -> tuple[list[int | str], list[int | str]
         src.append(_csv_id(row[i], lineno, path, row))
         dst.append(_csv_id(row[j], lineno, path, row))
         lines.append(lineno)
-    return src, dst, lines
+    extra = [h.strip() or f"column {n + 1}" for n, h in enumerate(header) if n not in (i, j)]
+    return src, dst, lines, extra
 
 
 def _read_csv(path: Path, encoding: str = "utf-8") -> nx.Graph:
@@ -451,19 +471,23 @@ def _read_csv(path: Path, encoding: str = "utf-8") -> nx.Graph:
     it, else every id as its text (an integer written plainly as its digits), with two
     spellings of one integer ("007" and "7") refused (:class:`_Spellings`)."""
     with io.StringIO(_read_text(path, encoding), newline="") as fh:
-        src, dst, lines = _csv_rows(csv.reader(fh), path)
+        src, dst, lines, extra = _csv_rows(csv.reader(fh), path)
     if not src:
         raise InputError(f"the CSV edge list holds no edges (header only; {_HINT})", path=str(path))
     if all(type(x) is int for x in src) and all(type(x) is int for x in dst):
-        return _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
-    src_text, dst_text = [str(x) for x in src], [str(x) for x in dst]
-    spellings = _Spellings(path)
-    for u, v, lineno in zip(src_text, dst_text, lines):
-        spellings.check(u, lineno)
-        spellings.check(v, lineno)
-    return _simple_from_pairs(
-        np.asarray(src_text, dtype=object), np.asarray(dst_text, dtype=object)
-    )
+        graph = _simple_from_pairs(np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64))
+    else:
+        src_text, dst_text = [str(x) for x in src], [str(x) for x in dst]
+        spellings = _Spellings(path)
+        for u, v, lineno in zip(src_text, dst_text, lines):
+            spellings.check(u, lineno)
+            spellings.check(v, lineno)
+        graph = _simple_from_pairs(
+            np.asarray(src_text, dtype=object), np.asarray(dst_text, dtype=object)
+        )
+    if extra:
+        graph.graph[INPUT_REPORT]["ignored_edge_columns"] = extra
+    return graph
 
 
 class _PositionDecoder(json.JSONDecoder):
@@ -891,7 +915,11 @@ def read_graph(
     -------
     networkx.Graph
         Self-loops and duplicate edges are removed and counted in
-        ``G.graph["input_report"]`` (``self_loops``, ``duplicate_edges``).
+        ``G.graph["input_report"]`` (``self_loops``, ``duplicate_edges``).  The columns
+        of an edge list or CSV file past the edge's two nodes are not read; they are named
+        in ``G.graph["input_report"]["ignored_edge_columns"]`` (``"column 3"``, or the
+        CSV header's name), and :func:`graphs.k_degree_anonymize` warns of them.
+        GraphML, GEXF and JSON edge attributes are kept on the graph.
 
     Raises
     ------
@@ -1238,18 +1266,15 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
             else f"{u}{sep}{v}"
             for u, v in clean.edges()
         ]
-        if path.suffix.lower() == ".gz":
-            with atomic_write(path, mode="wb", encoding=None) as fh:
-                fh.write(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
-        else:
-            with atomic_write(path) as fh:
-                fh.write("\n".join(lines) + "\n")
+        with atomic_write(path, compress=is_gzip_path(path)) as fh:
+            fh.write("\n".join(lines) + "\n")
         return
-    with atomic_path(path) as tmp:
+    with atomic_write(path, mode="wb", encoding=None, compress=is_gzip_path(path)) as raw:
         if fmt == "graphml":
-            nx.write_graphml(clean, tmp)
+            nx.write_graphml(clean, raw)
         elif fmt == "gexf":
-            nx.write_gexf(clean, tmp)
+            nx.write_gexf(clean, raw)
         else:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(nx.node_link_data(clean, edges="edges"), fh, default=_json_default)
+            text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+            json.dump(nx.node_link_data(clean, edges="edges"), text, default=_json_default)
+            text.detach()  # flushed; ``raw`` is closed by atomic_write

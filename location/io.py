@@ -18,6 +18,7 @@ from structanon.io import (
     atomic_write,
     default_separator,
     file_lines,
+    is_gzip_path,
     locate_undecodable,
     missing_tokens,
     raise_block_fault,
@@ -530,7 +531,7 @@ def write_cloaked_dask(data: Any, path: str | Path) -> None:
             compute(*[dask.delayed(_write_geo_part)(p, str(tmp), i) for i, p in enumerate(parts)])
         return
     sep = "\t" if ext in (".tsv", ".tab") else ","
-    with atomic_write(path) as fh:
+    with atomic_write(path, compress=is_gzip_path(path)) as fh:
         step = 4
         for lo in range(0, len(parts), step):
             for i, pdf in enumerate(compute(*parts[lo : lo + step])):

@@ -394,6 +394,13 @@ def _check_output_path(
     for other, seen in checked.items():
         if seen.resolve() == path.resolve():
             raise InputError(f"{option} and {other} name the same file", path=str(path))
+    packed = path.suffix.lower()
+    if allowed and packed in (".bz2", ".xz", ".zip"):
+        raise InputError(
+            f"{option}: {packed} compression is not written (it would be plain text under "
+            f"a {packed} name); drop {packed}, or use .gz",
+            path=str(path),
+        )
     if allowed and file_suffix(path) not in allowed:
         raise InputError(
             f"{option} must end in {', '.join(allowed)}; got {file_suffix(path) or 'no extension'}",

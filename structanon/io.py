@@ -22,7 +22,7 @@ import zipfile
 import zlib
 from collections.abc import Collection, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal, NoReturn, cast
+from typing import IO, Any, NoReturn, cast
 
 import numpy as np
 import pandas as pd
@@ -34,6 +34,8 @@ __all__ = [
     "read_table",
     "write_table",
     "atomic_write",
+    "gzip_writer",
+    "is_gzip_path",
     "atomic_path",
     "Pseudonymizer",
     "KEY_ENV",
@@ -1301,9 +1303,42 @@ def staged_folder(
             remove_folder(tmp)
 
 
+def gzip_writer(raw: IO[bytes]) -> gzip.GzipFile:
+    """A gzip stream written onto the open binary file ``raw``, the same bytes every run.
+
+    The header holds no file name (a temporary name would leak into the release) and a
+    zero modification time, so the same content always gives the same compressed bytes.
+
+    Examples
+    --------
+    >>> import io
+    >>> raw = io.BytesIO()
+    >>> with gzip_writer(raw) as gz:
+    ...     _ = gz.write(b"a,b\\n")
+    >>> data = raw.getvalue()
+    >>> data[3] & 0x08, data[4:8], gzip.decompress(data)
+    (0, b'\\x00\\x00\\x00\\x00', b'a,b\\n')
+    """
+    return gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
+
+
+def is_gzip_path(path: str | Path) -> bool:
+    """Whether an output ``path`` is written gzip-compressed (it ends in ``.gz``).
+
+    >>> is_gzip_path("out.CSV.GZ"), is_gzip_path("out.csv")
+    (True, False)
+    """
+    return Path(path).suffix.lower() == ".gz"
+
+
 @contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_write(
+    path: str | Path, mode: str = "w", encoding: str | None = "utf-8", compress: bool = False
+) -> Iterator[IO]:
     """Open a temporary file beside ``path`` for writing; rename it onto ``path`` on success.
+
+    With ``compress``, what is written goes through :func:`gzip_writer` (no file name, a
+    zero time in the header: reproducible bytes).
 
     Examples
     --------
@@ -1313,9 +1348,24 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     ...     _ = fh.write("done")
     >>> open(os.path.join(d, "out.txt")).read()
     'done'
+    >>> with atomic_write(os.path.join(d, "out.txt.gz"), compress=True) as fh:
+    ...     _ = fh.write("done")
+    >>> gzip.open(os.path.join(d, "out.txt.gz"), "rt").read()
+    'done'
     """
     with atomic_path(path) as tmp:
         binary = "b" in mode
+        if compress:
+            with open(tmp, "wb") as raw:
+                with gzip_writer(raw) as gz:
+                    if binary:
+                        yield cast(IO[bytes], gz)
+                    else:
+                        with io.TextIOWrapper(gz, encoding=encoding, newline="") as text:
+                            yield text
+                raw.flush()
+                os.fsync(raw.fileno())
+            return
         with open(
             tmp, mode, encoding=None if binary else encoding, newline=None if binary else ""
         ) as fh:
@@ -1336,9 +1386,12 @@ def write_table(
         else:
             if sep is None:
                 sep = "\t" if ext in (".tsv", ".tab") else ","
-            compression: Literal["gzip"] | None = "gzip" if path.suffix.lower() == ".gz" else None
-            if compression is not None or index or not _write_csv_arrow(df, tmp, sep):
-                df.to_csv(tmp, sep=sep, index=index, compression=compression)
+            if is_gzip_path(path):
+                with open(tmp, "wb") as raw, gzip_writer(raw) as gz:
+                    with io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
+                        df.to_csv(text, sep=sep, index=index)
+            elif index or not _write_csv_arrow(df, tmp, sep):
+                df.to_csv(tmp, sep=sep, index=index, compression=None)
 
 
 def _write_csv_arrow(df: pd.DataFrame, path: Path, sep: str) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import io
 import re
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from structanon.io import (
     atomic_write,
     default_separator,
     file_lines,
+    gzip_writer,
     locate_undecodable,
     missing_tokens,
     raise_block_fault,
@@ -741,8 +743,10 @@ def _write_part(
             table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
         pq.write_table(table, path)
     else:
-        compression: Any = {"method": "gzip", "mtime": 0} if compressed else None
-        pdf.to_csv(path, sep=sep or ",", index=False, header=header, compression=compression)
+        with open(path, "wb") as raw:  # a gzip member with no file name and a zero time
+            out = gzip_writer(raw) if compressed else raw
+            with io.TextIOWrapper(out, encoding="utf-8", newline="") as stream:
+                pdf.to_csv(stream, sep=sep or ",", index=False, header=header)
     return _part_summary(pdf, classes)
 
 

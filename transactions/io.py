@@ -21,7 +21,14 @@ from structanon._validation import (
     file_suffix,
 )
 from structanon.errors import InputError
-from structanon.io import atomic_write, file_lines, refuse_row_labels, text_lines
+from structanon.io import (
+    atomic_write,
+    file_lines,
+    is_gzip_path,
+    open_text,
+    refuse_row_labels,
+    text_lines,
+)
 
 __all__ = [
     "read_transactions",
@@ -208,9 +215,27 @@ def _csv_columns(path: Path, encoding: str) -> tuple[pd.Series, pd.Series]:
     cols = [c.strip().lower() for c in df.columns]
     if "tid" in cols and "item" in cols:
         return df.iloc[:, cols.index("tid")], df.iloc[:, cols.index("item")]
-    if df.shape[1] >= 2:
+    if df.shape[1] == 2:
         return df.iloc[:, 0], df.iloc[:, 1]
-    raise InputError("long CSV needs two columns, tid and item", path=str(path))
+    header = [str(c) for c in df.columns]
+    if df.shape[1] > 2:
+        raise InputError(
+            f"the long CSV header has {len(header)} columns {header[:10]}; which are the "
+            "transaction and the item is not said: name them 'tid' and 'item' (a file of "
+            "two columns is read as tid,item whatever their names)",
+            path=str(path),
+            line=1,
+        )
+    hint = (
+        "; wrong separator? transactions long CSV is comma-separated (.tsv: tab)"
+        if any(c in header[0] for c in ",;\t" if c != sep)
+        else ""
+    )
+    raise InputError(
+        f"long CSV needs two columns, tid and item; the header has one, {header[0][:60]!r}{hint}",
+        path=str(path),
+        line=1,
+    )
 
 
 def _read_csv(path: Path, encoding: str, item_type: str) -> tuple[list[list[Any]], int]:
@@ -387,7 +412,7 @@ def write_transactions(data: Sequence[Any], path: str | Path, format: str | None
     path = check_path(path, "path")
     fmt = check_choice(format or detect_format(path), "format", FORMATS)
     written = 0
-    with atomic_write(path) as fh:
+    with atomic_write(path, compress=is_gzip_path(path)) as fh:
         if fmt == "csv":
             rows = csv.writer(fh, delimiter=_csv_sep(path), lineterminator="\n")
             rows.writerow(["tid", "item"])
@@ -479,7 +504,7 @@ def write_band(data: dict[str, Any], path: str | Path) -> Path:
         ],
     }
     path = Path(path)
-    with atomic_write(path) as fh:
+    with atomic_write(path, compress=is_gzip_path(path)) as fh:
         json.dump(doc, fh)
     return path
 
@@ -557,7 +582,7 @@ def write_disassociation(
             "a disassociated release is written as .json or .txt", path=str(path), value=suffix
         )
     n = sum(c.size for c in clusters)
-    with atomic_write(path) as fh:
+    with atomic_write(path, compress=is_gzip_path(path)) as fh:
         if suffix == ".json":
             doc = {
                 "format": "structanon-disassociation",
@@ -586,7 +611,7 @@ def read_disassociation(path: str | Path) -> list[Any]:
 
     path = check_input_path(path, "input file")
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open_text(path, "utf-8", "input file") as fh:  # plain or gzip
             doc = json.load(fh)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"not a JSON document: {exc}", path=str(path)) from None

@@ -759,7 +759,8 @@ def graphs_anonymize(fz, data, plan, wd, big):
     for flag in ("--no-relabel", "--as-undirected"):
         if fz.maybe(data, flag, 5):
             inv.add(flag)
-    if seed != "edgelist" and fz.maybe(data, "--keep-attr", 5):
+    keep = seed != "edgelist" and fz.maybe(data, "--keep-attr", 5)
+    if keep:
         inv.add(
             "--keep-attr", fz.choice_option(data, plan, ["group"], ["bogus", ""], "--keep-attr")
         )
@@ -767,7 +768,9 @@ def graphs_anonymize(fz, data, plan, wd, big):
         inv.add("--utility", _choice(data, ["auto", "fast", "full", "none"], "--utility"))
     _seed_option(fz, data, plan, inv)
     _shared_options(fz, data, plan, wd, inv)
-    out_ext = _choice(data, [".edges", ".txt", ".csv", ".graphml", ".gexf", ".json"], "-o ext")
+    # an edge list or CSV holds no node attribute: with --keep-attr it is an option at fault
+    plain = [] if keep and not plan.bad("options") else [".edges", ".txt", ".csv"]
+    out_ext = _choice(data, [*plain, ".graphml", ".gexf", ".json"], "-o ext")
     out = wd.output(data, plan, inv, "-o", "anonymized", [out_ext], required=True)
     if fz.maybe(data, "--out-format", 4):
         fmt = {".edges": "edgelist", ".txt": "edgelist", ".csv": "csv"}.get(out_ext, out_ext[1:])

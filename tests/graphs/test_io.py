@@ -27,12 +27,18 @@ def test_snap_edge_list_with_comments(tmp_path):
     g = read_graph(p)
     assert sorted(g.edges()) == [(1, 2), (2, 3)]
     assert sorted(g.nodes()) == [1, 2, 3, 4]
-    assert g.graph["input_report"] == {"self_loops": 1, "duplicate_edges": 1, "edge_rows": 4}
+    assert g.graph["input_report"] == {
+        "self_loops": 1,
+        "duplicate_edges": 1,
+        "edge_rows": 4,
+        "ignored_edge_columns": ["column 3"],
+    }
 
 
-def _assert_recounted(g, rows):
+def _assert_recounted(g, rows, width=2):
     """``g`` holds the edges and nodes (first column, then second, in order of appearance)
-    of the edge ``rows``, and its report counts their self-loops and repeated pairs."""
+    of the edge ``rows``, and its report counts their self-loops and repeated pairs (and
+    names the ignored columns past the first two of ``width``)."""
     pairs = {frozenset((u, v)) for u, v in rows if u != v}
     assert {frozenset(e) for e in g.edges()} == pairs and g.number_of_edges() == len(pairs)
     assert list(g.nodes()) == list(dict.fromkeys([u for u, _ in rows] + [v for _, v in rows]))
@@ -41,6 +47,11 @@ def _assert_recounted(g, rows):
         "self_loops": loops,
         "duplicate_edges": len(rows) - loops - len(pairs),
         "edge_rows": len(rows),
+        **(
+            {"ignored_edge_columns": [f"column {n}" for n in range(3, width + 1)]}
+            if width > 2
+            else {}
+        ),
     }
 
 
@@ -131,7 +142,7 @@ def test_edge_list_read_as_a_plain_line_by_line_parse(tmp_path_factory, lines, e
             read_graph(path)
         return
     g = read_graph(path)
-    _assert_recounted(g, rows)
+    _assert_recounted(g, rows, max(len(tokens) for tokens, _, _ in lines))
 
 
 def test_gzip_edge_list(tmp_path):
