@@ -159,9 +159,11 @@ def _disassociation_figure(release: Release, original: Any) -> ReportFigure:
     # estimate anyone recomputes from the release, would place one person's pair
     floor = small_count_floor(release)
     shown = np.asarray(true) >= floor
-    true, lower, expected = np.asarray(true)[shown], np.asarray(lower)[shown], np.asarray(
-        expected
-    )[shown]
+    true, lower, expected = (
+        np.asarray(true)[shown],
+        np.asarray(lower)[shown],
+        np.asarray(expected)[shown],
+    )
     title = "Support of the 100 most frequent item pairs: input vs release"
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.scatter(true, expected, s=12, label="expected under random re-association")
