@@ -120,7 +120,7 @@ def _prepare(
         df, columns["user"], columns["time"], columns["lat"], columns["lon"], drop_invalid, source
     )
     if len(fixes.index) == 0:
-        raise no_fixes_error(fixes.n_input, fixes.dropped, source)
+        raise no_fixes_error(fixes.n_input, fixes.dropped, source, fixes.first_bad)
     user_codes, user_values = pd.factorize(fixes.user, sort=False)
     if len(user_values) < k:
         raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(user_values)})")

@@ -22,12 +22,85 @@ __all__ = [
     "user_keys",
     "drop_bad_lines",
     "DROP_HINT",
+    "cli_spelling",
 ]
 
-#: How an error about invalid fixes says to drop them instead.
-DROP_HINT = (
-    "to drop and count invalid fixes instead, pass on_bad_lines='drop' (--on-bad-lines drop)"
-)
+#: How an error about invalid fixes says to drop them instead (the command line shows
+#: ``--on-bad-lines drop``, see :func:`cli_spelling`).
+DROP_HINT = "to drop and count invalid fixes instead, pass on_bad_lines='drop'"
+_CLI_DROP = "--on-bad-lines drop"
+
+
+def cli_spelling(exc: InputError) -> InputError:
+    """``exc`` with the Python spelling ``on_bad_lines='drop'`` replaced by the option
+    ``--on-bad-lines drop`` (the command line names its options, not Python's).
+
+    Examples
+    --------
+    >>> str(cli_spelling(InputError(f"1 invalid fix(es) ({DROP_HINT})", line=3)))
+    '1 invalid fix(es) (to drop and count invalid fixes instead, pass --on-bad-lines drop) (line 3)'
+    """
+    api = "on_bad_lines='drop'"
+    if api in str(exc):
+        exc.message = exc.message.replace(api, _CLI_DROP)
+        exc.args = (str(exc.args[0]).replace(api, _CLI_DROP), *exc.args[1:])
+    return exc
+
+
+def _shown(value: Any) -> str | None:
+    """A bad value as an error message shows it: its text (``123.0`` whether a reader gave a
+    number or a string), cut to 60 characters; ``None`` when missing (nothing to show).
+
+    Examples
+    --------
+    >>> _shown("39,984905"), _shown(123.0), _shown(float("nan")), len(_shown("x" * 100))
+    ('39,984905', '123.0', None, 60)
+    """
+    try:
+        if pd.isna(value):
+            return None
+    except (TypeError, ValueError):  # not a scalar
+        pass
+    text = value if isinstance(value, str) else str(value)  # one spelling on every engine
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_DECIMAL_COMMA = re.compile(r"\s*[+-]?\d+,\d+\s*")
+
+
+def _likely_cause(dropped: dict[str, int], value: Any = None) -> str:
+    """What to fix when (nearly) every row is invalid: dropping them would leave nothing, so
+    the hint names the likely cause of the most common reason instead.
+
+    Examples
+    --------
+    >>> _likely_cause({"missing or non-numeric latitude/longitude": 9}, "39,984905")
+    'numbers use a decimal comma? convert them to a decimal point (39.98, not 39,98)'
+    >>> _likely_cause({"unparseable or missing time": 9}, "01/03/2008 10:00:00")[:41]
+    'times must be ISO 8601 or epoch seconds ('
+    """
+    reason = max(dropped, key=lambda r: dropped[r]) if dropped else ""
+    if reason.startswith("missing or non-numeric"):
+        if isinstance(value, str) and _DECIMAL_COMMA.fullmatch(value):
+            return "numbers use a decimal comma? convert them to a decimal point (39.98, not 39,98)"
+        return "wrong --sep, or wrong column names (--lat/--lon)?"
+    if reason.startswith("unparseable"):
+        if value is None:
+            return "wrong --sep, or wrong column name (--time)?"
+        return (
+            "times must be ISO 8601 or epoch seconds (2008-10-23 04:12:32 or 1224735152); "
+            "day-first and US dates such as 01/03/2008 are not read: convert them"
+        )
+    if reason.startswith("time outside"):
+        return "times in epoch milliseconds? give seconds"
+    if reason.startswith(("latitude outside", "longitude outside")):
+        return "latitude and longitude swapped? check --lat and --lon"
+    return "wrong --sep, or wrong column names (--user/--time/--lat/--lon)?"
+
+
+def _nearly_all(n_bad: int, n: int) -> bool:
+    """Whether (nearly) every row is invalid: at most 2 valid, or under 5% of them."""
+    return n - n_bad <= max(2, n // 20)
 
 
 def drop_bad_lines(on_bad_lines: Any, drop_invalid: Any = None) -> bool:
@@ -64,6 +137,7 @@ class Fixes:
     lon: np.ndarray
     n_input: int
     dropped: dict[str, int] = field(default_factory=dict)
+    first_bad: Any = None  # the first invalid row's offending value, as messages show it
 
     @property
     def n_dropped(self) -> int:
@@ -228,22 +302,23 @@ def parse_fixes(
         bad |= m
     dropped = {reason: int(m.sum()) for reason, m in zip(_REASONS, masks) if m.any()}
     first = np.flatnonzero(bad)
-    if first.size and not drop_invalid:
+    first_bad = None
+    if first.size:
         pos = int(first[0])
         reason = next(r for r, m in zip(_REASONS, masks) if m[pos])
         column = [user, time, time, lat if not np.isfinite(la[pos]) else lon, lat, lon][
             _REASONS.index(reason)
         ]
-        if not source:
-            where: dict[str, Any] = {"row": df.index[pos]}
-        elif str(source).lower().endswith((".parquet", ".pq")):
-            where = {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
-        else:  # blank lines and quoted line breaks counted
-            where = {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}
+        first_bad = _shown(df[column].iloc[pos])
+    if first.size and not drop_invalid:
+        n_bad = int(bad.sum())
+        # when (nearly) every row is invalid, dropping them leaves nothing: name the cause
+        hint = _likely_cause(dropped, first_bad) if _nearly_all(n_bad, n) else DROP_HINT
         raise InputError(
-            f"{int(bad.sum())} invalid fix(es): {dict(dropped)}; first: {reason} ({DROP_HINT})",
+            f"{n_bad} invalid fix(es): {dict(dropped)}; first: {reason} ({hint})",
             column=column,
-            **where,
+            value=first_bad,
+            **_where(df, pos, source),
         )
     keep = ~bad
     user_values = users.to_numpy()[keep]
@@ -256,20 +331,39 @@ def parse_fixes(
         lo[keep],
         n,
         dropped,
+        first_bad,
     )
 
 
-def no_fixes_error(n_input: int, dropped: dict[str, int], source: str | None = None) -> InputError:
+def _where(df: pd.DataFrame, pos: int, source: str | None) -> dict[str, Any]:
+    """Where the row at position ``pos`` is: its label, a Parquet file's row (1-based) or
+    a text file's line (blank lines and quoted line breaks counted)."""
+    if not source:
+        return {"row": df.index[pos]}
+    if str(source).lower().endswith((".parquet", ".pq")):
+        return {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
+    return {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}
+
+
+def no_fixes_error(
+    n_input: int, dropped: dict[str, int], source: str | None = None, first_bad: Any = None
+) -> InputError:
     """The error of a log without a single valid fix (empty, header-only or all invalid);
-    ``source`` names the file it came from."""
+    ``source`` names the file it came from, ``first_bad`` is the first invalid value.
+
+    Examples
+    --------
+    >>> str(no_fixes_error(3, {"unparseable or missing time": 3}, "a.csv", "01/03/2008"))[:62]
+    "all 3 rows are invalid: {'unparseable or missing time': 3} (ti"
+    """
     if n_input == 0:
         return InputError(
             "the log holds no fixes (an empty or header-only file? wrong --sep?)", path=source
         )
     return InputError(
-        f"all {n_input} rows are invalid: {dropped} (wrong --sep, "
-        "wrong column names (--user/--time/--lat/--lon) or a wrong time format?)",
+        f"all {n_input} rows are invalid: {dropped} ({_likely_cause(dropped, first_bad)})",
         path=source,
+        value=first_bad,
     )
 
 

@@ -165,7 +165,7 @@ def cloak_trajectories(
             source,
         )
         if len(fixes.index) == 0:
-            raise no_fixes_error(fixes.n_input, fixes.dropped, source)
+            raise no_fixes_error(fixes.n_input, fixes.dropped, source, fixes.first_bad)
         # users numbered in the order of their ids: nothing depends on the input's row order
         user, users = pd.factorize(user_keys(fixes.user), sort=True)
         user = user.astype(np.int64)

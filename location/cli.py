@@ -45,7 +45,7 @@ from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._dask import InvalidFixes
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
-from ._input import parse_window
+from ._input import cli_spelling, parse_window
 from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
 from .io import (
     first_invalid_lines,
@@ -167,12 +167,17 @@ def _located(
     engine: str, input_path: Path, columns: list[str], sep: str | None, encoding: str
 ) -> Iterator[None]:
     """On the Dask engine, invalid fixes (counted by partition, with no file line) are
-    raised as the pandas engine raises them: the first one's file, line, column, value."""
+    raised as the pandas engine raises them: the first one's file, line, column, value.
+    Every engine's errors name ``--on-bad-lines drop``, not ``on_bad_lines='drop'``."""
     try:
-        yield
-    except InputError as exc:
-        if engine == "dask" and isinstance(exc, InvalidFixes):
-            locate_invalid(input_path, columns, sep, exc.summary, encoding)
+        try:
+            yield
+        except InputError as exc:
+            if engine == "dask" and isinstance(exc, InvalidFixes):
+                locate_invalid(input_path, columns, sep, exc.summary, encoding)
+            raise
+    except InputError as exc:  # the command line names its options, not Python's
+        cli_spelling(exc)
         raise
 
 
@@ -462,7 +467,7 @@ def assess_command(
     columns = [user, time_col, lat, lon]
     with steps("read"):
         df = read_fixes(input_path, columns=columns, sep=sep, encoding=encoding)
-    with steps("risk"):
+    with steps("risk"), _located("pandas", input_path, columns, sep, encoding):
         risk = log_risk(
             df,
             window,

@@ -347,7 +347,7 @@ def log_risk(
     drop = drop_bad_lines(on_bad_lines, drop_invalid)
     fixes = parse_fixes(df, user, time, lat, lon, drop, source)
     if len(fixes.index) == 0:
-        raise no_fixes_error(fixes.n_input, fixes.dropped, source)
+        raise no_fixes_error(fixes.n_input, fixes.dropped, source, fixes.first_bad)
     grid = CloakingGrid.fit(
         fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, None
     )

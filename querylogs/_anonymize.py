@@ -895,25 +895,30 @@ _PERIOD_WORDS = {
 
 
 def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
-    """What the release did to the log, in plain words (whole-release counts only).
+    """What the release did to the log, in plain words (whole-release counts only).  The
+    cluster sizes are those of the published clusters (``info["cluster_size_counts"]``).
 
     Examples
     --------
-    >>> info = {"n_clusters": 4, "queries_in": 100, "queries_published": 90,
-    ...         "queries_added": 10, "queries_suppressed": 20,
+    >>> info = {"n_clusters": 4, "cluster_size_counts": {3: 3, 4: 1}, "queries_in": 100,
+    ...         "queries_published": 90, "queries_added": 10, "queries_suppressed": 20,
     ...         "queries_suppressed_identifier": 2}
     >>> print(transformation_text({"k": 3, "time_granularity": "hour"}, info))
     ... # doctest: +NORMALIZE_WHITESPACE
-    Users were grouped into 4 clusters of 3 to 5 users; every member of a cluster publishes
+    Users were grouped into 4 clusters of 3 to 4 users; every member of a cluster publishes
     the same queries, at the same times (floored to the hour) and with the same clicked URLs.
     Of 100 query events, 80 were kept for the user who issued them, 10 were added and 20
     suppressed (2 because they carried a phone number, e-mail address, SSN or street address).
+    >>> info.update(n_clusters=1, cluster_size_counts={})
+    >>> print(transformation_text({"k": 5, "time_granularity": "hour"}, info)[:60])
+    Users were grouped into 1 cluster, which published no query;
+    >>> info.update(n_clusters=3, cluster_size_counts={5: 2})
+    >>> print(transformation_text({"k": 5, "time_granularity": "hour"}, info)[:74])
+    Users were grouped into 3 clusters; the 2 that published queries hold 5 us
     """
-    k = params["k"]
     kept = info["queries_published"] - info["queries_added"]
     return (
-        f"Users were grouped into {info['n_clusters']:,} clusters of {k} to "
-        f"{max(2 * k - 1, k)} users; every member of a cluster publishes the same "
+        f"{_clusters_text(info)}; every member of a cluster publishes the same "
         f"queries, at the same times (floored {_PERIOD_WORDS[params['time_granularity']]})"
         f" and with the same clicked URLs. Of {info['queries_in']:,} query events, "
         f"{kept:,} were kept for the user who issued them, {info['queries_added']:,} were "
@@ -921,6 +926,28 @@ def transformation_text(params: dict[str, Any], info: dict[str, Any]) -> str:
         f"({info['queries_suppressed_identifier']:,} because they carried a phone number, "
         f"e-mail address, SSN or street address)."
     )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def _clusters_text(info: dict[str, Any]) -> str:
+    """The clusters made and the real sizes of those published (smallest to largest)."""
+    n_clusters = int(info["n_clusters"])
+    sizes = {int(s): int(c) for s, c in (info.get("cluster_size_counts") or {}).items()}
+    published = sum(sizes.values())
+    grouped = f"Users were grouped into {_plural(n_clusters, 'cluster')}"
+    if not published:
+        return grouped + (
+            ", which published no query" if n_clusters == 1 else ", none of which published a query"
+        )
+    low, high = min(sizes), max(sizes)
+    span = f"{low:,} to {_plural(high, 'user')}" if low != high else _plural(low, "user")
+    if published == n_clusters:
+        return f"{grouped} of {span}"
+    verb = "holds" if published == 1 else "hold"
+    return f"{grouped}; the {published:,} that published queries {verb} {span} each"
 
 
 def _warnings(k: int, info: dict[str, Any]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 import shutil
 import tempfile
 import warnings
@@ -303,7 +304,7 @@ def anonymize_cmd(
             "(remove it or choose another)",
             path=str(output),
         )
-    if k_warning(k) and not quiet:
+    if k_warning(k):  # warnings are printed even with --quiet
         click.echo(f"warning: {k_warning(k)}", err=True)
     spool = None
     if engine == "dask":
@@ -342,7 +343,7 @@ def anonymize_cmd(
     }
     release.info["bad_lines_dropped"] = int(parsed.get("malformed", 0))
     for message in release.info["warnings"]:
-        if message != k_warning(k) and not quiet:
+        if message != k_warning(k):
             click.echo(f"warning: {message}", err=True)
     release.provenance = provenance([input_path])
     _write(release, output, report, log)
@@ -432,7 +433,7 @@ def assess_cmd(
     log, parsed = _read(input_path, fmt, mapping, sep, on_bad_lines, encoding)
     with Timings()("assess"):
         risk = assess_log(log, ps, seed)
-    doc = assessment("querylogs", input_path, risk, _assessment_warnings(parsed))
+    doc = assessment("querylogs", input_path, risk, _assessment_warnings(parsed, risk))
     emit_assessment(doc, report, as_json=as_json, quiet=quiet)
 
 
@@ -469,11 +470,36 @@ def assess_log(
     return risk
 
 
-def _assessment_warnings(parsed: dict[str, Any]) -> list[str]:
+def _assessment_warnings(parsed: dict[str, Any], risk: dict[str, Any]) -> list[str]:
+    """The malformed lines dropped, and a high uniqueness (half the users or more, the
+    threshold location's assess uses) as a ``warning:`` line.
+
+    Examples
+    --------
+    >>> _assessment_warnings({}, {"unique_by_query_set": 0.89, "unique_by_1_queries": 0.6,
+    ...                           "unique_by_2_queries": 0.9})
+    ['89% of users are unique by their query set: anonymize before publishing', '60% of users are unique from 1 known query: anonymize before publishing']
+    >>> _assessment_warnings({}, {"unique_by_query_set": 0.2})
+    []
+    """
     found = []
     if parsed.get("malformed"):
         shown = ", ".join(f"{n} ({why})" for n, why in parsed["malformed_lines"][:10])
         found.append(f"{parsed['malformed']:,} malformed line(s) dropped (first: {shown})")
+    advice = "anonymize before publishing"
+    if risk.get("unique_by_query_set", 0.0) >= 0.5:
+        found.append(
+            f"{risk['unique_by_query_set']:.0%} of users are unique by their query set: {advice}"
+        )
+    known = sorted(
+        int(name.split("_")[2]) for name in risk if re.fullmatch(r"unique_by_\d+_queries", name)
+    )
+    if known and risk[f"unique_by_{known[0]}_queries"] >= 0.5:  # the fewest known queries
+        p = known[0]
+        found.append(
+            f"{risk[f'unique_by_{p}_queries']:.0%} of users are unique from {p} known "
+            f"{'query' if p == 1 else 'queries'}: {advice}"
+        )
     return found
 
 
@@ -507,6 +533,8 @@ def synthesize(output, users, lines, seed, quiet):
     show_progress(quiet)
     check_int(users, "--users", min_value=1, max_value=MAX_SYNTHETIC_LINES)
     check_int(lines, "--lines", min_value=1, max_value=MAX_SYNTHETIC_LINES)
+    if lines < users:  # every user issues at least one line
+        raise InputError(f"--lines must be at least --users ({users:,}), got {lines:,}")
     check_int(seed, "--seed", min_value=0)
     check_output_paths({"--output": output}, extensions={"--output": _OUTPUT_SUFFIXES})
     log = synthetic_log(users, lines, seed=seed)

@@ -266,7 +266,8 @@ def emit_assessment(
     as_json: bool = False,
     quiet: bool = False,
 ) -> None:
-    """Print an assessment as a table (or JSON with ``as_json``) and write ``report`` (JSON)."""
+    """Print an assessment as a table (or JSON with ``as_json``) and write ``report`` (JSON);
+    with ``quiet``, only its warnings, on stderr."""
     import json
 
     from .io import atomic_write
@@ -283,6 +284,9 @@ def emit_assessment(
         lines += _table([[k, v] for k, v in flatten(doc["risk"]).items()], ["measure", "value"])
         lines += [f"warning: {w}" for w in doc["warnings"]]
         click.echo("\n".join(lines))
+    else:  # --quiet: no table, but the warnings (on stderr)
+        for warning in doc["warnings"]:
+            click.echo(f"warning: {warning}", err=True)
     if report is not None:
         with atomic_write(report) as fh:
             json.dump(doc, fh, indent=2)

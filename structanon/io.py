@@ -362,6 +362,7 @@ def _check_text(
         while chunk := raw.read(1 << 20 if scan else 1 << 16):
             if not head:
                 head = chunk
+                _refuse_utf16(head, encoding, path)
             at = -1 if is_wide_encoding(encoding) else chunk.find(b"\x00")
             if at >= 0:
                 raise InputError(NUL_BYTE, path=str(path), line=line + chunk.count(b"\n", 0, at))
@@ -392,6 +393,12 @@ def _check_text(
         )
 
 
+def _refuse_utf16(head: bytes, encoding: str, path: Path) -> None:
+    """UTF-16 text read as another encoding: said so (not "a NUL byte"), with the way out."""
+    if not is_wide_encoding(encoding) and looks_utf16(head):
+        raise InputError(UTF16_TEXT, path=str(path))
+
+
 def default_separator(path: str | Path, sep: str | None = None) -> str:
     r"""``sep``, else the separator a text table's name implies: a tab for ``.tsv`` /
     ``.tab`` (compression suffixes looked through), else a comma.
@@ -415,6 +422,33 @@ NUL_BYTE = (
     "the file holds a NUL byte (binary content?), at which a value would be cut short; "
     "remove it, or is it the right file?"
 )
+
+UTF16_TEXT = (
+    "the file is UTF-16 text; convert it to UTF-8 (or give its encoding: "
+    "encoding='utf-16' / --encoding utf-16)"
+)
+
+
+def looks_utf16(head: bytes) -> bool:
+    r"""Whether the first bytes of a file are UTF-16 text: a UTF-16 byte order mark, or
+    (without one) a NUL byte in nearly every other place, as Latin text has in UTF-16.
+
+    Examples
+    --------
+    >>> looks_utf16("\ufeffa,b\n".encode("utf-16")), looks_utf16("a,b\n1,2\n".encode("utf-16-le"))
+    (True, True)
+    >>> looks_utf16(b"a,b\n1,2\n"), looks_utf16(b"a\x00b,c\n1,2\n")
+    (False, False)
+    """
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return True
+    sample = head[: 1 << 12]
+    sample = sample[: len(sample) - len(sample) % 2]
+    if len(sample) < 4:
+        return False
+    halves = (sample[0::2], sample[1::2])
+    nul = [half.count(0) / len(half) for half in halves]
+    return max(nul) >= 0.9 and min(nul) <= 0.1
 
 
 def block_faults(
@@ -450,7 +484,8 @@ def block_faults(
     faults = []
     at = block.find(b"\x00")
     if at >= 0:
-        faults.append((NUL_BYTE, block.count(b"\n", 0, at) + 1))
+        utf16 = header_fields is None and looks_utf16(block)  # the file's first bytes
+        faults.append((UTF16_TEXT if utf16 else NUL_BYTE, block.count(b"\n", 0, at) + 1))
     if check_decoding and not block.isascii():
         undecodable = undecodable_line(block, encoding)
         if undecodable is not None:
@@ -990,12 +1025,9 @@ def _open_checked(path: str | Path, encoding: str, name: str) -> tuple[Path, IO[
     except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read the file: {exc}", path=str(path)) from None
     wide = is_wide_encoding(encoding)
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) and not wide:
+    if looks_utf16(head) and not wide:
         raise InputError(
-            "the file is UTF-16 text; convert it to UTF-8 (or give its encoding: "
-            "encoding='utf-16' / --encoding utf-16); is it the "
-            "right file, or another --format?",
-            path=str(path),
+            f"{UTF16_TEXT}; is it the right file, or another --format?", path=str(path)
         )
     if b"\x00" in head and not wide:
         raise InputError(
@@ -1528,7 +1560,13 @@ class Pseudonymizer:
             return cls(key, length, source="file")  # never its name: it would link releases
         env = os.environ.get(KEY_ENV)
         if env:
-            return cls(cls._parse_key(env.encode()), length, source=f"${KEY_ENV}")
+            key = cls._parse_key(env.encode())
+            if len(key) < 16:  # name the variable: the user may not know it is set
+                raise InputError(
+                    f"${KEY_ENV} holds {len(key)} bytes; a key needs at least 16 bytes "
+                    f"(set a longer one, or unset it for a fresh random key)"
+                )
+            return cls(key, length, source=f"${KEY_ENV}")
         return cls(None, length)
 
     def pseudonymize(self, values: Any) -> np.ndarray:

@@ -11,6 +11,7 @@ the exponential mechanism, and every class smaller than the ``k`` implied by ``e
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -462,8 +463,11 @@ def dp_counts(
             value=repr(categories)[:60],
         )
     labels = [str(c) for c in categories]
-    if not labels or len(set(labels)) != len(labels):
+    if not labels:
         raise InputError("categories must be a non-empty list of distinct values")
+    twice = next((label for label, n in Counter(labels).items() if n > 1), None)
+    if twice is not None:
+        raise InputError("categories must be distinct; this one is given twice", value=twice)
     dp.enable_features("contrib")
     space = (dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance())
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -520,7 +521,7 @@ def anonymize_command(
         input_sep=sep,
         input_encoding=encoding,
     )
-    for warning in () if quiet else release.info.get("warnings", ()):
+    for warning in release.info.get("warnings", ()):  # printed even with --quiet
         click.echo(f"warning: {warning}", err=True)
     # the key file is secret: its name or hash in a report would link releases made with it
     release.provenance = provenance(
@@ -1239,7 +1240,7 @@ def _sdc_run(
         input_sep=sep,
         input_encoding=encoding,
     )
-    for warning in () if quiet else release.info.get("warnings", ()):
+    for warning in release.info.get("warnings", ()):  # printed even with --quiet
         click.echo(f"warning: {warning}", err=True)
     release.provenance = provenance(inputs[:1])
     with steps("write"), staged_outputs() as stage:
@@ -1488,6 +1489,8 @@ def recode_command(
         _thresholds(bottom, "--bottom"),
         _recodings(recodings),
     )
+    if not (tops or bottoms or mapping or sample is not None):
+        raise InputError("give at least one of --top, --bottom, --recode or --sample")
     if sample is not None:
         check_float(sample, "--sample", min_value=0, max_value=1, include_min=False)
     needed = list(dict.fromkeys([*tops, *bottoms, *mapping]))
@@ -1612,6 +1615,9 @@ def dp_counts_command(input_path, sep, encoding, column, categories, epsilon, ou
     labels = _split(categories)
     if not labels:
         raise InputError("--categories names no category")
+    twice = [label for label, n in Counter(labels).items() if n > 1]
+    if twice:
+        raise InputError("--categories names a category twice", value=twice[0])
     sep = _separator(sep, "--sep", single=False)
     inputs = [check_input_path(input_path, "INPUT")]
     if output is not None:

@@ -93,6 +93,12 @@ def _read(
             "duplicate items removed)",
             err=True,
         )
+    if stats["duplicate_items"]:  # a change to the data: told even with --quiet
+        click.echo(
+            f"warning: {stats['duplicate_items']:,} duplicate items removed "
+            "(a transaction holds each item once)",
+            err=True,
+        )
     return data
 
 
@@ -133,8 +139,9 @@ def _check_options(
     )
 
 
-def _anonymized(run: Callable[[], Release], quiet: bool) -> Release:
-    """Run an anonymizer; its warnings are printed once, as ``warning: ...`` on stderr."""
+def _anonymized(run: Callable[[], Release]) -> Release:
+    """Run an anonymizer; its warnings are printed once, as ``warning: ...`` on stderr (even
+    with ``--quiet``, which silences progress and the summary only)."""
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always", UserWarning)
         release = run()
@@ -144,9 +151,8 @@ def _anonymized(run: Callable[[], Release], quiet: bool) -> Release:
         for w in seen
         if issubclass(w.category, UserWarning) and str(w.message) not in messages
     ]
-    if not quiet:
-        for message in messages:
-            click.echo(f"warning: {message}", err=True)
+    for message in messages:  # about the data or the request: printed even with --quiet
+        click.echo(f"warning: {message}", err=True)
     return release
 
 
@@ -260,7 +266,6 @@ def _release(
             opts["fmt"],
             lambda: anonymize(data, seed=opts["seed"], key=key, measures=measures),
         ),
-        quiet,
     )
     written = _publish(
         release,

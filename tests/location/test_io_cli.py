@@ -579,7 +579,7 @@ def test_invalid_fixes_are_named_by_file_line_past_blank_lines(tmp_path, engine)
     out = tmp_path / "c.csv"
     args = ["anonymize", str(source), "-k", "1", "-o", str(out), "--engine", engine]
     res = CliRunner().invoke(cli, args)
-    assert res.exit_code == 2 and "line 5)" in res.output, res.output
+    assert res.exit_code == 2 and "line 5, value '95')" in res.output, res.output
     res = CliRunner().invoke(cli, [*args, "--on-bad-lines", "drop"])
     assert res.exit_code == 0, res.output
     assert "dropped (--on-bad-lines drop): lines 5, 8 (" in res.output

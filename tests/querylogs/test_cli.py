@@ -6,6 +6,7 @@ from click.testing import CliRunner
 
 from querylogs import read_log, synthetic_log, verify_log, write_log
 from querylogs.cli import cli
+from structanon._finish import k_warning
 
 
 def test_anonymize_command(tmp_path):
@@ -129,7 +130,7 @@ def test_anonymize_logs_progress_unless_quiet(tmp_path):
         cli, ["anonymize", str(source), "-k", "3", "-o", str(out), "--no-measures", "--quiet"]
     )
     assert result.exit_code == 0 and result.stderr == "" and result.stdout == ""
-    with source.open("a") as handle:  # a malformed line and k = 1: warned, unless quiet
+    with source.open("a") as handle:  # a malformed line and k = 1: warned, even if quiet
         handle.write("broken line\n")
     drop = ["--no-measures", "--on-bad-lines", "drop"]
     loud = CliRunner().invoke(cli, ["anonymize", str(source), "-k", "1", "-o", str(out), *drop])
@@ -139,8 +140,11 @@ def test_anonymize_logs_progress_unless_quiet(tmp_path):
     quiet = CliRunner().invoke(
         cli, ["anonymize", str(source), "-k", "1", "-o", str(out), *drop, "--quiet"]
     )
-    # quiet: nothing but what was dropped (never silent)
-    assert quiet.exit_code == 0 and quiet.stderr == told and quiet.stdout == ""
+    # quiet: nothing but the warnings, k = 1 and what was dropped (never silent)
+    assert quiet.exit_code == 0 and quiet.stdout == ""
+    assert sorted(quiet.stderr.splitlines(keepends=True)) == sorted(
+        [told, f"warning: {k_warning(1)}\n"]
+    )
 
 
 @pytest.mark.parametrize("command", [["anonymize", "-k", "3", "-o", "out.tsv"], ["assess"]])
@@ -229,7 +233,11 @@ def test_report_figures_and_transformation_in_words(small_log):
         info["queries_suppressed"],
     ):
         assert f"{number:,}" in text
-    assert "floored to the day" in text and "3 to 5 users" in text
+    sizes = info["cluster_size_counts"]  # the published clusters' real sizes
+    low, high = min(sizes), max(sizes)
+    span = f"{low} to {high} users" if low != high else f"{low} users"
+    assert "floored to the day" in text and span in text
+    assert high == 5 or "to 5 users" not in text  # not k .. 2k-1 whatever the sizes
     figures = release_figures(release)
     assert len(figures) == 3
     for title, figure in figures:

@@ -65,7 +65,8 @@ def test_json_output_round_trips_and_verifies(tmp_path, baskets):
 def test_text_output_is_readable(tmp_path, baskets):
     out = tmp_path / "o.txt"
     res = _invoke(baskets, "-k", "4", "-o", out, "--no-measures", "--quiet")
-    assert res.exit_code == 0 and res.output == ""
+    assert res.exit_code == 0 and res.stdout == "", res.output
+    assert all(line.startswith("warning: ") for line in res.stderr.splitlines())
     text = out.read_text()
     assert text.startswith("# disassociated transactions: 62 transactions")
     assert "record chunk 1 (" in text and "term chunk:" in text
