@@ -11,7 +11,7 @@ import networkx as nx
 import numpy as np
 
 from structanon import Release
-from structanon.report import ReportFigure, small_count_floor
+from structanon.report import ReportFigure, noisy_view_counts, small_count_floor
 
 __all__ = ["release_figures", "degree_figure", "edits_figure"]
 
@@ -28,11 +28,19 @@ def _pyplot() -> Any:
     return plt
 
 
-def _degree_counts(graph: nx.Graph, floor: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """The degrees (above 0) held by at least ``floor`` nodes, and how many hold each."""
+def _degree_counts(
+    graph: nx.Graph, floor: int = 1, noisy: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """The degrees (above 0) held by at least ``floor`` nodes, and how many hold each;
+    ``noisy``: the counts with the views' noise (the input's histogram, which two reports
+    of graphs one node apart would otherwise subtract into that node's neighbours'
+    degrees), the floor read through it."""
     deg = np.fromiter((d for _, d in graph.degree()), dtype=np.int64, count=graph.number_of_nodes())
     values, counts = np.unique(deg[deg > 0], return_counts=True)
-    shown = counts >= floor
+    if noisy:
+        counts, shown = noisy_view_counts(counts, floor)
+    else:
+        shown = counts >= floor
     return values[shown], counts[shown]
 
 
@@ -47,10 +55,10 @@ def degree_figure(original: nx.Graph, anonymized: nx.Graph, k: int) -> Any:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4))
     for graph, label, marker, floor in (
-        (original, f"input graph (degrees held by {k}+ nodes)", "o", k),
+        (original, f"input graph (degrees held by {k}+ nodes; counts with noise)", "o", k),
         (anonymized, "anonymized graph", "x", 1),
     ):
-        values, counts = _degree_counts(graph, floor)
+        values, counts = _degree_counts(graph, floor, noisy=graph is original)
         ax.loglog(values, counts, marker, label=label, alpha=0.7, markersize=4)
     ax.axhline(
         k, color="grey", linestyle="--", linewidth=1, label=f"k = {k} (least nodes per degree)"

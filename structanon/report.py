@@ -156,6 +156,33 @@ def small_count_floor(release: Release) -> int:
     return max([2, *ks])
 
 
+# the scale of the Laplace noise on the input's counts in before/after views, per unit one
+# person can add to a count: two reports of inputs one person apart then differ by noise
+# (a fresh draw each report, never the seed) rather than by that person's values
+VIEW_NOISE_SCALE = 2.0
+
+
+def noisy_view_counts(counts: Any, floor: int, sensitivity: float = 1.0) -> tuple[Any, Any]:
+    """The input's ``counts`` as a before/after view draws them: each plus Laplace noise of
+    scale ``VIEW_NOISE_SCALE * sensitivity`` from fresh entropy, rounded and at least 0;
+    returns ``(noisy, shown)``, ``shown`` marking the counts of at least ``floor`` both
+    exactly (no value fewer than ``floor`` hold is ever drawn or named) and through the
+    noise (so a count at the floor does not flip a bar on or off by one person alone).
+
+    Examples
+    --------
+    >>> noisy, shown = noisy_view_counts(np.array([1000, 1]), 5)
+    >>> bool(abs(noisy[0] - 1000) < 100), bool(shown[0])
+    (True, True)
+    """
+    values = np.asarray(counts, dtype=float)
+    rng = np.random.default_rng()  # fresh entropy: neither the seed nor the key decides it
+    noisy = np.maximum(
+        np.round(values + rng.laplace(0.0, VIEW_NOISE_SCALE * sensitivity, values.shape)), 0.0
+    )
+    return noisy, (values >= floor) & (noisy >= floor)
+
+
 def before_after_bars(
     labels: Sequence[str],
     before: Sequence[float],

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Release
-from structanon.report import ReportFigure, small_count_floor
+from structanon.report import ReportFigure, noisy_view_counts, small_count_floor
 
 __all__ = ["release_figures"]
 
@@ -147,15 +147,28 @@ def _input_counts(column: pd.Series, floor: int) -> tuple[pd.Series, str]:
             labels[0] = f"under {edges[1]:g}"
         if values.max() > edges[-1]:
             labels[-1] = f"{edges[-2]:g} and over"
-        keep = np.flatnonzero(per_bin >= floor)
+        per_bin, enough = noisy_view_counts(per_bin, floor)  # neighbours differ by noise
+        keep = np.flatnonzero(enough)
         if keep.size == 0:
             return pd.Series(dtype=float), f"no bin holds {floor} records"
-        small = (per_bin > 0) & (per_bin < floor)
+        small = (per_bin > 0) & ~enough
         shown = slice(int(keep[0]), int(keep[-1]) + 1)
         note = "bins, those under k hidden" if small.any() else "bins"
         return pd.Series(np.where(small, 0, per_bin)[shown], index=labels[shown]), note
-    counts = column.astype(str).value_counts()
-    return _natural(_top(counts, floor, "other (rarer values)")), "values"
+    return _natural(_top_noisy(column.astype(str).value_counts(), floor)), "values"
+
+
+def _top_noisy(counts: pd.Series, floor: int, other: str = "other (rarer values)") -> pd.Series:
+    """:func:`_top` of the input's exact ``counts`` as the view draws them: the values at
+    least ``floor`` records hold, with the views' noise (structanon.report), the largest
+    ``MAX_BARS`` of them; the rest as ``other`` under the same two conditions."""
+    exact = counts.to_numpy(dtype=float)
+    noisy, ok = noisy_view_counts(exact, floor)
+    order = np.argsort(-noisy, kind="stable")
+    chosen = order[ok[order]][:MAX_BARS]
+    shown = pd.Series(noisy[chosen], index=counts.index[chosen])
+    rest, rest_ok = noisy_view_counts(np.array([exact.sum() - exact[chosen].sum()]), floor)
+    return pd.concat([shown, pd.Series({other: rest[0]})]) if rest_ok[0] else shown
 
 
 def _published_counts(column: pd.Series) -> pd.Series:
@@ -197,7 +210,9 @@ def _value_views(plt: Any, release: Release, original: pd.DataFrame) -> ReportFi
     text = (
         f"{title}. Bar charts, left the input and right the release, one row per "
         f"quasi-identifier: {'; '.join(alt)}. Input values held by fewer than {floor} "
-        "records are merged into 'other' (drawn when it holds at least {floor} records) or hidden."
+        "records are merged into 'other' (drawn when it holds at least {floor} records) or hidden; "
+        "the input's counts carry random noise of a few records, so two reports of tables one "
+        "person apart cannot be subtracted."
     )
     return ReportFigure(title, fig, text, view=True)
 

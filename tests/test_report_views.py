@@ -25,6 +25,12 @@ from transactions._figures import figures_for
 KEY = b"0123456789abcdef-views"
 
 
+@pytest.fixture
+def noiseless(monkeypatch):
+    """The views without their noise, to check what they count against a recount."""
+    monkeypatch.setattr("structanon.report.VIEW_NOISE_SCALE", 0.0)
+
+
 def _views(figures):
     return [f for f in figures if isinstance(f, ReportFigure) and f.view]
 
@@ -73,7 +79,7 @@ def _input_bars(release, df, column):
     return dict(zip(labels, ax.containers[0].datavalues.tolist()))
 
 
-def test_tabular_view_of_neighbours_one_rare_record_apart_is_the_same():
+def test_tabular_view_of_neighbours_one_rare_record_apart_is_the_same(noiseless):
     df = _table()
     without = df.drop(index=7)  # the only record with zip 999
     bars = []
@@ -97,7 +103,7 @@ def test_tabular_view_of_neighbours_one_rare_record_apart_is_the_same():
     assert _input_bars(release, many, "zip")["other (rarer values)"] == 7
 
 
-def test_querylogs_view_counts_events_of_widely_typed_queries():
+def test_querylogs_view_counts_users_of_widely_typed_queries(noiseless):
     log = querylogs.synthetic_log(60, 3000, seed=2)
     release = querylogs.anonymize(log, 4, key=KEY, measures=False)
     (view,) = _views(query_figures(release, log))
@@ -105,12 +111,39 @@ def test_querylogs_view_counts_events_of_widely_typed_queries():
     shown = {label for label in _labels(view.figure) if label}
     assert shown and all(users[label] >= 4 for label in shown)
     before = view.figure.axes[0].containers[0].datavalues
-    events = log.drop_duplicates(["user", "query", "time"])["query"].value_counts()
     assert (
         sorted(before.tolist(), reverse=True)
-        == events[list(shown)].sort_values(ascending=False).tolist()
+        == users[list(shown)].sort_values(ascending=False).tolist()
     )
-    assert "at least 4 users" in view.alt
+    published = release.data.assign(q=release.data["query"].str.strip().str.lower())
+    after = view.figure.axes[0].containers[1].datavalues
+    ticks = [t.get_text() for t in view.figure.axes[0].get_yticklabels()]
+    kept = published.groupby("q")["user"].nunique()
+    assert [int(kept.get(t, 0)) for t in ticks if t in shown] == [
+        int(a) for t, a in zip(ticks, after) if t in shown
+    ]
+    assert "at least 4" in view.alt
+
+
+def test_two_reports_one_person_apart_differ_by_noise_not_by_the_person():
+    """The input bars were exact counts: two reports of inputs one person apart differed in
+    exactly that person's bars (a user who typed "google.com" twice, a record's age bin).
+    With the views' noise, the difference of the two bars is the person's contribution in
+    a minority of draws only, and each bar stays close to its count."""
+    df = _table()
+    person = int(np.flatnonzero(df["zip"] == "100")[0])
+    without = df.drop(index=person)
+    spec = ({"age": "numeric", "zip": "set"}, "disease", [KAnonymity(5)], "mondrian")
+    exact = int((df["zip"] == "100").sum())
+    a_release = tabular.anonymize(df, *spec, key=KEY, measures=False)
+    b_release = tabular.anonymize(without, *spec, key=KEY, measures=False)
+    hits, trials = 0, 40
+    for _ in range(trials):
+        a = _input_bars(a_release, df, "zip")["100"]
+        b = _input_bars(b_release, without, "zip")["100"]
+        assert abs(a - exact) < 40 and abs(b - (exact - 1)) < 40
+        hits += a - b == 1
+    assert hits < trials / 2, f"{hits} of {trials} differences gave the person away"
 
 
 def _annotations(figure) -> list[str]:
@@ -143,7 +176,7 @@ def test_querylogs_view_names_only_published_queries_and_no_input_count():
     assert not any("jane" in t for t in ticks)
 
 
-def test_transactions_view_compares_supports_of_frequent_itemsets():
+def test_transactions_view_compares_supports_of_frequent_itemsets(noiseless):
     rng = np.random.default_rng(1)
     data = [
         set(rng.choice(30, size=rng.integers(1, 6), replace=False).tolist()) for _ in range(400)
@@ -177,7 +210,7 @@ def test_transactions_view_names_no_item_the_release_generalized():
     assert len(_annotations(view.figure)) == after.size  # numbers on the release's bars only
 
 
-def test_graphs_view_is_the_degree_distribution():
+def test_graphs_view_is_the_degree_distribution(noiseless):
     graph = nx.barabasi_albert_graph(300, 3, seed=1)
     release = graphs.k_degree_anonymize(graph, 5, key=KEY, measures=False)
     (view,) = _views(graph_figures(graph, release))
@@ -264,7 +297,7 @@ def test_location_view_from_the_input_frame_equals_the_kept_points():
     assert (kept == given).all() and (kept > 0).sum() > 1
 
 
-def test_disassociation_view_draws_no_pair_fewer_than_k_baskets_hold():
+def test_disassociation_view_draws_no_pair_fewer_than_k_baskets_hold(noiseless):
     from pathlib import Path
 
     from transactions import metrics

@@ -13,7 +13,12 @@ from typing import Any
 import numpy as np
 
 from structanon import Release
-from structanon.report import ReportFigure, before_after_bars, small_count_floor
+from structanon.report import (
+    ReportFigure,
+    before_after_bars,
+    noisy_view_counts,
+    small_count_floor,
+)
 
 from . import metrics, risk
 from ._data import decode_keys
@@ -110,7 +115,11 @@ def _top_itemsets(release: Release, original: Any, tax: Any) -> ReportFigure | N
         keys, counts = metrics._bounded_counts(b.indptr, b.codes, size, tax.n_nodes, {})
         best = np.lexsort((keys, -counts))[:TOP_ITEMSETS]
         rows = decode_keys(keys[best], size, tax.n_nodes).tolist()
-        found += [(c, tuple(r)) for c, r in zip(counts[best].tolist(), rows) if c >= floor]
+        # a basket adds at most 1 to each support: noise hides it between two reports
+        noisy, enough = noisy_view_counts(counts[best], floor)
+        found += [
+            (int(c), tuple(r)) for c, r, ok in zip(noisy.tolist(), rows, enough.tolist()) if ok
+        ]
     found.sort(key=lambda item: (-item[0], len(item[1]), item[1]))
     found = found[:TOP_ITEMSETS]
     if not found:
@@ -158,7 +167,7 @@ def _disassociation_figure(release: Release, original: Any) -> ReportFigure:
     # a pair fewer than k baskets hold is drawn nowhere: its input support, against an
     # estimate anyone recomputes from the release, would place one person's pair
     floor = small_count_floor(release)
-    shown = np.asarray(true) >= floor
+    true, shown = noisy_view_counts(true, floor)  # as in the bars: neighbours differ by noise
     true, lower, expected = (
         np.asarray(true)[shown],
         np.asarray(lower)[shown],
