@@ -81,6 +81,19 @@ def _twice(tmp_path, make_args, name):
     return outs
 
 
+def _gzip_twice_equals_plain(tmp_path, args, gz_name, plain_name):
+    """Run ``args(out)`` twice to ``gz_name`` and once to ``plain_name``: the two gzip files
+    are byte-identical and reproducible, and decompress to the plain output; returns
+    (gzip path, decompressed bytes, plain path)."""
+    a, b = _twice(tmp_path, args, gz_name)
+    assert a.read_bytes() == b.read_bytes()
+    content = _assert_reproducible_gzip(a)
+    plain = tmp_path / plain_name
+    assert _cli(*args(plain)).exit_code == 0
+    assert plain.read_bytes() == content
+    return a, content, plain
+
+
 def _graph_file(tmp_path) -> Path:
     src = tmp_path / "g.txt"
     src.write_text("".join(f"{u} {v}\n" for u, v in nx.karate_club_graph().edges()))
@@ -143,12 +156,7 @@ def test_graphs_gz_output_is_reproducible_gzip(tmp_path, ext):
         return ["graphs", "anonymize", src, "-k", "3", "--key-file", key, "--utility", "none",
                 "--quiet", "-o", out]  # fmt: skip
 
-    a, b = _twice(tmp_path, args, f"g.{ext}")
-    assert a.read_bytes() == b.read_bytes()
-    content = _assert_reproducible_gzip(a)
-    plain = tmp_path / f"plain.{ext[:-3]}"
-    assert _cli(*args(plain)).exit_code == 0
-    assert plain.read_bytes() == content
+    content = _gzip_twice_equals_plain(tmp_path, args, f"g.{ext}", f"plain.{ext[:-3]}")[1]
     if ext == "graphml.gz":  # networkx reads the decompressed file as the karate graph's size
         g = nx.read_graphml(io.BytesIO(content))
         assert g.number_of_nodes() == 34 and g.number_of_edges() >= 78
@@ -226,12 +234,7 @@ def test_transactions_gz_output_is_compressed(tmp_path, command, ext):
         return ["transactions", command[0], src, *command[1:], "--key-file", key, "--quiet",
                 "-o", out]  # fmt: skip
 
-    a, b = _twice(tmp_path, args, f"r.{ext}.gz")
-    assert a.read_bytes() == b.read_bytes()
-    content = _assert_reproducible_gzip(a)
-    plain = tmp_path / f"r.{ext}"
-    assert _cli(*args(plain)).exit_code == 0
-    assert plain.read_bytes() == content
+    a, _content, plain = _gzip_twice_equals_plain(tmp_path, args, f"r.{ext}.gz", f"r.{ext}")
     assert read_transactions(a) == read_transactions(plain)
 
 
