@@ -248,7 +248,42 @@ def _check_parsed(path: Path, report: dict) -> None:
 def _split_aol(path: Path, encoding: str):
     source = text_lines(path, encoding, name="log file")
     lines = pd.Series([text for _number, text in source], dtype=object)
-    return _aol_fields(lines, np.arange(1, len(lines) + 1), header_possible=True)
+    try:
+        return _aol_fields(lines, np.arange(1, len(lines) + 1), header_possible=True)
+    except InputError as exc:  # name the file
+        if exc.path is not None:
+            raise
+        raise InputError(exc.message, path=str(path), line=exc.line) from None
+
+
+_AOL_HEADER = ["anonid", "query", "querytime", "itemrank", "clickurl"]
+
+
+def _check_aol_header(line: str, number: int) -> None:
+    r"""Refuse a header that starts like AOL's but names other columns (an export with a
+    normalized-query column, columns in another order): its fields would be read by
+    position as the wrong ones.
+
+    Examples
+    --------
+    >>> _check_aol_header("AnonID\tQuery\tQueryTime\tItemRank\tClickURL", 1)
+    >>> _check_aol_header("AnonID\tQuery\tQueryNormalized\tQueryTime\tItemRank", 1)
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: the header names the columns ['AnonID', 'Query', 'QueryNormalized', 'QueryTime', 'ItemRank'], not the AOL layout (AnonID Query QueryTime ItemRank ClickURL); read it as a table: --format csv --sep '\t' --columns user=AnonID,query=Query,time=QueryTime,rank=ItemRank (line 1)
+    """
+    names = [name.strip() for name in line.split("\t")]
+    if [name.lower() for name in names] in (_AOL_HEADER, _AOL_HEADER[:3]):
+        return
+    roles = {"user": "anonid", "query": "query", "time": "querytime", "rank": "itemrank",
+             "url": "clickurl"}  # fmt: skip
+    by_lower = {name.lower(): name for name in names}
+    mapping = ",".join(f"{role}={by_lower[col]}" for role, col in roles.items() if col in by_lower)
+    raise InputError(
+        f"the header names the columns {names}, not the AOL layout (AnonID Query QueryTime "
+        f"ItemRank ClickURL); read it as a table: --format csv --sep '\\t' --columns {mapping}",
+        line=number,
+    )
 
 
 def _aol_fields(lines: pd.Series, numbers: np.ndarray, header_possible: bool):
@@ -267,6 +302,7 @@ def _aol_fields(lines: pd.Series, numbers: np.ndarray, header_possible: bool):
     lines, numbers = lines[nonblank], numbers[nonblank]
     first = lines.iloc[0].split("\t", 1)[0].strip().lower() if len(lines) else ""
     if header_possible and first == "anonid":
+        _check_aol_header(lines.iloc[0], int(numbers[0]))
         report["header"] = True
         report["lines"] -= 1
         lines, numbers = lines.iloc[1:], numbers[1:]
