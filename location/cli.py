@@ -34,6 +34,7 @@ from structanon.cli_support import (
     handle_errors,
     on_bad_lines_option,
     release_options,
+    separator,
     show_progress,
     stack,
 )
@@ -96,8 +97,8 @@ def _log_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--sep",
             default=None,
-            callback=lambda _ctx, _param, value: "\t" if value == "\\t" else value,
-            help="Field separator of text input (default: by extension; \\t: tab; several "
+            callback=separator,
+            help="Field separator of text input (default: by extension; \\t or tab: a tab; several "
             "characters are taken literally).",
         ),
         encoding_option(),

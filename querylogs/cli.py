@@ -42,6 +42,7 @@ from structanon.cli_support import (
     handle_errors,
     on_bad_lines_option,
     release_options,
+    separator,
     show_progress,
     stack,
 )
@@ -138,7 +139,12 @@ def _input_options(func: Any, lazy: bool = False) -> Any:
             default=None,
             help="csv/parquet column mapping, e.g. user=uid,query=q,time=ts,url=u",
         ),
-        click.option("--sep", default=None, help="Field separator for csv input (\\t: tab)."),
+        click.option(
+            "--sep",
+            default=None,
+            callback=separator,
+            help="Field separator for csv input (\\t or tab: a tab).",
+        ),
         encoding_option(),
         # the former values: report (drop and print) and skip (drop silently), both drop now
         on_bad_lines_option(former=FORMER_BAD_LINES),

@@ -69,6 +69,20 @@ def _check_finite_floats(kwargs: dict[str, Any]) -> None:
                 raise InputError(f"{name} must be a finite number, got {v}")
 
 
+def separator(_ctx: Any, _param: Any, value: str | None) -> str | None:
+    r"""The ``--sep`` callback every data type shares: ``\t`` or ``tab`` is a tab; any
+    other value is kept as typed (each command checks its own length rule).
+
+    Examples
+    --------
+    >>> separator(None, None, "tab"), separator(None, None, "\\t"), separator(None, None, ";")
+    ('\t', '\t', ';')
+    """
+    if value is not None and value.strip().lower() in ("\\t", "tab"):
+        return "\t"
+    return value
+
+
 def handle_errors(func: F) -> F:
     """Turn structanon errors into a one-line message on stderr and the error's exit code.
 

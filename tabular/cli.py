@@ -34,6 +34,7 @@ from structanon.cli_support import (
     engine_options,
     handle_errors,
     release_options,
+    separator,
     show_progress,
     stack,
 )
@@ -726,7 +727,7 @@ def _separator(sep: str | None, option: str, single: bool = True) -> str | None:
     where only one is allowed, is an :class:`InputError`."""
     if sep is None:
         return None
-    sep = "\t" if sep == "\\t" else sep
+    sep = separator(None, None, sep)
     if not sep or (single and len(sep) != 1):
         raise InputError(
             f"{option} must be {'one character' if single else 'non-empty'} "

@@ -234,3 +234,26 @@ def test_dp_counts_names_a_duplicate_category_in_python():
 
     with pytest.raises(InputError, match=r"given twice \(value 'Male'\)"):
         dp_counts(pd.Series(["Male", "Female"]), 1.0, ["Male", "Female", "Male"])
+
+
+@pytest.mark.parametrize("spelling", ["tab", "\\t", "TAB"])
+def test_sep_tab_means_a_tab_in_every_type_that_takes_sep(tmp_path, spelling):
+    """`--sep tab` was a three-character separator in tabular and location and refused by
+    querylogs; every type now reads `tab` and `\\t` as a tab."""
+    tab = tmp_path / "t.txt"
+    tab.write_text("age\tcity\n" + "".join(f"{20 + i % 7}\tc{i % 3}\n" for i in range(30)))
+    loc = tmp_path / "l.txt"
+    loc.write_text(
+        "user\ttime\tlat\tlon\n"
+        + "".join(f"u{i % 4}\t2024-01-01T10:00:00\t{40 + i / 1000}\t116\n" for i in range(40))
+    )
+    log = tmp_path / "q.txt"
+    log.write_text("u\tq\tt\n" + "".join(f"{i % 6}\tq\t2006-03-01 10:00:00\n" for i in range(30)))
+    runs = [
+        ["tabular", "assess", str(tab), "--qi", "age,city"],
+        ["location", "assess", str(loc)],
+        ["querylogs", "assess", str(log), "--format", "csv", "--columns", "user=u,query=q,time=t"],
+    ]
+    for args in runs:
+        result = CliRunner().invoke(main, [*args, "--sep", spelling, "--quiet"])
+        assert result.exit_code == 0, (args[0], result.output)
