@@ -1250,6 +1250,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.umask(umask)
             os.chmod(tmp_path, 0o666 & ~umask)
         os.replace(tmp_path, path)
+    except OSError as exc:  # a full disk, a quota: say which output (a write names no file)
+        if exc.filename is not None and str(exc.filename) != str(tmp_path):
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -1784,6 +1788,21 @@ class _Stage:
         self.pending.append((Path(tmp), path))
         return Path(tmp)
 
+    def clean_up(self, done: bool) -> None:
+        """Remove every temporary path left; unless ``done``, the folders made for the
+        outputs too (those still empty)."""
+        for tmp, _target in self.pending:
+            if tmp.is_dir():
+                remove_folder(tmp)
+            elif tmp.exists():
+                tmp.unlink()
+        for folder in self.private_dirs:
+            remove_folder(folder)
+        if not done:  # a folder made for an output that never came is removed (if empty)
+            for folder in sorted(self.made, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
 
 @contextlib.contextmanager
 def staged_outputs() -> Iterator[_Stage]:
@@ -1828,15 +1847,10 @@ def staged_outputs() -> Iterator[_Stage]:
             if tmp.exists():
                 os.replace(tmp, target)
         done = True
+    except OSError as exc:  # a full disk while writing: name the output, not its stand-in
+        targets = {str(tmp): str(target) for tmp, target in stage.pending}
+        if str(exc.filename) in targets:
+            raise OSError(exc.errno, exc.strerror, targets[str(exc.filename)]) from exc
+        raise
     finally:
-        for tmp, _target in stage.pending:
-            if tmp.is_dir():
-                remove_folder(tmp)
-            elif tmp.exists():
-                tmp.unlink()
-        for folder in stage.private_dirs:
-            remove_folder(folder)
-        if not done:  # a folder made for an output that never came is removed (if empty)
-            for folder in sorted(stage.made, key=lambda p: len(p.parts), reverse=True):
-                with contextlib.suppress(OSError):
-                    folder.rmdir()
+        stage.clean_up(done)

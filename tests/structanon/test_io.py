@@ -373,3 +373,24 @@ def test_locate_undecodable_always_raises(tmp_path):
     with pytest.raises(UndecodableText, match="not UTF-8 text; ") as info:
         locate_undecodable(path, "utf-8")
     assert info.value.line is None and info.value.path == str(path)
+
+
+def test_a_full_disk_names_the_output_not_its_temporary_file(tmp_path):
+    """A write error (a full disk, a quota) carries no file name: the message said only
+    "No space left on device". It now names the output, never a temporary stand-in, and
+    leaves nothing behind."""
+    import errno
+
+    from structanon.io import atomic_write, staged_outputs
+
+    target = tmp_path / "out" / "release.csv"
+    with pytest.raises(OSError) as err:
+        with staged_outputs() as stage:
+            with atomic_write(stage(target)):
+                raise OSError(errno.ENOSPC, "No space left on device")
+    assert err.value.filename == str(target) and err.value.errno == errno.ENOSPC
+    assert not any(tmp_path.rglob("*"))
+    with pytest.raises(OSError) as err:
+        with atomic_write(target):
+            raise OSError(errno.EDQUOT, "Disk quota exceeded")
+    assert err.value.filename == str(target)
