@@ -248,11 +248,6 @@ def _measure_switches(measures: bool, utility: Any, measure_risk: bool | None) -
     return utility, risk
 
 
-def _canonical_value(value: Any) -> str:
-    """An attribute value as text for the key binding (``repr``; ``None`` when absent)."""
-    return repr(value)
-
-
 def _prepare_input(G: Any, k: int, as_undirected: bool, keep_attributes: Sequence[str]) -> _Input:
     """The input as a simple undirected graph and an edge array; feasibility of ``k``."""
     graph, report = _prepare(G, as_undirected)
@@ -493,10 +488,7 @@ def anonymize_with_mapping(
         # streams bound to the input, the attributes it publishes included: two releases
         # under one key of graphs differing in one node's attribute only would otherwise
         # share labels and edges, join node by node and name that node
-        kept = [
-            [_canonical_value(data.graph.nodes[v].get(a)) for a in keep_attributes]
-            for v in data.nodes
-        ]
+        kept = [[repr(data.graph.nodes[v].get(a)) for a in keep_attributes] for v in data.nodes]
         secret = secret.bound(data.nodes, data.edges, *([kept] if keep_attributes else []))
     # the construction's choices among equals (which of several nodes of one degree is
     # raised, the order candidate edges are tried in) decide what is published: drawn from

@@ -83,11 +83,6 @@ def _check_options(
         extensions["--output"] = OUTPUT_EXTENSIONS
     else:  # an extension of another format would mislabel the output
         check_output_format(output, out_format, "-o/--output", "--out-format")
-    if mapping_out is not None and mapping_out.suffix.lower() in (".bz2", ".xz", ".zip"):
-        raise InputError(
-            f"--mapping-out must end in .csv or .csv.gz; got {mapping_out.suffix.lower()}",
-            path=str(mapping_out),
-        )
     inputs = [input] + ([key_file] if key_file is not None else [])
     check_output_paths(
         {"--output": output, "--report": report, "--mapping-out": mapping_out},
@@ -162,7 +157,6 @@ def _run(
     # isolated nodes bound for an edge list: refused before the work (the constructions
     # keep the input's isolated nodes; those an edit makes are refused when written)
     check_writable(graph, out_format or guess_format(output), output)
-    _check_keep(keep, out_format or guess_format(output))
     with warnings.catch_warnings():  # printed below as "warning: ...", once each
         warnings.simplefilter("ignore", UserWarning)
         release, mapping = anonymize_with_mapping(

@@ -52,9 +52,10 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
     return rank[codes].astype(np.int64), values_sorted[order]
 
 
-def encode_column(column: pd.Series, name: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`encode_values` of a table's column, its errors naming the column and the row
-    by its index label.
+def encode_column(column: Any, name: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode_values` of a table's column, its errors naming the column (``name``,
+    else the Series' name) and the row: by its index label for a Series, by its 0-based
+    position for an array.
 
     Examples
     --------
@@ -62,14 +63,18 @@ def encode_column(column: pd.Series, name: Any = None) -> tuple[np.ndarray, np.n
     Traceback (most recent call last):
     ...
     structanon.errors.InputError: missing value (column 'zip', row 8)
+    >>> encode_column(np.array(["a", None], dtype=object), "zip")
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: missing value (column 'zip', row 1)
     """
     try:
         return encode_values(column)
     except InputError as exc:
-        row = exc.row
-        if isinstance(row, int) and 0 <= row < len(column):
-            row = column.index[row]
-        label = column.name if name is None else name
+        row, index = exc.row, getattr(column, "index", None)
+        if index is not None and isinstance(row, int) and 0 <= row < len(column):
+            row = index[row]
+        label = getattr(column, "name", None) if name is None else name
         raise InputError(
             exc.message, column=None if label is None else str(label), row=row, value=exc.value
         ) from None

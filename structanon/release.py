@@ -164,19 +164,20 @@ class Release:
         ``"utility.<measure>"`` (exact input statistics, such as a masked column's input
         variance, that two reports of inputs one person apart subtract into that person's
         value); they stay readable in Python for the publisher."""
-        hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith("utility.")}
-        if not hidden or not isinstance(self.utility, dict):
-            return self.utility
-        return {k: v for k, v in self.utility.items() if k not in hidden}
+        return self._shown_part("utility", self.utility)
 
     def shown_risk(self) -> dict[str, Any]:
         """:attr:`risk` as outputs show it: without a section :attr:`withheld` names
         ``"risk.<section>"`` (``"risk.before"``: the input's own frequencies, for a release
         that masks the very columns they count)."""
-        hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith("risk.")}
-        if not hidden or not isinstance(self.risk, dict):
-            return self.risk
-        return {k: v for k, v in self.risk.items() if k not in hidden}
+        return self._shown_part("risk", self.risk)
+
+    def _shown_part(self, part: str, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` without the keys :attr:`withheld` names ``"<part>.<key>"``."""
+        hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith(f"{part}.")}
+        if not hidden or not isinstance(values, dict):
+            return values
+        return {k: v for k, v in values.items() if k not in hidden}
 
     def _counts_text(self, what: str) -> str:
         """``"N <what> in, S suppressed"``, or that the counts are withheld."""

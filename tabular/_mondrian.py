@@ -20,6 +20,7 @@ from structanon._validation import check_choice
 from structanon.errors import InfeasibleError, InputError
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
+from structanon.partition import encode_column as _encode_named
 from structanon.partition import encode_values
 
 from ._input import hierarchy_codes
@@ -56,7 +57,7 @@ def encode_column(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Sorted integer codes of a column: ``(codes, domain)`` with ``domain[codes] == column``.
 
-    :func:`structanon.partition.encode_values` with the column named in its errors: missing
+    :func:`structanon.partition.encode_column` of its values: missing
     values and unorderable mixed types raise :class:`InputError` naming the column and the
     (0-based) row.  A non-numeric domain is an object array.
 
@@ -66,10 +67,7 @@ def encode_column(
     >>> codes.tolist(), domain.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
-    try:
-        codes, domain = encode_values(np.asarray(column))
-    except InputError as exc:
-        raise InputError(exc.message, column=name, row=exc.row) from None
+    codes, domain = _encode_named(np.asarray(column), name)  # the row: its position
     return codes, domain if domain.dtype.kind in "biuf" else domain.astype(object)
 
 

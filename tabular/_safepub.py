@@ -11,7 +11,6 @@ the exponential mechanism, and every class smaller than the ``k`` implied by ``e
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +22,7 @@ import pandas as pd
 from structanon import Hierarchy, Partition
 from structanon import risk as core_risk
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_float, check_int
+from structanon._validation import check_float, check_int, duplicate_names
 from structanon.errors import InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import PrivacyModel
@@ -465,9 +464,9 @@ def dp_counts(
     labels = [str(c) for c in categories]
     if not labels:
         raise InputError("categories must be a non-empty list of distinct values")
-    twice = next((label for label, n in Counter(labels).items() if n > 1), None)
-    if twice is not None:
-        raise InputError("categories must be distinct; this one is given twice", value=twice)
+    twice = duplicate_names(labels)
+    if twice:
+        raise InputError("categories must be distinct; this one is given twice", value=twice[0])
     dp.enable_features("contrib")
     space = (dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance())
 

@@ -346,8 +346,8 @@ def slice_table(
     """
     timings = Timings()
     qis = _check_bucket_input(df, quasi_identifiers, sensitive)
-    for column in qis:  # slicing permutes and buckets the QIs: each must be encodable
-        encode_column(df[column], column)
+    # slicing buckets by the QIs: each encoded once, here, its errors naming the column
+    qi_codes = np.column_stack([encode_column(df[c], c)[0] for c in qis])
     l = check_int(l, "l", min_value=2)
     n_columns = check_int(n_columns, "n_columns", min_value=1, max_value=len(qis) + 1)
     bins = check_int(bins, "bins", min_value=2)
@@ -369,7 +369,7 @@ def slice_table(
     public = repr({"scheme": "slicing", "columns": groups, "sensitive": sensitive, "l": l})
     with timings("buckets"):
         bucket = _buckets(
-            df, qis, sensitive, groups, l, secret.rng("slicing-buckets", len(df), public)
+            df, qi_codes, sensitive, groups, l, secret.rng("slicing-buckets", len(df), public)
         )
     with timings("publish"):
         sliced, n_buckets = _permute(df, groups, bucket, secret.rng("slicing", len(df), public))
@@ -441,7 +441,7 @@ def _feasible_columns(
 
 def _buckets(
     df: pd.DataFrame,
-    qis: list[str],
+    qi_codes: np.ndarray,
     sensitive: str,
     groups: list[list[str]],
     l: int,
@@ -456,7 +456,6 @@ def _buckets(
             f"no {l}-diverse slicing exists with these columns: the whole table is one bucket "
             f"and a sensitive value still holds more than 1/{l} of some records"
         )
-    qi_codes = np.column_stack([encode_column(df[c], c)[0] for c in qis])
     return tuple_partition(qi_codes, diverse, rng, l)
 
 

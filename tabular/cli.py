@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from structanon._validation import (
     check_input_path,
     check_int,
     check_output_paths,
+    duplicate_names,
     file_suffix,
 )
 from structanon.cli_support import (
@@ -1616,7 +1616,7 @@ def dp_counts_command(input_path, sep, encoding, column, categories, epsilon, ou
     labels = _split(categories)
     if not labels:
         raise InputError("--categories names no category")
-    twice = [label for label, n in Counter(labels).items() if n > 1]
+    twice = duplicate_names(labels)
     if twice:
         raise InputError("--categories names a category twice", value=twice[0])
     sep = _separator(sep, "--sep", single=False)

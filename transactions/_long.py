@@ -81,8 +81,8 @@ def _observed(values: pd.Series) -> pd.Series:
 def _check_ids(tid: pd.Series, name: Any) -> None:
     """Refuse transaction ids mixing strings and other types: ``1`` and ``"1"`` would be
     two transactions."""
-    if tid.dtype != object:
-        return
+    if tid.dtype != object or not pd.api.types.infer_dtype(tid, skipna=True).startswith("mixed"):
+        return  # one type throughout (found without a loop over the ids)
     is_str = np.fromiter((isinstance(x, str) for x in tid.tolist()), dtype=bool, count=len(tid))
     if is_str.any() and not is_str.all():
         row = int(np.flatnonzero(is_str != is_str[0])[0])
