@@ -1,9 +1,14 @@
-"""Report figures: fix density of the input next to the release's, region map coloured by
+"""Report figures: user density of the input next to the release's, region map coloured by
 user count, region areas, unicity.
 
-The input's density is drawn on a coarse grid and every cell visited by fewer than ``k``
-distinct users is left blank, exactly like a cell nobody visited: such a cell would show
-where someone the release protects went (marking it in any colour of its own would too).
+The input's density is drawn on a coarse grid as distinct users per cell, not fixes: one
+user's fixes in a cell are unbounded, so two reports of logs one user apart differed in
+exactly that user's fix count.  Only (cell, window) pairs at least ``k`` users visited
+count, the counts carry fresh Laplace noise (:func:`structanon.report.noisy_view_counts`),
+and every cell below ``k`` users, exactly or through the noise, is left blank, exactly like
+a cell nobody visited: such a cell would show where someone the release protects went
+(marking it in any colour of its own would too).  The release's side draws the published
+regions' distinct users spread over their areas, the same unit.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import pandas as pd
 import shapely
 
 from structanon import Release
+from structanon import report as _report
 from structanon._times import NAT
-from structanon.report import ReportFigure, small_count_floor
+from structanon.report import ReportFigure, noisy_view_counts, small_count_floor
 
 from ._input import _parse_times, parse_window
 from .io import regions_table
@@ -102,11 +108,13 @@ def _extent(regions: pd.DataFrame) -> tuple[float, float, float, float]:
     return float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max())
 
 
-def _input_density(
+def _input_users(
     points: tuple[np.ndarray, ...], edges: tuple[np.ndarray, np.ndarray], k: int
 ) -> np.ndarray:
-    """Fixes per grid cell of the input, counting only the fixes of (cell, window) pairs
-    that at least k users visited (the release's own unit); 0 (as unvisited) elsewhere.
+    """Exact distinct users per grid cell of the input (a flat array of ``GRID * GRID``),
+    counting only the (cell, window) pairs that at least k users visited (the release's
+    own unit): a user is counted once in a cell, however many fixes or windows they have
+    there.
 
     ``points`` is (lon, lat, user codes[, window codes]); without windows the whole log is
     one window.  A floor over all time instead showed, between two reports of logs one
@@ -119,14 +127,34 @@ def _input_density(
     inside = (ix >= 0) & (ix < GRID) & (iy >= 0) & (iy < GRID)
     cell = (iy * GRID + ix)[inside].astype(np.int64)
     if not cell.size:
-        return np.zeros((GRID, GRID))
+        return np.zeros(GRID * GRID)
+    user = np.asarray(users)[inside].astype(np.int64)
     _, slot = np.unique(np.stack([cell, np.asarray(windows)[inside]]), axis=1, return_inverse=True)
-    slot = slot.reshape(-1)
-    n_codes = int(users.max()) + 1 if len(users) else 1
-    pairs = np.unique(slot.astype(np.int64) * n_codes + np.asarray(users)[inside])
+    slot = slot.reshape(-1).astype(np.int64)
+    n_codes = int(user.max()) + 1
+    pairs = np.unique(slot * n_codes + user)
     n_users = np.bincount(pairs // n_codes, minlength=int(slot.max()) + 1)
     enough = n_users[slot] >= k
-    return np.bincount(cell[enough], minlength=GRID * GRID).astype(float).reshape(GRID, GRID)
+    visitors = np.unique(cell[enough] * n_codes + user[enough]) // n_codes
+    return np.bincount(visitors, minlength=GRID * GRID).astype(float)
+
+
+def _input_density(
+    points: tuple[np.ndarray, ...], edges: tuple[np.ndarray, np.ndarray], k: int
+) -> np.ndarray:
+    """Distinct users per grid cell of the input as the report draws them: the counts of
+    :func:`_input_users` plus fresh Laplace noise (:func:`~structanon.report.noisy_view_counts`),
+    0 (as unvisited) in every cell whose count is below k exactly or through the noise.
+
+    One user adds at most 1 to a cell through their own visits (their fixes there are
+    unbounded, hence users and not fixes); through the per-window floor they can also
+    switch on a (cell, window) pair they make the k-th visitor of, and with it up to k - 1
+    others counted nowhere else in that cell.  The noise is scaled for that: ``sensitivity``
+    k, so two reports of logs one user apart differ by noise, not by that user.
+    """
+    counts = _input_users(points, edges, k)
+    noisy, shown = noisy_view_counts(counts, k, sensitivity=float(k))
+    return np.where(shown, noisy, 0.0).reshape(GRID, GRID)
 
 
 def _overlap(lo: np.ndarray, hi: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -138,9 +166,12 @@ def _overlap(lo: np.ndarray, hi: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 def _published_density(regions: pd.DataFrame, edges: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Fixes per grid cell as the release tells them: each region's fixes spread evenly."""
+    """Users per grid cell as the release tells them: each region's distinct users (over
+    all its windows, ``n_users`` of :func:`~location.io.regions_table`) spread evenly over
+    its area.  A cell is the sum of its share of every region overlapping it, so a user
+    published in several regions there counts in each."""
     b = shapely.bounds(np.asarray(regions["region"].to_numpy()))
-    counts = regions["n_fixes"].to_numpy(dtype=float)
+    counts = regions["n_users"].to_numpy(dtype=float)
     out = np.zeros((GRID, GRID))
     for start in range(0, len(b), 20_000):  # bounded memory: (chunk, GRID) matrices
         part = slice(start, start + 20_000)
@@ -167,8 +198,8 @@ def _density_views(
     box = (west, east, south, north)
     image = None
     for ax, grid, name in (
-        (axes[0], before, f"input fixes (cells fewer than {k} users visited per window blank)"),
-        (axes[1], after, "release: each region's fixes spread over it"),
+        (axes[0], before, f"input users, with noise (cells < {k} users per window blank)"),
+        (axes[1], after, "release: each region's users spread over it"),
     ):
         image = ax.imshow(
             np.where(grid > 0, grid, np.nan),
@@ -183,14 +214,16 @@ def _density_views(
         ax.set_xlabel("longitude (degrees east)")
         ax.tick_params(axis="x", labelrotation=30)
     axes[0].set_ylabel("latitude (degrees north)")
-    fig.colorbar(image, ax=list(axes), label="fixes per grid cell (log scale)")
-    title = "Fix density: input and release side by side"
+    fig.colorbar(image, ax=list(axes), label="distinct users per grid cell (log scale)")
+    title = "User density: input and release side by side"
     alt = (
         f"{title}. Two heat maps on one {GRID} x {GRID} grid over the 90% smallest published "
-        f"regions: left the input's fixes per cell, counting only the time windows in which "
-        f"at least {k} users visited the cell, the other cells left blank like the cells "
-        "nobody visited; right the release's fixes spread evenly "
-        "over their regions."
+        f"regions: left the input's distinct users per cell, each user counted once however "
+        f"many fixes they made, counting only the time windows in which at least {k} users "
+        f"visited the cell, with random noise added (Laplace, scale {_report.VIEW_NOISE_SCALE * k:g}); cells below "
+        f"{k} users, exactly or with the noise, are left blank like the cells nobody "
+        "visited; right the release's distinct users of each region spread evenly over its "
+        "area (a user published in several regions of a cell counts in each)."
     )
     return ReportFigure(title, fig, alt, view=True)
 
@@ -214,8 +247,8 @@ def report_figures(
 ) -> list[ReportFigure | tuple[str, Any]]:
     """Figures for the HTML report of a cloaking release.
 
-    The first is the fix density of the input next to the release's, drawn from
-    ``original`` (the input DataFrame) or, for a release made by :func:`location.cloak` on
+    The first is the user density of the input (with noise) next to the release's, drawn
+    from ``original`` (the input DataFrame) or, for a release made by :func:`location.cloak` on
     pandas, from the input coordinates the release keeps in Python for this view (never
     written anywhere).  Every figure has labelled axes with their units and a title the
     report uses as caption; legends sit outside the axes, so they cover no data.

@@ -224,7 +224,7 @@ def test_graphs_view_is_the_degree_distribution(noiseless):
     assert drawn == {v: c for v, c in zip(values, counts) if c >= 5}
 
 
-def test_location_view_hides_cells_fewer_than_k_users_visited():
+def test_location_view_hides_cells_fewer_than_k_users_visited(noiseless):
     df = location.synthetic_log(6000, 60, seed=3)
     release = location.cloak(df, 5, key=KEY, measures=False)
     (view,) = _views(location_figures(release))
@@ -236,8 +236,8 @@ def test_location_view_hides_cells_fewer_than_k_users_visited():
     lon = np.array([0.1, 0.1, 0.1, 0.9])
     lat = np.array([0.1, 0.1, 0.1, 0.9])
     users = np.array([0, 1, 2, 3])  # three users in one cell, one alone in another
-    fixes = _input_density((lon, lat, users), edges, k=3)
-    assert fixes.sum() == 3 and (fixes > 0).sum() == 1  # the lone user's cell: as unvisited
+    density = _input_density((lon, lat, users), edges, k=3)
+    assert density.sum() == 3 and (density > 0).sum() == 1  # the lone user's cell: as unvisited
     # as the attacker reads the picture: one layer (no other marks them), in which every
     # cell fewer than k users visited is blank (no data), exactly like a cell nobody visited
     (layer,) = view.figure.axes[0].get_images()
@@ -269,24 +269,24 @@ def test_reports_accept_plain_pairs_and_report_figures(tmp_path, legacy):
     assert ("alt='A line'" if legacy else "alt='A rising line'") in page
 
 
-def test_location_input_density_floor_is_k_users_in_one_window():
+def test_location_input_density_floor_is_k_users_in_one_window(noiseless):
     edges = (np.linspace(0, 1, GRID + 1), np.linspace(0, 1, GRID + 1))
     lon = np.array([0.1, 0.1, 0.1, 0.9, 0.9, 0.9])
     lat = np.array([0.1, 0.1, 0.1, 0.9, 0.9, 0.9])
     users = np.array([0, 1, 2, 0, 1, 2])
     windows = np.array([5, 5, 5, 5, 6, 7])  # three users in one cell, but one per window
-    fixes = _input_density((lon, lat, users, windows), edges, k=3)
-    assert fixes.sum() == 3 and (fixes > 0).sum() == 1
+    density = _input_density((lon, lat, users, windows), edges, k=3)
+    assert density.sum() == 3 and (density > 0).sum() == 1
     # an attacker diffing two reports one user apart: a cell that user shared with k-1
     # others only over the whole log stays blank in both
     neighbour = users != 2
     without = _input_density(
         (lon[neighbour], lat[neighbour], users[neighbour], windows[neighbour]), edges, k=3
     )
-    assert fixes[GRID - 9, GRID - 9] == without[GRID - 9, GRID - 9] == 0
+    assert density[GRID - 9, GRID - 9] == without[GRID - 9, GRID - 9] == 0
 
 
-def test_location_view_from_the_input_frame_equals_the_kept_points():
+def test_location_view_from_the_input_frame_equals_the_kept_points(noiseless):
     from location._figures import _points
 
     df = location.synthetic_log(3000, 40, seed=5)
