@@ -52,6 +52,7 @@ __all__ = [
     "undecodable_error",
     "UndecodableText",
     "locate_undecodable",
+    "parse_error",
     "undecodable_line",
     "is_wide_encoding",
 ]
@@ -126,12 +127,7 @@ def read_table(
     except InputError:
         raise
     except pd.errors.ParserError as exc:
-        match = re.search(r"line (\d+)", str(exc))
-        raise InputError(
-            f"cannot parse table: {exc}; is --sep right?",
-            path=str(path),
-            line=int(match.group(1)) if match else None,
-        ) from None
+        raise parse_error(exc, path, encoding) from None
     except pd.errors.EmptyDataError:
         raise InputError(
             "the file is empty (no header, no rows); wrong file or wrong --sep?", path=str(path)
@@ -1224,6 +1220,53 @@ def text_lines(
     (['a b', 'c\ufffd'], [2])
     """
     return TextLines(path, encoding, name, errors)
+
+
+def parse_error(exc: Exception, path: str | Path, encoding: str = "utf-8") -> InputError:
+    r"""The :class:`InputError` of a pandas parser error on a text file, naming its line.
+
+    pandas names the line of a line with too many fields, but gives only a row of the
+    table (rows count quoted line breaks as one) when a quote is never closed; that line
+    is found here: the last line at which the file's count of quote characters turns odd.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import pandas as pd
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(path, "w").write('a,b\n1,"x\ny"\n"2,3\n4,5\n')
+    >>> try:
+    ...     pd.read_csv(path)
+    ... except pd.errors.ParserError as exc:
+    ...     error = parse_error(exc, path)
+    >>> error.line
+    4
+    >>> str(error).split(";")[0]
+    'a quote (") opens a value on this line and is never closed'
+    """
+    text = str(exc)
+    match = re.search(r"line (\d+)", text)
+    if match:
+        return InputError(
+            f"cannot parse table: {text}; is --sep right?", path=str(path), line=int(match.group(1))
+        )
+    if "EOF inside string" in text:
+        opened, odd = None, False
+        try:
+            for number, line in text_lines(path, encoding, errors="replace"):
+                if line.count('"') % 2:
+                    odd = not odd
+                    if odd:
+                        opened = number
+        except InputError:
+            opened = None
+        return InputError(
+            'a quote (") opens a value on this line and is never closed; a quote inside a '
+            'value is written twice ("") in a quoted value, or is --sep right?',
+            path=str(path),
+            line=opened if odd else None,
+        )
+    return InputError(f"cannot parse table: {text}; is --sep right?", path=str(path))
 
 
 @contextlib.contextmanager

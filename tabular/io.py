@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import glob
 import io
-import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +29,7 @@ from structanon.io import (
     gzip_writer,
     locate_undecodable,
     missing_tokens,
+    parse_error,
     raise_block_fault,
     read_table,
     refuse_row_labels,
@@ -559,12 +559,7 @@ def _locate_parse_error(files: list[str], sep: str, exc: Exception, encoding: st
             for _ in pd.read_csv(name, sep=sep, dtype=str, chunksize=1 << 20, encoding=encoding):
                 pass
         except pd.errors.ParserError as error:
-            match = re.search(r"line (\d+)", str(error))
-            return InputError(
-                f"cannot parse table: {error}; is --sep right?",
-                path=name,
-                line=int(match.group(1)) if match else None,
-            )
+            return parse_error(error, name, encoding)
         except UnicodeDecodeError:
             try:
                 locate_undecodable(name, encoding)  # always raises, naming line and byte

@@ -347,3 +347,31 @@ def test_dask_readers_name_an_undecodable_line_far_into_the_file(tmp_path):
         assert info.value.line == line and info.value.path == str(path)
         lazy = read(encoding=LATIN)
         assert (lazy["user"] == "Zoë").sum().compute() == 1
+
+
+@pytest.mark.parametrize(
+    "package, args",
+    [
+        ("tabular", ["assess", "--sep", ";", "--qi", "a"]),
+        ("location", ["assess"]),
+    ],
+)
+def test_an_unclosed_quote_names_the_line_it_opens(tmp_path, package, args):
+    """pandas reports a row of the table (a quoted line break joins two lines into one
+    row) for a quote that is never closed; the error names the file line it opens on."""
+    if package == "tabular":
+        lines = ["a;b", '1;"x', 'y"', "3;4", '"5;6', "7;8"]
+    else:
+        lines = [
+            "user,time,lat,lon",
+            'u1,2024-01-01 10:00,"39.9,116.3',
+            "u2,2024-01-01 10:05,39.9,116.3",
+        ]
+    path = tmp_path / "in.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = run(package, args[0], path, *args[1:])
+    assert result.exit_code == 2, result.output
+    opened = next(i for i, line in enumerate(lines, 1) if line.startswith('"') or ',"' in line)
+    assert f"line {opened})" in result.output
+    assert "never closed" in result.output
+    assert "Traceback" not in result.output
