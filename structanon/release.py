@@ -14,7 +14,87 @@ from ._json import to_jsonable
 from .errors import InputError, VerificationError
 from .summary import format_summary
 
-__all__ = ["CheckResult", "Verification", "Release", "to_jsonable"]
+__all__ = ["CheckResult", "Verification", "Release", "published_types", "to_jsonable"]
+
+
+def published_types(frame: Any) -> Any:
+    """``frame`` (a pandas DataFrame of published rows) with each column's type read from
+    its published values alone.
+
+    A column selected from the input keeps the type pandas gave the whole input, rows
+    withheld (suppressed, not sampled) included: one withheld ``40.5`` made every published
+    integer print as ``52.0``, and a categorical kept the categories only withheld rows
+    held, which Parquet writes into its dictionary.  So a categorical keeps only the
+    categories present (in their order, typed by the same rules), a float column whose values are all whole numbers
+    (none missing) becomes ``int64``, a nullable ``Float64`` one ``Int64``, and a column of
+    Python objects that are all integers, or all booleans, gets that type; every other
+    column is unchanged.  Values are never changed, only their type.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> out = published_types(pd.DataFrame({
+    ...     "hours": [52.0, 31.0],
+    ...     "rate": [0.5, 1.0],
+    ...     "country": pd.Categorical(["Peru", "Peru"], categories=["Peru", "Columbia"]),
+    ...     "flag": pd.Series([True, False], dtype=object),
+    ... }))
+    >>> [str(t) for t in out.dtypes], list(out["country"].cat.categories)
+    (['int64', 'float64', 'category', 'bool'], ['Peru'])
+    """
+    changed = {}
+    for name, column in frame.items():
+        typed = _published_type(column)
+        if typed is not None:
+            changed[name] = typed
+    if not changed:
+        return frame
+    out = frame.copy(deep=False)
+    for name, column in changed.items():
+        out[name] = column
+    return out
+
+
+def _whole(values: np.ndarray) -> bool:
+    """Every value finite, a whole number, and exact in a float."""
+    return bool(
+        values.size
+        and np.isfinite(values).all()
+        and (values == np.round(values)).all()
+        and np.abs(values).max() < 2**53
+    )
+
+
+def _published_type(column: Any) -> Any:
+    """:func:`published_types` of one column (``None``: unchanged)."""
+    import pandas as pd
+
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        used = column.cat.remove_unused_categories()
+        categories = _published_type(pd.Series(used.cat.categories))
+        if categories is not None:  # the categories present, typed by themselves
+            used = used.cat.rename_categories(pd.Index(categories))
+        return (
+            used
+            if not used.cat.categories.equals(dtype.categories) or categories is not None
+            else None
+        )
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        return column.astype(np.int64) if _whole(column.to_numpy()) else None
+    if isinstance(dtype, pd.Float64Dtype | pd.Float32Dtype):
+        present = column.dropna().to_numpy(dtype=np.float64)
+        return column.astype("Int64") if _whole(present) else None
+    if pd.api.types.is_object_dtype(dtype) and len(column) and column.notna().all():
+        kind = pd.api.types.infer_dtype(column, skipna=False)
+        if kind == "boolean":
+            return column.astype(bool)
+        if kind == "integer":
+            try:
+                return column.astype(np.int64)
+            except OverflowError:
+                return None
+    return None
 
 
 @dataclass

@@ -26,6 +26,7 @@ from structanon._validation import check_choice, check_int
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity, PrivacyModel
 from structanon.partition import encode_values
+from structanon.release import published_types
 
 from . import metrics as tab_metrics
 from ._datafly import datafly
@@ -564,6 +565,7 @@ def anonymize(
             },
             copy=False,
         )
+        published = published_types(published)  # no type or category set by withheld rows
     release = TabularRelease(
         data=published,
         datatype="tabular",

@@ -26,7 +26,7 @@ from structanon._validation import check_float, check_int, duplicate_names
 from structanon.errors import InputError
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import PrivacyModel
-from structanon.release import Release
+from structanon.release import Release, published_types
 
 from . import metrics as tab_metrics
 from ._anonymize import TabularRelease
@@ -362,6 +362,9 @@ def safepub(
         published = data.iloc[rows[order]].reset_index(drop=True)
         for c in qis:
             published[c] = frame[c].to_numpy()[kept][order]
+        # types and categories from the published rows alone: a record not sampled must
+        # not set them (one withheld 40.5 made every published integer print as 52.0)
+        published = published_types(published)
     transformation = {c: int(lv) for c, lv in zip(qis, levels)}
     release = TabularRelease(
         data=published,

@@ -21,7 +21,7 @@ from structanon._finish import Timings, finish_release
 from structanon._validation import warn_repeated_labels
 from structanon.errors import InputError
 from structanon.io import Pseudonymizer
-from structanon.release import CheckResult, Release
+from structanon.release import CheckResult, Release, published_types
 
 from . import risk as tab_risk
 from ._anonymize import TabularRelease
@@ -306,7 +306,8 @@ def publish_perturbed(
     rows = np.arange(n) if keep is None else np.flatnonzero(keep)
     with timings("shuffle"):
         order = secret.rng("row-order", seed, n, public).permutation(rows)
-        published = masked.iloc[order].reset_index(drop=True)
+        # types and categories from the published rows alone, not from the withheld ones
+        published = published_types(masked.iloc[order].reset_index(drop=True))
     release = TabularRelease(
         data=published,
         datatype="tabular",
