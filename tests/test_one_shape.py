@@ -150,3 +150,33 @@ def test_graphs_compare_speaks_in_cli_terms(tmp_path):
     assert result.exit_code == 2, result.output
     assert "(anonymize with --no-relabel)" in result.stderr, result.stderr
     assert "relabel=False" not in result.stderr
+
+
+# the Python API names a bad row of a DataFrame by its index label, in every package
+
+
+def test_api_errors_name_a_dataframe_row_by_its_index_label():
+    import location
+    import tabular
+    import transactions
+    from structanon.errors import InputError
+
+    labels = [10, 11, 0, 13, 14, 15]  # the bad value sits at position 2, label 0
+    table = pd.DataFrame({"age": [30.0, 31.0, np.nan, 33.0, 34.0, 35.0]}, index=labels)
+    fixes = location.synthetic_log(6, 2, seed=1).set_axis(labels)
+    fixes["lat"] = fixes["lat"].astype(float)
+    fixes.loc[0, "lat"] = np.nan
+    long = pd.DataFrame({"tid": [1, 1, 2, 2, 3, 3], "item": ["a", "b", None, "b", "a", "c"]})
+    long.index = labels
+    calls = {
+        "tabular": lambda: tabular.anonymize(table, {"age": "numeric"}, k=2, algorithm="mondrian"),
+        "tabular noise": lambda: tabular.add_noise(table, ["age"], 0.1, seed=1),
+        "tabular mdav": lambda: tabular.microaggregate(table, ["age"], k=2),
+        "location": lambda: location.cloak(fixes, 2),
+        "transactions": lambda: transactions.from_long(long, transaction="tid", item="item"),
+    }
+    for name, call in calls.items():
+        with pytest.raises(InputError, match=r"row with index label 0\b") as err:
+            call()
+        assert err.value.row == 0, name
+        assert table.loc[err.value.row].isna().any() or name in ("location", "transactions")
