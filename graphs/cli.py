@@ -39,6 +39,7 @@ from ._sequence import _METHODS
 from .io import (
     _EXTENSIONS,
     FORMATS,
+    _named_format,
     check_output_format,
     check_writable,
     guess_format,
@@ -433,13 +434,30 @@ def compare(
     --encoding and --as-undirected apply to both files."""
     for name, path in (("ORIGINAL", original), ("ANONYMIZED", anonymized)):
         check_input_path(path, name)
-        guess_format(path)
-    result = graph_utility(
-        read_graph(original, as_undirected=as_undirected, encoding=encoding),
-        read_graph(anonymized, as_undirected=as_undirected, encoding=encoding),
-        seed=seed,
-        level=level,
-    )
+        ext, named = _named_format(path)
+        if named is None:  # compare has no --format: the extension alone tells it
+            raise InputError(
+                f"cannot tell the graph format of {name} from its extension "
+                f"{ext or '(none)'}; name the file with one of "
+                f"{', '.join(sorted(_EXTENSIONS))} (.gz accepted)",
+                path=str(path),
+            )
+    try:
+        result = graph_utility(
+            read_graph(original, as_undirected=as_undirected, encoding=encoding),
+            read_graph(anonymized, as_undirected=as_undirected, encoding=encoding),
+            seed=seed,
+            level=level,
+        )
+    except InputError as exc:
+        if "relabel=False" not in exc.message:
+            raise
+        raise InputError(
+            exc.message.replace("relabel=False", "--no-relabel"),
+            column=exc.column,
+            node=exc.node,
+            value=exc.value,
+        ) from None
     click.echo(json.dumps(to_jsonable(result), indent=2))
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from structanon import Release
-from structanon.errors import InputError
+from structanon.errors import InputError, at_row
 
 from .io import regions_table
 
@@ -67,7 +67,7 @@ def from_geodataframe(df: Any, lat: str = "lat", lon: str = "lon") -> Any:
     bad = np.flatnonzero(pd.notna(types) & (types != "Point") & ~points.is_empty.to_numpy())
     if bad.size:
         raise InputError(
-            f"geometry must be points, not {types[bad[0]]}", column=name, row=int(bad[0])
+            f"geometry must be points, not {types[bad[0]]}", column=name, **at_row(df, bad[0])
         )
     usable = points.notna().to_numpy() & ~points.is_empty.to_numpy()
     x = np.full(len(points), np.nan)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_columns, check_on_bad_lines, warn_repeated_labels
-from structanon.errors import InputError
+from structanon.errors import InputError, at_row
 from structanon.io import file_lines
 
 __all__ = [
@@ -339,7 +339,7 @@ def _where(df: pd.DataFrame, pos: int, source: str | None) -> dict[str, Any]:
     """Where the row at position ``pos`` is: its label, a Parquet file's row (1-based) or
     a text file's line (blank lines and quoted line breaks counted)."""
     if not source:
-        return {"row": df.index[pos]}
+        return at_row(df, pos)
     if str(source).lower().endswith((".parquet", ".pq")):
         return {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
     return {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}

@@ -39,7 +39,7 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import InputError
-from structanon.io import file_lines, release_key, staged_outputs
+from structanon.io import TABLE_OUTPUT_EXTENSIONS, file_lines, release_key, staged_outputs
 from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
@@ -64,7 +64,7 @@ __all__ = ["cli", "demo"]
 
 DATA = Path(__file__).parent / "data"
 OUTPUT_EXTENSIONS = {
-    "--output": (".csv", ".tsv", ".tab", ".parquet", ".pq"),
+    "--output": TABLE_OUTPUT_EXTENSIONS,
     "--geojson": (".geojson", ".json"),
     "--report": (".json", ".html", ".htm"),
 }
@@ -141,17 +141,20 @@ def _tell_dropped(
     encoding: str,
 ) -> None:
     """``--on-bad-lines drop``: the count of invalid fixes dropped, the first ones' file
-    lines (rows of a Parquet input are no lines: the count alone) and the reasons, on
-    stderr."""
+    lines (of a Parquet input: their 1-based rows) and the reasons, on stderr."""
     if not n_dropped:
         return
     lines: list[int] = []
+    parquet = file_suffix(input_path) in (".parquet", ".pq")
     if is_dask(df):
-        lines = first_invalid_lines(input_path, columns, sep, encoding)
-    elif file_suffix(input_path) not in (".parquet", ".pq"):
+        if not parquet:
+            lines = first_invalid_lines(input_path, columns, sep, encoding)
+    elif parquet:
+        lines = [row + 1 for row in first_invalid_rows(df, columns)]
+    else:
         rows = first_invalid_rows(df, columns)
         lines = [n for n in file_lines(input_path, rows, sep, encoding) if n is not None]
-    dropped_lines_notice(n_dropped, lines, input_path, reasons)
+    dropped_lines_notice(n_dropped, lines, input_path, reasons, unit="row" if parquet else "line")
 
 
 def _check_log_options(

@@ -47,25 +47,25 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import InputError
-from structanon.io import release_key, staged_outputs
+from structanon.io import is_parquet_path, release_key, staged_outputs
 from structanon.report import provenance, write_report
 
 from ._anonymize import GRANULARITIES, GROUPINGS, anonymize
 from ._figures import release_figures
-from .io import FORMER_BAD_LINES, parse_report, read_log, read_log_dask, write_log
+from .io import FORMER_BAD_LINES, LOG_EXTENSIONS, parse_report, read_log, read_log_dask, write_log
 from .risk import query_set_uniqueness, random_query_uniqueness
 from .synthetic import synthetic_log
 
 __all__ = ["cli", "demo", "detect_format"]
 
-_OUTPUT_SUFFIXES = (".tsv", ".txt", ".csv", ".parquet")
+_OUTPUT_SUFFIXES = LOG_EXTENSIONS
 _REPORT_SUFFIXES = (".json", ".html", ".htm")
 _KNOWN_QUERIES = (1, 3, 5)
 MAX_SYNTHETIC_LINES = 10**9  # a larger log would not fit in memory anyway
 
 
 def detect_format(path: str | Path, fmt: str | None = None) -> str:
-    """``fmt`` if given, else the format told by the extension: ``.parquet`` -> parquet,
+    """``fmt`` if given, else the format told by the extension: ``.parquet``/``.pq`` -> parquet,
     ``.csv`` -> csv (``.gz`` looked through), anything else -> aol.
 
     Examples
@@ -77,7 +77,9 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
     """
     if fmt is not None:
         return check_choice(fmt, "--format", ("aol", "csv", "parquet"))
-    return {".parquet": "parquet", ".csv": "csv"}.get(file_suffix(path), "aol")
+    if is_parquet_path(path):
+        return "parquet"
+    return "csv" if file_suffix(path) == ".csv" else "aol"
 
 
 def _columns(spec: str | None) -> dict[str, str] | None:
@@ -131,7 +133,7 @@ def _input_options(func: Any, lazy: bool = False) -> Any:
             "fmt",
             type=click.Choice(["aol", "csv", "parquet"]),
             default=None,
-            help="Input format (default: from the extension: .parquet, .csv, else "
+            help="Input format (default: from the extension: .parquet or .pq, .csv, else "
             "the AOL tab-separated layout).",
         ),
         click.option(
@@ -192,6 +194,7 @@ def _read(
         int(parsed.get("malformed", 0)),
         [n for n, _ in parsed.get("malformed_lines", [])],
         input_path,
+        unit="row" if parsed.get("format") == "parquet" else "line",
     )
     return log, parsed
 
@@ -281,7 +284,7 @@ def anonymize_cmd(
     Every option and path is checked before INPUT is read; the log and the report are
     written all-or-nothing.  With --engine dask, INPUT may also be a folder or a quoted
     glob pattern ('logs/*.txt.gz'), read lazily with the same parsing rules, and a
-    .parquet OUTPUT is a folder of parts.
+    .parquet (.pq) OUTPUT is a folder of parts.
     """
     show_progress(quiet)
     # every option and output path is checked before the input is read
@@ -304,7 +307,7 @@ def anonymize_cmd(
         key = release_key(key_file)
     except InputError as exc:
         raise InputError(f"--key-file: {exc.message}", path=exc.path or key_file) from None
-    if engine == "dask" and file_suffix(output) == ".parquet" and output.exists():
+    if engine == "dask" and is_parquet_path(output) and output.exists():
         raise InputError(
             "the Parquet output of --engine dask is a folder of parts; this path exists "
             "(remove it or choose another)",
@@ -515,7 +518,7 @@ def _assessment_warnings(parsed: dict[str, Any], risk: dict[str, Any]) -> list[s
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
-    help="Where to write the log (.tsv, .txt, .csv, .parquet; .gz compresses text).",
+    help="Where to write the log (.tsv, .tab, .txt, .csv, .parquet, .pq; .gz compresses text).",
 )
 @click.option("--users", type=int, default=1000, show_default=True, help="Number of users.")
 @click.option(

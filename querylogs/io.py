@@ -35,6 +35,8 @@ from structanon._validation import (
 from structanon.errors import InputError
 from structanon.io import (
     LONE_CR,
+    PARQUET_EXTENSIONS,
+    TABLE_OUTPUT_EXTENSIONS,
     UndecodableText,
     atomic_path,
     file_lines,
@@ -67,6 +69,10 @@ _FORMATS = ("aol", "csv", "parquet")
 #: Former values of ``on_bad_lines``, read as their new one (neither drops silently now).
 FORMER_BAD_LINES = {"report": "drop", "skip": "drop"}
 _MAX_LISTED = 100
+#: What a written log may end in (``.gz`` after a text suffix compresses): TSV, the AOL
+#: text (``.txt``), CSV and Parquet, spelled as every package spells them.
+LOG_EXTENSIONS = (*TABLE_OUTPUT_EXTENSIONS, ".txt")
+
 #: More than this share of malformed lines means the file is not what ``format`` says.
 MAX_MALFORMED_SHARE = 0.5
 _HINT = (
@@ -88,23 +94,31 @@ def _first_malformed(report: dict[str, Any]) -> tuple[int, str, Any]:
     return number, reason, files[0]
 
 
+def _unit(report: dict[str, Any]) -> str:
+    """What a listed number counts: ``"row"`` (1-based data rows) for Parquet input, which
+    has no header line, else ``"line"`` (the file's lines, the header counted)."""
+    return "row" if report.get("format") == "parquet" else "line"
+
+
 def _answer_bad_lines(report: dict[str, Any], path: Any, on_bad_lines: str, first: Any) -> None:
     """Malformed lines as ``on_bad_lines`` asks: the first one (in file ``first`` unless the
     report names its file) raised, or a warning naming them, attributed to the reader's
     caller."""
     if not report["malformed"]:
         return
+    unit = _unit(report)
     if on_bad_lines == "raise":
         number, reason, file = _first_malformed(report)
         raise InputError(
-            f"malformed line: {reason}; to drop and count such lines instead, pass "
+            f"malformed {unit}: {reason}; to drop and count such {unit}s instead, pass "
             "on_bad_lines='drop' (--on-bad-lines drop)",
-            line=number,
+            line=number if unit == "line" else None,
+            row=number if unit == "row" else None,
             path=str(file or first),
         )
     shown = ", ".join(str(n) for n, _ in report["malformed_lines"][:10])
     warnings.warn(
-        f"{path}: {report['malformed']} malformed line(s) dropped (lines {shown}"
+        f"{path}: {report['malformed']} malformed {unit}(s) dropped ({unit}s {shown}"
         f"{', ...' if report['malformed'] > 10 else ''})",
         stacklevel=3,
     )
@@ -153,7 +167,7 @@ def read_log(
         ``"aol"``: tab-separated ``AnonID Query QueryTime ItemRank ClickURL``, header
         optional, empty rank and URL where there was no click (a line cut after the time
         is accepted too).  ``"csv"``: a delimited text file with a header row (``sep``
-        guessed from the suffix: tab for ``.tsv``/``.txt``, else comma); a ``.parquet``
+        guessed from the suffix: tab for ``.tsv``/``.tab``/``.txt``, else comma); a ``.parquet``
         path is read as Parquet.  ``"parquet"``: an Apache Parquet file.
     columns : mapping, optional
         For csv/parquet: our column name -> the file's column name, e.g.
@@ -209,8 +223,8 @@ def read_log(
     Notes
     -----
     Line numbers are 1-based and count the header.  For csv input they are the file's
-    lines (blank lines and line breaks inside quoted values counted); for Parquet input
-    the reported "line" is the data row number plus one (the header being line 1).
+    lines (blank lines and line breaks inside quoted values counted); Parquet input has
+    no lines: its errors and warnings name the 1-based data row ("row 4" for the fourth).
     """
     on_bad_lines = _check_read_options(format, on_bad_lines, columns, encoding)
     path = check_input_path(path, "log file")
@@ -238,9 +252,10 @@ def _check_parsed(path: Path, report: dict) -> None:
         raise InputError(f"the log file {what}", path=str(path))
     if report["rows"] == 0 or malformed > MAX_MALFORMED_SHARE * lines:
         first = report["malformed_lines"][:1]
-        example = f" (first: line {first[0][0]}, {first[0][1]})" if first else ""
+        unit = _unit(report)
+        example = f" (first: {unit} {first[0][0]}, {first[0][1]})" if first else ""
         raise InputError(
-            f"{malformed:,} of {lines:,} lines are malformed{example}: {_HINT}",
+            f"{malformed:,} of {lines:,} {unit}s are malformed{example}: {_HINT}",
             path=str(path),
         )
 
@@ -411,7 +426,7 @@ def _read_table(
     suffix = file_suffix(path)
     skipped: list[tuple[int, str]] = []
     dropped: list[int] = []
-    if format == "parquet" or suffix == ".parquet":
+    if format == "parquet" or suffix in PARQUET_EXTENSIONS:
         try:
             frame = pd.read_parquet(path)
         except Exception as exc:  # pyarrow's ArrowInvalid, OSError, ValueError...
@@ -421,7 +436,7 @@ def _read_table(
         kind = "parquet"
     else:
         if sep is None:
-            sep = "\t" if suffix in (".tsv", ".txt") else ","
+            sep = "\t" if suffix in (".tsv", ".tab", ".txt") else ","
         frame, skipped, dropped = _read_csv_lines(path, sep, encoding, on_bad_lines)
         kind = "csv"
     mapping = dict(columns or {})
@@ -454,8 +469,8 @@ def _read_table(
         "malformed": len(dropped),
         "malformed_lines": skipped,
     }
-    if kind == "parquet":  # rows, counted as lines after a header
-        return fields, np.arange(2, len(frame) + 2), report
+    if kind == "parquet":  # 1-based rows: a Parquet file has no header line
+        return fields, np.arange(1, len(frame) + 1), report
     skip = set(dropped)
 
     def lines(rows: list[int]) -> list[int]:
@@ -553,7 +568,7 @@ def write_log(log: pd.DataFrame, path: str | Path, *, aol: bool = False) -> Path
     suffix, wanted = _write_layout(log, path, aol)
     frame = _write_columns(log, wanted, aol)
     with atomic_path(path) as tmp:
-        if suffix == ".parquet":
+        if suffix in PARQUET_EXTENSIONS:
             frame.to_parquet(tmp, index=False)
             return path
         midnight = False
@@ -573,9 +588,9 @@ def _write_layout(log: Any, path: Path, aol: bool) -> tuple[str, tuple[str, ...]
     if missing:
         raise InputError("log lacks a required column", column=missing[0])
     suffix = file_suffix(path)
-    if suffix not in (".tsv", ".txt", ".csv", ".parquet"):
+    if suffix not in LOG_EXTENSIONS:
         raise InputError(
-            f"a log is written as .tsv, .txt, .csv or .parquet, not "
+            f"a log is written as {', '.join(LOG_EXTENSIONS)}, not "
             f"{suffix or 'a file without extension'}",
             path=str(path),
         )
@@ -657,7 +672,7 @@ def write_log_dask(log: Any, path: str | Path, *, aol: bool = False) -> int:
     if path.is_dir():
         raise InputError("the output names a directory that exists", path=str(path))
     parts = log.to_delayed()
-    if suffix == ".parquet":
+    if suffix in PARQUET_EXTENSIONS:
         with staged_folder(path) as tmp:
             counts = compute(
                 *[

@@ -434,10 +434,13 @@ def dropped_lines_notice(
     path: str | Path | None = None,
     reasons: Mapping[str, int] | None = None,
     shown: int = 5,
+    unit: str = "line",
 ) -> None:
     """Tell on stderr, even with ``--quiet``, that ``--on-bad-lines drop`` dropped ``count``
     lines of ``path``: the count, the first ``shown`` of ``lines`` (their numbers) and
-    ``reasons`` (reason -> count).  Nothing is printed when nothing was dropped."""
+    ``reasons`` (reason -> count).  ``unit`` names what the numbers count: ``"line"``
+    (a text file's lines) or ``"row"`` (a Parquet file's 1-based rows).  Nothing is
+    printed when nothing was dropped."""
     if not count:
         return
     where = f" of {path}" if path is not None else ""
@@ -445,12 +448,12 @@ def dropped_lines_notice(
     numbers = ""
     if listed:
         more = ", ..." if count > len(listed) else ""
-        numbers = f": line{'s' if len(listed) > 1 else ''} {', '.join(listed)}{more}"
+        numbers = f": {unit}{'s' if len(listed) > 1 else ''} {', '.join(listed)}{more}"
     why = ""
     if reasons:
         why = " (" + "; ".join(f"{reason}: {n:,}" for reason, n in reasons.items()) + ")"
     click.echo(
-        f"warning: {count:,} bad line(s){where} dropped (--on-bad-lines drop){numbers}{why}",
+        f"warning: {count:,} bad {unit}(s){where} dropped (--on-bad-lines drop){numbers}{why}",
         err=True,
     )
 

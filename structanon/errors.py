@@ -9,9 +9,13 @@ that no release can satisfy (``k`` larger than the population, say) is an
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["StructanonError", "InputError", "InfeasibleError", "VerificationError"]
+__all__ = ["StructanonError", "InputError", "InfeasibleError", "VerificationError", "at_row"]
+
+_NO_LABEL: Any = object()
 
 
 class StructanonError(Exception):
@@ -30,6 +34,10 @@ class InputError(StructanonError, ValueError):
     column, line, value, node, row, path : optional
         Where it is wrong; each one given is appended to the message and kept as an
         attribute, so callers can point at the fault.
+    label : optional
+        Instead of ``row``: the index label of a row of a DataFrame or Series, kept as the
+        ``row`` attribute and named ``row with index label L`` (what ``df.loc[L]``
+        takes).  See :func:`at_row`.
 
     Examples
     --------
@@ -49,7 +57,11 @@ class InputError(StructanonError, ValueError):
         value: Any = None,
         node: Any = None,
         path: str | None = None,
+        label: Any = _NO_LABEL,
     ) -> None:
+        self.labelled = label is not _NO_LABEL
+        if self.labelled:
+            row = label
         self.column, self.line, self.row, self.value, self.node, self.path = (
             column,
             line,
@@ -65,7 +77,9 @@ class InputError(StructanonError, ValueError):
             where.append(f"column {column!r}")
         if line is not None:
             where.append(f"line {line}")
-        if row is not None:
+        if self.labelled:
+            where.append(f"row with index label {label!r}")
+        elif row is not None:
             where.append(f"row {row}")
         if node is not None:
             where.append(f"node {node!r}")
@@ -73,6 +87,74 @@ class InputError(StructanonError, ValueError):
             where.append(f"value {value!r}")
         self.message = message
         super().__init__(message + (f" ({', '.join(where)})" if where else ""))
+
+
+def at_row(data: Any, position: Any) -> dict[str, Any]:
+    """The :class:`InputError` keywords naming the row at 0-based ``position`` of a pandas
+    DataFrame or Series ``data`` by its index label (the error's ``row`` is then that
+    label), or of an array by its position, so that every package names a row of a
+    DataFrame one way.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"age": [30, None]}, index=[10, 0])
+    >>> str(InputError("missing value", column="age", **at_row(df, 1)))
+    "missing value (column 'age', row with index label 0)"
+    >>> str(InputError("missing value", **at_row([1, None], 1)))
+    'missing value (row 1)'
+    """
+    position = int(position)
+    index = getattr(data, "index", None)
+    if index is None or callable(index) or not 0 <= position < len(index):  # no DataFrame
+        return {"row": position}
+    label = index[position]
+    if hasattr(label, "item") and not isinstance(label, str):  # a numpy scalar: plain
+        label = label.item()
+    return {"label": label}
+
+
+def pass_row(exc: InputError) -> dict[str, Any]:
+    """The row keywords of ``exc`` to raise it again: its index label or its position."""
+    return {"label": exc.row} if exc.labelled else {"row": exc.row}
+
+
+@contextmanager
+def labels_of(index: Any) -> Iterator[None]:
+    """Inside, a table whose index was reset (labels 0, 1, ...): an error naming one of its
+    rows by label is raised again naming the caller's row, by its label in ``index``.
+
+    Examples
+    --------
+    >>> with labels_of(["a", "b"]):
+    ...     raise InputError("missing value", label=1)
+    Traceback (most recent call last):
+    ...
+    structanon.errors.InputError: missing value (row with index label 'b')
+    """
+    try:
+        yield
+    except InputError as exc:
+        row = exc.row
+        if not exc.labelled or not isinstance(row, int) or not 0 <= row < len(index):
+            raise
+        where = at_row(_Rows(index), row)
+        raise InputError(
+            exc.message,
+            column=exc.column,
+            line=exc.line,
+            value=exc.value,
+            node=exc.node,
+            path=exc.path,
+            **where,
+        ) from None
+
+
+class _Rows:
+    """An index as :func:`at_row` reads it."""
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
 
 
 class InfeasibleError(StructanonError):

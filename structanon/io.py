@@ -31,6 +31,11 @@ from ._validation import duplicate_names, file_suffix
 from .errors import InputError
 
 __all__ = [
+    "PARQUET_EXTENSIONS",
+    "CSV_EXTENSIONS",
+    "TSV_EXTENSIONS",
+    "TABLE_OUTPUT_EXTENSIONS",
+    "is_parquet_path",
     "read_table",
     "write_table",
     "atomic_write",
@@ -58,7 +63,31 @@ __all__ = [
 ]
 
 KEY_ENV = "STRUCTANON_PSEUDONYM_KEY"
-_PARQUET = (".parquet", ".pq")
+
+#: The spellings of each table format, the same in every package that writes it (a
+#: ``.gz`` after a text suffix is looked through): Parquet, comma-separated text and
+#: tab-separated text.  ``.txt`` is added only where a package has a plain-text format of
+#: its own (tabular: the input's separator; querylogs: the AOL log).
+PARQUET_EXTENSIONS = (".parquet", ".pq")
+CSV_EXTENSIONS = (".csv",)
+TSV_EXTENSIONS = (".tsv", ".tab")
+#: What a table output (``-o``) of tabular, location and querylogs may end in, ``.txt``
+#: aside.
+TABLE_OUTPUT_EXTENSIONS = CSV_EXTENSIONS + TSV_EXTENSIONS + PARQUET_EXTENSIONS
+_PARQUET = PARQUET_EXTENSIONS
+
+
+def is_parquet_path(path: str | Path) -> bool:
+    """Whether ``path`` names a Parquet file or folder (``.parquet`` / ``.pq``).
+
+    Examples
+    --------
+    >>> is_parquet_path("out.PQ"), is_parquet_path("out.parquet"), is_parquet_path("o.csv")
+    (True, True, False)
+    """
+    from ._validation import file_suffix
+
+    return file_suffix(path) in PARQUET_EXTENSIONS
 
 
 def read_table(

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, at_row
 
 __all__ = ["Partition", "encode_column", "encode_values"]
 
@@ -54,15 +54,15 @@ def encode_values(values: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def encode_column(column: Any, name: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`encode_values` of a table's column, its errors naming the column (``name``,
-    else the Series' name) and the row: by its index label for a Series, by its 0-based
-    position for an array.
+    else the Series' name) and the row: by its index label for a Series
+    (:func:`structanon.errors.at_row`), by its 0-based position for an array.
 
     Examples
     --------
     >>> encode_column(pd.Series(["a", None], index=[7, 8]), "zip")
     Traceback (most recent call last):
     ...
-    structanon.errors.InputError: missing value (column 'zip', row 8)
+    structanon.errors.InputError: missing value (column 'zip', row with index label 8)
     >>> encode_column(np.array(["a", None], dtype=object), "zip")
     Traceback (most recent call last):
     ...
@@ -71,12 +71,10 @@ def encode_column(column: Any, name: Any = None) -> tuple[np.ndarray, np.ndarray
     try:
         return encode_values(column)
     except InputError as exc:
-        row, index = exc.row, getattr(column, "index", None)
-        if index is not None and isinstance(row, int) and 0 <= row < len(column):
-            row = index[row]
+        where = {} if exc.row is None else at_row(column, exc.row)
         label = getattr(column, "name", None) if name is None else name
         raise InputError(
-            exc.message, column=None if label is None else str(label), row=row, value=exc.value
+            exc.message, column=None if label is None else str(label), value=exc.value, **where
         ) from None
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from structanon import InfeasibleError, InputError, Partition, Release
 from structanon._finish import Timings, finish_release
 from structanon._validation import check_columns, check_int, warn_repeated_labels
+from structanon.errors import at_row
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import ProbabilisticLDiversity
 from structanon.partition import encode_column, encode_values
@@ -289,7 +290,7 @@ def _check_bucket_input(df: Any, quasi_identifiers: Any, sensitive: Any) -> list
         raise InputError(
             "missing value in sensitive column",
             column=str(sensitive),
-            row=df.index[int(np.flatnonzero(missing)[0])],
+            **at_row(df, np.flatnonzero(missing)[0]),
         )
     encode_column(df[sensitive], sensitive)  # values that cannot be ordered: named here
     return qis

@@ -23,6 +23,7 @@ from structanon import risk as core_risk
 from structanon._engine import is_dask
 from structanon._finish import Timings, add_warning, finish_release, k_warning
 from structanon._validation import check_choice, check_int
+from structanon.errors import labels_of, pass_row
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import KAnonymity, PrivacyModel
 from structanon.partition import encode_values
@@ -76,7 +77,7 @@ def _replace_identifiers(
         try:
             out[column] = pseudo.pseudonymize(df[column])
         except InputError as exc:
-            raise InputError(exc.message, column=column, row=exc.row) from None
+            raise InputError(exc.message, column=column, **pass_row(exc)) from None
     return out, {
         "identifiers": list(identifiers),
         "identifier_handling": "pseudonymized",
@@ -512,22 +513,23 @@ def anonymize(
     n = len(data)
     take_codes: Callable | None = None
     if algorithm == "mondrian":
-        with timings("search"):
+        with timings("search"), labels_of(df.index):
             take, labels, info = _mondrian_search(
                 data, quasi_identifiers, sensitive, models, m_options
             )
     else:
         max_suppressed = int(np.floor(suppression_limit * n + 1e-9))
-        take, labels, info, take_codes = _full_domain(
-            data,
-            cast(dict[str, Hierarchy], dict(quasi_identifiers)),  # checked: all hierarchies
-            sensitive,
-            models,
-            algorithm,
-            max_suppressed,
-            metric,
-            timings,
-        )
+        with labels_of(df.index):
+            take, labels, info, take_codes = _full_domain(
+                data,
+                cast(dict[str, Hierarchy], dict(quasi_identifiers)),  # checked: all hierarchies
+                sensitive,
+                models,
+                algorithm,
+                max_suppressed,
+                metric,
+                timings,
+            )
     # the public facts of this release: secret draws differ between releases that differ
     public = repr(
         {

@@ -16,6 +16,7 @@ from structanon._validation import (
     check_names,
     warn_repeated_labels,
 )
+from structanon.errors import at_row
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._optimal import QUALITY_MODELS
@@ -98,12 +99,14 @@ def hierarchy_codes(column: pd.Series, hierarchy: Hierarchy, name: str) -> np.nd
             return leaf
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     if (codes < 0).any():
-        raise InputError("missing value", column=name, row=int(np.flatnonzero(codes < 0)[0]))
+        raise InputError(
+            "missing value", column=name, **at_row(column, np.flatnonzero(codes < 0)[0])
+        )
     try:
         leaf = hierarchy.encode(np.asarray(uniques, dtype=object), column=name)
     except InputError as exc:
-        row = None if exc.row is None else int(np.flatnonzero(codes == exc.row)[0])
-        raise InputError(exc.message, column=name, row=row, value=exc.value) from None
+        where = {} if exc.row is None else at_row(column, np.flatnonzero(codes == exc.row)[0])
+        raise InputError(exc.message, column=name, value=exc.value, **where) from None
     return leaf[codes]
 
 
@@ -141,15 +144,17 @@ def _validate_column(df: pd.DataFrame, column: str, role: str, missing: bool = T
     absent = df[column].isna().to_numpy() if missing else np.zeros(1, dtype=bool)
     if absent.any():
         raise InputError(
-            f"missing value in {role} column", column=column, row=int(np.flatnonzero(absent)[0])
+            f"missing value in {role} column",
+            column=column,
+            **at_row(df, np.flatnonzero(absent)[0]),
         )
     bad = _mixed_type_row(df[column])
     if bad is not None:
         raise InputError(
             f"mixed value types in {role} column",
             column=column,
-            row=bad,
             value=df[column].iloc[bad],
+            **at_row(df, bad),
         )
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from structanon import Partition
 from structanon._finish import Timings
 from structanon._validation import check_choice, check_int, check_names
-from structanon.errors import InfeasibleError, InputError
+from structanon.errors import InfeasibleError, InputError, labels_of
 from structanon.io import Pseudonymizer, release_key
 from structanon.microaggregation import group_means, mdav, mdav_blocked
 from structanon.models import KAnonymity
@@ -180,7 +180,8 @@ def microaggregate(
     secret = release_key(key).bound(df)  # streams bound to the input (see bound)
     data = df.reset_index(drop=True)
     with timings("microaggregate"):
-        space = _embed(data, columns, nominal, ordinal)
+        with labels_of(df.index):
+            space = _embed(data, columns, nominal, ordinal)
         labels = mdav(space, k) if block is None else mdav_blocked(space, k, block)
     with timings("aggregate"):
         masked = data.copy()

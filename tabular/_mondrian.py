@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._validation import check_choice
-from structanon.errors import InfeasibleError, InputError
+from structanon.errors import InfeasibleError, InputError, at_row
 from structanon.hierarchy import Hierarchy
 from structanon.models import KAnonymity, PrivacyModel
 from structanon.partition import encode_column as _encode_named
@@ -67,7 +67,14 @@ def encode_column(
     >>> codes.tolist(), domain.tolist()
     ([1, 0, 1], ['a', 'b'])
     """
-    codes, domain = _encode_named(np.asarray(column), name)  # the row: its position
+    try:
+        codes, domain = _encode_named(np.asarray(column), name)
+    except InputError as exc:  # the row: its index label
+        if exc.row is None:
+            raise
+        raise InputError(
+            exc.message, column=name, value=exc.value, **at_row(column, exc.row)
+        ) from None
     return codes, domain if domain.dtype.kind in "biuf" else domain.astype(object)
 
 
@@ -77,7 +84,7 @@ def _time_dimension(name: str, column: pd.Series) -> _Dimension:
         raise InputError(
             "numeric quasi-identifier holds a missing date-time",
             column=name,
-            row=int(np.flatnonzero(column.isna().to_numpy())[0]),
+            **at_row(column, np.flatnonzero(column.isna().to_numpy())[0]),
         )
     ns = pd.DatetimeIndex(column).as_unit("ns").asi8  # UTC instants for zoned times
     codes, domain = encode_column(ns, name)
@@ -146,8 +153,8 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
             raise InputError(
                 "numeric quasi-identifier holds a non-numeric value",
                 column=name,
-                row=row,
                 value=values[row],
+                **at_row(column, row),
             )
         values = coerced
     values = values.astype(float)
@@ -156,7 +163,7 @@ def _numeric_dimension(name: str, column: pd.Series) -> _Dimension:
         raise InputError(
             "numeric quasi-identifier holds a missing or infinite value",
             column=name,
-            row=int(missing[0]),
+            **at_row(column, missing[0]),
         )
     codes, domain = encode_column(values, name)
     return _Dimension(name, True, codes, values=domain.astype(float))
@@ -708,7 +715,7 @@ def mondrian_classes(
     check_choice(criterion, "criterion", ("width", "gain"))
     dims = []
     for col, spec in quasi_identifiers.items():
-        column = df[col]  # positions, not index labels, name rows in errors
+        column = df[col]  # errors name a row by its index label
         if spec == NUMERIC:
             dims.append(_numeric_dimension(col, column))
         elif is_set_spec(spec):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from structanon._finish import Timings
 from structanon._validation import check_float, check_int
-from structanon.errors import InputError
+from structanon.errors import InputError, at_row
 from structanon.io import Pseudonymizer, release_key
 
 from ._anonymize import TabularRelease
@@ -27,7 +27,7 @@ def _numbers(values: pd.Series, name: str) -> np.ndarray:
     x = values.to_numpy(dtype=float)
     bad = np.flatnonzero(np.isnan(x))
     if bad.size:
-        raise InputError("missing value", column=name, row=int(bad[0]))
+        raise InputError("missing value", column=name, **at_row(values, bad[0]))
     return x
 
 

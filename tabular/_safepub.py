@@ -23,7 +23,7 @@ from structanon import Hierarchy, Partition
 from structanon import risk as core_risk
 from structanon._finish import Timings, finish_release
 from structanon._validation import check_float, check_int, duplicate_names
-from structanon.errors import InputError
+from structanon.errors import InputError, labels_of
 from structanon.io import Pseudonymizer, release_key
 from structanon.models import PrivacyModel
 from structanon.release import Release, published_types
@@ -329,7 +329,8 @@ def safepub(
     n = len(data)
     public = repr({"safepub": model.to_dict(), "qis": qis, "share": model.search_share})
     with timings("encode"):
-        codes = [hierarchy_codes(data[c], h, c) for c, h in zip(qis, hierarchies)]
+        with labels_of(df.index):
+            codes = [hierarchy_codes(data[c], h, c) for c, h in zip(qis, hierarchies)]
     with timings("sample"):
         drawn = np.flatnonzero(secret.rng("safepub-sample", n, public).random(n) < model.beta)
     with timings("search"):

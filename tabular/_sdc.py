@@ -19,7 +19,7 @@ import pandas as pd
 
 from structanon._finish import Timings, finish_release
 from structanon._validation import warn_repeated_labels
-from structanon.errors import InputError
+from structanon.errors import InputError, at_row
 from structanon.io import Pseudonymizer
 from structanon.release import CheckResult, Release, published_types
 
@@ -171,7 +171,7 @@ def numeric_frame(df: Any, columns: Sequence[str], parameter: str = "columns") -
         values = df[col].to_numpy(dtype=float)
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
-            raise InputError("missing or infinite value", column=col, row=int(bad[0]))
+            raise InputError("missing or infinite value", column=col, **at_row(df, bad[0]))
     return df[columns].to_numpy(dtype=float)
 
 
@@ -186,7 +186,7 @@ def categorical_columns(df: Any, columns: Sequence[str], parameter: str = "colum
     for col in columns:
         missing = np.flatnonzero(df[col].isna().to_numpy())
         if missing.size:
-            raise InputError("missing value", column=col, row=int(missing[0]))
+            raise InputError("missing value", column=col, **at_row(df, missing[0]))
     return columns
 
 

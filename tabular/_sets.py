@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import sparse
 
 from structanon import InputError
+from structanon.errors import at_row
 
 __all__ = [
     "SET",
@@ -67,8 +68,8 @@ def check_separator(column: pd.Series, name: str) -> None:
                 "the separator of published value sets; recode it or give the "
                 "column a Hierarchy",
                 column=name,
-                row=row,
                 value=v,
+                **at_row(column, row),
             )
 
 

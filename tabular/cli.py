@@ -958,17 +958,24 @@ def _run_scheme(
     **kwargs: Any,
 ) -> Release:
     """``function(df, ...)``, with a data row in an error turned into its file line (of
-    the input read with the separator ``input_sep`` and the encoding ``input_encoding``)."""
+    the input read with the separator ``input_sep`` and the encoding ``input_encoding``),
+    or for a Parquet input into its 1-based row."""
     try:
         return function(df, *args, **kwargs)
     except InputError as exc:
         if is_dask(df):  # a row of one partition, or no row: found in the files again
             _raise_located(exc, input_path, input_sep, input_encoding)
-        line = (
-            None
-            if exc.row is None
-            else tab_io.file_line(input_path, exc.row, input_sep, input_encoding)
-        )
+        if exc.row is None:
+            raise
+        if file_suffix(Path(input_path)) in (".parquet", ".pq"):  # no lines: its 1-based row
+            raise InputError(
+                exc.message,
+                column=exc.column,
+                row=int(exc.row) + 1,
+                value=exc.value,
+                path=str(input_path),
+            ) from None
+        line = tab_io.file_line(input_path, exc.row, input_sep, input_encoding)
         if line is None:
             raise
         raise InputError(

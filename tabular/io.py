@@ -23,6 +23,8 @@ from structanon._validation import (
     file_suffix,
 )
 from structanon.io import (
+    PARQUET_EXTENSIONS,
+    TABLE_OUTPUT_EXTENSIONS,
     atomic_write,
     default_separator,
     file_lines,
@@ -54,7 +56,7 @@ __all__ = [
     "TABLE_EXTENSIONS",
 ]
 
-TABLE_EXTENSIONS = (".csv", ".tsv", ".tab", ".txt", ".parquet", ".pq")
+TABLE_EXTENSIONS = (*TABLE_OUTPUT_EXTENSIONS, ".txt")  # .txt: the input's separator
 _SEPARATORS = (",", ";", "\t", "|")
 
 
@@ -691,7 +693,7 @@ def read_microdata_header(files: list[str], sep: str, encoding: str = "utf-8") -
 
 # -- Dask: a lazy release written partition by partition --------------------------------
 
-_PARQUET = (".parquet", ".pq")
+_PARQUET = PARQUET_EXTENSIONS
 
 
 def _parquet_schema(meta: pd.DataFrame) -> Any:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._validation import check_columns
-from structanon.errors import InputError
+from structanon.errors import InputError, at_row
 
 __all__ = ["from_long", "is_frame", "maybe_long"]
 
@@ -66,8 +66,8 @@ def _check_items(values: pd.Series, name: Any) -> None:
         )
     raise InputError(
         f"column {name!r}: items must be integers or strings",
-        row=int(bad_at) + 1,
         value=repr(values.iloc[bad_at])[:60],
+        **at_row(values, bad_at),
     )
 
 
@@ -88,10 +88,10 @@ def _check_ids(tid: pd.Series, name: Any) -> None:
         row = int(np.flatnonzero(is_str != is_str[0])[0])
         raise InputError(
             f"column {name!r}: transaction ids mix strings and other types "
-            f"({tid.iloc[0]!r} on row 1); use one type for every id "
+            f"({tid.iloc[0]!r} in the first row); use one type for every id "
             "(e.g. df[col].astype(str))",
-            row=row + 1,
             value=repr(tid.iloc[row])[:60],
+            **at_row(tid, row),
         )
 
 
@@ -140,7 +140,7 @@ def from_long(
         null = col.isna().to_numpy()
         if null.any():
             row = int(np.flatnonzero(null)[0])
-            raise InputError(f"column {name!r} has a missing value", row=row + 1)
+            raise InputError(f"column {name!r} has a missing value", **at_row(col, row))
     _check_ids(tid, tcol)
     _check_items(items, icol)
     if pd.api.types.is_float_dtype(items.dtype):

@@ -184,10 +184,16 @@ def test_infeasible_when_whole_table_fails():
 @pytest.mark.parametrize(
     "bad, match",
     [
-        (lambda d: d.assign(Age=[25, None, 26, 27, 27, 28]), "row 1"),
+        (lambda d: d.assign(Age=[25, None, 26, 27, 27, 28]), "row with index label 11"),
         (lambda d: d.assign(Age=[25, "x", 26, 27, 27, 28]), "non-numeric"),
-        (lambda d: d.assign(Sex=["Male", "Female", "Male", "?", "Female", "Male"]), "row 3"),
-        (lambda d: d.assign(Sex=["Male", "Female", None, "Male", "Female", "Male"]), "row 2"),
+        (
+            lambda d: d.assign(Sex=["Male", "Female", "Male", "?", "Female", "Male"]),
+            "row with index label 13",
+        ),
+        (
+            lambda d: d.assign(Sex=["Male", "Female", None, "Male", "Female", "Male"]),
+            "row with index label 12",
+        ),
     ],
 )
 def test_bad_values_name_column_and_row(bad, match):

@@ -219,7 +219,7 @@ def test_long_frame_bad_data_names_the_column():
     missing = pd.DataFrame({"t": [1, None], "item": ["a", "b"]})
     with pytest.raises(InputError, match="'t' has a missing value") as err:
         transactions.from_long(missing)
-    assert err.value.row == 2
+    assert err.value.row == 1  # the index label: missing.loc[1]
     floats = pd.DataFrame({"t": [1, 2], "item": [1.5, 2.0]})
     with pytest.raises(InputError, match="'item'"):
         transactions.from_long(floats)

@@ -151,7 +151,7 @@ def test_mixed_transaction_ids_are_refused():
     df = pd.DataFrame({"tid": [1, "1", 2, 2], "item": ["a", "b", "a", "b"]})
     with pytest.raises(InputError, match="column 'tid': transaction ids mix") as exc:
         transactions.from_long(df, transaction="tid", item="item")
-    assert exc.value.row == 2 and exc.value.value == "'1'"
+    assert exc.value.row == 1 and exc.value.value == "'1'"  # the index label
     with pytest.raises(InputError, match="transaction ids mix"):
         transactions.k_anonymize(df, 2, measures=False)
     as_text = df.astype({"tid": str})
