@@ -134,7 +134,7 @@ def microaggregate(
     >>> t = pd.DataFrame({"age": [20, 22, 24, 60, 62, 64], "job": list("abcdef")})
     >>> r = microaggregate(t, ["age"], 3, key=b"0123456789abcdef", measures=False)
     >>> sorted(r.data["age"].tolist())
-    [22.0, 22.0, 22.0, 62.0, 62.0, 62.0]
+    [22, 22, 22, 62, 62, 62]
     >>> r.verify().passed
     True
 
