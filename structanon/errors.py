@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["StructanonError", "InputError", "InfeasibleError", "VerificationError"]
+__all__ = [
+    "StructanonError",
+    "InputError",
+    "InfeasibleError",
+    "VerificationError",
+    "PublisherWarning",
+]
 
 
 class StructanonError(Exception):
@@ -85,3 +91,12 @@ class VerificationError(StructanonError):
     """A release failed its privacy model when re-checked from its output alone."""
 
     exit_code = 4
+
+
+class PublisherWarning(UserWarning):
+    """A warning for the publisher's eyes only, e.g. a requested value the data does not hold.
+
+    The command line prints it on stderr (even with ``--quiet``); no release records it in
+    ``info["warnings"]``, so no report, summary or ``to_dict()`` publishes it: its message
+    may name what the input holds.
+    """
