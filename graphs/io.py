@@ -18,7 +18,7 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from networkx.readwrite.gexf import GEXFReader
+from networkx.readwrite.gexf import GEXFReader, GEXFWriter
 from networkx.readwrite.graphml import GraphMLReader
 
 from structanon._validation import check_choice, check_encoding, check_input_path, check_path
@@ -1199,6 +1199,18 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+def _write_gexf(graph: nx.Graph, fh: Any) -> None:
+    """:func:`networkx.write_gexf` without its ``<meta lastmodifieddate>`` (today's date):
+    the same input, seed and key give the same bytes on any day, and the file does not date
+    the run."""
+    writer = GEXFWriter(encoding="utf-8", prettyprint=True, version="1.2draft")
+    meta = writer.xml.find("meta")
+    if meta is not None:
+        meta.attrib.pop("lastmodifieddate", None)
+    writer.add_graph(graph)
+    writer.write(fh)
+
+
 def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) -> None:  # noqa: A002
     """Write a graph atomically in the format named by ``format`` or the extension.
 
@@ -1273,7 +1285,7 @@ def write_graph(graph: nx.Graph, path: str | Path, format: str | None = None) ->
         if fmt == "graphml":
             nx.write_graphml(clean, raw)
         elif fmt == "gexf":
-            nx.write_gexf(clean, raw)
+            _write_gexf(clean, raw)
         else:
             text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
             json.dump(nx.node_link_data(clean, edges="edges"), text, default=_json_default)

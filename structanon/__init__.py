@@ -1,7 +1,13 @@
 """structanon: structure-aware anonymization (shared core)."""
 
 from . import distances, io, metrics, models, report, risk
-from .errors import InfeasibleError, InputError, StructanonError, VerificationError
+from .errors import (
+    InfeasibleError,
+    InputError,
+    PublisherWarning,
+    StructanonError,
+    VerificationError,
+)
 from .hierarchy import Hierarchy
 from .partition import Partition
 from .release import CheckResult, Release, Verification
@@ -12,6 +18,7 @@ __all__ = [
     "InfeasibleError",
     "InputError",
     "Partition",
+    "PublisherWarning",
     "Release",
     "StructanonError",
     "Verification",

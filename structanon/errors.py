@@ -13,7 +13,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["StructanonError", "InputError", "InfeasibleError", "VerificationError", "at_row"]
+__all__ = [
+    "StructanonError",
+    "InputError",
+    "InfeasibleError",
+    "VerificationError",
+    "PublisherWarning",
+    "at_row",
+]
 
 _NO_LABEL: Any = object()
 
@@ -167,3 +174,12 @@ class VerificationError(StructanonError):
     """A release failed its privacy model when re-checked from its output alone."""
 
     exit_code = 4
+
+
+class PublisherWarning(UserWarning):
+    """A warning for the publisher's eyes only, e.g. a requested value the data does not hold.
+
+    The command line prints it on stderr (even with ``--quiet``); no release records it in
+    ``info["warnings"]``, so no report, summary or ``to_dict()`` publishes it: its message
+    may name what the input holds.
+    """

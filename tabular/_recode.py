@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pandas as pd
 
 from structanon._finish import Timings
 from structanon._validation import check_float, check_int
-from structanon.errors import InputError, at_row
+from structanon.errors import InputError, PublisherWarning, at_row
 from structanon.io import Pseudonymizer, release_key
 
 from ._anonymize import TabularRelease
@@ -117,22 +118,33 @@ def _matched_recodings(
     """Each recoding keyed by the values the column holds once top/bottom coded (a
     top-coded label such as ``60+`` can be recoded): a key equal to a value, else written
     as one (``"30"`` for the number 30, as the command line gives it).  A key the column
-    never holds is an :class:`InputError`: a typo would otherwise recode nothing."""
+    never holds recodes nothing and is named in a :class:`PublisherWarning` (a typo shows;
+    refusing it would make the published mapping, and the recorded command line, prove
+    that every key they name occurs in the input)."""
     matched: dict[str, dict[Any, Any]] = {}
     for col, recoding in mapping.items():
         values = pd.unique(coded[col].dropna())
         by_text = {str(v): v for v in values}
         held = set(by_text.values())
         matched[col] = {}
+        absent = []
         for old, new in recoding.items():
             if old in held:
                 matched[col][old] = new
             elif str(old) in by_text:
                 matched[col][by_text[str(old)]] = new
             else:
-                raise InputError(
-                    f"value {old!r} to recode does not occur in the column", column=col
-                )
+                absent.append(repr(old))
+        if absent:
+            shown = ", ".join(absent[:10]) + (
+                f" (and {len(absent) - 10} more)" if len(absent) > 10 else ""
+            )
+            warnings.warn(
+                f"column {col!r}: {len(absent)} value(s) to recode do not occur in the "
+                f"column: {shown}; they recode nothing (check their spelling)",
+                PublisherWarning,
+                stacklevel=3,
+            )
     return matched
 
 
@@ -164,7 +176,10 @@ def recode(
         Numeric columns whose values ``>= threshold`` (top) become ``"<threshold>+"`` and
         whose values ``<= threshold`` (bottom) become ``"<=threshold"``.
     mapping : dict column -> dict old -> new, optional
-        Global recoding: categories merged into broader ones.
+        Global recoding: categories merged into broader ones.  A key no record holds
+        recodes nothing and is named in a :class:`~structanon.PublisherWarning` (not in
+        ``info["warnings"]``: no report copies it); the release's ``parameters`` list the
+        mapping as given, so they do not prove that a key occurs in the input.
     sample : float in (0, 1], optional
         Publish each record with this probability (Bernoulli sampling); which records are
         published is drawn from the release key.  The number left out is

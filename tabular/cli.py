@@ -38,7 +38,7 @@ from structanon.cli_support import (
     show_progress,
     stack,
 )
-from structanon.errors import VerificationError
+from structanon.errors import PublisherWarning, VerificationError
 from structanon.io import read_table, release_key, staged_outputs
 from structanon.models import (
     AlphaKAnonymity,
@@ -707,6 +707,24 @@ def _without_warnings(function: Any) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return function(*args, **kwargs)
+
+    return run
+
+
+def _publisher_warnings(function: Any) -> Any:
+    """``function`` printing each :class:`PublisherWarning` as ``warning: ...`` on stderr
+    (even with ``--quiet``); they name what the input holds, so no report copies them."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", PublisherWarning)
+            result = function(*args, **kwargs)
+        for w in seen:
+            if issubclass(w.category, PublisherWarning):
+                click.echo(f"warning: {w.message}", err=True)
+            else:  # any other warning goes on as it would have
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return result
 
     return run
 
@@ -1504,8 +1522,10 @@ def recode_command(
     needed = list(dict.fromkeys([*tops, *bottoms, *mapping]))
     _sdc_run(
         input_path, needed, sep, output, report, seed, key_file, quiet,
-        lambda df, key: recode(
-            df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
+        _publisher_warnings(
+            lambda df, key: recode(
+                df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
+            )
         ),
         encoding=encoding,
     )  # fmt: skip

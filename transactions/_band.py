@@ -20,6 +20,8 @@ look-alikes is suppressed rather than published as a recognizable holder."""
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +33,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from structanon import Partition
 from structanon._finish import Timings, finish_release
 from structanon._validation import check_int
-from structanon.errors import InfeasibleError, InputError
+from structanon.errors import InfeasibleError, InputError, PublisherWarning
 from structanon.io import release_key
 
 from . import metrics, risk
@@ -318,22 +320,51 @@ def cahd_groups(
     return group, stats
 
 
-def _sensitive_mask(b: Baskets, sensitive_items: Iterable[Any]) -> tuple[np.ndarray, set[str]]:
-    """Which items of the domain are sensitive; every named item must occur."""
-    wanted = {str(s) for s in sensitive_items}
-    if not wanted:
+def _sensitive_mask(
+    b: Baskets, sensitive_items: Iterable[Any]
+) -> tuple[np.ndarray, set[str], list[Any]]:
+    """Which items of the domain are sensitive, the texts named, and the list to publish.
+
+    A named item the data does not hold is accepted with a
+    :class:`~structanon.errors.PublisherWarning` (for the publisher's eyes: the CLI prints
+    it on stderr, no report or ``to_dict()`` copies it), so that the published list, the
+    publisher's own (sorted by text, one entry per text), says nothing about which of its
+    items the input holds, or holds only in suppressed transactions."""
+    given: dict[str, Any] = {}
+    for s in sensitive_items:
+        if isinstance(s, bool) or not isinstance(s, (numbers.Integral, str)):
+            raise InputError("sensitive items must be integers or strings", value=repr(s)[:60])
+        given.setdefault(str(s), s if isinstance(s, str) else int(s))  # published as given
+    if not given:
         raise InputError("sensitive_items is empty")
     labels = [str(x) for x in b.domain.tolist()]
-    absent = sorted(wanted - set(labels))
+    absent = sorted(given.keys() - set(labels))
     if absent:
         shown = ", ".join(absent[:10]) + (
             f" (and {len(absent) - 10} more)" if len(absent) > 10 else ""
         )
-        raise InputError(
-            f"{len(absent)} sensitive item(s) do not occur in the data: {shown}; "
-            "check their spelling (items are compared by their text)"
+        warnings.warn(
+            f"{len(absent)} sensitive item(s) do not occur in the data: {shown}; check "
+            "their spelling (items are compared by their text); they are listed in "
+            "sensitive_items all the same",
+            PublisherWarning,
+            stacklevel=3,
         )
-    return np.array([x in wanted for x in labels], dtype=bool), wanted
+    integer = b.domain.size > 0 and isinstance(b.domain[0], int)  # ints or strings, not mixed
+    published = [
+        int(text) if integer and isinstance(item, str) and _canonical_int(text) else item
+        for text, item in sorted(given.items())
+    ]
+    wanted = set(given)
+    return np.array([x in wanted for x in labels], dtype=bool), wanted, published
+
+
+def _canonical_int(text: str) -> bool:
+    """``text`` is an integer written as Python writes it (``"32"``, ``"-4"``; not ``"032"``)."""
+    try:
+        return str(int(text)) == text
+    except ValueError:
+        return False
 
 
 def _check_feasible(
@@ -356,7 +387,7 @@ def _check_feasible(
 
 
 def _group_views(
-    b: Baskets, sensitive_mask: np.ndarray, group: np.ndarray, p: int
+    b: Baskets, sensitive_mask: np.ndarray, group: np.ndarray, p: int, sensitive: list[Any]
 ) -> dict[str, Any]:
     """The release in input order: QI sets, groups and per-group sensitive counts."""
     n_groups = int(group.max()) + 1 if (group >= 0).any() else 0
@@ -378,12 +409,11 @@ def _group_views(
             continue
         items = b.codes[bounds[i] : bounds[i + 1]]
         qi.append(frozenset(dom[items[~sensitive_mask[items]]].tolist()))
-    sens_list = sorted((b.domain[sensitive_mask]).tolist(), key=str)
     return {
         "qi": qi,
         "group": group,
         "sensitive_counts": summaries,
-        "sensitive_items": sens_list,
+        "sensitive_items": list(sensitive),
         "p": p,
     }
 
@@ -410,14 +440,14 @@ def _published_view(
     return data, perm
 
 
-def _band_text(b: Baskets, sensitive_mask: np.ndarray, data: dict[str, Any], p: int) -> str:
+def _band_text(data: dict[str, Any], p: int) -> str:
     """The grouping in one plain sentence, for reports (``info["transformation_text"]``)."""
     group = np.asarray(data["group"])
     kept = group >= 0
     n_groups = len(data["sensitive_counts"])
     sizes = np.bincount(group[kept], minlength=n_groups) if kept.any() else np.zeros(0, int)
     smallest = int(sizes.min()) if sizes.size else 0
-    n_sens = int(sensitive_mask.sum())
+    n_sens = len(data["sensitive_items"])  # the items named, not those the data holds
     return (
         f"Every item is published unchanged except the {n_sens:,} sensitive "
         f"item{'s' if n_sens != 1 else ''}, which appear only as counts per group: "
@@ -463,7 +493,11 @@ def band_matrix(
     ----------
     transactions : iterable of sets, or pandas Series of sets
     sensitive_items : iterable
-        The sensitive items; each must occur in the data (compared by their text).
+        The sensitive items, compared with the data's by their text.  An item the data
+        does not hold is accepted with a :class:`~structanon.PublisherWarning`: the published
+        ``"sensitive_items"`` is this list (sorted by text, one entry per text; a text
+        written as an integer is published as one when the data's items are integers),
+        whatever the data holds, so it proves no item's presence.
     p : int
         Privacy degree (>= 2).
     seed : int, default 0
@@ -497,7 +531,7 @@ def band_matrix(
     Raises
     ------
     InputError
-        Bad parameters or transactions; sensitive items absent from the data (named).
+        Bad parameters or transactions; no sensitive item named.
     InfeasibleError
         A sensitive item occurs in more than ``n / p`` transactions: no grouping can
         satisfy the bound.
@@ -544,14 +578,14 @@ def band_matrix(
     timings = Timings()
     with timings("encode"):
         b = encode_baskets(transactions)
-        sensitive_mask, wanted = _sensitive_mask(b, sensitive_items)
+        sensitive_mask, wanted, published = _sensitive_mask(b, sensitive_items)
         _check_feasible(b, sensitive_mask, p, max_basket_size)
     key = key.bound(b.indptr, b.codes, b.domain)  # streams bound to the input
     context = (seed, p, alpha, repr(sorted(wanted)))
     with timings("anonymize"):
         group, stats = cahd_groups(b, sensitive_mask, p, alpha, key.rng("band-members", *context))
     # input-order view for the measures (they compare with the input position by position)
-    in_order = _group_views(b, sensitive_mask, group, p)
+    in_order = _group_views(b, sensitive_mask, group, p, published)
     data, perm = _published_view(in_order, key.rng("transaction-order", *context))
     model = PrivacyDegree(p)
     release = TransactionsRelease(
@@ -572,7 +606,7 @@ def band_matrix(
         info={
             "input": b.input_stats(),
             "band": stats,
-            "transformation_text": _band_text(b, sensitive_mask, data, p),
+            "transformation_text": _band_text(data, p),
         },
         source_index=perm,
     )

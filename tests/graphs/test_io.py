@@ -241,3 +241,29 @@ def test_snap_directed_header(tmp_path):
     assert g.number_of_edges() == 2 and g.graph["input_report"]["duplicate_edges"] == 1
     p = _write(tmp_path / "u.txt", "# Undirected graph: ca-GrQc\n1 2\n")
     assert read_graph(p).number_of_edges() == 1
+
+
+def test_gexf_release_carries_no_date(tmp_path, monkeypatch):
+    # networkx stamps <meta lastmodifieddate> with today's date: the same input, seed and
+    # key gave other bytes on another day, and the file dated the run
+    import datetime
+    import time
+
+    import graphs
+
+    g = nx.barbell_graph(6, 3)
+    release = graphs.k_degree_anonymize(g, 2, seed=1, utility=False, key=b"k" * 16)
+    today = tmp_path / "today.gexf"
+    write_graph(release.data, today)
+    data = today.read_bytes()
+    assert b"lastmodifieddate" not in data
+    for day in {datetime.date.today(), datetime.datetime.now(datetime.UTC).date()}:
+        assert day.isoformat().encode() not in data
+    real = time.strftime
+    monkeypatch.setattr(time, "strftime", lambda fmt, *t: "1999-12-31" if not t else real(fmt, *t))
+    other = tmp_path / "other_day.gexf"
+    write_graph(release.data, other)
+    assert other.read_bytes() == data
+    assert b"1999-12-31" not in other.read_bytes()
+    again = read_graph(other)
+    assert sorted(map(str, again.nodes())) == sorted(map(str, release.data.nodes()))

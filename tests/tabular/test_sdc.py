@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tabular
-from structanon import InfeasibleError, InputError
+from structanon import InfeasibleError, InputError, PublisherWarning
 from structanon.microaggregation import mdav, mdav_blocked
 from tabular._noise import noise_covariance
 from tabular._pram import basic_transition, invariant_transition
@@ -468,12 +468,15 @@ def test_mdav_leaves_its_input_untouched_and_matches_brute_force_groups():
     assert extreme in first
 
 
-def test_recodings_that_contradict_themselves_or_the_data_are_refused():
-    """`--recode sex:Nope=Female` recoded nothing with exit 0; `--top age=50 --bottom
-    age=60` published the overlapping categories 50+ and <=60."""
+def test_recodings_that_contradict_themselves_are_refused_absent_values_named():
+    """`--recode sex:Nope=Female` recoded nothing in silence: it is named to the publisher
+    (a warning, in no report); `--top age=50 --bottom age=60` published the overlapping
+    categories 50+ and <=60."""
     df = pd.DataFrame({"sex": ["Male", "Female"] * 5, "age": range(30, 40)})
-    with pytest.raises(InputError, match="'Nope' to recode does not occur"):
-        tabular.recode(df, mapping={"sex": {"Nope": "F"}}, measures=False)
+    with pytest.warns(PublisherWarning, match="do not occur in the column: 'Nope'"):
+        release = tabular.recode(df, mapping={"sex": {"Nope": "F"}}, measures=False)
+    assert sorted(release.data["sex"]) == sorted(df["sex"])
+    assert release.parameters["mapping"] == {"sex": {"Nope": "F"}}  # as given
     with pytest.raises(InputError, match="not above bottom code"):
         tabular.recode(df, top={"age": 35}, bottom={"age": 36}, measures=False)
     with pytest.raises(InputError, match="not above bottom code"):
@@ -484,11 +487,12 @@ def test_recodings_that_contradict_themselves_or_the_data_are_refused():
 
 def test_recodings_match_the_values_the_column_holds_once_coded():
     """A top-coded label can be recoded, and a key written as text recodes the number it
-    spells (as the command line gives it); a key the column never holds is refused."""
+    spells (as the command line gives it); a key the column never holds is named in a
+    warning to the publisher and recodes nothing."""
     df = pd.DataFrame({"age": list(range(30, 70, 4)) * 2})
     release = tabular.recode(df, top={"age": 60}, mapping={"age": {"60+": "old"}}, measures=False)
     assert (release.data["age"] == "old").sum() == (df["age"] >= 60).sum()
     release = tabular.recode(df, mapping={"age": {"30": "thirty"}}, measures=False)
     assert (release.data["age"] == "thirty").sum() == 2
-    with pytest.raises(InputError, match="'31' to recode does not occur"):
+    with pytest.warns(PublisherWarning, match="do not occur in the column: '31'"):
         tabular.recode(df, mapping={"age": {"31": "x"}}, measures=False)

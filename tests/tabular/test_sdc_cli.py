@@ -193,3 +193,31 @@ def test_pram_transition_option_errors(table, tmp_path):
     # the output must not overwrite the matrix file
     result = run("pram", path, "--columns", "g", "--transition", matrix, "-o", matrix, "--quiet")
     assert result.exit_code == 2 and matrix.read_text().startswith(",x,y,z")
+
+
+def test_recode_of_a_value_absent_from_the_input_is_named_to_the_publisher_only(table, tmp_path):
+    """The command refused a value to recode that no record holds, and the report records
+    the command line: a recorded ``--recode COL:OLD=NEW`` proved that OLD occurs in the
+    input, even when its one holder was sampled out.  Absent values are now accepted, named
+    on stderr only, and the report is the same whether or not the input holds the value."""
+    path, df = table
+    lone = df.copy()
+    lone.loc[0, "g"] = "w"  # one record holds "w"
+    held = tmp_path / "held.csv"
+    lone.to_csv(held, index=False)
+    docs = {}
+    for name, source in (("absent", path), ("held", held)):
+        for report in ("r.json", "r.html"):
+            out, rep = tmp_path / f"{name}_out.csv", tmp_path / f"{name}{report}"
+            result = run("recode", source, "--recode", "g:w=x", "--sample", "0.5", "-o", out,
+                         "--report", rep, "--quiet", "--no-measures")  # fmt: skip
+            assert result.exit_code == 0, result.output
+            assert "w" not in set(pd.read_csv(out)["g"])
+            assert "do not occur" not in rep.read_text()
+            if name == "absent":
+                assert "warning: column 'g': 1 value(s) to recode do not occur" in result.stderr
+            else:
+                assert "do not occur" not in result.stderr
+        docs[name] = json.loads((tmp_path / f"{name}r.json").read_text())
+    assert docs["absent"]["parameters"] == docs["held"]["parameters"]
+    assert docs["absent"]["parameters"]["mapping"] == {"g": {"w": "x"}}
