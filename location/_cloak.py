@@ -31,7 +31,7 @@ from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
 from ._figures import INPUT_POINTS
 from ._geo import LocationRelease, from_geodataframe
-from ._grid import MAX_CELL_SIZE, CloakingGrid
+from ._grid import MAX_CELL_SIZE, CloakingGrid, robust_centre, user_ranges
 from ._input import (
     Fixes,
     drop_bad_lines,
@@ -43,6 +43,8 @@ from ._input import (
 from ._publish import (
     LINKAGE_WARNING,
     LINKAGES,
+    bound_pseudonymizer,
+    fix_digest,
     publication_keys,
     published_rows,
     published_users,
@@ -125,7 +127,13 @@ def _prepare(
     if len(user_values) < k:
         raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(user_values)})")
     grid = CloakingGrid.fit(
-        fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, levels
+        fixes.lon.min(),
+        fixes.lon.max(),
+        fixes.lat.min(),
+        fixes.lat.max(),
+        cell_size,
+        levels,
+        centre=robust_centre(user_ranges(fixes.user, fixes.lon, fixes.lat)),
     )
     ix, iy = grid.cells(fixes.lon, fixes.lat)
     w = np.floor_divide(fixes.t_ns, window_ns)
@@ -423,8 +431,15 @@ def cloak(
         region_of_triple, stats = assign_regions(prep.triples, prep.grid, k, method)
         require_some_published(region_of_triple, k)
     with timings("output"):
+        if linkage == "window":  # per-window pseudonyms bound to this input (not the bare key)
+            f = prep.fixes
+            publish_key = bound_pseudonymizer(
+                pseud, fix_digest(f.user, f.t_ns, f.lat, f.lon), "window"
+            )
+        else:
+            publish_key = pseud
         per_fix, regions, region, published = _publish(
-            prep, region_of_triple, pseud, window_ns, linkage
+            prep, region_of_triple, publish_key, window_ns, linkage
         )
         source_index = prep.fixes.index[published]
         data = per_fix
@@ -439,7 +454,7 @@ def cloak(
         models=cloaking_models(k),
         partition=_partition(region, prep.w),
         parameters=release_parameters(
-            k, window_ns, method, prep.grid, bool(aggregate), seed, columns, linkage
+            k, window_ns, method, prep.grid, bool(aggregate), seed, columns, linkage, levels
         ),
         suppressed=n_cloak_suppressed + fixes.n_dropped,
         n_individuals=fixes.n_input,

@@ -36,11 +36,14 @@ from structanon.io import Pseudonymizer, remove_folder
 
 from . import risk as _risk
 from ._assign import Triples, assign_regions
-from ._grid import CloakingGrid
+from ._grid import CloakingGrid, robust_centre, user_ranges
 from ._input import DROP_HINT, no_fixes_error, parse_fixes, user_keys
 from ._publish import (
     LINKAGE_WARNING,
     PublishedRows,
+    add_digests,
+    bound_pseudonymizer,
+    fix_digest,
     publication_keys,
     published_rows,
     published_users,
@@ -86,6 +89,7 @@ def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str], window_ns: int) -
         "t_min": f.t_ns.min() if some else np.iinfo(np.int64).max,
         "t_max": f.t_ns.max() if some else np.iinfo(np.int64).min,
         "windows": (windows.astype(np.int64), fixes.astype(np.int64)),
+        "digest": fix_digest(f.user, f.t_ns, f.lat, f.lon),
     }
     return pd.DataFrame([row])
 
@@ -102,6 +106,7 @@ _STATS_META = pd.DataFrame(
         "t_min": pd.Series(dtype=np.int64),
         "t_max": pd.Series(dtype=np.int64),
         "windows": pd.Series(dtype=object),
+        "digest": pd.Series(dtype=object),
     }
 )
 
@@ -128,6 +133,8 @@ class _Counts:
     t_range: tuple[int, int]
     valid_per_part: np.ndarray
     windows: list[tuple[np.ndarray, np.ndarray]]  # per partition: windows, their fixes
+    centre: tuple[float, float]  # robust_centre of the users' ranges
+    digest: np.ndarray  # fix_digest of the valid fixes (the pseudonyms' binding)
 
     def window_fixes(self, window_ns: int) -> np.ndarray:
         """Valid fixes per window, from the first window (``t_min // window_ns``) on."""
@@ -138,10 +145,36 @@ class _Counts:
         return out
 
 
+_RANGE_AGG = {"lon_min": "min", "lon_max": "max", "lat_min": "min", "lat_max": "max"}
+_CENTRE_META = pd.DataFrame(
+    {"lon": pd.Series(dtype=np.float64), "lat": pd.Series(dtype=np.float64)}
+)
+
+
+def _user_ranges_part(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
+    """Each user's coordinate ranges in one partition (``user`` a column)."""
+    f = parse_fixes(pdf, *cols, drop_invalid=True)
+    return user_ranges(f.user, f.lon, f.lat).rename_axis("user").reset_index()
+
+
+def _centre_part(ranges: pd.DataFrame) -> pd.DataFrame:
+    """:func:`robust_centre` of the users' ranges (the whole log's: one partition)."""
+    if not len(ranges):
+        return _CENTRE_META
+    lon, lat = robust_centre(ranges)
+    return pd.DataFrame({"lon": [lon], "lat": [lat]})
+
+
 def _first_pass(
     ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool, window_ns: int
 ) -> _Counts:
-    (stats,) = compute(ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META))
+    ranges = ddf.map_partitions(_user_ranges_part, cols, meta=_user_ranges_part(ddf._meta, cols))
+    ranges = ranges.groupby("user").agg(_RANGE_AGG, split_out=1)
+    # the projection centre on the workers: only two numbers come back, not the users
+    centre_graph = ranges.map_partitions(_centre_part, meta=_CENTRE_META)
+    stats, centre = compute(
+        ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META), centre_graph
+    )
     stats = stats.reset_index(drop=True)
     n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
     dropped: dict[str, int] = {}
@@ -174,6 +207,8 @@ def _first_pass(
         (int(stats["t_min"].min()), int(stats["t_max"].max())),
         stats["n_valid"].to_numpy(np.int64),
         list(stats["windows"]),
+        (float(centre["lon"].iloc[0]), float(centre["lat"].iloc[0])),
+        add_digests(stats["digest"]),
     )
 
 
@@ -1531,7 +1566,9 @@ def cloak_dask(
     timings = Timings()
     with timings("prepare"):
         counts = _first_pass(ddf, cols, drop_invalid, window_ns)
-        grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
+        if linkage == "window":  # per-window pseudonyms bound to this input, as on pandas
+            pseudonymizer = bound_pseudonymizer(pseudonymizer, counts.digest, "window")
+        grid = CloakingGrid.fit(*counts.bounds, cell_size, levels, centre=counts.centre)
         w0 = counts.t_range[0] // window_ns
         frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)
     if not measures:  # nothing on the client grows with the users
@@ -1546,7 +1583,9 @@ def cloak_dask(
             part_rows=PART_ROWS,
             batch_fixes=BATCH_FIXES,
         )
-        return _cloak_batched(ddf, counts, spec, window_ns, timings, seed=seed, columns=columns)
+        return _cloak_batched(
+            ddf, counts, spec, window_ns, timings, seed=seed, columns=columns, levels=levels
+        )
     with timings("prepare"):
         red = _reduce_triples(ddf, frame, k)
         triples = red.triples
@@ -1576,7 +1615,7 @@ def cloak_dask(
         models=cloaking_models(k),
         partition=None,
         parameters=release_parameters(
-            k, window_ns, method, grid, aggregate, seed, columns, linkage, engine="dask"
+            k, window_ns, method, grid, aggregate, seed, columns, linkage, levels, engine="dask"
         ),
         suppressed=n_suppressed + n_dropped,
         n_individuals=counts.n_input,
