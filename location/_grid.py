@@ -109,22 +109,34 @@ def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndar
     return idx
 
 
+#: The lattice of grid origins is shifted from the projection centre by this many level-0
+#: cells (binary 0101...01, about a third of 2^26): the level-L cell edges then lie about
+#: a third of a level-L cell from the centre at every level L >= 1, whatever the top
+#: level, so the users around the centre (a median over users) are not split at every
+#: level, which sent their leftovers to the top cell.
+_LATTICE_OFFSET = 0x1555555
+
+
 def _snapped_axis(lo_hi: np.ndarray, cell_size: float, top: int, single: bool) -> tuple[float, int]:
     """Origin and level-0 cell count of one axis, the origin on a data-independent lattice.
 
     The lattice is the multiples of half a top cell, ``cell_size * 2^(top-1)`` (of a whole
-    cell at ``top = 0``), in projected metres from the whole-degree projection centre, so
-    the published edges tell no more than which lattice cells the data falls in.  With
+    cell at ``top = 0``), in projected metres from the whole-degree projection centre
+    shifted by ``_LATTICE_OFFSET`` level-0 cells, so the published edges tell no more than
+    which lattice cells the data falls in.  With
     ``single``, one top cell must cover ``[lo, hi]``; ``0`` cells are returned when it does
     not, and the caller goes one level up (a span below half a top cell always fits, so
     at most two levels above the one the span needs).
     """
     block = cell_size * 2.0**top
     step = block / 2 if top > 0 else block
-    x0 = np.floor(lo_hi[0] / step) * step
+    # the offset modulo the lattice step, in whole cells (exact integers)
+    off = (_LATTICE_OFFSET % (1 << max(top - 1, 0))) * cell_size
+    x0 = np.floor((lo_hi[0] - off) / step) * step + off
     if single:
         return float(x0), (1 << top) if lo_hi[1] < x0 + block else 0
-    x0 = np.floor(lo_hi[0] / block) * block
+    off = (_LATTICE_OFFSET % (1 << top)) * cell_size
+    x0 = np.floor((lo_hi[0] - off) / block) * block + off
     return float(x0), int(np.floor((lo_hi[1] - x0) / block) + 1) << top
 
 
