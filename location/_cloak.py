@@ -31,7 +31,7 @@ from ._assign import METHODS, Triples, assign_regions, dense_codes
 from ._dask import cloak_dask
 from ._figures import INPUT_POINTS
 from ._geo import LocationRelease, from_geodataframe
-from ._grid import MAX_CELL_SIZE, CloakingGrid, robust_centre, user_ranges
+from ._grid import MAX_CELL_SIZE, CloakingGrid
 from ._input import (
     Fixes,
     drop_bad_lines,
@@ -127,13 +127,7 @@ def _prepare(
     if len(user_values) < k:
         raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(user_values)})")
     grid = CloakingGrid.fit(
-        fixes.lon.min(),
-        fixes.lon.max(),
-        fixes.lat.min(),
-        fixes.lat.max(),
-        cell_size,
-        levels,
-        centre=robust_centre(user_ranges(fixes.user, fixes.lon, fixes.lat)),
+        fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, levels
     )
     ix, iy = grid.cells(fixes.lon, fixes.lat)
     w = np.floor_divide(fixes.t_ns, window_ns)

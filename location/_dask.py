@@ -36,7 +36,7 @@ from structanon.io import Pseudonymizer, remove_folder
 
 from . import risk as _risk
 from ._assign import Triples, assign_regions
-from ._grid import CloakingGrid, robust_centre, user_ranges
+from ._grid import CloakingGrid
 from ._input import DROP_HINT, no_fixes_error, parse_fixes, user_keys
 from ._publish import (
     LINKAGE_WARNING,
@@ -133,7 +133,6 @@ class _Counts:
     t_range: tuple[int, int]
     valid_per_part: np.ndarray
     windows: list[tuple[np.ndarray, np.ndarray]]  # per partition: windows, their fixes
-    centre: tuple[float, float]  # robust_centre of the users' ranges
     digest: np.ndarray  # fix_digest of the valid fixes (the pseudonyms' binding)
 
     def window_fixes(self, window_ns: int) -> np.ndarray:
@@ -145,36 +144,10 @@ class _Counts:
         return out
 
 
-_RANGE_AGG = {"lon_min": "min", "lon_max": "max", "lat_min": "min", "lat_max": "max"}
-_CENTRE_META = pd.DataFrame(
-    {"lon": pd.Series(dtype=np.float64), "lat": pd.Series(dtype=np.float64)}
-)
-
-
-def _user_ranges_part(pdf: pd.DataFrame, cols: tuple[str, str, str, str]) -> pd.DataFrame:
-    """Each user's coordinate ranges in one partition (``user`` a column)."""
-    f = parse_fixes(pdf, *cols, drop_invalid=True)
-    return user_ranges(f.user, f.lon, f.lat).rename_axis("user").reset_index()
-
-
-def _centre_part(ranges: pd.DataFrame) -> pd.DataFrame:
-    """:func:`robust_centre` of the users' ranges (the whole log's: one partition)."""
-    if not len(ranges):
-        return _CENTRE_META
-    lon, lat = robust_centre(ranges)
-    return pd.DataFrame({"lon": [lon], "lat": [lat]})
-
-
 def _first_pass(
     ddf: Any, cols: tuple[str, str, str, str], drop_invalid: bool, window_ns: int
 ) -> _Counts:
-    ranges = ddf.map_partitions(_user_ranges_part, cols, meta=_user_ranges_part(ddf._meta, cols))
-    ranges = ranges.groupby("user").agg(_RANGE_AGG, split_out=1)
-    # the projection centre on the workers: only two numbers come back, not the users
-    centre_graph = ranges.map_partitions(_centre_part, meta=_CENTRE_META)
-    stats, centre = compute(
-        ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META), centre_graph
-    )
+    (stats,) = compute(ddf.map_partitions(_stats, cols, window_ns, meta=_STATS_META))
     stats = stats.reset_index(drop=True)
     n_input, n_valid = int(stats["n_input"].sum()), int(stats["n_valid"].sum())
     dropped: dict[str, int] = {}
@@ -207,7 +180,6 @@ def _first_pass(
         (int(stats["t_min"].min()), int(stats["t_max"].max())),
         stats["n_valid"].to_numpy(np.int64),
         list(stats["windows"]),
-        (float(centre["lon"].iloc[0]), float(centre["lat"].iloc[0])),
         add_digests(stats["digest"]),
     )
 
@@ -1568,7 +1540,7 @@ def cloak_dask(
         counts = _first_pass(ddf, cols, drop_invalid, window_ns)
         if linkage == "window":  # per-window pseudonyms bound to this input, as on pandas
             pseudonymizer = bound_pseudonymizer(pseudonymizer, counts.digest, "window")
-        grid = CloakingGrid.fit(*counts.bounds, cell_size, levels, centre=counts.centre)
+        grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
         w0 = counts.t_range[0] // window_ns
         frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)
     if not measures:  # nothing on the client grows with the users

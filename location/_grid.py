@@ -2,9 +2,8 @@
 
 Projection: Lambert cylindrical equal-area on the sphere of radius ``R = 6,371,007.2 m``
 (the authalic radius of WGS84), with the standard parallel ``phi0`` and the central meridian
-``lambda0`` at the median over users of the middle of each user's latitude and longitude
-range, rounded to whole degrees (:func:`robust_centre`: they reveal nothing finer than
-where the users are to half a degree, and a suppressed outlier trip does not move them)::
+``lambda0`` at the middle of the data's latitude and longitude ranges rounded to whole
+degrees (so they reveal nothing finer than where the data lies to half a degree)::
 
     x = R * (lambda - lambda0) * cos(phi0)        y = R * sin(phi) / cos(phi0)
 
@@ -26,20 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import shapely
 
 from structanon._validation import check_float, check_int
 from structanon.errors import InputError
 
-__all__ = [
-    "EARTH_RADIUS",
-    "MAX_CELL_SIZE",
-    "CloakingGrid",
-    "lonlat_rectangle_area",
-    "robust_centre",
-    "user_ranges",
-]
+__all__ = ["EARTH_RADIUS", "MAX_CELL_SIZE", "CloakingGrid", "lonlat_rectangle_area"]
 
 MAX_CELL_SIZE = 1e7  # metres: a quarter of the equator; larger cells overflow the lattice
 
@@ -67,37 +58,6 @@ def lonlat_rectangle_area(west, south, east, north) -> np.ndarray:
     )
 
 
-def user_ranges(user: np.ndarray, lon: np.ndarray, lat: np.ndarray) -> pd.DataFrame:
-    """Each user's longitude and latitude range: ``lon_min, lon_max, lat_min, lat_max``,
-    indexed by user (the ranges of parts of a log combine by min and max)."""
-    frame = pd.DataFrame({"user": np.asarray(user), "lon": lon, "lat": lat})
-    g = frame.groupby("user", sort=False)
-    out = pd.concat([g["lon"].agg(["min", "max"]), g["lat"].agg(["min", "max"])], axis=1)
-    out.columns = ["lon_min", "lon_max", "lat_min", "lat_max"]
-    return out
-
-
-def robust_centre(ranges: pd.DataFrame) -> tuple[float, float]:
-    """The projection centre of :meth:`CloakingGrid.fit`: the median over users of the
-    middle of each user's range (:func:`user_ranges`).
-
-    The middle of the bounding box of all fixes follows its outermost fix, so a
-    suppressed trip far from everyone else moved the published centre toward it; one
-    user moves a median over users by one rank only, which the whole-degree rounding
-    absorbs unless the users are split evenly between two places.
-
-    Examples
-    --------
-    >>> r = pd.DataFrame({"lon_min": [116.0, 116.2, 116.4], "lon_max": [116.4, 116.6, 129.6],
-    ...                   "lat_min": [39.8, 39.9, 40.0], "lat_max": [40.0, 40.1, 44.6]})
-    >>> robust_centre(r)
-    (116.4, 40.0)
-    """
-    lon = 0.5 * (ranges["lon_min"].to_numpy(np.float64) + ranges["lon_max"].to_numpy(np.float64))
-    lat = 0.5 * (ranges["lat_min"].to_numpy(np.float64) + ranges["lat_max"].to_numpy(np.float64))
-    return float(np.median(lon)), float(np.median(lat))
-
-
 def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndarray:
     """Index ``i`` with ``edges[i] <= value < edges[i + 1]`` (clipped to the grid)."""
     n = edges.size - 1
@@ -109,34 +69,22 @@ def _locate(values: np.ndarray, edges: np.ndarray, guess: np.ndarray) -> np.ndar
     return idx
 
 
-#: The lattice of grid origins is shifted from the projection centre by this many level-0
-#: cells (binary 0101...01, about a third of 2^26): the level-L cell edges then lie about
-#: a third of a level-L cell from the centre at every level L >= 1, whatever the top
-#: level, so the users around the centre (a median over users) are not split at every
-#: level, which sent their leftovers to the top cell.
-_LATTICE_OFFSET = 0x1555555
-
-
 def _snapped_axis(lo_hi: np.ndarray, cell_size: float, top: int, single: bool) -> tuple[float, int]:
     """Origin and level-0 cell count of one axis, the origin on a data-independent lattice.
 
     The lattice is the multiples of half a top cell, ``cell_size * 2^(top-1)`` (of a whole
-    cell at ``top = 0``), in projected metres from the whole-degree projection centre
-    shifted by ``_LATTICE_OFFSET`` level-0 cells, so the published edges tell no more than
-    which lattice cells the data falls in.  With
+    cell at ``top = 0``), in projected metres from the whole-degree projection centre, so
+    the published edges tell no more than which lattice cells the data falls in.  With
     ``single``, one top cell must cover ``[lo, hi]``; ``0`` cells are returned when it does
     not, and the caller goes one level up (a span below half a top cell always fits, so
     at most two levels above the one the span needs).
     """
     block = cell_size * 2.0**top
     step = block / 2 if top > 0 else block
-    # the offset modulo the lattice step, in whole cells (exact integers)
-    off = (_LATTICE_OFFSET % (1 << max(top - 1, 0))) * cell_size
-    x0 = np.floor((lo_hi[0] - off) / step) * step + off
+    x0 = np.floor(lo_hi[0] / step) * step
     if single:
         return float(x0), (1 << top) if lo_hi[1] < x0 + block else 0
-    off = (_LATTICE_OFFSET % (1 << top)) * cell_size
-    x0 = np.floor((lo_hi[0] - off) / block) * block + off
+    x0 = np.floor(lo_hi[0] / block) * block
     return float(x0), int(np.floor((lo_hi[1] - x0) / block) + 1) << top
 
 
@@ -166,26 +114,22 @@ class CloakingGrid:
         lat_max: float,
         cell_size: float,
         levels: int | None = None,
-        centre: tuple[float, float] | None = None,
     ) -> CloakingGrid:
         """The grid covering the bounding box, on a data-independent lattice.
 
-        The projection centre is ``centre`` (lon, lat; the cloaking passes
-        :func:`robust_centre`, which one user moves little), else the bounding box's
-        middle, rounded to whole degrees, and the grid origin lies on a lattice of that
-        projection (:func:`_snapped_axis`), so no published edge or parameter lets anyone
-        solve for an input coordinate.  With ``levels=None`` the top level is a single cell
-        covering every fix; otherwise the pyramid has at most ``levels`` merges above
-        level 0.
+        The projection centre is the bounding box's middle rounded to whole degrees and the
+        grid origin lies on a lattice of that projection (:func:`_snapped_axis`), so no
+        published edge or parameter lets anyone solve for an input coordinate.  With
+        ``levels=None`` the top level is a single cell covering every fix; otherwise the
+        pyramid has at most ``levels`` merges above level 0.
         """
         cell_size = check_float(
             cell_size, "cell_size", min_value=0, include_min=False, max_value=MAX_CELL_SIZE
         )
         levels = None if levels is None else check_int(levels, "levels", min_value=0)
         # whole degrees: the projection says where the data is to half a degree, no closer
-        if centre is None:
-            centre = (0.5 * (lon_min + lon_max), 0.5 * (lat_min + lat_max))
-        lon0, lat0 = float(np.round(centre[0])), float(np.round(centre[1]))
+        lon0 = float(np.round(0.5 * (lon_min + lon_max)))
+        lat0 = float(np.round(0.5 * (lat_min + lat_max)))
         if abs(lat0) > 80 or lon_max - lon_min > 180:
             raise InputError(
                 "the fixes span too much of the globe for one equal-area grid "
@@ -294,15 +238,11 @@ class CloakingGrid:
         )
 
     def to_dict(self) -> dict[str, float | int | str | list[int]]:
-        """The grid settings a report publishes: the projection and the cell size.
-
-        The pyramid's size (level-0 cells, top level) spans every fix, suppressed ones
-        included, so it is not published; a reader needs neither (regions are published as
-        lon/lat polygons).
-        """
         return {
             "projection": "Lambert cylindrical equal-area (sphere R=6371007.181 m)",
             "central_meridian": self.lon0,
             "standard_parallel": self.lat0,
             "cell_size_m": self.cell_size,
+            "level0_cells": [self.nx, self.ny],
+            "top_level": self.top,
         }

@@ -21,7 +21,7 @@ from structanon.io import Pseudonymizer
 
 from . import metrics as _metrics
 from . import risk as _risk
-from ._grid import CloakingGrid, robust_centre, user_ranges
+from ._grid import CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, user_keys
 from ._publish import bound_pseudonymizer, fix_digest, release_parameters, window_words
 from ._trajectory import (
@@ -172,13 +172,7 @@ def cloak_trajectories(
         if len(users) < k:
             raise InfeasibleError(f"k={k} exceeds the number of users in the log ({len(users)})")
         grid = CloakingGrid.fit(
-            fixes.lon.min(),
-            fixes.lon.max(),
-            fixes.lat.min(),
-            fixes.lat.max(),
-            cell_size,
-            None,
-            centre=robust_centre(user_ranges(fixes.user, fixes.lon, fixes.lat)),
+            fixes.lon.min(), fixes.lon.max(), fixes.lat.min(), fixes.lat.max(), cell_size, None
         )
         ix, iy = grid.cells(fixes.lon, fixes.lat)
         w = np.floor_divide(fixes.t_ns, window_ns)

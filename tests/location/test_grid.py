@@ -66,15 +66,3 @@ def test_bad_grid_parameters():
         CloakingGrid.fit(0, 100, 0, 60, cell_size=0.01)
     with pytest.raises(InputError, match="globe"):
         CloakingGrid.fit(-170, 170, 0, 1, cell_size=1000)
-
-
-def test_lattice_does_not_split_the_centre_at_every_level():
-    # the centre is a median over users: were the lattice aligned on it, the users around
-    # it would straddle a cell edge at every level and their leftovers reach the top cell
-    grid = CloakingGrid.fit(115.4, 129.6, 39.4, 44.6, 100.0)
-    assert grid.top >= 8
-    for origin in (grid.x0, grid.y0):
-        for level in range(2, grid.top):
-            cells = -origin / (grid.cell_size * 2**level)  # the centre in level-L cells
-            frac = cells - np.floor(cells)
-            assert 0.2 < frac < 0.8, (level, frac)
