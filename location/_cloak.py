@@ -43,6 +43,8 @@ from ._input import (
 from ._publish import (
     LINKAGE_WARNING,
     LINKAGES,
+    bound_pseudonymizer,
+    fix_digest,
     publication_keys,
     published_rows,
     published_users,
@@ -423,8 +425,15 @@ def cloak(
         region_of_triple, stats = assign_regions(prep.triples, prep.grid, k, method)
         require_some_published(region_of_triple, k)
     with timings("output"):
+        if linkage == "window":  # per-window pseudonyms bound to this input (not the bare key)
+            f = prep.fixes
+            publish_key = bound_pseudonymizer(
+                pseud, fix_digest(f.user, f.t_ns, f.lat, f.lon), "window"
+            )
+        else:
+            publish_key = pseud
         per_fix, regions, region, published = _publish(
-            prep, region_of_triple, pseud, window_ns, linkage
+            prep, region_of_triple, publish_key, window_ns, linkage
         )
         source_index = prep.fixes.index[published]
         data = per_fix
@@ -439,7 +448,7 @@ def cloak(
         models=cloaking_models(k),
         partition=_partition(region, prep.w),
         parameters=release_parameters(
-            k, window_ns, method, prep.grid, bool(aggregate), seed, columns, linkage
+            k, window_ns, method, prep.grid, bool(aggregate), seed, columns, linkage, levels
         ),
         suppressed=n_cloak_suppressed + fixes.n_dropped,
         n_individuals=fixes.n_input,

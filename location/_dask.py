@@ -41,6 +41,9 @@ from ._input import DROP_HINT, no_fixes_error, parse_fixes, user_keys
 from ._publish import (
     LINKAGE_WARNING,
     PublishedRows,
+    add_digests,
+    bound_pseudonymizer,
+    fix_digest,
     publication_keys,
     published_rows,
     published_users,
@@ -86,6 +89,7 @@ def _stats(pdf: pd.DataFrame, cols: tuple[str, str, str, str], window_ns: int) -
         "t_min": f.t_ns.min() if some else np.iinfo(np.int64).max,
         "t_max": f.t_ns.max() if some else np.iinfo(np.int64).min,
         "windows": (windows.astype(np.int64), fixes.astype(np.int64)),
+        "digest": fix_digest(f.user, f.t_ns, f.lat, f.lon),
     }
     return pd.DataFrame([row])
 
@@ -102,6 +106,7 @@ _STATS_META = pd.DataFrame(
         "t_min": pd.Series(dtype=np.int64),
         "t_max": pd.Series(dtype=np.int64),
         "windows": pd.Series(dtype=object),
+        "digest": pd.Series(dtype=object),
     }
 )
 
@@ -128,6 +133,7 @@ class _Counts:
     t_range: tuple[int, int]
     valid_per_part: np.ndarray
     windows: list[tuple[np.ndarray, np.ndarray]]  # per partition: windows, their fixes
+    digest: np.ndarray  # fix_digest of the valid fixes (the pseudonyms' binding)
 
     def window_fixes(self, window_ns: int) -> np.ndarray:
         """Valid fixes per window, from the first window (``t_min // window_ns``) on."""
@@ -174,6 +180,7 @@ def _first_pass(
         (int(stats["t_min"].min()), int(stats["t_max"].max())),
         stats["n_valid"].to_numpy(np.int64),
         list(stats["windows"]),
+        add_digests(stats["digest"]),
     )
 
 
@@ -1531,6 +1538,8 @@ def cloak_dask(
     timings = Timings()
     with timings("prepare"):
         counts = _first_pass(ddf, cols, drop_invalid, window_ns)
+        if linkage == "window":  # per-window pseudonyms bound to this input, as on pandas
+            pseudonymizer = bound_pseudonymizer(pseudonymizer, counts.digest, "window")
         grid = CloakingGrid.fit(*counts.bounds, cell_size, levels)
         w0 = counts.t_range[0] // window_ns
         frame = _Frame(cols, grid, window_ns, w0, counts.t_range[1] // window_ns - w0 + 1)
@@ -1546,7 +1555,9 @@ def cloak_dask(
             part_rows=PART_ROWS,
             batch_fixes=BATCH_FIXES,
         )
-        return _cloak_batched(ddf, counts, spec, window_ns, timings, seed=seed, columns=columns)
+        return _cloak_batched(
+            ddf, counts, spec, window_ns, timings, seed=seed, columns=columns, levels=levels
+        )
     with timings("prepare"):
         red = _reduce_triples(ddf, frame, k)
         triples = red.triples
@@ -1576,7 +1587,7 @@ def cloak_dask(
         models=cloaking_models(k),
         partition=None,
         parameters=release_parameters(
-            k, window_ns, method, grid, aggregate, seed, columns, linkage, engine="dask"
+            k, window_ns, method, grid, aggregate, seed, columns, linkage, levels, engine="dask"
         ),
         suppressed=n_suppressed + n_dropped,
         n_individuals=counts.n_input,

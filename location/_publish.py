@@ -19,6 +19,7 @@ import pandas as pd
 
 from structanon._finish import k_warning
 from structanon.errors import InfeasibleError
+from structanon.io import Pseudonymizer
 from structanon.partition import encode_values
 
 from ._grid import CloakingGrid, lonlat_rectangle_area
@@ -27,6 +28,9 @@ __all__ = [
     "LINKAGES",
     "LINKAGE_WARNING",
     "published_users",
+    "add_digests",
+    "bound_pseudonymizer",
+    "fix_digest",
     "PublicationKeys",
     "PublishedRows",
     "publication_keys",
@@ -103,6 +107,66 @@ LINKAGE_WARNING = (
 )
 
 
+#: hash keys of the two 64-bit sums of :func:`fix_digest` (pandas wants 16 characters)
+_DIGEST_KEYS = ("structanon/loc/1", "structanon/loc/2")
+
+
+def fix_digest(user: Any, t_ns: Any, lat: Any, lon: Any) -> np.ndarray:
+    """The content of valid fixes as ``uint64[3]``: their count and two sums of row hashes.
+
+    Each fix (user id as text, time, latitude and longitude in units of 1e-7 degrees,
+    about a centimetre) hashes to two 64-bit values and the digest is their count and their
+    sums modulo ``2**64``, so it does not depend on the order of the fixes and the digests
+    of the parts of a log add up to the log's (:func:`add_digests`): both engines bind the
+    same input to the same key.  The coordinates are rounded so that a log read back from
+    another CRS (a round trip that moves them by 1e-12 degrees) is the same input.
+
+    Examples
+    --------
+    >>> a = fix_digest(["u", "v"], [1, 2], [40.0, 40.1], [116.0, 116.1])
+    >>> b = fix_digest(["v", "u"], [2, 1], [40.1, 40.0], [116.1, 116.0])
+    >>> c = fix_digest(["u", "v"], [1, 2], [40.0, 40.1], [116.0, 116.10001])
+    >>> bool((a == b).all()), bool((a == c).all()), int(a[0])
+    (True, False, 2)
+    """
+    frame = pd.DataFrame(
+        {
+            "user": np.asarray(user, dtype=object).astype(str),
+            "t": np.asarray(t_ns, dtype=np.int64),
+            "lat": np.round(np.asarray(lat, dtype=np.float64) * 1e7).astype(np.int64),
+            "lon": np.round(np.asarray(lon, dtype=np.float64) * 1e7).astype(np.int64),
+        }
+    )
+    out = np.zeros(3, dtype=np.uint64)
+    out[0] = len(frame)
+    for i, hash_key in enumerate(_DIGEST_KEYS, start=1):
+        rows = pd.util.hash_pandas_object(frame, index=False, hash_key=hash_key).to_numpy()
+        out[i] = rows.sum(dtype=np.uint64)  # wraps modulo 2**64
+    return out
+
+
+def add_digests(digests: Any) -> np.ndarray:
+    """The :func:`fix_digest` of a log from those of its parts (sums modulo ``2**64``)."""
+    parts = np.asarray(list(digests), dtype=np.uint64).reshape(-1, 3)
+    return parts.sum(axis=0, dtype=np.uint64)
+
+
+def bound_pseudonymizer(pseud: Pseudonymizer, digest: np.ndarray, *context: Any) -> Pseudonymizer:
+    """The key of a release's per-window and trajectory pseudonyms, bound to its input.
+
+    ``HMAC(key, user, window, region)`` under the bare key would give two releases of
+    different inputs (a corrected log, a log one user apart) the same pseudonyms, so they
+    would join row for row and subtract.  The pseudonyms are keyed instead by a key drawn
+    from :meth:`Pseudonymizer.rng` bound to the fixes' content (:func:`fix_digest`) and
+    ``context``: the same input, parameters and key give the same pseudonyms (a release
+    repeats byte for byte), a different input gives independent ones.  A fresh random key
+    gives a fresh key.  ``linkage="pseudonym"`` does not use this: linking is its purpose.
+    """
+    secret = pseud.bound("location fixes", np.asarray(digest, dtype=np.uint64))
+    key = secret.rng("location pseudonym key", *context).bytes(32)
+    return Pseudonymizer(key, pseud.length, source=pseud.key_source)
+
+
 def published_users(
     u: np.ndarray,
     w: np.ndarray,
@@ -119,6 +183,8 @@ def published_users(
     pseudonym, within a release or across releases (one pseudonym per (user, window) let an
     attacker intersect a user's regions of one window below ``k``); ``"pseudonym"`` gives one
     pseudonym per user for every window.  Without ``region`` the unit is (user, window).
+    For ``"window"`` pass ``pseud`` bound to the input (:func:`bound_pseudonymizer`), so
+    that releases of different inputs under one key share no pseudonym either.
 
     Returns
     -------
@@ -319,15 +385,20 @@ def release_parameters(
     seed: int | None,
     columns: dict[str, str],
     linkage: str = "window",
+    levels: int | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """``Release.parameters`` of both paths (the window in words)."""
+    """``Release.parameters`` of both paths (the window in words).
+
+    ``levels`` is the one asked for (``None``: one top cell over every fix), not the
+    pyramid's height, which spans suppressed fixes too.
+    """
     return {
         "k": k,
         "window": window_words(window_ns),
         "method": method,
         "cell_size_m": grid.cell_size,
-        "levels": grid.top,
+        "levels": levels,
         "aggregate": aggregate,
         "linkage": linkage,
         "columns": columns,

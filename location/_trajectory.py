@@ -365,7 +365,9 @@ def trajectory_pseudonyms(
     """Keyed pseudonym per user, ``HMAC(key, user, "trajectory", context)``.
 
     ``context`` names the release's parameters and period, so two trajectory releases that
-    differ in either share no pseudonym, nor does a per-window or per-user release.
+    differ in either share no pseudonym, nor does a per-window or per-user release.  Pass
+    ``pseud`` bound to the input (:func:`location._publish.bound_pseudonymizer`), so that
+    releases of different inputs under one key share none either.
     """
     labels = pd.Series(np.asarray(user_values, dtype=object).astype(str)) + (
         "\x1ftrajectory\x1f" + context

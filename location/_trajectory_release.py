@@ -23,7 +23,7 @@ from . import metrics as _metrics
 from . import risk as _risk
 from ._grid import CloakingGrid
 from ._input import Fixes, no_fixes_error, parse_fixes, user_keys
-from ._publish import release_parameters, window_words
+from ._publish import bound_pseudonymizer, fix_digest, release_parameters, window_words
 from ._trajectory import (
     Fingerprints,
     activity_features,
@@ -186,7 +186,10 @@ def cloak_trajectories(
     with timings("output"):
         samples = generalized_samples(fp, clusters.label)
         context = repr((k, window_ns, cell_size, max_suppression, block_size, seed, t0, slot.max()))
-        pseudonyms = trajectory_pseudonyms(np.asarray(users), pseud, context)
+        # keyed by a key bound to this input: releases of different logs share no pseudonym
+        digest = fix_digest(fixes.user, fixes.t_ns, fixes.lat, fixes.lon)
+        bound = bound_pseudonymizer(pseud, digest, "trajectory", context)
+        pseudonyms = trajectory_pseudonyms(np.asarray(users), bound, context)
         row_user, row_sample, first_row = trajectory_rows(samples, clusters.label, pseudonyms)
         data = _published_frame(grid, samples, row_user, row_sample, pseudonyms, window_ns, t0)
         fix_sample = sample_of_fix(samples, clusters.label, user, slot, fp.n_slots)
@@ -202,7 +205,9 @@ def cloak_trajectories(
         datatype="location",
         verifier=lambda d: verify_trajectories(d, k),
         models=trajectory_models(k),
-        partition=Partition(np.where(kept, clusters.label[user], -1)),
+        # groups of published units, the pseudonyms (members publish identical rows): a
+        # cluster's input fix count is not published, so no figure may count fixes
+        partition=Partition(np.asarray(clusters.label, dtype=np.int64)),
         parameters=release_parameters(
             k,
             window_ns,

@@ -139,3 +139,54 @@ def test_two_keyed_graph_releases_differing_in_one_attribute_share_no_labels():
     a, b = first.data, second.data
     differ = [v for v in a if a.nodes[v].get("age") != b.nodes[v].get("age")]
     assert len(differ) > 100  # no single label stands out
+
+
+def _location_versions():
+    from location.synthetic import synthetic_log
+
+    log = synthetic_log(6_000, 60, seed=11)
+    corrected = log.copy()
+    corrected.loc[10, "lat"] += 1e-5  # one fix moved by about a metre
+    return log, corrected
+
+
+def test_two_keyed_location_releases_of_different_logs_share_no_pseudonyms():
+    import location
+
+    log, corrected = _location_versions()
+    kw = dict(k=3, window="1h", key=KEY, measures=False)
+    first, later = (location.cloak(d, **kw).data for d in (log, corrected))
+    # the same log under the same key repeats byte for byte ...
+    again = location.cloak(log, **kw).data
+    pd.testing.assert_frame_equal(again.drop(columns="region"), first.drop(columns="region"))
+    # ... but a corrected log's (user, window, region) pseudonyms are new: none joins
+    # (before: every pseudonym was shared, so the releases joined row for row)
+    shared = set(first["user"]) & set(later["user"])
+    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
+    # a log one user apart: the removed user's rows cannot be singled out by subtraction
+    victim = log["user"].unique()[3]
+    without = location.cloak(log[log["user"] != victim], **kw).data
+    shared = set(first["user"]) & set(without["user"])
+    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
+
+
+def test_two_keyed_trajectory_releases_of_different_logs_share_no_pseudonyms():
+    import location
+
+    log, corrected = _location_versions()
+    kw = dict(k=3, window="1h", key=KEY, measures=False, linkage="trajectory")
+    first, later = (location.cloak(d, **kw).data for d in (log, corrected))
+    again = location.cloak(log, **kw).data
+    pd.testing.assert_frame_equal(again.drop(columns="region"), first.drop(columns="region"))
+    shared = set(first["user"]) & set(later["user"])
+    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
+
+
+def test_keyed_location_pseudonym_linkage_still_links_releases():
+    # linkage="pseudonym" is HMAC(key, user) on purpose: releases under one key link
+    import location
+
+    log, corrected = _location_versions()
+    kw = dict(k=3, window="1h", key=KEY, measures=False, linkage="pseudonym")
+    first, later = (location.cloak(d, **kw).data for d in (log, corrected))
+    assert set(first["user"]) == set(later["user"])

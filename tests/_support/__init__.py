@@ -24,9 +24,21 @@ def shared_file(relative: str) -> Path:
     return path
 
 
+def window_key(key, log):
+    """The key of a location release's per-window pseudonyms: ``key`` bound to the content
+    of ``log`` (every fix valid; columns ``user, time, lat, lon``)."""
+    import pandas as pd
+
+    from location._publish import bound_pseudonymizer, fix_digest
+
+    t_ns = pd.to_datetime(log["time"], utc=True).astype("int64").to_numpy()
+    digest = fix_digest(log["user"].to_numpy(), t_ns, log["lat"].to_numpy(), log["lon"].to_numpy())
+    return bound_pseudonymizer(key, digest, "window")
+
+
 def window_pseudonyms(key, users, times, window: str, regions):
     """Pseudonyms of location releases re-derived independently:
-    ``HMAC(key, user, window, region)``.
+    ``HMAC(key, user, window, region)`` (``key`` bound to the input: :func:`window_key`).
 
     ``window`` is the release's window (e.g. ``"15min"``); the window number is the epoch
     time in nanoseconds floor-divided by the window length; ``regions`` the published

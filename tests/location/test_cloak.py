@@ -5,7 +5,7 @@ import pytest
 import location
 from location._grid import CloakingGrid
 from structanon.errors import InfeasibleError, InputError
-from tests._support import window_pseudonyms
+from tests._support import window_key, window_pseudonyms
 
 T0 = "2024-05-01T10:00:00Z"
 
@@ -37,7 +37,10 @@ def test_release_shape_and_independent_recount(small_log, key, recount, assert_c
 def test_users_are_pseudonymized_with_the_key(small_log, key):
     r = location.cloak(small_log, k=5, key=key)  # default: one pseudonym per user and window
     source = small_log.loc[r.source_index]
-    expected = window_pseudonyms(key, source["user"], source["time"], "15min", r.data["region_id"])
+    bound = window_key(key, small_log)  # the key bound to the log's content
+    expected = window_pseudonyms(
+        bound, source["user"], source["time"], "15min", r.data["region_id"]
+    )
     assert (r.data["user"].to_numpy() == expected).all()
     assert not set(small_log["user"].astype(str)) & set(r.data["user"])
     # no pseudonym appears in two windows or two regions, so neither a user's windows nor
@@ -353,7 +356,9 @@ def test_aggregate_api_counts_fixes(small_log, key):
     assert len(rows) == len(per_fix.data) and set(rows.index) <= set(small_log.index)
     source = small_log.loc[rows.index]
     regions = agg.data["region_id"].to_numpy()[rows.to_numpy()]
-    users = window_pseudonyms(key, source["user"], source["time"], "15min", regions)
+    users = window_pseudonyms(
+        window_key(key, small_log), source["user"], source["time"], "15min", regions
+    )
     assert (agg.data["user"].to_numpy()[rows.to_numpy()] == users).all()
 
 

@@ -6,7 +6,7 @@ import shapely
 import location
 from location.synthetic import synthetic_log
 from structanon.errors import InputError
-from tests._support import window_pseudonyms
+from tests._support import window_key, window_pseudonyms
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -89,7 +89,8 @@ def test_dask_source_index_and_aggregate_match_pandas(client, key, aggregate):
         assert sorted(rows.to_numpy()) == list(range(len(data)))
     source = df.loc[rows.index]
     regions = data["region_id"].to_numpy()[rows.to_numpy()]
-    users = window_pseudonyms(key, source["user"], source["time"], "30min", regions)
+    bound = window_key(key, df)  # the key bound to the whole log's content
+    users = window_pseudonyms(bound, source["user"], source["time"], "30min", regions)
     assert (data["user"].to_numpy()[rows.to_numpy()] == users).all()
     assert (
         data["window"].to_numpy()[rows.to_numpy()]

@@ -235,3 +235,28 @@ def test_cli_trajectory(log, tmp_path):
     for extra in (["--aggregate"], ["--max-suppression", "2"]):
         res = _cli([src, "-k", 5, "--linkage", "trajectory", "-o", tmp_path / "x.csv", *extra])
         assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+
+
+def test_partition_figures_count_published_pseudonyms_not_fixes(log):
+    # attack: the report's partition.min_group_size was the smallest cluster's input fix
+    # count, so one extra fix of a user changed it by one; it now counts pseudonyms
+    def partition(frame):
+        r = location.cloak(frame, 5, window="1h", linkage="trajectory", key=KEY, measures=False)
+        return r, r.to_dict()["partition"]
+
+    r, part = partition(log)
+    # the extra fix goes to a member of the cluster with the fewest input fixes
+    sequences = _sequences(r.data)
+    clusters = Counter(sequences.values())
+    pseudonym_of_fix = r.data["user"].to_numpy()[r.source_index.to_numpy()]
+    fixes = Counter(sequences[p] for p in pseudonym_of_fix)
+    fewest = min(fixes, key=lambda c: fixes[c])
+    member = next(u for u, seq in sequences.items() if seq == fewest)
+    label = r.source_index.index[pseudonym_of_fix == member][0]
+    extra = log.loc[[label]].copy()
+    extra["time"] = pd.to_datetime(extra["time"], utc=True) + pd.Timedelta(seconds=1)
+    _, part2 = partition(pd.concat([log, extra], ignore_index=True))
+    assert part == part2
+    # the figures are the published clusters' sizes in pseudonyms
+    assert part["n_groups"] == len(clusters)
+    assert part["min_group_size"] == min(clusters.values())
