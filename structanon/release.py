@@ -252,6 +252,12 @@ class Release:
         that masks the very columns they count)."""
         return self._shown_part("risk", self.risk)
 
+    def shown_timings(self) -> dict[str, float]:
+        """:attr:`timings` as outputs show them: none when :attr:`withheld` names
+        ``"timings"`` (a differentially private release: the seconds each step took grow
+        with the input, whose size it withholds)."""
+        return {} if "timings" in self.withheld else self.timings
+
     def _shown_part(self, part: str, values: dict[str, Any]) -> dict[str, Any]:
         """``values`` without the keys :attr:`withheld` names ``"<part>.<key>"``."""
         hidden = {w.split(".", 1)[1] for w in self.withheld if w.startswith(f"{part}.")}
@@ -268,8 +274,16 @@ class Release:
     def __repr__(self) -> str:
         from ._engine import is_dask
 
-        # a lazy release is not computed to be printed
-        size = len(self.data) if hasattr(self.data, "__len__") and not is_dask(self.data) else None
+        # a lazy release is not computed to be printed; the individuals published are those
+        # in less those suppressed, where both are shown (a band release's data is a dict,
+        # anatomy's a pair of tables: their lengths count no individuals)
+        n, suppressed = self.shown("n_individuals"), self.shown("suppressed")
+        if isinstance(n, int) and isinstance(suppressed, int):
+            size: int | None = n - suppressed
+        elif hasattr(self.data, "shape") and not is_dask(self.data):
+            size = len(self.data)
+        else:
+            size = None
         status = (
             "unverified"
             if self.checks is None
@@ -371,7 +385,7 @@ class Release:
                 },
                 "utility": self.shown_utility(),
                 "risk": self.shown_risk(),
-                "timings": self.timings,
+                "timings": self.shown_timings(),
                 "info": {k: v for k, v in self.info.items() if k not in self.withheld},
                 "provenance": self.provenance,
             }

@@ -59,7 +59,7 @@ def format_summary(release: Release) -> str:
         {
             "utility": release.shown_utility(),
             "risk": release.shown_risk(),
-            "timings": release.timings,
+            "timings": release.shown_timings(),
         }
     )
     from .verdict import flags, headline, not_covered, unit

@@ -399,7 +399,13 @@ def safepub(
         source_index=df.index[rows[order]],
         # an exact input figure (the input's size, what sampling and suppression left out)
         # tells two neighbouring inputs apart: outputs withhold them (Release.withheld)
-        withheld=("n_individuals", "suppressed", "sampled", "suppressed_after_sampling"),
+        withheld=(
+            "n_individuals",
+            "suppressed",
+            "sampled",
+            "suppressed_after_sampling",
+            "timings",  # the seconds per step grow with the input's size
+        ),
     )
 
     def measure(release: Release) -> None:

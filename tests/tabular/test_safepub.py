@@ -309,3 +309,16 @@ def test_attack_reports_of_neighbouring_inputs_tell_them_apart_only_by_the_relea
     for name in ("n_individuals", "suppressed"):
         assert doc[name] is None and other[name] is None
     assert set(doc["risk"]) == set(other["risk"]) == {"after"}
+
+
+def test_timings_stay_in_python_for_a_dp_release(adult_sample, adult_sample_hierarchies):
+    """The seconds each step takes grow with the input, whose size SafePub withholds: no
+    output shows them (a very noisy proxy for n, but one no DP mechanism accounts for)."""
+    qis = {c: adult_sample_hierarchies[c] for c in ("age", "sex")}
+    release = tabular.anonymize(
+        adult_sample, qis, None, [DifferentialPrivacy(1.0, 1e-5, search_share=0.1)], key=KEY
+    )
+    assert release.timings and "search" in release.timings  # the publisher keeps them
+    assert release.to_dict()["timings"] == {}
+    assert "Timings" not in release.summary()
+    assert "timings" in release.withheld

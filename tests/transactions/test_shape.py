@@ -98,3 +98,12 @@ def test_transformation_in_words():
     assert all(label in text for label in generalized[:3])
     band = rels["band"].info["transformation_text"]
     assert "except the 1 sensitive item," in band and "at most 1/2" in band
+
+
+def test_repr_counts_individuals_not_the_keys_of_a_band_release():
+    """A band release's data is a dict of tables: its length (5 keys) was shown as the
+    number published; the individuals published are those in less those suppressed."""
+    baskets = [{1, 2}, {2, 3}, {1, 3}, {4}, {1, 4}, {2, 4}] * 5
+    release = transactions.band_matrix(baskets, [4], p=2, measures=False)
+    n, out = len(baskets), release.shown("suppressed")
+    assert f"; {n - out} published, {out} suppressed of {n}>" in repr(release)
