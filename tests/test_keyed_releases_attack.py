@@ -13,6 +13,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = bytes.fromhex("00112233445566778899aabbccddeeff00112233")
@@ -150,36 +151,29 @@ def _location_versions():
     return log, corrected
 
 
-def test_two_keyed_location_releases_of_different_logs_share_no_pseudonyms():
+def _shared(one: pd.DataFrame, other: pd.DataFrame) -> int:
+    shared = set(one["user"]) & set(other["user"])
+    assert len(shared) <= 1, f"{len(shared)} of {one['user'].nunique()} pseudonyms shared"
+    return len(shared)
+
+
+@pytest.mark.parametrize("linkage", ["window", "trajectory"])
+def test_two_keyed_location_releases_of_different_logs_share_no_pseudonyms(linkage):
     import location
 
     log, corrected = _location_versions()
-    kw = dict(k=3, window="1h", key=KEY, measures=False)
+    kw = dict(k=3, window="1h", key=KEY, measures=False, linkage=linkage)
     first, later = (location.cloak(d, **kw).data for d in (log, corrected))
     # the same log under the same key repeats byte for byte ...
     again = location.cloak(log, **kw).data
     pd.testing.assert_frame_equal(again.drop(columns="region"), first.drop(columns="region"))
-    # ... but a corrected log's (user, window, region) pseudonyms are new: none joins
-    # (before: every pseudonym was shared, so the releases joined row for row)
-    shared = set(first["user"]) & set(later["user"])
-    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
-    # a log one user apart: the removed user's rows cannot be singled out by subtraction
-    victim = log["user"].unique()[3]
-    without = location.cloak(log[log["user"] != victim], **kw).data
-    shared = set(first["user"]) & set(without["user"])
-    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
-
-
-def test_two_keyed_trajectory_releases_of_different_logs_share_no_pseudonyms():
-    import location
-
-    log, corrected = _location_versions()
-    kw = dict(k=3, window="1h", key=KEY, measures=False, linkage="trajectory")
-    first, later = (location.cloak(d, **kw).data for d in (log, corrected))
-    again = location.cloak(log, **kw).data
-    pd.testing.assert_frame_equal(again.drop(columns="region"), first.drop(columns="region"))
-    shared = set(first["user"]) & set(later["user"])
-    assert len(shared) <= 1, f"{len(shared)} of {first['user'].nunique()} pseudonyms shared"
+    # ... but a corrected log's pseudonyms are new: none joins (before: every pseudonym
+    # was shared, so the releases joined row for row)
+    _shared(first, later)
+    if linkage == "window":
+        # a log one user apart: the removed user's rows cannot be singled out by subtraction
+        victim = log["user"].unique()[3]
+        _shared(first, location.cloak(log[log["user"] != victim], **kw).data)
 
 
 def test_keyed_location_pseudonym_linkage_still_links_releases():
