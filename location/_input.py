@@ -12,7 +12,7 @@ import pandas as pd
 from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_columns, check_on_bad_lines, warn_repeated_labels
 from structanon.errors import InputError, at_row
-from structanon.io import file_lines
+from structanon.io import PARQUET_EXTENSIONS, file_lines
 
 __all__ = [
     "Fixes",
@@ -340,7 +340,7 @@ def _where(df: pd.DataFrame, pos: int, source: str | None) -> dict[str, Any]:
     a text file's line (blank lines and quoted line breaks counted)."""
     if not source:
         return at_row(df, pos)
-    if str(source).lower().endswith((".parquet", ".pq")):
+    if str(source).lower().endswith(PARQUET_EXTENSIONS):
         return {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
     return {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}
 

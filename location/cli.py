@@ -18,7 +18,6 @@ from structanon._validation import (
     check_input_path,
     check_int,
     check_output_paths,
-    file_suffix,
 )
 from structanon.cli_support import (
     assess_options,
@@ -39,7 +38,13 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import InputError
-from structanon.io import TABLE_OUTPUT_EXTENSIONS, file_lines, release_key, staged_outputs
+from structanon.io import (
+    TABLE_OUTPUT_EXTENSIONS,
+    file_lines,
+    is_parquet_path,
+    release_key,
+    staged_outputs,
+)
 from structanon.report import write_report
 
 from ._cloak import DEFAULT_CELL_SIZE, cloak
@@ -145,7 +150,7 @@ def _tell_dropped(
     if not n_dropped:
         return
     lines: list[int] = []
-    parquet = file_suffix(input_path) in (".parquet", ".pq")
+    parquet = is_parquet_path(input_path)
     if is_dask(df):
         if not parquet:
             lines = first_invalid_lines(input_path, columns, sep, encoding)
@@ -349,7 +354,7 @@ def _anonymize_command(name: str, hidden: bool) -> click.Command:
             inputs=[input_path, key_file],
             extensions=OUTPUT_EXTENSIONS,
         )
-        if engine == "dask" and file_suffix(output) in (".parquet", ".pq") and output.exists():
+        if engine == "dask" and is_parquet_path(output) and output.exists():
             raise InputError(
                 "--output exists; the Dask engine writes Parquet as a folder and never "
                 "overwrites (remove it or choose another)",

@@ -15,10 +15,12 @@ from structanon._engine import compute, is_dask, parse_size, require_dask
 from structanon._validation import check_encoding, check_input_path, file_suffix
 from structanon.errors import InputError
 from structanon.io import (
+    PARQUET_EXTENSIONS,
     atomic_write,
     default_separator,
     file_lines,
     is_gzip_path,
+    is_parquet_path,
     locate_undecodable,
     missing_tokens,
     raise_block_fault,
@@ -91,7 +93,7 @@ def read_fixes(
         raise InputError(f"columns must be a list of column names, got {columns!r}")
     if path.stat().st_size == 0:
         raise InputError("the file is empty (no header, no fixes)", path=str(path))
-    if file_suffix(path) in (".parquet", ".pq"):
+    if is_parquet_path(path):
         df = read_table(path)
     else:
         # the user ids as written (a user "NA" or "null" is a user, "007" keeps its zeros);
@@ -158,7 +160,7 @@ def write_cloaked(data: pd.DataFrame, path: str | Path) -> None:
     if is_dask(data):
         return write_cloaked_dask(data, path)
     table = cloaked_table(data)
-    if Path(path).suffix.lower() not in (".parquet", ".pq"):
+    if Path(path).suffix.lower() not in PARQUET_EXTENSIONS:
         for name in ("window", "start", "end"):
             if name in table.columns:
                 table[name] = table[name].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -281,9 +283,7 @@ def _parquet_chunks(files: str | list[str], columns: list[str]) -> Any:
     if isinstance(files, str):
         p = Path(files)
         names = (
-            sorted(str(f) for f in p.rglob("*") if file_suffix(f) in (".parquet", ".pq"))
-            if p.is_dir()
-            else [files]
+            sorted(str(f) for f in p.rglob("*") if is_parquet_path(f)) if p.is_dir() else [files]
         )
     else:
         names = list(files)
@@ -378,7 +378,7 @@ def _dask_files(path: str | Path) -> tuple[str | list[str], str]:
         files = sorted(glob.glob(text))
         if not files:
             raise InputError("INPUT matches no file", path=text)
-        kinds = {file_suffix(Path(f)) in (".parquet", ".pq") for f in files}
+        kinds = {is_parquet_path(Path(f)) for f in files}
         if len(kinds) > 1:
             raise InputError("INPUT mixes Parquet and text files", path=text)
         return files, "parquet" if kinds.pop() else "text"
@@ -389,7 +389,7 @@ def _dask_files(path: str | Path) -> tuple[str | list[str], str]:
         return text, "parquet"
     if p.stat().st_size == 0:
         raise InputError("the file is empty (no header, no fixes)", path=text)
-    return text, "parquet" if file_suffix(p) in (".parquet", ".pq") else "text"
+    return text, "parquet" if is_parquet_path(p) else "text"
 
 
 def read_fixes_dask(
@@ -526,7 +526,7 @@ def write_cloaked_dask(data: Any, path: str | Path) -> None:
 
     ext = file_suffix(Path(path))
     parts = data.to_delayed()
-    if ext in (".parquet", ".pq"):
+    if ext in PARQUET_EXTENSIONS:
         with staged_folder(path) as tmp:
             compute(*[dask.delayed(_write_geo_part)(p, str(tmp), i) for i, p in enumerate(parts)])
         return

@@ -74,7 +74,6 @@ TSV_EXTENSIONS = (".tsv", ".tab")
 #: What a table output (``-o``) of tabular, location and querylogs may end in, ``.txt``
 #: aside.
 TABLE_OUTPUT_EXTENSIONS = CSV_EXTENSIONS + TSV_EXTENSIONS + PARQUET_EXTENSIONS
-_PARQUET = PARQUET_EXTENSIONS
 
 
 def is_parquet_path(path: str | Path) -> bool:
@@ -171,7 +170,7 @@ def read_table(
         raise InputError(
             f"cannot read table: {exc}; is it a CSV/TSV or Parquet file?", path=str(path)
         ) from None
-    if ext not in _PARQUET:
+    if ext not in PARQUET_EXTENSIONS:
         df = _checked_text_table(df, path, default_separator(path, sep), encoding)
     _check_columns(df, list(columns or []), path)
     if categorical is not False:
@@ -290,7 +289,7 @@ def file_lines(
     >>> os.unlink(f.name)
     """
     path = Path(path)
-    if file_suffix(path) in _PARQUET:
+    if file_suffix(path) in PARQUET_EXTENSIONS:
         return [None] * len(rows)
     found: dict[int, int] = {}
     if sep is None:
@@ -359,7 +358,7 @@ def _read_file(
     encoding: str = "utf-8",
 ) -> tuple[pd.DataFrame, bool | list[str]]:
     """:func:`read_table`'s reading, by format (the categoricals still to make returned)."""
-    if ext in _PARQUET:
+    if ext in PARQUET_EXTENSIONS:
         df = pd.read_parquet(path)
         return (df if dtype is None else df.astype(dtype)), categorical
     if sep is None:
@@ -1489,7 +1488,7 @@ def write_table(
     path = Path(path)
     ext = file_suffix(path)
     with atomic_path(path) as tmp:
-        if ext in _PARQUET:
+        if ext in PARQUET_EXTENSIONS:
             df.to_parquet(tmp, index=index)
         else:
             if sep is None:

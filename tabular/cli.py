@@ -39,7 +39,7 @@ from structanon.cli_support import (
     stack,
 )
 from structanon.errors import PublisherWarning, VerificationError
-from structanon.io import read_table, release_key, staged_outputs
+from structanon.io import is_parquet_path, read_table, release_key, staged_outputs
 from structanon.models import (
     AlphaKAnonymity,
     BLikeness,
@@ -582,7 +582,7 @@ def _write_lazy(release: Release, path: Path, sep: str | None, qis: list[str]) -
 
 def _check_dask_output(engine: str, output: str) -> None:
     """The Parquet output of the Dask engine is a new folder (checked before reading)."""
-    if engine == "dask" and file_suffix(output) in (".parquet", ".pq") and Path(output).exists():
+    if engine == "dask" and is_parquet_path(output) and Path(output).exists():
         raise InputError(
             "--output exists; the Dask engine writes Parquet as a folder of parts and never "
             "overwrites (remove it or choose another)",
@@ -803,7 +803,7 @@ def _columns_in_file(
             raise
         first = tab_io.lazy_input_files(input_path)[0] if engine == "dask" else input_path
         try:
-            if file_suffix(Path(first)) in (".parquet", ".pq"):
+            if is_parquet_path(Path(first)):
                 import pyarrow.parquet as pq
 
                 names = [str(c) for c in pq.read_schema(first).names]
@@ -985,7 +985,7 @@ def _run_scheme(
             _raise_located(exc, input_path, input_sep, input_encoding)
         if exc.row is None:
             raise
-        if file_suffix(Path(input_path)) in (".parquet", ".pq"):  # no lines: its 1-based row
+        if is_parquet_path(Path(input_path)):  # no lines: its 1-based row
             raise InputError(
                 exc.message,
                 column=exc.column,

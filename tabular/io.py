@@ -29,6 +29,7 @@ from structanon.io import (
     default_separator,
     file_lines,
     gzip_writer,
+    is_parquet_path,
     locate_undecodable,
     missing_tokens,
     parse_error,
@@ -162,7 +163,7 @@ def locate_value(
     again, on the error path only."""
     missing = is_missing(value)
     for name in files:
-        if file_suffix(name) in (".parquet", ".pq"):
+        if is_parquet_path(name):
             continue
         here = default_separator(name, sep)
         start = 0
@@ -376,12 +377,12 @@ def _lazy_files(path: str | Path) -> tuple[list[str], str]:
     else:
         p = check_input_path(path, "INPUT", directory_ok=True)
         if p.is_dir():
-            files = sorted(str(f) for f in p.rglob("*") if file_suffix(f) in (".parquet", ".pq"))
+            files = sorted(str(f) for f in p.rglob("*") if is_parquet_path(f))
             if not files:
                 raise InputError("INPUT folder holds no .parquet file", path=text)
         else:
             files = [text]
-    kinds = {file_suffix(Path(f)) in (".parquet", ".pq") for f in files}
+    kinds = {is_parquet_path(Path(f)) for f in files}
     if len(kinds) > 1:
         raise InputError("INPUT mixes Parquet and text files", path=text)
     return files, "parquet" if kinds.pop() else "text"
