@@ -19,6 +19,7 @@ from typing import Any
 from .errors import InputError
 
 __all__ = [
+    "first_few",
     "check_int",
     "check_float",
     "check_choice",
@@ -199,6 +200,16 @@ def check_encoding(value: Any, name: str = "encoding") -> str:
             f"{name}: unknown text encoding {value!r} (e.g. utf-8, latin-1, cp1252)"
         ) from None
     return value
+
+
+def first_few(values: Sequence[Any], limit: int = 10) -> str:
+    """The first ``limit`` of ``values`` joined by commas, and how many more there are.
+
+    >>> first_few(["a", "b", "c"], 2)
+    'a, b (and 1 more)'
+    """
+    more = len(values) - limit
+    return ", ".join(map(str, values[:limit])) + (f" (and {more} more)" if more > 0 else "")
 
 
 def duplicate_names(names: Iterable[str]) -> list[str]:

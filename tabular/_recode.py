@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from structanon._finish import Timings
-from structanon._validation import check_float, check_int
+from structanon._validation import check_float, check_int, first_few
 from structanon.errors import InputError, PublisherWarning, at_row
 from structanon.io import Pseudonymizer, release_key
 
@@ -136,9 +136,7 @@ def _matched_recodings(
             else:
                 absent.append(repr(old))
         if absent:
-            shown = ", ".join(absent[:10]) + (
-                f" (and {len(absent) - 10} more)" if len(absent) > 10 else ""
-            )
+            shown = first_few(absent)
             warnings.warn(
                 f"column {col!r}: {len(absent)} value(s) to recode do not occur in the "
                 f"column: {shown}; they recode nothing (check their spelling)",

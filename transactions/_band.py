@@ -32,7 +32,7 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from structanon import Partition
 from structanon._finish import Timings, finish_release
-from structanon._validation import check_int
+from structanon._validation import check_int, first_few
 from structanon.errors import InfeasibleError, InputError, PublisherWarning
 from structanon.io import release_key
 
@@ -340,9 +340,7 @@ def _sensitive_mask(
     labels = [str(x) for x in b.domain.tolist()]
     absent = sorted(given.keys() - set(labels))
     if absent:
-        shown = ", ".join(absent[:10]) + (
-            f" (and {len(absent) - 10} more)" if len(absent) > 10 else ""
-        )
+        shown = first_few(absent)
         warnings.warn(
             f"{len(absent)} sensitive item(s) do not occur in the data: {shown}; check "
             "their spelling (items are compared by their text); they are listed in "
