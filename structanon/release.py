@@ -274,16 +274,15 @@ class Release:
     def __repr__(self) -> str:
         from ._engine import is_dask
 
-        # a lazy release is not computed to be printed; the individuals published are those
-        # in less those suppressed, where both are shown (a band release's data is a dict,
-        # anatomy's a pair of tables: their lengths count no individuals)
+        # a lazy release is not computed to be printed; the rows of a table or the nodes of
+        # a graph are counted, else the individuals in less those suppressed where both are
+        # shown (a band release's data is a dict, anatomy's a pair of tables)
         n, suppressed = self.shown("n_individuals"), self.shown("suppressed")
-        if isinstance(n, int) and isinstance(suppressed, int):
-            size: int | None = n - suppressed
-        elif hasattr(self.data, "shape") and not is_dask(self.data):
+        size: int | None = None
+        if hasattr(self.data, "shape") and not is_dask(self.data):
             size = len(self.data)
-        else:
-            size = None
+        elif isinstance(n, int) and isinstance(suppressed, int) and n > 0:
+            size = n - suppressed
         status = (
             "unverified"
             if self.checks is None
