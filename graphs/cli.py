@@ -29,7 +29,7 @@ from structanon.cli_support import (
     release_options,
     show_progress,
 )
-from structanon.errors import InputError
+from structanon.errors import InputError, respelled
 from structanon.io import gzip_writer, is_gzip_path, release_key, staged_outputs
 from structanon.report import REPORT_EXTENSIONS, format_summary
 
@@ -449,15 +449,8 @@ def compare(
             seed=seed,
             level=level,
         )
-    except InputError as exc:
-        if "relabel=False" not in exc.message:
-            raise
-        raise InputError(
-            exc.message.replace("relabel=False", "--no-relabel"),
-            column=exc.column,
-            node=exc.node,
-            value=exc.value,
-        ) from None
+    except InputError as exc:  # the command line names its option, not Python's
+        raise respelled(exc, "relabel=False", "--no-relabel") from None
     click.echo(json.dumps(to_jsonable(result), indent=2))
 
 

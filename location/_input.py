@@ -12,7 +12,7 @@ import pandas as pd
 from structanon._times import NAT, iso_utc_ns
 from structanon._validation import check_columns, check_on_bad_lines, warn_repeated_labels
 from structanon.errors import InputError, at_row
-from structanon.io import PARQUET_EXTENSIONS, file_lines
+from structanon.io import file_lines, is_parquet_path
 
 __all__ = [
     "Fixes",
@@ -22,29 +22,13 @@ __all__ = [
     "user_keys",
     "drop_bad_lines",
     "DROP_HINT",
-    "cli_spelling",
+    "CLI_DROP",
 ]
 
-#: How an error about invalid fixes says to drop them instead (the command line shows
-#: ``--on-bad-lines drop``, see :func:`cli_spelling`).
+#: How an error about invalid fixes says to drop them instead; the command line shows
+#: ``CLI_DROP`` for ``API_DROP`` (:func:`structanon.errors.respelled`).
 DROP_HINT = "to drop and count invalid fixes instead, pass on_bad_lines='drop'"
-_CLI_DROP = "--on-bad-lines drop"
-
-
-def cli_spelling(exc: InputError) -> InputError:
-    """``exc`` with the Python spelling ``on_bad_lines='drop'`` replaced by the option
-    ``--on-bad-lines drop`` (the command line names its options, not Python's).
-
-    Examples
-    --------
-    >>> str(cli_spelling(InputError(f"1 invalid fix(es) ({DROP_HINT})", line=3)))
-    '1 invalid fix(es) (to drop and count invalid fixes instead, pass --on-bad-lines drop) (line 3)'
-    """
-    api = "on_bad_lines='drop'"
-    if api in str(exc):
-        exc.message = exc.message.replace(api, _CLI_DROP)
-        exc.args = (str(exc.args[0]).replace(api, _CLI_DROP), *exc.args[1:])
-    return exc
+API_DROP, CLI_DROP = "on_bad_lines='drop'", "--on-bad-lines drop"
 
 
 def _shown(value: Any) -> str | None:
@@ -340,7 +324,7 @@ def _where(df: pd.DataFrame, pos: int, source: str | None) -> dict[str, Any]:
     a text file's line (blank lines and quoted line breaks counted)."""
     if not source:
         return at_row(df, pos)
-    if str(source).lower().endswith(PARQUET_EXTENSIONS):
+    if is_parquet_path(source):
         return {"row": pos + 1, "path": source}  # a Parquet file has rows, not lines
     return {"line": file_lines(source, [pos])[0] or pos + 2, "path": source}
 

@@ -37,7 +37,7 @@ from structanon.cli_support import (
     show_progress,
     stack,
 )
-from structanon.errors import InputError
+from structanon.errors import InputError, respelled
 from structanon.io import (
     TABLE_OUTPUT_EXTENSIONS,
     file_lines,
@@ -51,7 +51,7 @@ from ._cloak import DEFAULT_CELL_SIZE, cloak
 from ._dask import InvalidFixes
 from ._figures import report_figures
 from ._grid import MAX_CELL_SIZE
-from ._input import cli_spelling, parse_window
+from ._input import API_DROP, CLI_DROP, parse_window
 from ._trajectory_release import DEFAULT_MAX_SUPPRESSION
 from .io import (
     first_invalid_lines,
@@ -186,8 +186,7 @@ def _located(
                 locate_invalid(input_path, columns, sep, exc.summary, encoding)
             raise
     except InputError as exc:  # the command line names its options, not Python's
-        cli_spelling(exc)
-        raise
+        raise respelled(exc, API_DROP, CLI_DROP) from None
 
 
 def _check_roles(user: str, time_col: str, lat: str, lon: str) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "VerificationError",
     "PublisherWarning",
     "at_row",
+    "respelled",
 ]
 
 _NO_LABEL: Any = object()
@@ -119,6 +120,22 @@ def at_row(data: Any, position: Any) -> dict[str, Any]:
     if hasattr(label, "item") and not isinstance(label, str):  # a numpy scalar: plain
         label = label.item()
     return {"label": label}
+
+
+def respelled(exc: InputError, python: str, option: str) -> InputError:
+    """``exc`` with the Python spelling ``python`` in its message replaced by the command
+    line's ``option`` (a command names its options, not Python's); everything else kept.
+
+    Examples
+    --------
+    >>> str(respelled(InputError("pass on_bad_lines='drop'", line=3),
+    ...               "on_bad_lines='drop'", "--on-bad-lines drop"))
+    'pass --on-bad-lines drop (line 3)'
+    """
+    if python in exc.message:
+        exc.message = exc.message.replace(python, option)
+        exc.args = (str(exc.args[0]).replace(python, option), *exc.args[1:])
+    return exc
 
 
 def pass_row(exc: InputError) -> dict[str, Any]:

@@ -84,8 +84,6 @@ def is_parquet_path(path: str | Path) -> bool:
     >>> is_parquet_path("out.PQ"), is_parquet_path("out.parquet"), is_parquet_path("o.csv")
     (True, True, False)
     """
-    from ._validation import file_suffix
-
     return file_suffix(path) in PARQUET_EXTENSIONS
 
 
@@ -1487,18 +1485,17 @@ def write_table(
     """Write a DataFrame atomically as Parquet (``.parquet``/``.pq``) or CSV/TSV."""
     path = Path(path)
     ext = file_suffix(path)
+    if sep is None:
+        sep = "\t" if ext in TSV_EXTENSIONS else ","
+    if is_gzip_path(path) and ext not in PARQUET_EXTENSIONS:
+        with atomic_write(path, compress=True) as text:
+            df.to_csv(text, sep=sep, index=index)
+        return
     with atomic_path(path) as tmp:
         if ext in PARQUET_EXTENSIONS:
             df.to_parquet(tmp, index=index)
-        else:
-            if sep is None:
-                sep = "\t" if ext in (".tsv", ".tab") else ","
-            if is_gzip_path(path):
-                with open(tmp, "wb") as raw, gzip_writer(raw) as gz:
-                    with io.TextIOWrapper(gz, encoding="utf-8", newline="") as text:
-                        df.to_csv(text, sep=sep, index=index)
-            elif index or not _write_csv_arrow(df, tmp, sep):
-                df.to_csv(tmp, sep=sep, index=index, compression=None)
+        elif index or not _write_csv_arrow(df, tmp, sep):
+            df.to_csv(tmp, sep=sep, index=index, compression=None)
 
 
 def _write_csv_arrow(df: pd.DataFrame, path: Path, sep: str) -> bool:
