@@ -701,22 +701,13 @@ def _run_anonymize(
 
 
 def _without_warnings(function: Any) -> Any:
-    """``function`` with its UserWarnings silenced: the CLI prints the release's once."""
-
-    def run(*args: Any, **kwargs: Any) -> Any:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return function(*args, **kwargs)
-
-    return run
-
-
-def _publisher_warnings(function: Any) -> Any:
-    """``function`` printing each :class:`PublisherWarning` as ``warning: ...`` on stderr
-    (even with ``--quiet``); they name what the input holds, so no report copies them."""
+    """``function`` with its UserWarnings silenced (the CLI prints the release's once),
+    except each :class:`PublisherWarning`, printed as ``warning: ...`` on stderr even with
+    ``--quiet``: it names what the input holds, so no report copies it."""
 
     def run(*args: Any, **kwargs: Any) -> Any:
         with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("ignore", UserWarning)
             warnings.simplefilter("always", PublisherWarning)
             result = function(*args, **kwargs)
         for w in seen:
@@ -1522,10 +1513,8 @@ def recode_command(
     needed = list(dict.fromkeys([*tops, *bottoms, *mapping]))
     _sdc_run(
         input_path, needed, sep, output, report, seed, key_file, quiet,
-        _publisher_warnings(
-            lambda df, key: recode(
-                df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
-            )
+        lambda df, key: recode(
+            df, tops, bottoms, mapping, sample, seed=seed, key=key, measures=not no_measures
         ),
         encoding=encoding,
     )  # fmt: skip
