@@ -118,6 +118,13 @@ class PrivacyModel:
         groups as the reference changes."""
         return None
 
+    def share_cap_form(self) -> tuple[float, bool, float] | None:
+        """``(gain, log_capped, eps)`` when :meth:`share_caps` is exactly ``p_s (1 + g_s +
+        eps)`` for values of share ``p_s > 0`` (``inf`` for the others), with ``g_s = gain``,
+        or ``min(gain, -ln p_s)`` when ``log_capped``, evaluated as ``p * ((1 + g) + eps)``;
+        ``None`` for any other model.  Compiled searches compute the caps from it."""
+        return None
+
     def suppression_excess(
         self,
         counts: np.ndarray,
@@ -788,6 +795,10 @@ class BLikeness(PrivacyModel):
             gain = np.minimum(self.beta, -np.log(np.where(p > 0, p, 1.0)))
             return np.where(p > 0, p * (1.0 + gain + _EPS), np.inf)
         return np.where(p > 0, p * (1.0 + self.beta + _EPS), np.inf)
+
+    def share_cap_form(self):
+        """See :meth:`PrivacyModel.share_cap_form`: ``(beta, enhanced, eps)``."""
+        return float(self.beta), bool(self.enhanced), _EPS
 
     def suppression_excess(self, counts, reference, domain=None, drift=0.0):
         """See :meth:`PrivacyModel.suppression_excess`: a passing group holds at most a

@@ -262,6 +262,12 @@ class EncodedTable:
         self._mark = np.zeros(0, dtype=bool)
         self._rank = np.empty(0, dtype=np.int64)
 
+    @property
+    def key_strides(self) -> np.ndarray | None:
+        """The fixed mixed-radix weights over the leaf counts (any node's codes times them
+        give a key that fits int64), or ``None`` when the leaf counts' product does not fit."""
+        return self._key_strides
+
     def _attribute_blocks(self) -> AttributeBlocks | None:
         """Block ids of the distinct rows for tables from the rows (see
         :class:`~tabular._grouping.AttributeBlocks`), when there are enough attributes and

@@ -30,6 +30,7 @@ from structanon._validation import check_choice
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._lattice import ClassTable, EncodedTable
+from ._sweep import sweep_applies, swept_bounds
 
 __all__ = [
     "QUALITY_MODELS",
@@ -302,6 +303,7 @@ class QualityModel:
     name = "quality"
     monotone_with_suppression = False
     grows_with_suppression = False
+    swept = False  # scored by the compiled sweep (tabular._sweep) where its models apply
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         raise NotImplementedError  # pragma: no cover
@@ -398,6 +400,7 @@ class Loss(QualityModel):
 
     name = "loss"
     grows_with_suppression = True  # a suppressed record costs 1, a kept one its share
+    swept = True
 
     def score(self, outcome: NodeOutcome, ctx: SearchContext) -> float:
         enc, sizes, ok = ctx.enc, outcome.table.sizes, outcome.ok
@@ -884,18 +887,53 @@ class _Search:
     def _score_best_first(
         self, candidates: np.ndarray, bounds: np.ndarray, model: QualityModel, ctx: SearchContext
     ) -> dict[int, float]:
-        """Visit in order of the bounds; stop when no bound can beat the best score."""
+        """Visit in order of the bounds; stop when no bound can beat the best score.
+
+        A quality model that the compiled sweep scores (:attr:`QualityModel.swept`;
+        :func:`~tabular._sweep.swept_bounds`) first gets every node's score, or a bound
+        above the sweep's final cutoff (just above the least feasible score it found);
+        nodes above that cutoff are skipped (counted as cut short), the others checked as
+        before, so the optimum and its ties come from the same checks."""
         scored: dict[int, float] = {}
         best = np.inf
+        swept = None
+        if model.swept and sweep_applies(self.enc, self.models, self.lattice.n_nodes):
+            swept = swept_bounds(
+                self.enc,
+                self.models,
+                self.max_suppressed,
+                _loss_tables(ctx),
+                bounds,
+                self._descent_cutoff(model, ctx, bounds),
+            )
         for i in candidates[np.argsort(bounds[candidates], kind="stable")]:
             i = int(i)
             if bounds[i] > best + 1e-12 * max(1.0, abs(best)):
                 break
+            if swept is not None and swept[0][i] > swept[1] and i not in self.outcomes:
+                self.cut_short += 1
+                continue
             out = self.evaluate_below(i, model, ctx, best)
             if out is not None and self.feasible(out):
                 scored[i] = model.score(out, ctx)
                 best = min(best, scored[i])
         return scored
+
+    def _descent_cutoff(self, model: QualityModel, ctx: SearchContext, bounds: np.ndarray) -> float:
+        """Just above the least score of the feasible nodes on a greedy descent (``inf``
+        when it finds none): a first cutoff for the compiled sweep."""
+        first = np.inf
+
+        def visit(i: int) -> bool:
+            nonlocal first
+            out = self.evaluate(i)
+            if not self.feasible(out):
+                return False
+            first = min(first, model.score(out, ctx))
+            return True
+
+        self.descend(visit, np.zeros(self.lattice.n_nodes, dtype=np.int8), lambda p: bounds[p])
+        return first + 1e-9 * max(1.0, abs(first)) if np.isfinite(first) else np.inf
 
     def descend(self, visit, status: np.ndarray, bound) -> None:
         """Greedy descent from the most general node to the feasible direct predecessor
