@@ -269,3 +269,30 @@ def test_adult_beta_likeness_requests_are_swept_with_the_same_release(
     published = swept.data.reset_index(drop=True)
     measure = anonymity.enhanced_beta_likeness if enhanced else anonymity.basic_beta_likeness
     assert measure(published, ADULT_QIS, ["occupation"]) <= beta + 1e-9
+
+
+def test_the_search_runs_blas_on_one_thread(monkeypatch):
+    """The search's matrix products are small: BLAS threads on other cores would only spin
+    (CPU time with no gain in wall time); the limit is lifted after the search."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from tabular import _optimal
+
+    seen = []
+    search = _optimal._optimal_search
+
+    def spy(*args):
+        seen.extend(
+            i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"
+        )
+        return search(*args)
+
+    monkeypatch.setattr(_optimal, "_optimal_search", spy)
+    df, hierarchies = _fixed_table(1)
+    enc, domain = _encode(df, hierarchies)
+    before = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    optimal_generalization(enc, [BLikeness(1.0)], len(df), "loss", domain)
+    if not seen:
+        pytest.skip("no BLAS library is loaded in this process")
+    assert set(seen) == {1}
+    after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert after == before
