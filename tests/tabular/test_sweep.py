@@ -33,7 +33,7 @@ from tabular._optimal import (
 )
 from tests.tabular.test_optimal import draw_table
 from tests.tabular.test_optimal_cut_short import exhaustive_by_records
-from tests.tabular.test_optimal_entropy import _encode
+from tests.tabular.test_optimal_entropy import QI8, _encode
 from tests.tabular.test_optimal_suppression_bound import _fixed_table
 
 pytest.importorskip("numba", reason="the sweep is compiled with Numba")
@@ -202,16 +202,7 @@ def test_without_numba_the_search_goes_on(monkeypatch, forced):
 
 
 # ------------------------------------------------------------------- ARX's requests on Adult
-ADULT_QIS = [
-    "sex",
-    "age",
-    "race",
-    "marital-status",
-    "education",
-    "native-country",
-    "workclass",
-    "salary-class",
-]
+ADULT_QIS = QI8  # ARX's 8 quasi-identifiers of Adult
 
 
 @pytest.fixture(scope="module")
