@@ -31,7 +31,7 @@ from structanon._validation import check_choice
 from structanon.models import KAnonymity, PrivacyModel
 
 from ._lattice import ClassTable, EncodedTable
-from ._sweep import sweep_applies, swept_bounds
+from ._sweep import sweep_applies, sweep_nodes, swept_bounds
 
 __all__ = [
     "QUALITY_MODELS",
@@ -891,7 +891,7 @@ class _Search:
         """Visit in order of the bounds; stop when no bound can beat the best score.
 
         A quality model that the compiled sweep scores (:attr:`QualityModel.swept`;
-        :func:`~tabular._sweep.swept_bounds`) first gets every node's score, or a bound
+        :func:`~tabular._sweep.sweep_nodes`) first gets every node's score, or a bound
         above the sweep's final cutoff (just above the least feasible score it found);
         nodes above that cutoff are skipped (counted as cut short), the others checked as
         before, so the optimum and its ties come from the same checks."""
@@ -899,7 +899,7 @@ class _Search:
         best = np.inf
         swept = None
         if model.swept and sweep_applies(self.enc, self.models, self.lattice.n_nodes):
-            swept = swept_bounds(
+            walked = sweep_nodes(
                 self.enc,
                 self.models,
                 self.max_suppressed,
@@ -907,6 +907,7 @@ class _Search:
                 bounds,
                 self._descent_cutoff(model, ctx, bounds),
             )
+            swept = swept_bounds(walked, bounds)
         for i in candidates[np.argsort(bounds[candidates], kind="stable")]:
             i = int(i)
             if bounds[i] > best + 1e-12 * max(1.0, abs(best)):

@@ -87,7 +87,7 @@ def sweep_form(models: Sequence[PrivacyModel]) -> tuple[int, float, bool, float]
 def sweep_applies(
     enc: EncodedTable, models: Sequence[PrivacyModel], n_nodes: int, force: bool = False
 ) -> bool:
-    """Whether :func:`swept_bounds` runs the kernel on this table and lattice: the models
+    """Whether :func:`sweep_nodes` runs on this table and lattice: the models
     (:func:`sweep_form`), a sensitive column and fixed-radix keys, enough work
     (:data:`SWEEP_MIN_WORK`, unless ``force``), a bottom table of at most
     :data:`SWEEP_MAX_CELLS` cells, and Numba (imported here, on the first call that gets
@@ -104,38 +104,6 @@ def sweep_applies(
     return _kernel() is not False
 
 
-def swept_bounds(
-    enc: EncodedTable,
-    models: Sequence[PrivacyModel],
-    max_suppressed: int,
-    loss: Any,
-    bounds: np.ndarray,
-    cutoff: float = np.inf,
-    force: bool = False,
-) -> tuple[np.ndarray, float] | None:
-    """Per lattice node (in the lattice's C order), a lower bound of its loss, and the
-    cutoff the walk ended with: just above the least feasible loss found (or ``cutoff``).
-
-    A node's value is the exact loss of its outcome, or its loss after the first round
-    when that exceeded the cutoff of the moment, ``inf`` where the node is infeasible, and
-    its entry of ``bounds`` (the loss of its generalization alone) where that exceeded the
-    cutoff (the node was not checked).  Every value above the returned cutoff is thus a
-    node that cannot reach the least loss.  ``loss``: the search's
-    :class:`~tabular._optimal._LossTables`.  ``None`` when the kernel does not apply (the
-    models, a table without sensitive values or keys, too little work unless ``force``, or
-    no Numba)."""
-    if not sweep_applies(enc, models, bounds.size, force):
-        return None
-    walked = sweep_nodes(enc, models, max_suppressed, loss, bounds, cutoff)
-    if walked is None:
-        return None
-    state, _, score, last = walked
-    out = np.where(state == 3, np.inf, score)
-    unchecked = state == 0
-    out[unchecked] = bounds[unchecked]
-    return out, last
-
-
 def sweep_nodes(
     enc: EncodedTable,
     models: Sequence[PrivacyModel],
@@ -143,18 +111,18 @@ def sweep_nodes(
     loss: Any,
     bounds: np.ndarray,
     cutoff: float = np.inf,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
-    """The kernel's walk: per node its state (0 not checked: its bound exceeded the
-    cutoff; 1 its loss after the first round did; 2 checked in full; 3 infeasible), the
-    records it suppresses (after the first round for state 1) and its loss (likewise;
-    ``inf`` for state 3), and the last cutoff; ``None`` where :func:`swept_bounds` says."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """The kernel's walk, where :func:`sweep_applies` (``force`` aside) holds: per node its
+    state (0 not checked: its bound exceeded the cutoff; 1 its loss after the first round
+    did; 2 checked in full; 3 infeasible), the records it suppresses (after the first round
+    for state 1) and its loss (likewise; ``inf`` for state 3), and the last cutoff, just
+    above the least feasible loss found (or ``cutoff``).  ``loss``: the search's
+    :class:`~tabular._optimal._LossTables`; ``bounds``: each node's loss with every record
+    kept."""
     form = sweep_form(models)
     strides = enc.key_strides
-    if form is None or not enc.has_sensitive or strides is None or not enc.q or not enc.n:
-        return None
     kernel = _kernel()
-    if kernel is False:
-        return None
+    assert form is not None and strides is not None and kernel is not False
     k, gain, log_capped, eps = form
     q = enc.q
     heights = enc.heights.astype(np.int64)
@@ -166,7 +134,13 @@ def sweep_nodes(
     # sound when the bounds never fall from a node to its generalizations (the loss's do not)
     grid = bounds.reshape(tuple(dims.tolist()))
     monotone = all(bool((np.diff(grid, axis=j) >= 0).all()) for j in range(q) if dims[j] > 1)
-    codes0, keys0, sizes0, cont0 = _bottom(enc, strides)
+    # the bottom node's class table, with the narrowest types that hold its values
+    bottom = enc.classes((0,) * q)
+    assert bottom.contingency is not None  # a sensitive column
+    codes0 = np.ascontiguousarray(bottom.codes, dtype=np.int32)
+    keys0 = bottom.codes @ strides
+    count_type = np.int32 if enc.n < np.iinfo(np.int32).max else np.int64
+    cont0 = bottom.contingency.astype(count_type)
     top = int(heights.max())
     width = max(max(counts) for counts in enc.n_nodes)
     up = np.zeros((q, max(top, 1), width), dtype=np.int64)
@@ -183,12 +157,9 @@ def sweep_nodes(
             totals[j, lv] = loss.totals[j][lv]
             gap[j, lv] = loss.gap[j][lv]
     d = np.asarray(loss.d, dtype=np.int64)
-    assert enc.base_sensitive is not None  # has_sensitive
-    reference = np.bincount(
-        enc.base_sensitive, weights=enc.base_weight, minlength=max(enc.n_sensitive, 1)
-    )
+    reference = bottom.contingency.sum(axis=0).astype(np.float64)  # the first round's
     state, suppressed, score, last = kernel(
-        codes0, keys0, sizes0, cont0, heights, node_strides, up, strides,
+        codes0, keys0, bottom.sizes, cont0, heights, node_strides, up, strides,
         np.ascontiguousarray(bounds, dtype=np.float64), monotone,
         k, reference, gain, log_capped, eps, leaves, totals, gap, d, int(enc.n),
         1.0 / q, int(max_suppressed), float(cutoff),
@@ -196,23 +167,16 @@ def sweep_nodes(
     return state, suppressed, score, float(last)
 
 
-def _bottom(
-    enc: EncodedTable, strides: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The class table of the lattice's bottom node: codes (int32), fixed-radix keys, sizes
-    and contingency (int32 when the records fit) of the distinct leaf-code rows, which
-    are adjacent in the encoded table's distinct rows (lexicographic order)."""
-    codes = enc.base_leaf_codes
-    assert enc.base_sensitive is not None
-    first = np.ones(codes.shape[0], dtype=bool)
-    first[1:] = (codes[1:] != codes[:-1]).any(axis=1)
-    ids = np.cumsum(first) - 1
-    m = int(ids[-1]) + 1
-    s = max(enc.n_sensitive, 1)
-    sizes = np.bincount(ids, weights=enc.base_weight, minlength=m).astype(np.int64)
-    cells = np.bincount(ids * s + enc.base_sensitive, weights=enc.base_weight, minlength=m * s)
-    count_type = np.int32 if enc.n < np.iinfo(np.int32).max else np.int64
-    cont = cells.astype(count_type).reshape(m, s)
-    class_codes = np.ascontiguousarray(codes[first], dtype=np.int32)
-    keys = class_codes.astype(np.int64) @ strides
-    return class_codes, keys, sizes, cont
+def swept_bounds(
+    walked: tuple[np.ndarray, np.ndarray, np.ndarray, float], bounds: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """From :func:`sweep_nodes`' walk, per node a lower bound of its loss, and the last
+    cutoff: the exact loss of its outcome, or its loss after the first round when that
+    exceeded the cutoff of the moment, ``inf`` where the node is infeasible, and its entry
+    of ``bounds`` where that exceeded the cutoff (the node was not checked).  Every value
+    above the last cutoff is thus a node that cannot reach the least loss."""
+    state, _, score, last = walked
+    out = np.where(state == 3, np.inf, score)
+    unchecked = state == 0
+    out[unchecked] = bounds[unchecked]
+    return out, last

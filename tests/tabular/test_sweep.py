@@ -52,7 +52,7 @@ def beta_problem(draw, min_rows: int = 8):
     return df, hierarchies, models, limit
 
 
-def _python_outcome(enc, table, models, domain, node, limit, ctx):
+def _python_outcome(table, models, domain, node, limit, ctx):
     """(feasible, suppressed, loss) of the search's own check, run to the end."""
     out = class_outcome(table, models, domain, node, limit)
     if out.suppressed > limit or out.released == 0:
@@ -69,15 +69,14 @@ def test_every_node_agrees_with_the_search_checks(problem, start):
     ctx = SearchContext.build(enc, lattice)
     bounds = quality_model("loss").lower_bounds(ctx)
     walked = _sweep.sweep_nodes(enc, models, limit, _loss_tables(ctx), bounds, start)
-    assert walked is not None
     state, suppressed, score, last = walked
     assert last <= start
     feasible_scores = []
+    checked = []  # the search's own outcome of every node
     for i in range(lattice.n_nodes):
         node = lattice.node(i)
-        ok, dropped, loss = _python_outcome(
-            enc, enc.classes(node), models, domain, node, limit, ctx
-        )
+        ok, dropped, loss = _python_outcome(enc.classes(node), models, domain, node, limit, ctx)
+        checked.append((ok, loss))
         if ok:
             feasible_scores.append(loss)
         if state[i] == 2:
@@ -96,12 +95,8 @@ def test_every_node_agrees_with_the_search_checks(problem, start):
             return  # the walk started below every feasible loss: nothing to reach
         assert least <= last <= least + 1e-9 * max(1.0, least) + 1e-15
         # no node reaching the least loss is ruled out
-        values, cut = _sweep.swept_bounds(
-            enc, models, limit, _loss_tables(ctx), bounds, start, force=True
-        )
-        for i in range(lattice.n_nodes):
-            node = lattice.node(i)
-            ok, _, loss = _python_outcome(enc, enc.classes(node), models, domain, node, limit, ctx)
+        values, cut = _sweep.swept_bounds(walked, bounds)
+        for i, (ok, loss) in enumerate(checked):
             if ok and loss <= least + 1e-12:
                 assert values[i] <= cut
     else:
@@ -174,7 +169,7 @@ def test_small_tables_are_left_to_the_search(monkeypatch):
     bounds = quality_model("loss").lower_bounds(ctx)
     monkeypatch.setattr(_sweep, "_KERNEL", None)
     assert bounds.size * enc.base_weight.size < _sweep.SWEEP_MIN_WORK
-    assert _sweep.swept_bounds(enc, [BLikeness(1.0)], len(df), _loss_tables(ctx), bounds) is None
+    assert not _sweep.sweep_applies(enc, [BLikeness(1.0)], bounds.size)
     assert _sweep._KERNEL is None
 
 
@@ -183,12 +178,10 @@ def test_tables_too_wide_are_left_to_the_search(monkeypatch):
     bottom node's contingency, the search's own (bounded) cache is used instead."""
     df, hierarchies = _fixed_table(1)
     enc, _ = _encode(df, hierarchies)
-    ctx = SearchContext.build(enc, _Lattice(enc.heights))
-    bounds = quality_model("loss").lower_bounds(ctx)
-    args = (enc, [BLikeness(1.0)], len(df), _loss_tables(ctx), bounds)
-    assert _sweep.swept_bounds(*args, force=True) is not None
+    n_nodes = _Lattice(enc.heights).n_nodes
+    assert _sweep.sweep_applies(enc, [BLikeness(1.0)], n_nodes, force=True)
     monkeypatch.setattr(_sweep, "SWEEP_MAX_CELLS", enc.base_weight.size * enc.n_sensitive - 1)
-    assert _sweep.swept_bounds(*args, force=True) is None
+    assert not _sweep.sweep_applies(enc, [BLikeness(1.0)], n_nodes, force=True)
 
 
 def test_without_numba_the_search_goes_on(monkeypatch, forced):
